@@ -1,0 +1,66 @@
+"""cifar10_cnn: the VGG-like CIFAR-10 convnet of the CPU-vs-GPU cost study.
+
+Keras's `cifar10_cnn.py` example: two 3x3 conv blocks (32, 64 filters) each
+with max-pool and dropout 0.25, dense 512, dropout 0.5, 10 classes; RMSprop
+at 1e-4, batch 32.  1,250,858 parameters.
+
+    tpubench train --model=cifar10_cnn --use_synthetic_data --train_steps=50
+"""
+
+import keras
+import tensorflow as tf
+
+from tpubench import model_api, registry
+from tpubench.data import pipeline
+
+
+def build_model(params):
+    size, width = params["image_size"], params["width"]
+    inputs = keras.Input(shape=(size, size, 3))
+    x = inputs
+    for filters in (width, 2 * width):
+        x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        x = keras.layers.Conv2D(filters, 3, activation="relu")(x)
+        x = keras.layers.MaxPooling2D(2)(x)
+        x = keras.layers.Dropout(params["conv_dropout"], seed=params["seed"])(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dense(params["dense_units"], activation="relu")(x)
+    x = keras.layers.Dropout(params["dense_dropout"], seed=params["seed"])(x)
+    outputs = keras.layers.Dense(params["num_classes"])(x)
+    return keras.Model(inputs, outputs, name="cifar10_cnn")
+
+
+def build_optimizer(params):
+    return keras.optimizers.RMSprop(learning_rate=params["learning_rate"])
+
+
+def element_spec(params):
+    size = params["image_size"]
+    return tf.TensorSpec([size, size, 3], tf.float32), tf.TensorSpec([], tf.int32)
+
+
+SPEC = registry.register(
+    model_api.ModelSpec(
+        name="cifar10_cnn",
+        description="Keras CIFAR-10 VGG-like convnet (CPU-vs-GPU cost study)",
+        build_model=build_model,
+        build_optimizer=build_optimizer,
+        model_fn=model_api.classification_model_fn,
+        input_fn=pipeline.image_classification_input_fn(pipeline.scale_image),
+        element_spec=element_spec,
+        examples_per_epoch={"train": 50_000, "eval": 10_000},
+        datasets=("cifar10",),
+        default_params={
+            "image_size": 32,
+            "width": 32,
+            "dense_units": 512,
+            "conv_dropout": 0.25,
+            "dense_dropout": 0.5,
+            "num_classes": 10,
+            "learning_rate": 1e-4,
+            "seed": 0,
+        },
+        tiny_params={"width": 4, "dense_units": 16, "image_size": 16},
+        default_batch_size=32,
+    )
+)

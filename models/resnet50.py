@@ -1,0 +1,113 @@
+"""resnet50: standard ResNet-50 (v1.5) for ImageNet-shaped 224x224 input.
+
+Bottleneck blocks [3, 4, 6, 3], stride in the 3x3 convolution (v1.5, as in
+tf_cnn_benchmarks and the MLPerf reference), convolutions without bias
+followed by batch norm through the fused kernel; 25,557,032 parameters, the
+published count.  SGD with momentum 0.9, learning rate 0.1 x batch/256.
+
+    tpubench train --model=resnet50 --use_synthetic_data --batch_size=32 \
+        --train_steps=12 --steps_per_loop=2
+
+Set `sync_batch_norm=true` to all-reduce batch statistics across replicas
+(then N replicas compute exactly the single-replica loss).
+"""
+
+import keras
+import tensorflow as tf
+
+from tpubench import layers, model_api, registry
+from tpubench.data import pipeline
+
+
+def _bn(params, gamma_zero=False):
+    return layers.FusedBatchNorm(
+        momentum=0.9, epsilon=1e-5, synchronized=params["sync_batch_norm"], gamma_zero=gamma_zero
+    )
+
+
+def _conv(filters, kernel, stride, params):
+    return keras.layers.Conv2D(
+        filters, kernel, strides=stride, padding="same", use_bias=False,
+        kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", seed=params["seed"]),
+        kernel_regularizer=keras.regularizers.L2(params["weight_decay"] / 2)
+        if params["weight_decay"] else None,
+    )
+
+
+def _bottleneck(x, filters, stride, params, project):
+    shortcut = x
+    if project:
+        shortcut = _conv(filters * 4, 1, stride, params)(x)
+        shortcut = _bn(params)(shortcut)
+    y = keras.layers.ReLU()(_bn(params)(_conv(filters, 1, 1, params)(x)))
+    y = keras.layers.ReLU()(_bn(params)(_conv(filters, 3, stride, params)(y)))
+    y = _bn(params, gamma_zero=True)(_conv(filters * 4, 1, 1, params)(y))
+    return keras.layers.ReLU()(keras.layers.Add()([y, shortcut]))
+
+
+def build_model(params):
+    size, width = params["image_size"], params["width"]
+    inputs = keras.Input(shape=(size, size, 3))
+    x = _conv(width, 7, 2, params)(inputs)
+    x = keras.layers.ReLU()(_bn(params)(x))
+    x = keras.layers.MaxPooling2D(3, strides=2, padding="same")(x)
+    for stage, blocks in enumerate(params["blocks"]):
+        for block in range(blocks):
+            stride = 2 if stage > 0 and block == 0 else 1
+            x = _bottleneck(x, width * 2**stage, stride, params, project=block == 0)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    outputs = keras.layers.Dense(
+        params["num_classes"],
+        kernel_initializer=keras.initializers.RandomNormal(stddev=0.01, seed=params["seed"]),
+    )(x)
+    return keras.Model(inputs, outputs, name="resnet50")
+
+
+def build_optimizer(params):
+    lr = params["base_learning_rate"] * params["global_batch_size"] / 256
+    return keras.optimizers.SGD(learning_rate=lr, momentum=0.9)
+
+
+def element_spec(params):
+    size = params["image_size"]
+    return tf.TensorSpec([size, size, 3], tf.float32), tf.TensorSpec([], tf.int32)
+
+
+def _preprocess(image, label, mode, params):
+    """Raw-record preprocessing: resize to the model's size, ImageNet mean/std."""
+    del mode
+    size = params["image_size"]
+    image = tf.cast(image, tf.float32)
+    if image.shape[-1] == 1:
+        image = tf.image.grayscale_to_rgb(image)
+    image = tf.image.resize(image, (size, size))
+    mean = tf.constant([123.68, 116.78, 103.94])
+    std = tf.constant([58.40, 57.12, 57.38])
+    return (image - mean) / std, label
+
+
+SPEC = registry.register(
+    model_api.ModelSpec(
+        name="resnet50",
+        description="ResNet-50 v1.5, 224x224 ImageNet shape, fused batch norm",
+        build_model=build_model,
+        build_optimizer=build_optimizer,
+        model_fn=model_api.classification_model_fn,
+        input_fn=pipeline.image_classification_input_fn(_preprocess),
+        element_spec=element_spec,
+        examples_per_epoch={"train": 1_281_167, "eval": 50_000},
+        datasets=("imagenet",),
+        default_params={
+            "image_size": 224,
+            "width": 64,
+            "blocks": (3, 4, 6, 3),
+            "num_classes": 1000,
+            "base_learning_rate": 0.1,
+            "weight_decay": 1e-4,
+            "sync_batch_norm": False,
+            "seed": 0,
+        },
+        tiny_params={"image_size": 32, "width": 4, "blocks": (1, 1, 1, 1), "num_classes": 10},
+        default_batch_size=32,
+    )
+)

@@ -1,0 +1,82 @@
+"""Frozen run configuration.  Flags are parsed once (tpubench/flags.py) into
+these; nothing below the CLI reads FLAGS."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
+PRECISIONS = ("fp32", "bf16", "fp16")
+PRICING = ("on_demand", "spot")
+
+
+@dataclasses.dataclass(frozen=True)
+class HardwareConfig:
+    """Which devices, how many, and how replicas talk."""
+
+    accelerator: str = "auto"
+    strategy: str = "auto"
+    all_reduce: str = "auto"
+    num_gpus: int | None = None  # None: every visible GPU
+    tpu: str | None = None
+    num_cpu_devices: int = 1
+    num_intra_threads: int = 0  # 0: TensorFlow's default
+    num_inter_threads: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Where examples come from."""
+
+    dataset: str | None = None  # None: the model's embedded/canonical dataset
+    data_dir: str | None = None
+    use_synthetic_data: bool = False
+    deterministic: bool = False
+    cache: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class CostConfig:
+    """How the run is priced."""
+
+    machine: tuple[str, ...] = ()
+    pricing: str = "on_demand"
+    price_per_hour: float | None = None
+    price_catalog: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One `tpubench train` invocation, fully resolved."""
+
+    model: str = "mnist_mlp"
+    params: tuple[tuple[str, Any], ...] = ()
+    tiny: bool = False
+    batch_size: int | None = None  # global; None: the model's default
+    train_steps: int | None = None
+    train_epochs: float | None = None
+    steps_per_loop: int = 1
+    warmup_loops: int = 1
+    eval_every_steps: int | None = None
+    eval_steps: int | None = None
+    target_accuracy: float | None = None
+    stop_at_target: bool = True
+    precision: str = "fp32"
+    xla: bool = False
+    seed: int = 42
+    model_dir: str | None = None
+    results_dir: str = "runs"
+    checkpoint_every_steps: int | None = None
+    log_every_secs: float = 10.0
+    hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["params"] = dict(self.params)
+        d["cost"]["machine"] = list(self.cost.machine)
+        return d

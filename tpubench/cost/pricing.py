@@ -1,0 +1,220 @@
+"""Dollar figures: $/hour of a machine, then $/epoch, $ per run and $ to target.
+
+$/hour is the sum of the machine's parts, each `count x unit price` from
+one catalog row; every figure keeps the rows it used (key, date, source,
+status) so a run record says where its prices came from.  An unknown key or
+a missing price is an error, never a silent $0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+
+from tpubench import errors
+from tpubench.cost import catalog as catalog_lib
+from tpubench.cost import machine
+
+# The parameter name `catalog` is part of the public signature, hence `catalog_lib`.
+PRICINGS = catalog_lib.PRICINGS
+
+
+@dataclasses.dataclass(frozen=True)
+class PriceLine:
+    """One priced part of a machine.
+
+    Attributes:
+      count: units of `row_key` priced (8 for `gcp:tpu-v5e-8`, 4 for `4xgcp:v100`).
+      key: the part's key as written, with its `@when` pin if any.
+      row_key: the catalog row used (differs from `key` for TPU slices).
+      as_of: the row's date.
+      source: the row's source.
+      status: the row's status (confirmed, stale, historical...).
+      unit: the row's unit, e.g. gpu-hour.
+      unit_price: USD per unit-hour under the chosen pricing.
+      subtotal: count x unit_price, USD per hour.
+      note: how a TPU slice name became `count` (empty otherwise).
+    """
+
+    count: int
+    key: str
+    row_key: str
+    as_of: datetime.date
+    source: str
+    status: str
+    unit: str
+    unit_price: float
+    subtotal: float
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        """Returns JSON-friendly values (as_of as an ISO date string)."""
+        d = dataclasses.asdict(self)
+        d["as_of"] = self.as_of.isoformat()
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class HourlyPrice:
+    """What a machine costs per hour and which catalog rows say so.
+
+    Attributes:
+      usd_per_hour: the total.
+      pricing: 'on_demand', 'spot' or 'override' (`--price_per_hour`).
+      lines: one line per part; empty for an override.
+      machine: the machine description (canonical spelling), '' if none.
+    """
+
+    usd_per_hour: float
+    pricing: str
+    lines: tuple[PriceLine, ...]
+    machine: str
+
+    def to_dict(self) -> dict:
+        """Returns JSON-friendly values for run records."""
+        return {
+            "usd_per_hour": self.usd_per_hour,
+            "pricing": self.pricing,
+            "machine": self.machine,
+            "lines": [line.to_dict() for line in self.lines],
+        }
+
+
+def check_pricing(pricing: str) -> str:
+    """Returns `pricing` if it is 'on_demand' or 'spot', else raises UsageError."""
+    if pricing not in PRICINGS:
+        raise errors.unknown("--pricing", pricing, PRICINGS)
+    return pricing
+
+
+def hourly(
+    machine_spec: str, catalog: catalog_lib.Catalog, pricing: str = "on_demand"
+) -> HourlyPrice:
+    """Prices a `--machine` description per hour.
+
+    Args:
+      machine_spec: e.g. `gcp:n1-standard-8+4xgcp:v100` (see `machine.parse`).
+      catalog: the price catalog.
+      pricing: 'on_demand' or 'spot' (preemptible); applies to every part.
+
+    Returns:
+      The total and one line per part.
+
+    Raises:
+      UsageError: unknown pricing or a malformed description.
+      PriceError: an unknown key, or a row without a price for `pricing`.
+    """
+    check_pricing(pricing)
+    parsed = machine.parse(machine_spec)
+    lines = []
+    for part, res in parsed.resolve(catalog):
+        row = res.row
+        unit_price = row.spot if pricing == "spot" else row.on_demand
+        if unit_price is None:
+            other = "on_demand" if pricing == "spot" else "spot"
+            raise errors.PriceError(
+                f"{part.pinned_key}: catalog row {row.key} ({row.as_of}) has no {pricing} "
+                f"price; {other} is available (--pricing={other})"
+            )
+        count = part.count * res.units
+        lines.append(
+            PriceLine(
+                count=count,
+                key=part.pinned_key,
+                row_key=row.key,
+                as_of=row.as_of,
+                source=row.source,
+                status=row.status,
+                unit=row.unit,
+                unit_price=unit_price,
+                subtotal=count * unit_price,
+                note=res.note,
+            )
+        )
+    total = math.fsum(line.subtotal for line in lines)
+    return HourlyPrice(total, pricing, tuple(lines), parsed.spec)
+
+
+def override(usd_per_hour: float, machine_spec: str | None = None) -> HourlyPrice:
+    """A price given by the user (`--price_per_hour`), stronger than any catalog.
+
+    Args:
+      usd_per_hour: USD per hour for the whole machine; must be > 0.
+      machine_spec: a label for the machine, kept as written (it need not be
+        in any catalog: the override is for machines that are not).
+
+    Raises:
+      UsageError: the price is not a positive finite number.
+    """
+    try:
+        value = float(usd_per_hour)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise errors.UsageError(
+            f"--price_per_hour {usd_per_hour!r} must be a positive number of USD per hour, "
+            "e.g. 2.48"
+        )
+    return HourlyPrice(value, "override", (), (machine_spec or "").strip())
+
+
+def compare(
+    machine_specs: list[str], catalog: catalog_lib.Catalog, pricing: str = "on_demand"
+) -> list[HourlyPrice]:
+    """Prices several machines the same way, in the order given."""
+    return [hourly(spec, catalog, pricing) for spec in machine_specs]
+
+
+def _positive(x: float | None) -> bool:
+    return x is not None and math.isfinite(x) and x > 0
+
+
+def summarize(
+    price: HourlyPrice,
+    *,
+    examples_per_sec: float,
+    examples_per_epoch: int,
+    run_seconds: float,
+    seconds_to_target: float | None,
+    num_accelerators: int,
+) -> dict:
+    """Turns a measured rate into dollar figures for a run record.
+
+    A figure that cannot be computed (no throughput, target not reached) is
+    None: never a division error and never $0.
+
+    Args:
+      price: the machine's hourly price.
+      examples_per_sec: measured global training throughput.
+      examples_per_epoch: examples in one training epoch.
+      run_seconds: wall time the machine was held for the run.
+      seconds_to_target: time to reach `--target_accuracy`, None if not reached.
+      num_accelerators: accelerators of the machine (0 for CPU only).
+
+    Returns:
+      A JSON-friendly dict: usd_per_hour, hours_per_epoch, usd_per_epoch,
+      usd_run, usd_to_target, usd_per_million_examples, examples_per_usd,
+      usd_per_accelerator_hour, num_accelerators, pricing, machine, rows.
+    """
+    usd_h = price.usd_per_hour
+    rate_ok = _positive(examples_per_sec) and _positive(usd_h)
+    hours_per_epoch = None
+    if rate_ok and _positive(examples_per_epoch):
+        hours_per_epoch = examples_per_epoch / examples_per_sec / 3600.0
+    return {
+        "machine": price.machine,
+        "pricing": price.pricing,
+        "usd_per_hour": usd_h,
+        "hours_per_epoch": hours_per_epoch,
+        "usd_per_epoch": hours_per_epoch * usd_h if hours_per_epoch is not None else None,
+        "usd_run": run_seconds / 3600.0 * usd_h if _positive(run_seconds) else None,
+        "usd_to_target": (
+            seconds_to_target / 3600.0 * usd_h if _positive(seconds_to_target) else None
+        ),
+        "usd_per_million_examples": 1e6 / examples_per_sec / 3600.0 * usd_h if rate_ok else None,
+        "examples_per_usd": examples_per_sec * 3600.0 / usd_h if rate_ok else None,
+        "num_accelerators": num_accelerators,
+        "usd_per_accelerator_hour": usd_h / num_accelerators if num_accelerators > 0 else None,
+        "rows": [line.to_dict() for line in price.lines],
+    }

@@ -1,0 +1,119 @@
+"""manifest.json: what a prepared data directory holds.
+
+Every prepared directory (local or gs://) has one.  Runs read it to find the
+shards of a split, the example counts ($/epoch needs them), shapes and the
+fingerprint that goes into the run record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from tpubench import errors
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    examples: int
+    files: tuple[str, ...]
+    bytes: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    name: str
+    format: str  # raw_image
+    image_shape: tuple[int, ...]
+    num_classes: int
+    splits: dict[str, Split]
+    fingerprint: str
+    source: str = ""
+    prepare_seconds: float | None = None
+    data_dir: str = ""
+
+    def split(self, name: str) -> Split:
+        if name not in self.splits:
+            raise errors.DataError(
+                f"dataset {self.name!r} in {self.data_dir} has no split {name!r}; "
+                f"it has: {', '.join(sorted(self.splits))}"
+            )
+        return self.splits[name]
+
+    def eval_split(self) -> str:
+        for name in ("validation", "test", "eval"):
+            if name in self.splits:
+                return name
+        raise errors.DataError(f"dataset {self.name!r} in {self.data_dir} has no eval split")
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["format_version"] = FORMAT_VERSION
+        d.pop("data_dir")
+        return d
+
+    def identity(self) -> dict:
+        """What a run record says about its data."""
+        return {
+            "name": self.name,
+            "data_dir": self.data_dir,
+            "format": self.format,
+            "fingerprint": self.fingerprint,
+            "splits": {k: {"examples": v.examples, "files": len(v.files), "bytes": v.bytes}
+                       for k, v in self.splits.items()},
+        }
+
+
+def join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
+def read(data_dir: str) -> Manifest:
+    """Reads DATA_DIR/manifest.json (local or gs://) with clear errors."""
+    import tensorflow as tf
+
+    path = join(data_dir, MANIFEST)
+    try:
+        if not tf.io.gfile.exists(data_dir):
+            raise errors.DataError(
+                f"--data_dir={data_dir} does not exist (expected a directory prepared by "
+                "`tpubench data prepare`, holding manifest.json and TFRecord shards)"
+            )
+        if not tf.io.gfile.exists(path):
+            raise errors.DataError(
+                f"--data_dir={data_dir} has no {MANIFEST}; prepare it with `tpubench data prepare`"
+            )
+        with tf.io.gfile.GFile(path, "r") as f:
+            raw = json.loads(f.read())
+    except tf.errors.OpError as e:
+        raise errors.DataError(f"cannot read {path}: {e.message.splitlines()[0]}") from None
+    except json.JSONDecodeError as e:
+        raise errors.DataError(f"{path} is not valid JSON ({e.msg}, line {e.lineno})") from None
+    try:
+        splits = {
+            k: Split(int(v["examples"]), tuple(v["files"]), int(v.get("bytes", 0)))
+            for k, v in raw["splits"].items()
+        }
+        return Manifest(
+            name=raw["name"],
+            format=raw["format"],
+            image_shape=tuple(raw["image_shape"]),
+            num_classes=int(raw["num_classes"]),
+            splits=splits,
+            fingerprint=raw["fingerprint"],
+            source=raw.get("source", ""),
+            prepare_seconds=raw.get("prepare_seconds"),
+            data_dir=data_dir,
+        )
+    except (KeyError, TypeError, ValueError) as e:
+        raise errors.DataError(f"{path} is malformed: missing or bad field {e}") from None
+
+
+def write(data_dir: str, manifest: Manifest) -> None:
+    import tensorflow as tf
+
+    with tf.io.gfile.GFile(join(data_dir, MANIFEST), "w") as f:
+        f.write(json.dumps(manifest.to_dict(), indent=2, sort_keys=True))

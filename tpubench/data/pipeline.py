@@ -1,0 +1,79 @@
+"""Input-pipeline builders that models use as their `input_fn`.
+
+A model says how to preprocess one example; these helpers do the rest the
+same way for local disk and gs://: list the split's shards from the
+manifest, shard per worker by `InputContext` (by file when every worker gets
+at least one file, else by example), interleave reads, parallel map,
+per-replica batch, prefetch, all with AUTOTUNE.
+
+Params the runner supplies (a model never sets them): `batch_size`
+(per-replica), `data_dir`, `seed`, `deterministic`, `cache`,
+`drop_remainder_eval`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tpubench.data import manifest as manifest_lib
+from tpubench.data import tfrecord
+from tpubench.model_api import Mode
+
+
+def image_classification_input_fn(preprocess: Callable) -> Callable:
+    """An input_fn over raw-image records; `preprocess(image_uint8, label, mode, params)`."""
+
+    def input_fn(params, input_context, mode: Mode):
+        import tensorflow as tf
+
+        manifest = manifest_lib.read(params["data_dir"])
+        split = "train" if mode == Mode.TRAIN else manifest.eval_split()
+        files = [manifest_lib.join(params["data_dir"], f) for f in manifest.split(split).files]
+        training = mode == Mode.TRAIN
+        num_pipelines = input_context.num_input_pipelines if input_context else 1
+        index = input_context.input_pipeline_id if input_context else 0
+        deterministic = bool(params.get("deterministic", False)) or not training
+
+        ds = tf.data.Dataset.from_tensor_slices(files)
+        by_file = len(files) >= num_pipelines and num_pipelines > 1
+        if by_file:
+            ds = ds.shard(num_pipelines, index)
+        if training:
+            ds = ds.shuffle(len(files), seed=params.get("seed"), reshuffle_each_iteration=True)
+        ds = ds.interleave(
+            tf.data.TFRecordDataset,
+            cycle_length=min(len(files), 8),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=deterministic,
+        )
+        if num_pipelines > 1 and not by_file:
+            ds = ds.shard(num_pipelines, index)
+        shape = manifest.image_shape
+        ds = ds.map(lambda r: tfrecord.parse_raw_image(r, shape), num_parallel_calls=tf.data.AUTOTUNE,
+                    deterministic=deterministic)
+        if params.get("cache"):
+            ds = ds.cache()
+        if training:
+            ds = ds.shuffle(min(10_000, manifest.split(split).examples), seed=params.get("seed"))
+            ds = ds.repeat()
+        ds = ds.map(
+            lambda x, y: preprocess(x, y, mode, params),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=deterministic,
+        )
+        drop = training or bool(params.get("drop_remainder_eval", False))
+        ds = ds.batch(params["batch_size"], drop_remainder=drop)
+        options = tf.data.Options()
+        options.deterministic = deterministic
+        ds = ds.with_options(options)
+        return ds.prefetch(tf.data.AUTOTUNE)
+
+    return input_fn
+
+
+def scale_image(image, label, mode, params):
+    """uint8 -> float32 in [0, 1]: the MNIST/CIFAR Keras examples' preprocessing."""
+    import tensorflow as tf
+
+    del mode, params
+    return tf.cast(image, tf.float32) / 255.0, label

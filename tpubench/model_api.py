@@ -1,0 +1,128 @@
+"""The write-once model contract: Estimator's shape on tf.distribute.
+
+TPUEstimator asked a model for `input_fn(params)` and
+`model_fn(features, labels, mode, params)` with `params["batch_size"]` the
+per-shard batch.  tpubench keeps that shape in TF2 form.  A model module
+builds a `ModelSpec` and registers it by name (`tpubench.registry`):
+
+* `input_fn(params, input_context, mode)` returns a `tf.data.Dataset` of
+  *per-replica* batches and shards itself by `input_context`;
+* `build_model(params)` returns the network (Keras 3 layers are fine) and
+  `build_optimizer(params)` its optimizer; both are called inside
+  `strategy.scope()` by the runner, never by the model;
+* `model_fn(model, features, labels, mode, params)` is the step logic: it
+  returns *per-example* losses, predictions and per-example metric values;
+  the runner scales, reduces and differentiates;
+* `element_spec(params)` describes one example (features, labels) so
+  synthetic data needs no files;
+* `examples_per_epoch` gives the canonical dataset sizes.
+
+Model code never names a device, a strategy, a file system or a flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+class Mode(str, enum.Enum):
+    """What a step does, as in tf.estimator.ModeKeys."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "predict"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepOutput:
+    """What `model_fn` returns for one per-replica batch.
+
+    Attributes:
+      per_example_loss: float32 tensor [batch]; None in PREDICT.  The runner
+        divides its sum by the *global* batch, so every strategy computes
+        the same loss for the same global batch.
+      predictions: a tensor or dict of tensors (PREDICT, and for users).
+      metrics: name -> float32 tensor [batch] of per-example values; the
+        runner reports their mean over every evaluated example (accuracy is
+        the mean of 0/1 correctness).
+      aux_loss: optional scalar added once per replica step (already
+        normalised, e.g. weight decay).
+    """
+
+    per_example_loss: Any = None
+    predictions: Any = None
+    metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    aux_loss: Any = None
+
+
+Params = Mapping[str, Any]
+InputFn = Callable[[Params, Any, Mode], Any]
+ModelFn = Callable[[Any, Any, Any, Mode, Params], StepOutput]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """Everything the runner needs to know about one model.
+
+    Attributes:
+      name: registry name, e.g. "resnet50".
+      description: one line for `tpubench models`.
+      build_model: params -> keras.Model (called under strategy.scope()).
+      build_optimizer: params -> keras optimizer (under strategy.scope()).
+      model_fn: (model, features, labels, mode, params) -> StepOutput.
+      input_fn: (params, input_context, mode) -> per-replica batched Dataset.
+      element_spec: params -> (features TensorSpec(s), labels TensorSpec)
+        of ONE example (no batch dimension).
+      examples_per_epoch: canonical {"train": n, "eval": n} for the dataset
+        the model is defined on (used for synthetic runs and $/epoch).
+      datasets: dataset names whose prepared records fit this model; the
+        first is canonical.  `digits` (embedded) is what runs offline.
+      default_params: hyperparameters; `--params k=v` overrides them.
+      tiny_params: overrides that make a tiny variant for tests.
+      target_metric: the eval metric `--target_accuracy` watches.
+      default_batch_size: global batch when `--batch_size` is not given.
+    """
+
+    name: str
+    description: str
+    build_model: Callable[[Params], Any]
+    build_optimizer: Callable[[Params], Any]
+    model_fn: ModelFn
+    input_fn: InputFn
+    element_spec: Callable[[Params], tuple[Any, Any]]
+    examples_per_epoch: Mapping[str, int]
+    datasets: tuple[str, ...] = ()
+    default_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    tiny_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    target_metric: str = "accuracy"
+    default_batch_size: int = 32
+
+
+def classification_model_fn(model, features, labels, mode: Mode, params: Params) -> StepOutput:
+    """The step logic shared by the image and text classifiers.
+
+    Sparse softmax cross-entropy on logits computed in float32 (so bf16/fp16
+    models keep a stable loss), argmax predictions and 0/1 accuracy.
+    """
+    import tensorflow as tf
+
+    training = mode == Mode.TRAIN
+    logits = tf.cast(model(features, training=training), tf.float32)
+    predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    if mode == Mode.PREDICT:
+        return StepOutput(predictions={"classes": predictions, "logits": logits})
+    labels = tf.cast(tf.reshape(labels, [-1]), tf.int32)
+    per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    correct = tf.cast(tf.equal(predictions, labels), tf.float32)
+    aux = None
+    if model.losses:
+        aux = tf.add_n([tf.cast(x, tf.float32) for x in model.losses])
+    return StepOutput(
+        per_example_loss=per_example,
+        predictions=predictions,
+        metrics={"accuracy": correct},
+        aux_loss=aux,
+    )

@@ -1,0 +1,114 @@
+"""Run records: one JSON document per run, the unit of reproducibility.
+
+Written atomically: temp file + rename on local disk (a reader never sees a
+half-written record); a single-object upload on gs://, which GCS makes
+visible only once complete.  Reading needs no TensorFlow for local paths, so
+reports stay TensorFlow-free.  No secrets: environment variables are never
+recorded, and flag values that look like credentials are redacted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import secrets
+import tempfile
+
+from tpubench import errors
+
+SCHEMA_VERSION = 1
+STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
+_SECRET = re.compile(r"(token|secret|password|credential|api_?key|private_?key)", re.I)
+
+
+def new_run_id(model: str) -> str:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{now}-{model}-{secrets.token_hex(3)}"
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """Replaces values of credential-looking flags with '<redacted>'."""
+    out = []
+    for arg in argv:
+        name, sep, _ = arg.partition("=")
+        out.append(f"{name}=<redacted>" if sep and _SECRET.search(name) else arg)
+    return out
+
+
+def redact_flags(values: dict) -> dict:
+    return {k: ("<redacted>" if _SECRET.search(k) else v) for k, v in values.items()}
+
+
+def path_for(results_dir: str, run_id: str) -> str:
+    return results_dir.rstrip("/") + f"/{run_id}.json"
+
+
+def write(record: dict, results_dir: str) -> str:
+    """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
+    path = path_for(results_dir, record["run_id"])
+    text = json.dumps(record, indent=2, sort_keys=True, default=_jsonable) + "\n"
+    if "://" in results_dir:
+        import tensorflow as tf
+
+        tf.io.gfile.makedirs(results_dir)
+        with tf.io.gfile.GFile(path, "w") as f:  # one object, visible only when closed
+            f.write(text)
+        return path
+    os.makedirs(results_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{record['run_id']}.", suffix=".tmp", dir=results_dir)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _jsonable(x):
+    if hasattr(x, "item"):  # numpy scalars
+        return x.item()
+    if isinstance(x, (set, tuple)):
+        return list(x)
+    if isinstance(x, (dt.date, dt.datetime)):
+        return x.isoformat()
+    return str(x)
+
+
+def read(path: str) -> dict:
+    """Reads one record; a missing, unreadable or malformed file is a UsageError."""
+    try:
+        if "://" in path:
+            import tensorflow as tf
+
+            with tf.io.gfile.GFile(path, "r") as f:
+                text = f.read()
+        else:
+            with open(path) as f:
+                text = f.read()
+    except (OSError, Exception) as e:  # tf.errors.OpError for gs://
+        if isinstance(e, errors.TpubenchError):
+            raise
+        raise errors.UsageError(f"cannot read run record {path}: {e}") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
+    if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
+        raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
+    if record["schema_version"] > SCHEMA_VERSION:
+        raise errors.UsageError(
+            f"{path} has schema_version {record['schema_version']}; this tpubench reads up to "
+            f"{SCHEMA_VERSION} (upgrade tpubench)"
+        )
+    return record

@@ -1,0 +1,92 @@
+"""Models register here by name; the runner looks them up.
+
+Model modules live in the `tpubench_models` package (the repository's
+`models/` folder) and call `register(spec)` at import.  Lookups import that
+package lazily, so `tpubench prices` or a report never pays for TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from tpubench import errors
+from tpubench.model_api import ModelSpec
+
+_REGISTRY: dict[str, ModelSpec] = {}
+_LOADED = False
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    """Adds a model; a second spec under the same name is a programming error."""
+    if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
+        raise ValueError(f"model {spec.name!r} registered twice")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    package = importlib.import_module("tpubench_models")
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"tpubench_models.{info.name}")
+    _LOADED = True
+
+
+def names() -> list[str]:
+    """Registered model names, sorted."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> ModelSpec:
+    """The spec for `name`; an unknown name is a UsageError listing the models."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise errors.unknown("model", name, _REGISTRY)
+    return _REGISTRY[name]
+
+
+def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict:
+    """Default params, then the tiny variant, then `--params` overrides.
+
+    Override values arrive as strings from the command line and are coerced
+    to the type of the default they replace; an unknown key is an error.
+    """
+    params = dict(spec.default_params)
+    if tiny:
+        params.update(spec.tiny_params)
+    for key, raw in overrides.items():
+        if key not in params:
+            raise errors.UsageError(
+                f"--params: model {spec.name!r} has no hyperparameter {key!r}"
+                f"{errors.choices_hint(key, params)}"
+            )
+        params[key] = _coerce(key, raw, params[key])
+    return params
+
+
+def _coerce(key: str, raw, default):
+    if not isinstance(raw, str):
+        return raw
+    try:
+        if isinstance(default, bool):
+            lowered = raw.lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            return lowered in ("true", "1", "yes")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, (tuple, list)):
+            return type(default)(type(default[0])(x) for x in raw.split(":")) if default else ()
+    except ValueError:
+        kind = type(default).__name__
+        raise errors.UsageError(
+            f"--params: {key}={raw!r} is not a valid {kind} (default is {default!r})"
+        ) from None
+    return raw

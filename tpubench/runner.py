@@ -1,0 +1,148 @@
+"""The inner loop: `steps_per_loop` steps inside one tf.function per host call.
+
+The model gives per-replica step logic (`model_fn`); this module wraps it in
+`strategy.run` inside a `tf.range` loop (TPUEstimator's iterations_per_loop)
+so host overhead is paid once per loop, not once per step.  It never times,
+writes or checkpoints: that is the controller's job.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from tpubench import model_api
+from tpubench.data import synthetic
+from tpubench.model_api import Mode
+
+POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+class Runner:
+    """Builds the model under the strategy and runs train/eval loops.
+
+    Args:
+      spec: the model's ModelSpec.
+      params: resolved hyperparameters plus runner keys (batch_size is the
+        per-replica batch, global_batch_size, seed, data_dir, ...).
+      strategy: a tf.distribute.Strategy.
+      precision: fp32 | bf16 | fp16 (Keras mixed-precision policy; fp16 adds
+        dynamic loss scaling).
+      xla: compile the loop with XLA (jit_compile=True).
+    """
+
+    def __init__(self, spec: model_api.ModelSpec, params, strategy, precision="fp32", xla=False):
+        self.spec = spec
+        self.params = dict(params)
+        self.strategy = strategy
+        self.precision = precision
+        self.global_batch = int(params["global_batch_size"])
+        keras.mixed_precision.set_global_policy(POLICIES[precision])
+        keras.utils.set_random_seed(int(params["seed"]))
+        with strategy.scope():
+            self.model = spec.build_model(self.params)
+            optimizer = spec.build_optimizer(self.params)
+            if precision == "fp16":
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            self.optimizer = optimizer
+            # Keras 3 optimizers must be built inside the scope before a
+            # custom loop uses them under a strategy (TF_NOTES.md).
+            self.optimizer.build(self.model.trainable_variables)
+            self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        keras.mixed_precision.set_global_policy("float32")
+        self._xla = xla
+        self._train_loop = None
+        self._eval_step = None
+
+    # ----------------------------------------------------------------- train
+    def _train_step(self, features, labels):
+        with tf.GradientTape() as tape:
+            out = self.spec.model_fn(self.model, features, labels, Mode.TRAIN, self.params)
+            loss = tf.reduce_sum(out.per_example_loss) / self.global_batch
+            if out.aux_loss is not None:
+                loss += out.aux_loss / self.strategy.num_replicas_in_sync
+            scaled = self.optimizer.scale_loss(loss) if self.precision == "fp16" else loss
+        variables = self.model.trainable_variables
+        grads = tape.gradient(scaled, variables)
+        self.optimizer.apply_gradients(zip(grads, variables, strict=True))
+        return loss
+
+    def make_train_loop(self, next_batch):
+        """Returns f(num_steps) -> (last_loss, mean_loss) running num_steps steps.
+
+        NEXT_BATCH is a zero-argument callable giving a per-replica
+        (features, labels): `next(iterator)` for real data, or the same
+        device-resident synthetic values every step.
+        """
+        strategy = self.strategy
+
+        def loop(num_steps):
+            total = tf.constant(0.0)
+            last = tf.constant(0.0)
+            for _ in tf.range(num_steps):
+                features, labels = next_batch()
+                per_replica = strategy.run(self._train_step, args=(features, labels))
+                last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                total += last
+            self.global_step.assign_add(tf.cast(num_steps, tf.int64))
+            return last, total / tf.cast(num_steps, tf.float32)
+
+        return tf.function(loop, jit_compile=self._xla or None, reduce_retracing=True)
+
+    def synthetic_inputs(self, seed: int):
+        """Per-replica synthetic (features, labels), made once, kept on device."""
+        batch = synthetic.global_batch(
+            self.spec.element_spec(self.params), self.params, self.global_batch, seed
+        )
+        return synthetic.per_replica_values(
+            self.strategy, batch, self.strategy.num_replicas_in_sync
+        )
+
+    def distribute(self, mode: Mode):
+        """The model's input_fn, distributed per replica by the strategy."""
+        params = dict(self.params)
+
+        def dataset_fn(ctx):
+            return self.spec.input_fn(params, ctx, mode)
+
+        options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+        return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+
+    # ------------------------------------------------------------------ eval
+    def _eval_replica(self, features, labels):
+        out = self.spec.model_fn(self.model, features, labels, Mode.EVAL, self.params)
+        sums = {k: tf.reduce_sum(tf.cast(v, tf.float32)) for k, v in out.metrics.items()}
+        sums["loss"] = tf.reduce_sum(out.per_example_loss)
+        sums["count"] = tf.cast(tf.shape(out.per_example_loss)[0], tf.float32)
+        return sums
+
+    def evaluate(self, dataset, max_steps: int | None = None) -> dict:
+        """Mean of every per-example metric (and loss) over the eval data."""
+        if self._eval_step is None:
+            strategy = self.strategy
+
+            def step(features, labels):
+                per_replica = strategy.run(self._eval_replica, args=(features, labels))
+                return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+            self._eval_step = tf.function(step, reduce_retracing=True)
+        totals: dict[str, float] = {}
+        for i, (features, labels) in enumerate(dataset):
+            if max_steps is not None and i >= max_steps:
+                break
+            for k, v in self._eval_step(features, labels).items():
+                totals[k] = totals.get(k, 0.0) + float(v)
+        count = totals.pop("count", 0.0)
+        if not count:
+            return {"examples": 0}
+        result = {k: v / count for k, v in totals.items()}
+        result["examples"] = int(count)
+        return result
+
+    def checkpoint(self):
+        return tf.train.Checkpoint(
+            model=self.model, optimizer=self.optimizer, global_step=self.global_step
+        )
+
+    def trainable_parameters(self) -> int:
+        return int(sum(v.shape.num_elements() for v in self.model.trainable_variables))

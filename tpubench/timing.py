@@ -1,0 +1,96 @@
+"""Throughput from loop timings.  Pure Python: no TensorFlow.
+
+The controller records one `LoopTime` per host call (steps_per_loop steps,
+timed after forcing completion).  Warm-up loops (tracing, XLA/TPU compile)
+never enter throughput; pauses for eval and checkpoints are timed apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopTime:
+    steps: int
+    seconds: float
+    examples: int
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100), numpy's default method."""
+    if not values:
+        return math.nan
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def steady_state_start(step_times: list[float], tolerance: float = 0.10, window: int = 3) -> int:
+    """Index of the first loop from which the rate has settled.
+
+    Settled: every later loop's rolling median (WINDOW loops) lies within
+    TOLERANCE of the median of the second half of the run.  Returns 0 when
+    the run is too short to tell.
+    """
+    n = len(step_times)
+    if n < 2 * window:
+        return 0
+    reference = statistics.median(step_times[n // 2 :])
+    rolling = [
+        statistics.median(step_times[max(0, i - window + 1) : i + 1]) for i in range(n)
+    ]
+    start = n - 1
+    for i in range(n - 1, -1, -1):
+        if abs(rolling[i] - reference) > tolerance * reference:
+            break
+        start = i
+    return max(0, start - window + 1) if start > 0 else 0
+
+
+def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> dict:
+    """Throughput and step-time figures from the loops after warm-up.
+
+    Returns a dict with examples_per_sec (global), examples_per_sec_per_replica,
+    step_time_p50/p90/p99 (seconds, each loop's mean step time), steady-state
+    loop index, compile/time-to-first-loop, measured steps and seconds.
+    """
+    first = loops[:warmup_loops]
+    measured = loops[warmup_loops:]
+    out: dict = {
+        "warmup_loops": len(first),
+        "warmup_seconds": sum(lt.seconds for lt in first),
+        "time_to_first_loop": first[0].seconds if first else None,
+    }
+    if not measured:
+        out.update(
+            examples_per_sec=None,
+            examples_per_sec_per_replica=None,
+            measured_steps=0,
+            measured_seconds=0.0,
+            note="only warm-up loops ran; raise --train_steps for a throughput figure",
+        )
+        return out
+    per_step = [lt.seconds / lt.steps for lt in measured]
+    settle = steady_state_start(per_step)
+    steady = measured[settle:]
+    seconds = sum(lt.seconds for lt in steady)
+    examples = sum(lt.examples for lt in steady)
+    rate = examples / seconds if seconds > 0 else None
+    steady_step = statistics.median(per_step[settle:])
+    out.update(
+        examples_per_sec=rate,
+        examples_per_sec_per_replica=rate / num_replicas if rate else None,
+        step_time_p50=percentile(per_step[settle:], 50),
+        step_time_p90=percentile(per_step[settle:], 90),
+        step_time_p99=percentile(per_step[settle:], 99),
+        step_time_mean=seconds / sum(lt.steps for lt in steady),
+        steady_state_after_loops=warmup_loops + settle,
+        measured_steps=sum(lt.steps for lt in steady),
+        measured_seconds=seconds,
+        compile_seconds=max(0.0, sum(lt.seconds - lt.steps * steady_step for lt in first)),
+    )
+    return out

@@ -1,0 +1,101 @@
+"""Metric writers behind one interface (CLU's metric_writers shape).
+
+The controller writes per-loop scalars through a `MetricWriter`; JSONL and
+TensorBoard implementations live here.  Only the chief process writes.
+Metric names are the constants below.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import time
+
+LOSS = "train/loss"
+EXAMPLES_PER_SEC = "train/examples_per_sec"
+STEP_TIME = "train/step_time_sec"
+LEARNING_RATE = "train/learning_rate"
+EVAL_PREFIX = "eval/"
+
+
+class MetricWriter(abc.ABC):
+    """Writes scalars keyed by step."""
+
+    @abc.abstractmethod
+    def write_scalars(self, step: int, scalars: dict[str, float]) -> None: ...
+
+    def flush(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+    def close(self) -> None:
+        self.flush()
+
+
+class JsonlWriter(MetricWriter):
+    """One JSON object per write: {"step", "time", <scalars>} (local or gs://).
+
+    GCS objects cannot be appended to, so lines are buffered and the whole
+    file is rewritten on flush (the controller flushes once per log period).
+    """
+
+    def __init__(self, path: str):
+        import tensorflow as tf
+
+        self._gfile = tf.io.gfile
+        self.path = path
+        self._lines: list[str] = []
+        if self._gfile.exists(path):  # resumed run: keep what was written
+            with self._gfile.GFile(path, "r") as f:
+                self._lines = [x for x in f.read().splitlines() if x.strip()]
+
+    def write_scalars(self, step, scalars):
+        row = {"step": int(step), "time": round(time.time(), 3)}
+        row.update({k: float(v) for k, v in scalars.items()})
+        self._lines.append(json.dumps(row))
+
+    def flush(self):
+        with self._gfile.GFile(self.path, "w") as f:
+            f.write("\n".join(self._lines) + "\n")
+
+
+class TensorBoardWriter(MetricWriter):
+    def __init__(self, logdir: str):
+        import tensorflow as tf
+
+        self._tf = tf
+        self._writer = tf.summary.create_file_writer(logdir)
+
+    def write_scalars(self, step, scalars):
+        with self._writer.as_default(step=int(step)):
+            for k, v in scalars.items():
+                self._tf.summary.scalar(k, float(v))
+
+    def flush(self):
+        self._writer.flush()
+
+    def close(self):
+        self._writer.close()
+
+
+class MultiWriter(MetricWriter):
+    def __init__(self, writers: list[MetricWriter]):
+        self.writers = list(writers)
+
+    def write_scalars(self, step, scalars):
+        for w in self.writers:
+            w.write_scalars(step, scalars)
+
+    def flush(self):
+        for w in self.writers:
+            w.flush()
+
+    def close(self):
+        for w in self.writers:
+            w.close()
+
+
+class NullWriter(MetricWriter):
+    """For non-chief workers."""
+
+    def write_scalars(self, step, scalars):
+        pass
