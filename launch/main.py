@@ -4,6 +4,8 @@ import sys
 
 
 def run() -> None:
-    print("tpubench-launch: no launch subcommands yet (local-cluster, sweep arrive with the launch issue)",
-          file=sys.stderr)
+    print(
+        "tpubench-launch: no subcommands yet (local-cluster and sweep come with the launch work)",
+        file=sys.stderr,
+    )
     sys.exit(2)

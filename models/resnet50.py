@@ -27,10 +27,15 @@ def _bn(params, gamma_zero=False):
 
 def _conv(filters, kernel, stride, params):
     return keras.layers.Conv2D(
-        filters, kernel, strides=stride, padding="same", use_bias=False,
+        filters,
+        kernel,
+        strides=stride,
+        padding="same",
+        use_bias=False,
         kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", seed=params["seed"]),
         kernel_regularizer=keras.regularizers.L2(params["weight_decay"] / 2)
-        if params["weight_decay"] else None,
+        if params["weight_decay"]
+        else None,
     )
 
 

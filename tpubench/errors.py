@@ -38,6 +38,12 @@ class PriceError(TpubenchError):
     """A malformed price catalog or an unknown priced machine."""
 
 
+class InterruptedRun(TpubenchError):
+    """SIGINT/SIGTERM stopped the run; its checkpoint lets it resume."""
+
+    exit_code = 130
+
+
 class RunInvalidError(TpubenchError):
     """The run produced a result that must not be reported (NaN/inf loss)."""
 

@@ -27,15 +27,19 @@ class FusedBatchNorm(keras.layers.Layer):
     def build(self, input_shape):
         c = int(input_shape[-1])
         self.gamma = self.add_weight(
-            shape=(c,), initializer="zeros" if self.gamma_zero else "ones", name="gamma",
+            shape=(c,),
+            initializer="zeros" if self.gamma_zero else "ones",
+            name="gamma",
             autocast=False,
         )
         self.beta = self.add_weight(shape=(c,), initializer="zeros", name="beta", autocast=False)
         stat = dict(trainable=False, autocast=False, aggregation="mean")
-        self.moving_mean = self.add_weight(shape=(c,), initializer="zeros", name="moving_mean",
-                                           **stat)
-        self.moving_variance = self.add_weight(shape=(c,), initializer="ones",
-                                               name="moving_variance", **stat)
+        self.moving_mean = self.add_weight(
+            shape=(c,), initializer="zeros", name="moving_mean", **stat
+        )
+        self.moving_variance = self.add_weight(
+            shape=(c,), initializer="ones", name="moving_variance", **stat
+        )
 
     def _update(self, mean, variance):
         m = self.momentum
@@ -69,8 +73,12 @@ class FusedBatchNorm(keras.layers.Layer):
             self._update(mean, variance)
         else:
             y = tf.compat.v1.nn.fused_batch_norm(
-                x4, gamma, beta, mean=tf.convert_to_tensor(self.moving_mean),
-                variance=tf.convert_to_tensor(self.moving_variance), epsilon=self.epsilon,
+                x4,
+                gamma,
+                beta,
+                mean=tf.convert_to_tensor(self.moving_mean),
+                variance=tf.convert_to_tensor(self.moving_variance),
+                epsilon=self.epsilon,
                 is_training=False,
             )[0]
         return y if len(x.shape) == 4 else tf.reshape(y, shape)

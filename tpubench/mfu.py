@@ -84,7 +84,6 @@ def count_flops(spec, params, batch: int = 2) -> dict:
         prof = tf.compat.v1.profiler.profile(graph=concrete.graph, options=options)
         result[f"{name}_flops_per_example"] = prof.total_float_ops / batch
     result["parameters"] = int(sum(v.shape.num_elements() for v in model.trainable_variables))
-    del model
     keras.backend.clear_session()
     return result
 
@@ -124,8 +123,12 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
         start = time.perf_counter()
         matmul(a, b).numpy()
         best = min(best, time.perf_counter() - start)
-    entry = {"flops": 2 * n**3 / best, "method": f"fp32 matmul {n}^3, best of {repeats}",
-             "cpu_model": cpu_model, "threads": threads}
+    entry = {
+        "flops": 2 * n**3 / best,
+        "method": f"fp32 matmul {n}^3, best of {repeats}",
+        "cpu_model": cpu_model,
+        "threads": threads,
+    }
     cache[key] = entry
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path + f".{os.getpid()}.tmp"
@@ -135,8 +138,9 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
     return entry | {"cached": False}
 
 
-def mfu(train_flops_per_example: float | None, examples_per_sec: float | None,
-        peak: float | None) -> float | None:
+def mfu(
+    train_flops_per_example: float | None, examples_per_sec: float | None, peak: float | None
+) -> float | None:
     if not (train_flops_per_example and examples_per_sec and peak):
         return None
     return train_flops_per_example * examples_per_sec / peak

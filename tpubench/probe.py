@@ -8,8 +8,19 @@ import shutil
 import subprocess
 import sys
 
-ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16",
-             "amx_tile", "neon", "asimd")
+ISA_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_bf16",
+    "amx_tile",
+    "neon",
+    "asimd",
+)
 
 
 def cpu() -> dict:
@@ -23,7 +34,9 @@ def cpu() -> dict:
         "arch": info.get("arch", platform.machine()),
         "logical_cores": psutil.cpu_count(logical=True),
         "physical_cores": psutil.cpu_count(logical=False),
-        "affinity_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "affinity_cores": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else None,
         "isa": sorted(f for f in ISA_FLAGS if f in flags),
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 2),
     }
@@ -35,7 +48,10 @@ def _nvidia_driver() -> str | None:
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
         return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
     except (OSError, subprocess.SubprocessError):
@@ -68,10 +84,20 @@ def git_commit() -> str | None:
     if not os.path.isdir(os.path.join(here, ".git")):
         return None
     try:
-        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5, check=False)
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
         sha = out.stdout.strip()
         return (sha + ("-dirty" if dirty.stdout.strip() else "")) if sha else None
     except (OSError, subprocess.SubprocessError):
@@ -85,8 +111,13 @@ def accelerators(placement) -> list[dict]:
     if placement.accelerator == "gpu":
         for dev in tf.config.list_physical_devices("GPU"):
             details = tf.config.experimental.get_device_details(dev)
-            out.append({"kind": "gpu", "name": details.get("device_name", dev.name),
-                        "compute_capability": details.get("compute_capability")})
+            out.append(
+                {
+                    "kind": "gpu",
+                    "name": details.get("device_name", dev.name),
+                    "compute_capability": details.get("compute_capability"),
+                }
+            )
     elif placement.accelerator == "tpu":
         for dev in tf.config.list_logical_devices("TPU"):
             out.append({"kind": "tpu", "name": dev.name})

@@ -45,7 +45,9 @@ def tf_config() -> dict | None:
     try:
         cfg = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise errors.UsageError(f"TF_CONFIG is not valid JSON ({e.msg} at column {e.colno})") from None
+        raise errors.UsageError(
+            f"TF_CONFIG is not valid JSON ({e.msg} at column {e.colno})"
+        ) from None
     if not isinstance(cfg, dict) or "cluster" not in cfg:
         raise errors.UsageError('TF_CONFIG must be a JSON object with a "cluster" key')
     return cfg
@@ -54,12 +56,20 @@ def tf_config() -> dict | None:
 def configure_host(hw: HardwareConfig) -> None:
     """Thread pools and logical CPU devices; call before any TF op runs."""
     tf = _tf()
-    if hw.num_intra_threads:
-        tf.config.threading.set_intra_op_parallelism_threads(hw.num_intra_threads)
-    if hw.num_inter_threads:
-        tf.config.threading.set_inter_op_parallelism_threads(hw.num_inter_threads)
-    if hw.num_cpu_devices > 1:
-        cpu = tf.config.list_physical_devices("CPU")[0]
+    threading = tf.config.threading
+    if (
+        hw.num_intra_threads
+        and threading.get_intra_op_parallelism_threads() != hw.num_intra_threads
+    ):
+        threading.set_intra_op_parallelism_threads(hw.num_intra_threads)
+    if (
+        hw.num_inter_threads
+        and threading.get_inter_op_parallelism_threads() != hw.num_inter_threads
+    ):
+        threading.set_inter_op_parallelism_threads(hw.num_inter_threads)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    current = tf.config.get_logical_device_configuration(cpu) or [None]
+    if hw.num_cpu_devices > 1 and len(current) != hw.num_cpu_devices:
         try:
             tf.config.set_logical_device_configuration(
                 cpu, [tf.config.LogicalDeviceConfiguration()] * hw.num_cpu_devices
@@ -176,9 +186,8 @@ def _multi_worker(hw: HardwareConfig, accelerator: str):
         num_replicas=strategy.num_replicas_in_sync,
         devices=tuple(strategy.extended.worker_devices),
         all_reduce=hw.all_reduce,
-        num_workers=len(resolver.cluster_spec().as_dict().get("worker", [])) + len(
-            resolver.cluster_spec().as_dict().get("chief", [])
-        ),
+        num_workers=len(resolver.cluster_spec().as_dict().get("worker", []))
+        + len(resolver.cluster_spec().as_dict().get("chief", [])),
         is_chief=is_chief,
         cluster=cfg["cluster"],
     )
@@ -280,5 +289,8 @@ def build(hw: HardwareConfig):
             tuple(devices),
             hw.all_reduce if ops is not None else "auto",
         )
-    raise errors.unknown("strategy", name, ("auto", "one_device", "mirrored", "multi_worker",
-                                            "parameter_server", "tpu"))
+    raise errors.unknown(
+        "strategy",
+        name,
+        ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu"),
+    )

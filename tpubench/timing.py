@@ -29,26 +29,25 @@ def percentile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def steady_state_start(step_times: list[float], tolerance: float = 0.10, window: int = 3) -> int:
+def steady_state_start(step_times: list[float], tolerance: float = 0.20) -> int:
     """Index of the first loop from which the rate has settled.
 
-    Settled: every later loop's rolling median (WINDOW loops) lies within
-    TOLERANCE of the median of the second half of the run.  Returns 0 when
-    the run is too short to tell.
+    The loops are cut into chunks of max(2, n // 10); the run has settled
+    from the first chunk whose median lies within TOLERANCE of the median of
+    the run's second half.  Warm-up transients (autotuning, caches, page
+    faults) come first and are large; chunk medians keep single noisy loops
+    from deciding.  Returns 0 for runs too short to tell (fewer than 4 loops).
     """
     n = len(step_times)
-    if n < 2 * window:
+    if n < 4:
         return 0
     reference = statistics.median(step_times[n // 2 :])
-    rolling = [
-        statistics.median(step_times[max(0, i - window + 1) : i + 1]) for i in range(n)
-    ]
-    start = n - 1
-    for i in range(n - 1, -1, -1):
-        if abs(rolling[i] - reference) > tolerance * reference:
-            break
-        start = i
-    return max(0, start - window + 1) if start > 0 else 0
+    size = max(2, n // 10)
+    for start in range(0, n, size):
+        chunk = step_times[start : start + size]
+        if abs(statistics.median(chunk) - reference) <= tolerance * reference:
+            return start
+    return 0
 
 
 def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> dict:

@@ -62,8 +62,10 @@ class Manifest:
             "data_dir": self.data_dir,
             "format": self.format,
             "fingerprint": self.fingerprint,
-            "splits": {k: {"examples": v.examples, "files": len(v.files), "bytes": v.bytes}
-                       for k, v in self.splits.items()},
+            "splits": {
+                k: {"examples": v.examples, "files": len(v.files), "bytes": v.bytes}
+                for k, v in self.splits.items()
+            },
         }
 
 

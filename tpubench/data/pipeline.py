@@ -21,7 +21,13 @@ from tpubench.model_api import Mode
 
 
 def image_classification_input_fn(preprocess: Callable) -> Callable:
-    """An input_fn over raw-image records; `preprocess(image_uint8, label, mode, params)`."""
+    """An input_fn over raw-image records.
+
+    `preprocess(images, labels, mode, params)` receives a whole per-replica
+    batch (uint8 images [B, H, W, C], int32 labels [B]) and returns the
+    model's (features, labels): records are batched first and parsed in one
+    vectorised call per batch.
+    """
 
     def input_fn(params, input_context, mode: Mode):
         import tensorflow as tf
@@ -48,21 +54,22 @@ def image_classification_input_fn(preprocess: Callable) -> Callable:
         )
         if num_pipelines > 1 and not by_file:
             ds = ds.shard(num_pipelines, index)
-        shape = manifest.image_shape
-        ds = ds.map(lambda r: tfrecord.parse_raw_image(r, shape), num_parallel_calls=tf.data.AUTOTUNE,
-                    deterministic=deterministic)
         if params.get("cache"):
             ds = ds.cache()
         if training:
             ds = ds.shuffle(min(10_000, manifest.split(split).examples), seed=params.get("seed"))
             ds = ds.repeat()
-        ds = ds.map(
-            lambda x, y: preprocess(x, y, mode, params),
-            num_parallel_calls=tf.data.AUTOTUNE,
-            deterministic=deterministic,
-        )
         drop = training or bool(params.get("drop_remainder_eval", False))
         ds = ds.batch(params["batch_size"], drop_remainder=drop)
+        shape = manifest.image_shape
+
+        def parse_and_preprocess(serialized):
+            images, labels = tfrecord.parse_raw_image_batch(serialized, shape)
+            return preprocess(images, labels, mode, params)
+
+        ds = ds.map(
+            parse_and_preprocess, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
+        )
         options = tf.data.Options()
         options.deterministic = deterministic
         ds = ds.with_options(options)
@@ -72,7 +79,7 @@ def image_classification_input_fn(preprocess: Callable) -> Callable:
 
 
 def scale_image(image, label, mode, params):
-    """uint8 -> float32 in [0, 1]: the MNIST/CIFAR Keras examples' preprocessing."""
+    """uint8 -> float32 in [0, 1] (a batch): the MNIST/CIFAR Keras examples' preprocessing."""
     import tensorflow as tf
 
     del mode, params

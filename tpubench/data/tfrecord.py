@@ -43,6 +43,24 @@ def parse_raw_image(serialized, image_shape):
     return image, tf.cast(parsed["label"], tf.int32)
 
 
+def parse_raw_image_batch(serialized, image_shape):
+    """A batch of serialized examples -> (uint8 images [B, H, W, C], int32 labels [B]).
+
+    Vectorised: one parse and one decode per batch instead of per example,
+    which is what keeps small models fed on a 2-core host.
+    """
+    tf = _tf()
+    parsed = tf.io.parse_example(
+        serialized,
+        {
+            "image/raw": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64),
+        },
+    )
+    images = tf.reshape(tf.io.decode_raw(parsed["image/raw"], tf.uint8), [-1, *image_shape])
+    return images, tf.cast(parsed["label"], tf.int32)
+
+
 def write_shards(directory: str, prefix: str, records: list[bytes], num_shards: int):
     """Writes records round-robin into NUM_SHARDS files; returns (names, bytes, sha256)."""
     tf = _tf()

@@ -1,0 +1,3 @@
+from tpubench.main import run
+
+run()

@@ -1,0 +1,478 @@
+"""The outer loop: warm-up, timing, eval cadence, checkpoints, records, cost.
+
+`train(cfg, argv, flag_values)` is the whole `tpubench train` job, testable
+without the CLI.  Every invocation that reaches it leaves a run record, also
+when it fails, produces a NaN, or is interrupted (then the checkpoint under
+model_dir lets the same command resume).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import time
+
+from tpubench import errors, records
+from tpubench.config import TrainConfig
+
+DEFAULT_TRAIN_STEPS = 300
+
+
+class Interrupted(Exception):
+    """SIGINT/SIGTERM during training."""
+
+
+def _raise_interrupt(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
+    """Runs one training benchmark and returns its (written) record."""
+    run_id = records.new_run_id(cfg.model)
+    model_dir = cfg.model_dir or records.path_for(cfg.results_dir, run_id)[: -len(".json")]
+    record = {
+        "schema_version": records.SCHEMA_VERSION,
+        "run_id": run_id,
+        "kind": "train",
+        "status": "running",
+        "started": records.now_iso(),
+        "argv": records.redact_argv(argv),
+        "flags": records.redact_flags(flag_values),
+        "config": cfg.to_dict() | {"model_dir": model_dir},
+    }
+    job = _Job(cfg, record, model_dir)
+    handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGTERM,)}
+    try:
+        job.run()
+        record["status"] = "ok"
+    except (KeyboardInterrupt, Interrupted) as e:
+        record["status"] = "interrupted"
+        record["error"] = (
+            f"interrupted ({type(e).__name__ if not str(e) else e}) at step "
+            f"{job.step}; rerun the same command (same --model_dir) to resume"
+        )
+        job.save_checkpoint()
+        raise errors.InterruptedRun(record["error"]) from None
+    except errors.RunInvalidError as e:
+        record["status"] = "invalid"
+        record["error"] = str(e)
+        raise
+    except errors.TpubenchError as e:
+        record["status"] = "failed"
+        record["error"] = str(e)
+        raise
+    except Exception as e:
+        record["status"] = "failed"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        record["error"] = f"{type(e).__name__}: {first[:500]}"
+        raise
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+        record["finished"] = records.now_iso()
+        job.finish()
+        if job.is_chief:
+            record["record_path"] = records.write(record, cfg.results_dir)
+    return record
+
+
+class _Job:
+    def __init__(self, cfg: TrainConfig, record: dict, model_dir: str):
+        self.cfg = cfg
+        self.record = record
+        self.model_dir = model_dir
+        self.step = 0
+        self.is_chief = True
+        self.runner = None
+        self.manager = None
+        self.writer = None
+        self.progress = None
+
+    # ------------------------------------------------------------ set-up
+    def run(self):
+        from tpubench import strategy as strategy_lib
+
+        cfg = self.cfg
+        t_start = time.perf_counter()
+        strategy_lib.configure_host(cfg.hardware)
+        from tpubench import registry
+
+        spec = registry.get(cfg.model)
+        params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
+        prices = _prices(cfg)  # fail on a bad --machine before any training
+        strategy, placement = strategy_lib.build(cfg.hardware)
+        self.is_chief = placement.is_chief
+        if placement.strategy == "parameter_server":
+            raise errors.UsageError(
+                "--strategy=parameter_server runs through `tpubench-launch local-cluster --ps=N`, "
+                "which starts the coordinator, workers and parameter servers"
+            )
+        replicas = placement.num_replicas
+        batch = cfg.batch_size or spec.default_batch_size * replicas
+        if batch % replicas:
+            raise errors.UsageError(
+                f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
+                f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
+            )
+        data, manifest = _resolve_data(cfg, spec)
+        params.update(
+            batch_size=batch // replicas,
+            global_batch_size=batch,
+            seed=cfg.seed,
+            data_dir=data,
+            deterministic=cfg.data.deterministic,
+            cache=cfg.data.cache,
+            drop_remainder_eval=placement.accelerator == "tpu",
+        )
+        if manifest is not None and "num_classes" in params:
+            params["num_classes"] = max(int(params["num_classes"]), manifest.num_classes)
+        epoch_examples = (
+            manifest.split("train").examples if manifest else spec.examples_per_epoch["train"]
+        )
+        total_steps = _total_steps(cfg, epoch_examples, batch)
+        self.record.update(
+            model={"name": spec.name, "description": spec.description, "params": _plain(params)},
+            placement=_plain(placement.__dict__),
+            data=manifest.identity()
+            if manifest
+            else {
+                "name": "synthetic",
+                "element_spec": str(spec.element_spec(params)),
+                "examples_per_epoch_assumed": epoch_examples,
+                "canonical_dataset": spec.datasets[0] if spec.datasets else None,
+            },
+            global_batch_size=batch,
+            per_replica_batch_size=batch // replicas,
+            train_steps=total_steps,
+            examples_per_epoch=epoch_examples,
+        )
+        from tpubench import probe
+
+        self.record["hardware"] = {
+            "cpu": probe.cpu(),
+            "accelerators": probe.accelerators(placement),
+        }
+        self.record["software"] = probe.software()
+        if self.is_chief:
+            records.write(self.record, cfg.results_dir)  # a "running" record, replaced at the end
+        self._train(
+            spec,
+            params,
+            strategy,
+            placement,
+            total_steps,
+            epoch_examples,
+            prices,
+            manifest,
+            t_start,
+        )
+
+    # ------------------------------------------------------------ training
+    def _train(
+        self,
+        spec,
+        params,
+        strategy,
+        placement,
+        total_steps,
+        epoch_examples,
+        prices,
+        manifest,
+        t_start,
+    ):
+        import tensorflow as tf
+
+        from tpubench import progress as progress_lib
+        from tpubench import runner as runner_lib
+        from tpubench import timing, writers
+        from tpubench.model_api import Mode
+
+        cfg = self.cfg
+        batch = params["global_batch_size"]
+        self.runner = runner = runner_lib.Runner(spec, params, strategy, cfg.precision, cfg.xla)
+        ckpt_dir = self.model_dir.rstrip("/") + "/checkpoints"
+        if not self.is_chief:
+            ckpt_dir = self.model_dir.rstrip("/") + f"/.worker-{os.getpid()}"
+        self.manager = tf.train.CheckpointManager(runner.checkpoint(), ckpt_dir, max_to_keep=2)
+        resumed_from = None
+        if self.manager.latest_checkpoint:
+            runner.checkpoint().restore(self.manager.latest_checkpoint)
+            resumed_from = int(runner.global_step.numpy())
+            self.record["resumed_from_step"] = resumed_from
+            self.record["resumed_from_checkpoint"] = self.manager.latest_checkpoint
+        self.step = int(runner.global_step.numpy())
+        if self.is_chief:
+            tf.io.gfile.makedirs(self.model_dir)
+            self.writer = writers.MultiWriter(
+                [
+                    writers.JsonlWriter(self.model_dir.rstrip("/") + "/metrics.jsonl"),
+                    writers.TensorBoardWriter(self.model_dir.rstrip("/") + "/tensorboard"),
+                ]
+            )
+        else:
+            self.writer = writers.NullWriter()
+
+        if manifest is None:
+            fixed = runner.synthetic_inputs(cfg.seed)
+            loop = runner.make_train_loop(lambda: fixed)
+            eval_data = None
+        else:
+            iterator = iter(runner.distribute(Mode.TRAIN))
+            loop = runner.make_train_loop(lambda: next(iterator))
+            eval_data = runner.distribute(Mode.EVAL)
+
+        eval_every = cfg.eval_every_steps
+        if cfg.target_accuracy is not None and not eval_every:
+            eval_every = max(1, math.ceil(epoch_examples / batch))  # once per epoch
+        self.progress = progress_lib.Progress(total_steps, cfg.log_every_secs, self.is_chief)
+        self.progress.set_batch(batch)
+
+        loops: list[timing.LoopTime] = []
+        evals: list[dict] = []
+        pauses = 0.0
+        target = None
+        last_loss = mean_loss = math.nan
+        t_train = time.perf_counter()
+        self.record["startup_seconds"] = round(t_train - t_start, 3)
+        while self.step < total_steps:
+            n = min(cfg.steps_per_loop, total_steps - self.step)
+            if eval_every:
+                n = min(n, eval_every - self.step % eval_every)
+            t0 = time.perf_counter()
+            last, mean = loop(tf.constant(n, tf.int32))
+            last_loss, mean_loss = float(last), float(mean)  # forces completion
+            dt = time.perf_counter() - t0
+            self.step += n
+            loops.append(timing.LoopTime(n, dt, n * batch))
+            if not (math.isfinite(last_loss) and math.isfinite(mean_loss)):
+                raise errors.RunInvalidError(
+                    f"loss became {last_loss} at step {self.step}: the run is invalid and reports "
+                    "no throughput (lower the learning rate via --params, or use --precision=fp32)"
+                )
+            self.writer.write_scalars(
+                self.step,
+                {
+                    writers.LOSS: mean_loss,
+                    writers.EXAMPLES_PER_SEC: n * batch / dt,
+                    writers.STEP_TIME: dt / n,
+                },
+            )
+            rate = n * batch / dt if len(loops) > cfg.warmup_loops else None
+            self.progress.update(self.step, rate, mean_loss)
+            p0 = time.perf_counter()
+            due_eval = eval_data is not None and (
+                (eval_every and self.step % eval_every == 0) or self.step >= total_steps
+            )
+            if due_eval:
+                result = runner.evaluate(eval_data, cfg.eval_steps)
+                result.update(step=self.step, train_seconds=round(p0 - t_train, 3))
+                evals.append(result)
+                self.writer.write_scalars(
+                    self.step,
+                    {
+                        writers.EVAL_PREFIX + k: v
+                        for k, v in result.items()
+                        if k not in ("step", "examples", "train_seconds")
+                    },
+                )
+                value = result.get(spec.target_metric)
+                if (
+                    target is None
+                    and cfg.target_accuracy is not None
+                    and value is not None
+                    and value >= cfg.target_accuracy
+                ):
+                    target = {
+                        "metric": spec.target_metric,
+                        "value": value,
+                        "target": cfg.target_accuracy,
+                        "step": self.step,
+                        "seconds": round(time.perf_counter() - t_train, 3),
+                    }
+            if cfg.checkpoint_every_steps and self.step % cfg.checkpoint_every_steps == 0:
+                self.save_checkpoint()
+            self.writer.flush()
+            pauses += time.perf_counter() - p0
+            if target and cfg.stop_at_target:
+                break
+        wall = time.perf_counter() - t_train
+        self.progress.close()
+        self.save_checkpoint()
+
+        results = timing.summarize(loops, cfg.warmup_loops, placement.num_replicas)
+        results.update(
+            final_loss=last_loss,
+            final_loss_loop_mean=mean_loss,
+            steps_run=sum(x.steps for x in loops),
+            final_step=self.step,
+            train_wall_seconds=round(wall, 3),
+            pause_seconds=round(pauses, 3),
+            peak_rss_gib=_peak_rss(),
+            loops=[[lt.steps, round(lt.seconds, 6)] for lt in loops],
+        )
+        if evals:
+            results["eval"] = evals[-1]
+            results["eval_history"] = evals
+        elif manifest is None:
+            results["eval_note"] = "synthetic data: no accuracy is reported"
+        if cfg.target_accuracy is not None:
+            results["target"] = target or {
+                "metric": spec.target_metric,
+                "target": cfg.target_accuracy,
+                "reached": False,
+            }
+        self.record["results"] = results
+        self.record["mfu"] = _mfu(spec, params, results, placement, cfg)
+        self.record["cost"] = _costs(prices, results, epoch_examples, wall, target, placement)
+
+    def save_checkpoint(self):
+        if self.manager is not None and self.runner is not None:
+            try:
+                self.manager.save(checkpoint_number=int(self.runner.global_step.numpy()))
+            except Exception:  # noqa: BLE001 - a failed save must not hide the original error
+                self.record.setdefault("warnings", []).append("checkpoint save failed")
+
+    def finish(self):
+        if self.progress is not None:
+            self.progress.close()
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001
+                self.record.setdefault("warnings", []).append("metric writer close failed")
+
+
+# ----------------------------------------------------------------- helpers
+def _total_steps(cfg: TrainConfig, epoch_examples: int, batch: int) -> int:
+    if cfg.train_steps is not None and cfg.train_epochs is not None:
+        raise errors.UsageError("give --train_steps or --train_epochs, not both")
+    if cfg.train_epochs is not None:
+        return max(1, math.ceil(cfg.train_epochs * epoch_examples / batch))
+    return cfg.train_steps or DEFAULT_TRAIN_STEPS
+
+
+def _resolve_data(cfg: TrainConfig, spec):
+    """(data_dir, manifest), or (None, None) for synthetic data."""
+    from tpubench.data import digits
+    from tpubench.data import manifest as manifest_lib
+
+    if cfg.data.use_synthetic_data:
+        if cfg.data.data_dir:
+            raise errors.UsageError("--use_synthetic_data and --data_dir exclude each other")
+        return None, None
+    dataset = cfg.data.dataset
+    if cfg.data.data_dir:
+        manifest = manifest_lib.read(cfg.data.data_dir)
+        if dataset and manifest.name != dataset:
+            raise errors.UsageError(
+                f"--dataset={dataset} but {cfg.data.data_dir} holds {manifest.name!r}"
+            )
+        return cfg.data.data_dir, manifest
+    if dataset is None:
+        dataset = digits.NAME if digits.NAME in spec.datasets else None
+    if dataset == digits.NAME:
+        path = digits.ensure_prepared()
+        return path, manifest_lib.read(path)
+    wanted = dataset or (spec.datasets[0] if spec.datasets else "its dataset")
+    raise errors.DataError(
+        f"model {spec.name!r} needs --data_dir with prepared {wanted} records, or "
+        f"--use_synthetic_data; embedded offline data (digits) fits: "
+        f"{'yes' if digits.NAME in spec.datasets else 'no'}"
+    )
+
+
+def _prices(cfg: TrainConfig):
+    from tpubench.cost import catalog, pricing
+
+    if cfg.cost.price_per_hour is not None:
+        spec = cfg.cost.machine[0] if cfg.cost.machine else None
+        return [pricing.override(cfg.cost.price_per_hour, spec)], None
+    cat = catalog.load(cfg.cost.price_catalog)
+    machines = list(cfg.cost.machine)
+    defaulted = False
+    if not machines:
+        machines = _default_machines(cat)
+        defaulted = True
+    out = []
+    for spec in machines:
+        out.append(pricing.hourly(spec, cat, cfg.cost.pricing))
+        if cfg.cost.pricing == "on_demand":
+            with contextlib.suppress(errors.TpubenchError):  # no spot price: show on-demand only
+                out.append(pricing.hourly(spec, cat, "spot"))
+    return out, (
+        "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
+        if defaulted
+        else None
+    )
+
+
+def _default_machines(cat) -> list[str]:
+    """Cloud VMs with this host's vCPU count, for a CPU run given no --machine."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    size = next((s for s in (1, 2, 4, 8, 16, 32, 64, 96) if s >= n), 96)
+    keys = [f"gcp:n1-standard-{size}", f"gcp:n1-highcpu-{size}", f"gcp:c2-standard-{size}"]
+    return [k for k in keys if k in cat]
+
+
+def _costs(prices, results, epoch_examples, wall, target, placement):
+    from tpubench.cost import pricing
+
+    priced, note = prices
+    rate = results.get("examples_per_sec")
+    rows = []
+    for price in priced:
+        rows.append(
+            pricing.summarize(
+                price,
+                examples_per_sec=rate or 0.0,
+                examples_per_epoch=epoch_examples,
+                run_seconds=wall,
+                seconds_to_target=target["seconds"] if target else None,
+                num_accelerators=0 if placement.accelerator == "cpu" else placement.num_replicas,
+            )
+        )
+    return {"machines": rows, "note": note, "examples_per_epoch": epoch_examples}
+
+
+def _mfu(spec, params, results, placement, cfg) -> dict:
+    from tpubench import mfu as mfu_lib
+    from tpubench import probe
+
+    out: dict = {}
+    try:
+        counted = mfu_lib.count_flops(spec, dict(params))
+    except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a finished run
+        return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
+    out.update(counted)
+    rate = results.get("examples_per_sec")
+    if placement.accelerator == "cpu":
+        threads = cfg.hardware.num_intra_threads or len(os.sched_getaffinity(0))
+        peak = mfu_lib.cpu_peak_flops(probe.cpu()["model"], threads)
+        out["peak_flops"] = peak["flops"]
+        out["peak_source"] = f"measured: {peak['method']} ({threads} threads)"
+    else:
+        names = [a["name"] for a in probe.accelerators(placement)] + list(cfg.cost.machine)
+        key = next((k for k in map(mfu_lib.accelerator_key, names) if k), None)
+        peak = mfu_lib.peak_flops(key, cfg.precision) if key else None
+        out["peak_flops"] = peak * placement.num_replicas if peak else None
+        out["peak_source"] = f"table: {key} {cfg.precision}" if key else "unknown accelerator"
+    out["mfu"] = mfu_lib.mfu(out["train_flops_per_example"], rate, out.get("peak_flops"))
+    return out
+
+
+def _peak_rss() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3)
+
+
+def _plain(d):
+    if isinstance(d, dict):
+        return {k: _plain(v) for k, v in d.items()}
+    if isinstance(d, (list, tuple)):
+        return [_plain(v) for v in d]
+    if isinstance(d, (str, int, float, bool)) or d is None:
+        return d
+    return str(d)

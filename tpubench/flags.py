@@ -1,0 +1,235 @@
+"""Every flag, defined per subcommand, parsed once into frozen configs.
+
+Names follow tf_cnn_benchmarks and TPUEstimator where users know them.
+Nothing below the CLI reads FLAGS: `train_config()` hands the controller a
+frozen TrainConfig.  docs/cli.md lists every flag.
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench import config, errors
+
+FLAGS = flags.FLAGS
+
+
+def define_common():
+    flags.DEFINE_bool("verbose", False, "Show tracebacks and TensorFlow's own logging.")
+
+
+def define_train():
+    f = flags
+    f.DEFINE_string("model", "mnist_mlp", "Registered model name (`tpubench models` lists them).")
+    f.DEFINE_list("params", [], "Model hyperparameter overrides, k=v,k=v (tuples as a:b:c).")
+    f.DEFINE_bool("tiny", False, "Use the model's tiny variant (for tests and smoke runs).")
+    f.DEFINE_integer(
+        "batch_size",
+        None,
+        "GLOBAL batch size (split over replicas); default: the model's default batch x replicas.",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "train_steps", None, "Training steps (default 300 unless --train_epochs).", lower_bound=1
+    )
+    f.DEFINE_float(
+        "train_epochs", None, "Training epochs of the dataset (instead of steps).", lower_bound=0.0
+    )
+    f.DEFINE_integer(
+        "steps_per_loop",
+        1,
+        "Steps per host call (TPUEstimator's iterations_per_loop).",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "warmup_loops",
+        1,
+        "Leading loops excluded from throughput (tracing, compile).",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "eval_every_steps", None, "Evaluate every N steps (and always at the end).", lower_bound=1
+    )
+    f.DEFINE_integer(
+        "eval_steps", None, "Cap on eval batches (default: the whole eval split).", lower_bound=1
+    )
+    f.DEFINE_float(
+        "target_accuracy",
+        None,
+        "Report time, steps and $ to reach this eval accuracy (0-1).",
+        lower_bound=0.0,
+        upper_bound=1.0,
+    )
+    f.DEFINE_bool("stop_at_target", True, "Stop once --target_accuracy is reached.")
+    f.DEFINE_enum(
+        "precision",
+        "fp32",
+        list(config.PRECISIONS),
+        "Numeric precision (Keras mixed precision; fp16 adds loss scaling).",
+    )
+    f.DEFINE_bool("xla", False, "Compile the training loop with XLA (jit_compile).")
+    f.DEFINE_integer("seed", 42, "Seed for initialisation, dropout, shuffling and synthetic data.")
+    f.DEFINE_string(
+        "model_dir",
+        None,
+        "Checkpoints, TensorBoard and metrics.jsonl (local or "
+        "gs://); default RESULTS_DIR/RUN_ID.  An existing checkpoint resumes.",
+    )
+    f.DEFINE_string("results_dir", "runs", "Where run records go (local or gs://).")
+    f.DEFINE_integer(
+        "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
+    )
+    f.DEFINE_float(
+        "log_every_secs", 10.0, "Progress line period when not on a terminal.", lower_bound=0.0
+    )
+    # data
+    f.DEFINE_string(
+        "dataset",
+        None,
+        "Dataset name; default: the model's embedded dataset "
+        "(digits) when it fits, else --data_dir's.",
+    )
+    f.DEFINE_string("data_dir", None, "Prepared TFRecords + manifest.json (local or gs://).")
+    f.DEFINE_bool("use_synthetic_data", False, "Synthetic batches kept on the device.")
+    f.DEFINE_bool("deterministic_input", False, "Deterministic input order (slower).")
+    f.DEFINE_bool("cache_input", False, "Cache decoded examples in memory.")
+    # hardware
+    f.DEFINE_enum("accelerator", "auto", list(config.ACCELERATORS), "Device kind.")
+    f.DEFINE_enum("strategy", "auto", list(config.STRATEGIES), "tf.distribute strategy.")
+    f.DEFINE_enum(
+        "all_reduce",
+        "auto",
+        list(config.ALL_REDUCE),
+        "Cross-replica reduction (nccl/hierarchical_copy/reduce_to_one on one host; "
+        "ring/nccl for multi_worker).",
+    )
+    f.DEFINE_integer("num_gpus", None, "GPUs to use (default: all visible).", lower_bound=1)
+    f.DEFINE_string("tpu", None, "TPU name, grpc://host:port, or 'local' on a TPU VM.")
+    f.DEFINE_integer(
+        "num_cpu_devices", 1, "Split the CPU into N logical devices (N replicas).", lower_bound=1
+    )
+    f.DEFINE_integer(
+        "num_intra_threads", 0, "Intra-op thread pool size (0: TF default).", lower_bound=0
+    )
+    f.DEFINE_integer(
+        "num_inter_threads", 0, "Inter-op thread pool size (0: TF default).", lower_bound=0
+    )
+    define_pricing()
+
+
+def define_pricing():
+    f = flags
+    f.DEFINE_list(
+        "machine",
+        [],
+        "Priced machine(s): parts joined by '+', e.g. "
+        "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
+    )
+    f.DEFINE_enum("pricing", "on_demand", list(config.PRICING), "Price column to use.")
+    f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
+    f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
+
+
+def define_models():
+    flags.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
+    flags.DEFINE_bool("tiny", False, "Describe the tiny variants.")
+
+
+def define_prices():
+    flags.DEFINE_enum("format", "table", ["table", "csv", "json"], "Output format.")
+    define_pricing()
+
+
+def define_rerun():
+    flags.DEFINE_bool(
+        "resume",
+        False,
+        "Resume the recorded run from its checkpoint (same "
+        "model_dir) instead of starting a fresh run.",
+    )
+    flags.DEFINE_string(
+        "results_dir", None, "Write the new record here (default: the recorded results_dir)."
+    )
+
+
+def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise errors.UsageError(f"--params entry {item!r} is not k=v (e.g. dropout=0.1)")
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
+
+
+def train_config() -> config.TrainConfig:
+    """Reads the parsed train flags into a frozen TrainConfig."""
+    if FLAGS.price_per_hour is not None and FLAGS.price_per_hour <= 0:
+        raise errors.UsageError(f"--price_per_hour={FLAGS.price_per_hour} must be > 0 (USD/hour)")
+    if FLAGS.train_epochs is not None and FLAGS.train_epochs <= 0:
+        raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
+    return config.TrainConfig(
+        model=FLAGS.model,
+        params=parse_params(FLAGS.params),
+        tiny=FLAGS.tiny,
+        batch_size=FLAGS.batch_size,
+        train_steps=FLAGS.train_steps,
+        train_epochs=FLAGS.train_epochs,
+        steps_per_loop=FLAGS.steps_per_loop,
+        warmup_loops=FLAGS.warmup_loops,
+        eval_every_steps=FLAGS.eval_every_steps,
+        eval_steps=FLAGS.eval_steps,
+        target_accuracy=FLAGS.target_accuracy,
+        stop_at_target=FLAGS.stop_at_target,
+        precision=FLAGS.precision,
+        xla=FLAGS.xla,
+        seed=FLAGS.seed,
+        model_dir=FLAGS.model_dir,
+        results_dir=FLAGS.results_dir,
+        checkpoint_every_steps=FLAGS.checkpoint_every_steps,
+        log_every_secs=FLAGS.log_every_secs,
+        hardware=config.HardwareConfig(
+            accelerator=FLAGS.accelerator,
+            strategy=FLAGS.strategy,
+            all_reduce=FLAGS.all_reduce,
+            num_gpus=FLAGS.num_gpus,
+            tpu=FLAGS.tpu,
+            num_cpu_devices=FLAGS.num_cpu_devices,
+            num_intra_threads=FLAGS.num_intra_threads,
+            num_inter_threads=FLAGS.num_inter_threads,
+        ),
+        data=config.DataConfig(
+            dataset=FLAGS.dataset,
+            data_dir=FLAGS.data_dir,
+            use_synthetic_data=FLAGS.use_synthetic_data,
+            deterministic=FLAGS.deterministic_input,
+            cache=FLAGS.cache_input,
+        ),
+        cost=config.CostConfig(
+            machine=tuple(FLAGS.machine),
+            pricing=FLAGS.pricing,
+            price_per_hour=FLAGS.price_per_hour,
+            price_catalog=FLAGS.price_catalog,
+        ),
+    )
+
+
+def flag_values() -> dict:
+    """The value of every tpubench flag of this subcommand (for the run record)."""
+    return {name: FLAGS[name].value for name in sorted(_defined)}
+
+
+_defined: set[str] = set()
+
+
+def define(subcommand: str) -> None:
+    """Defines the common flags and SUBCOMMAND's flags, remembering their names."""
+    before = set(FLAGS)
+    define_common()
+    {
+        "train": define_train,
+        "models": define_models,
+        "prices": define_prices,
+        "rerun": define_rerun,
+    }[subcommand]()
+    _defined.update(set(FLAGS) - before)

@@ -1,0 +1,199 @@
+"""`tpubench SUBCOMMAND [flags]`: the command-line edge.
+
+absl has no subcommands, so the first argument picks one; only that
+subcommand's flags are defined, then absl parses them (with --flagfile and
+--helpfull as usual).  Every TpubenchError becomes one line on stderr and a
+non-zero exit; --verbose adds the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+SUBCOMMANDS = {
+    "train": "train a model and record throughput, accuracy, MFU and cost",
+    "models": "list registered models with parameters and FLOPs per example",
+    "prices": "list or search the price catalog, or price a --machine",
+    "rerun": "repeat a recorded run with the same flags: tpubench rerun RECORD.json",
+}
+
+
+def _usage() -> str:
+    lines = ["usage: tpubench SUBCOMMAND [--flags]  (tpubench SUBCOMMAND --help for its flags)", ""]
+    lines += [f"  {name:<8} {text}" for name, text in SUBCOMMANDS.items()]
+    return "\n".join(lines)
+
+
+def run(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) < 2 or argv[1] in ("-h", "--help", "help"):
+        print(_usage())
+        sys.exit(0 if len(argv) >= 2 else 2)
+    sub = argv[1]
+    if sub not in SUBCOMMANDS:
+        from tpubench import errors
+
+        print(f"tpubench: error: {errors.unknown('subcommand', sub, SUBCOMMANDS)}", file=sys.stderr)
+        sys.exit(2)
+    verbose = any(a in ("--verbose", "--verbose=true") for a in argv)
+    if not verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from absl import app
+
+    from tpubench import flags as flags_lib
+
+    flags_lib.define(sub)
+    app.run(lambda args: _dispatch(sub, args, argv), argv=[f"tpubench {sub}"] + argv[2:])
+
+
+def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
+    from absl import logging
+
+    from tpubench import errors
+    from tpubench import flags as flags_lib
+
+    verbose = flags_lib.FLAGS.verbose
+    if not verbose:
+        logging.set_verbosity(logging.ERROR)
+        import warnings
+
+        warnings.filterwarnings("ignore")
+    try:
+        return {"train": _train, "models": _models, "prices": _prices, "rerun": _rerun}[sub](
+            args[1:], full_argv
+        ) or 0
+    except errors.TpubenchError as e:
+        if verbose:
+            traceback.print_exc()
+        print(f"tpubench {sub}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"tpubench {sub}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
+        if verbose:
+            traceback.print_exc()
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+        print(
+            f"tpubench {sub}: internal error: {type(e).__name__}: {first} "
+            "(rerun with --verbose for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _import_tf_quietly(verbose: bool, before_first_op=None) -> None:
+    """Imports TensorFlow with file descriptor 2 pointed at /dev/null.
+
+    TF 2.21 prints start-up lines from C++ (absl, oneDNN) before any log
+    level applies; without --verbose they only bury the one line that
+    matters.  Python-level errors still surface: only the import is muted.
+    """
+    if verbose:
+        import tensorflow  # noqa: F401
+
+        if before_first_op:
+            before_first_op()
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        import tensorflow as tf
+
+        if before_first_op:
+            before_first_op()
+        tf.constant(0) + 1  # noqa: B018 - first op initialises the runtime (more start-up lines)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _no_positional(args, sub):
+    from tpubench import errors
+
+    if args:
+        raise errors.UsageError(f"unexpected argument(s) {' '.join(args)!r} for `tpubench {sub}`")
+
+
+def _train(args, full_argv) -> int:
+    from tpubench import controller, report_text
+    from tpubench import flags as flags_lib
+
+    _no_positional(args, "train")
+    cfg = flags_lib.train_config()
+    _import_tf_quietly(flags_lib.FLAGS.verbose, lambda: _configure_before_tf(cfg))
+    record = controller.train(cfg, full_argv, flags_lib.flag_values())
+    print(report_text.train_summary(record))
+    return 0
+
+
+def _configure_before_tf(cfg) -> None:
+    """Thread pools and logical devices must be set before the first op runs."""
+    from tpubench import strategy
+
+    strategy.configure_host(cfg.hardware)
+
+
+def _models(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench import model_info
+
+    FLAGS = flags_lib.FLAGS
+    _import_tf_quietly(FLAGS.verbose)
+    print(model_info.listing(args, FLAGS.format, FLAGS.tiny))
+    return 0
+
+
+def _prices(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.cost import cli
+
+    FLAGS = flags_lib.FLAGS
+    machine = ",".join(FLAGS.machine) if FLAGS.machine else None
+    print(
+        cli.prices_main(" ".join(args), FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
+    )
+    return 0
+
+
+def _rerun(args, full_argv) -> int:
+    import subprocess
+
+    from tpubench import errors, records
+    from tpubench import flags as flags_lib
+
+    if len(args) != 1:
+        raise errors.UsageError("usage: tpubench rerun RECORD.json [--resume] [--results_dir=DIR]")
+    record = records.read(args[0])
+    old = record.get("argv", [])
+    values = record.get("flags")
+    if len(old) < 2 or old[1] != "train" or not isinstance(values, dict):
+        raise errors.UsageError(f"{args[0]} records no `tpubench train` run to repeat")
+    if "<redacted>" in values.values():
+        raise errors.UsageError(f"{args[0]} has redacted flag values; it cannot be repeated as is")
+    FLAGS = flags_lib.FLAGS
+    skip = {"model_dir", "results_dir", "verbose"}
+    new = [_as_flag(k, v) for k, v in sorted(values.items()) if k not in skip and v is not None]
+    if FLAGS.resume:
+        new.append(f"--model_dir={record['config']['model_dir']}")
+    new.append(f"--results_dir={FLAGS.results_dir or record['config']['results_dir']}")
+    cmd = [sys.executable, "-m", "tpubench", "train", *new]
+    print("tpubench rerun: " + " ".join(["tpubench", "train", *new]), file=sys.stderr, flush=True)
+    return subprocess.run(cmd, check=False).returncode
+
+
+def _as_flag(name, value) -> str:
+    if isinstance(value, bool):
+        return f"--{name}" if value else f"--no{name}"
+    if isinstance(value, list):
+        return f"--{name}={','.join(map(str, value))}"
+    return f"--{name}={value}"
+
+
+if __name__ == "__main__":
+    run()

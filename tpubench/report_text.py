@@ -1,0 +1,144 @@
+"""Terminal rendering of one run record (no TensorFlow)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _num(x, fmt="{:,.1f}", none="n/a"):
+    return none if x is None else fmt.format(x)
+
+
+def _ms(x):
+    return _num(x * 1e3 if x is not None else None, "{:,.2f}")
+
+
+def _si(x, unit):
+    if x is None:
+        return "n/a"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:,.2f} {prefix}{unit}"
+    return f"{x:,.0f} {unit}"
+
+
+def _money(x):
+    if x is None:
+        return "n/a"
+    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}" if x >= 0.0001 else f"${x:.2e}"
+
+
+def train_summary(record: dict) -> str:
+    """A results table and a cost table for a finished train record."""
+    r = record.get("results", {})
+    p = record.get("placement", {})
+    cfg = record.get("config", {})
+    data = record.get("data", {})
+    out = io.StringIO()
+    console = Console(file=out, width=110, force_terminal=False, color_system=None)
+    title = (
+        f"{record['model']['name']} on {data.get('name')} — {p.get('accelerator')} / "
+        f"{p.get('strategy')}, {p.get('num_replicas')} replica(s), {cfg.get('precision')}, "
+        f"global batch {record.get('global_batch_size')}"
+    )
+    t = Table(title=title, show_header=False, title_justify="left")
+    t.add_column("figure", style="bold")
+    t.add_column("value")
+    rate = r.get("examples_per_sec")
+    t.add_row(
+        "examples/sec",
+        f"{_num(rate)}  (per replica {_num(r.get('examples_per_sec_per_replica'))})"
+        if rate
+        else r.get("note", "n/a"),
+    )
+    t.add_row(
+        "step time p50 / p90 / p99",
+        f"{_ms(r.get('step_time_p50'))} / {_ms(r.get('step_time_p90'))} / "
+        f"{_ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')})",
+    )
+    t.add_row(
+        "time to first loop",
+        f"{_num(r.get('time_to_first_loop'), '{:,.2f}')} s  "
+        f"(compile ≈ {_num(r.get('compile_seconds'), '{:,.2f}')} s; startup "
+        f"{_num(record.get('startup_seconds'), '{:,.2f}')} s)",
+    )
+    t.add_row("steady state after", f"{r.get('steady_state_after_loops', 'n/a')} loop(s)")
+    t.add_row(
+        "steps / wall time",
+        f"{r.get('steps_run')} steps in "
+        f"{_num(r.get('train_wall_seconds'), '{:,.2f}')} s "
+        f"(eval/checkpoint pauses {_num(r.get('pause_seconds'), '{:,.2f}')} s)",
+    )
+    t.add_row("final loss", _num(r.get("final_loss_loop_mean"), "{:.4f}"))
+    ev = r.get("eval")
+    if ev:
+        t.add_row(
+            "eval accuracy",
+            f"{_num(ev.get('accuracy'), '{:.4f}')} on {ev.get('examples')} "
+            f"examples (eval loss {_num(ev.get('loss'), '{:.4f}')})",
+        )
+    elif r.get("eval_note"):
+        t.add_row("eval", r["eval_note"])
+    tgt = r.get("target")
+    if tgt:
+        t.add_row(
+            "target",
+            f"{tgt['metric']} >= {tgt['target']}: reached at step {tgt['step']} "
+            f"after {tgt['seconds']:.2f} s"
+            if tgt.get("step")
+            else f"{tgt['metric']} >= {tgt['target']}: NOT reached",
+        )
+    m = record.get("mfu", {})
+    if m.get("train_flops_per_example"):
+        t.add_row(
+            "FLOPs/example (train)",
+            f"{_si(m['train_flops_per_example'], 'FLOP')} "
+            f"(forward {_si(m.get('forward_flops_per_example'), 'FLOP')}); "
+            f"{m.get('parameters', 0):,} parameters",
+        )
+        mfu = m.get("mfu")
+        t.add_row(
+            "MFU",
+            (f"{100 * mfu:.2f}% of {_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})")
+            if mfu is not None
+            else f"n/a ({m.get('peak_source', m.get('note', ''))})",
+        )
+    console.print(t)
+    cost = record.get("cost") or {}
+    if cost.get("machines"):
+        c = Table(
+            title=f"cost at the measured rate — 1 epoch = {cost['examples_per_epoch']:,} "
+            "examples" + (f"; {cost['note']}" if cost.get("note") else ""),
+            title_justify="left",
+        )
+        for col in (
+            "machine",
+            "pricing",
+            "$/hour",
+            "$/epoch",
+            "$/1M examples",
+            "$ this run",
+            "$ to target",
+        ):
+            c.add_column(col, justify="left" if col in ("machine", "pricing") else "right")
+        used = {}
+        for row in cost["machines"]:
+            c.add_row(
+                row.get("machine") or "(override)",
+                row.get("pricing", ""),
+                _money(row["usd_per_hour"]),
+                _money(row.get("usd_per_epoch")),
+                _money(row.get("usd_per_million_examples")),
+                _money(row.get("usd_run")),
+                _money(row.get("usd_to_target")),
+            )
+            for x in row.get("rows", []):
+                used[(x["row_key"], x["as_of"])] = x
+        console.print(c)
+        for x in used.values():
+            console.print(f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}")
+    console.print(f"record: {record.get('record_path')}   model_dir: {cfg.get('model_dir')}")
+    return out.getvalue().rstrip()
