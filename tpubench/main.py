@@ -45,7 +45,22 @@ def run(argv: list[str] | None = None) -> None:
     from tpubench import flags as flags_lib
 
     flags_lib.define(sub)
-    app.run(lambda args: _dispatch(sub, args, argv), argv=[f"tpubench {sub}"] + argv[2:])
+    app.run(
+        lambda args: _dispatch(sub, args, argv),
+        argv=[f"tpubench {sub}"] + argv[2:],
+        flags_parser=lambda a: _parse_flags(sub, a),
+    )
+
+
+def _parse_flags(sub: str, argv: list[str]) -> list[str]:
+    """absl's parser, with a bad flag reported in one line (exit 2)."""
+    from absl import flags
+
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as e:
+        print(f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)", file=sys.stderr)
+        sys.exit(2)
 
 
 def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:

@@ -51,20 +51,29 @@ class Runner:
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
         self._xla = xla
+        # --xla compiles each replica's forward and backward pass; the input
+        # iterator and the cross-replica gradient reduction stay outside XLA
+        # (IteratorGetNext and merge_call have no XLA kernels on CPU/GPU;
+        # TPUStrategy compiles the whole loop anyway).
+        self._grads_fn = (
+            tf.function(self._loss_and_grads, jit_compile=True) if xla else self._loss_and_grads
+        )
         self._train_loop = None
         self._eval_step = None
 
     # ----------------------------------------------------------------- train
-    def _train_step(self, features, labels):
+    def _loss_and_grads(self, features, labels):
         with tf.GradientTape() as tape:
             out = self.spec.model_fn(self.model, features, labels, Mode.TRAIN, self.params)
             loss = tf.reduce_sum(out.per_example_loss) / self.global_batch
             if out.aux_loss is not None:
                 loss += out.aux_loss / self.strategy.num_replicas_in_sync
             scaled = self.optimizer.scale_loss(loss) if self.precision == "fp16" else loss
-        variables = self.model.trainable_variables
-        grads = tape.gradient(scaled, variables)
-        self.optimizer.apply_gradients(zip(grads, variables, strict=True))
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
+
+    def _train_step(self, features, labels):
+        loss, grads = self._grads_fn(features, labels)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
 
     def make_train_loop(self, next_batch):
@@ -87,7 +96,7 @@ class Runner:
             self.global_step.assign_add(tf.cast(num_steps, tf.int64))
             return last, total / tf.cast(num_steps, tf.float32)
 
-        return tf.function(loop, jit_compile=self._xla or None, reduce_retracing=True)
+        return tf.function(loop, reduce_retracing=True)
 
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""

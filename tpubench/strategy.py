@@ -229,7 +229,7 @@ def _tpu(hw: HardwareConfig):
         if name != "local":
             tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
-    except (ValueError, RuntimeError, tf.errors.OpError, ImportError) as e:
+    except Exception as e:  # noqa: BLE001 - resolver errors range from URLError to NotFoundError
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise errors.HardwareError(
             f"no TPU reachable at --tpu={name} ({first[:200]}); on a TPU VM use --tpu=local, "
