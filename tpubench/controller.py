@@ -102,14 +102,17 @@ class _Job:
         spec = registry.get(cfg.model)
         params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
         prices = _prices(cfg)  # fail on a bad --machine before any training
+        role = strategy_lib.ps_server_role(cfg.hardware)
+        if role is not None:  # a worker or ps task: serve until the launcher stops us
+            self.is_chief = False
+            self.record["role"] = f"{role[0]}:{role[1]}"
+            strategy_lib.serve(role)
+            return
         strategy, placement = strategy_lib.build(cfg.hardware)
         self.is_chief = placement.is_chief
-        if placement.strategy == "parameter_server":
-            raise errors.UsageError(
-                "--strategy=parameter_server runs through `tpubench-launch local-cluster --ps=N`, "
-                "which starts the coordinator, workers and parameter servers"
-            )
-        replicas = placement.num_replicas
+        # Under parameter servers each worker steps on its own batch share.
+        ps = placement.strategy == "parameter_server"
+        replicas = placement.num_workers if ps else placement.num_replicas
         batch = cfg.batch_size or spec.default_batch_size * replicas
         if batch % replicas:
             raise errors.UsageError(
@@ -124,7 +127,7 @@ class _Job:
             data_dir=data,
             deterministic=cfg.data.deterministic,
             cache=cfg.data.cache,
-            drop_remainder_eval=placement.accelerator == "tpu",
+            fixed_eval_steps=placement.strategy in ("multi_worker", "tpu"),
         )
         if manifest is not None and "num_classes" in params:
             params["num_classes"] = max(int(params["num_classes"]), manifest.num_classes)
@@ -187,11 +190,19 @@ class _Job:
         from tpubench import progress as progress_lib
         from tpubench import runner as runner_lib
         from tpubench import timing, writers
-        from tpubench.model_api import Mode
 
         cfg = self.cfg
         batch = params["global_batch_size"]
-        self.runner = runner = runner_lib.Runner(spec, params, strategy, cfg.precision, cfg.xla)
+        ps = placement.strategy == "parameter_server"
+        replicas = placement.num_workers if ps else placement.num_replicas
+        self.runner = runner = runner_lib.Runner(
+            spec,
+            params,
+            strategy,
+            cfg.precision,
+            cfg.xla,
+            step_batch=params["batch_size"] if ps else None,
+        )
         ckpt_dir = self.model_dir.rstrip("/") + "/checkpoints"
         if not self.is_chief:
             ckpt_dir = self.model_dir.rstrip("/") + f"/.worker-{os.getpid()}"
@@ -214,15 +225,12 @@ class _Job:
         else:
             self.writer = writers.NullWriter()
 
-        if manifest is None:
-            fixed = runner.synthetic_inputs(cfg.seed)
-            loop = runner.make_train_loop(lambda: fixed)
-            eval_data = None
-        else:
-            iterator = iter(runner.distribute(Mode.TRAIN))
-            loop = runner.make_train_loop(lambda: next(iterator))
-            eval_data = runner.distribute(Mode.EVAL)
-
+        run_loop, evaluate, examples_per_step = self._loops(runner, strategy, placement, manifest)
+        eval_steps = cfg.eval_steps
+        if params["fixed_eval_steps"] and manifest is not None:
+            # Every worker must run the same number of full eval batches.
+            full = max(1, manifest.split(manifest.eval_split()).examples // batch)
+            eval_steps = min(eval_steps or full, full)
         eval_every = cfg.eval_every_steps
         if cfg.target_accuracy is not None and not eval_every:
             eval_every = max(1, math.ceil(epoch_examples / batch))  # once per epoch
@@ -241,11 +249,10 @@ class _Job:
             if eval_every:
                 n = min(n, eval_every - self.step % eval_every)
             t0 = time.perf_counter()
-            last, mean = loop(tf.constant(n, tf.int32))
-            last_loss, mean_loss = float(last), float(mean)  # forces completion
+            last_loss, mean_loss = run_loop(n)  # returns floats: forces completion
             dt = time.perf_counter() - t0
             self.step += n
-            loops.append(timing.LoopTime(n, dt, n * batch))
+            loops.append(timing.LoopTime(n, dt, n * examples_per_step))
             if not (math.isfinite(last_loss) and math.isfinite(mean_loss)):
                 raise errors.RunInvalidError(
                     f"loss became {last_loss} at step {self.step}: the run is invalid and reports "
@@ -259,14 +266,14 @@ class _Job:
                     writers.STEP_TIME: dt / n,
                 },
             )
-            rate = n * batch / dt if len(loops) > cfg.warmup_loops else None
+            rate = n * examples_per_step / dt if len(loops) > cfg.warmup_loops else None
             self.progress.update(self.step, rate, mean_loss)
             p0 = time.perf_counter()
-            due_eval = eval_data is not None and (
+            due_eval = evaluate is not None and (
                 (eval_every and self.step % eval_every == 0) or self.step >= total_steps
             )
             if due_eval:
-                result = runner.evaluate(eval_data, cfg.eval_steps)
+                result = evaluate(eval_steps)
                 result.update(step=self.step, train_seconds=round(p0 - t_train, 3))
                 evals.append(result)
                 self.writer.write_scalars(
@@ -300,8 +307,10 @@ class _Job:
         wall = time.perf_counter() - t_train
         self.progress.close()
         self.save_checkpoint()
+        if not self.is_chief:  # its checkpoint copy exists only because collectives need it
+            tf.io.gfile.rmtree(ckpt_dir)
 
-        results = timing.summarize(loops, cfg.warmup_loops, placement.num_replicas)
+        results = timing.summarize(loops, cfg.warmup_loops, replicas)
         results.update(
             final_loss=last_loss,
             final_loss_loop_mean=mean_loss,
@@ -326,6 +335,53 @@ class _Job:
         self.record["results"] = results
         self.record["mfu"] = _mfu(spec, params, results, placement, cfg)
         self.record["cost"] = _costs(prices, results, epoch_examples, wall, target, placement)
+
+    @staticmethod
+    def _loops(runner, strategy, placement, manifest):
+        """(run_loop(n) -> (last, mean) floats, evaluate(steps) or None, examples per step)."""
+        import tensorflow as tf
+
+        from tpubench.model_api import Mode
+
+        seed = runner.params["seed"]
+        if placement.strategy == "parameter_server":
+            coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+            dataset_fn = runner.ps_dataset(Mode.TRAIN, seed if manifest is None else None)
+            iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+            loop = runner.make_ps_loop()
+            workers = placement.num_workers
+
+            def run_ps(n):
+                # One wave: every worker runs n steps; the wave's wall time is
+                # what n steps of the whole cluster cost.
+                values = [
+                    coordinator.schedule(loop, args=(iterator, tf.constant(n)))
+                    for _ in range(workers)
+                ]
+                coordinator.join()
+                runner.global_step.assign_add(n)  # cluster steps, as in the sync strategies
+                outs = [v.fetch() for v in values]
+                return float(outs[-1][0]), sum(float(o[1]) for o in outs) / len(outs)
+
+            evaluate = runner.evaluate_inline if manifest is not None else None
+            return run_ps, evaluate, runner.params["batch_size"] * workers
+        if manifest is None:
+            fixed = runner.synthetic_inputs(seed)
+            loop = runner.make_train_loop(lambda: fixed)
+            evaluate = None
+        else:
+            iterator = iter(runner.distribute(Mode.TRAIN))
+            loop = runner.make_train_loop(lambda: next(iterator))
+            eval_data = runner.distribute(Mode.EVAL)
+
+            def evaluate(steps):
+                return runner.evaluate(eval_data, steps)
+
+        def run_sync(n):
+            last, mean = loop(tf.constant(n, tf.int32))
+            return float(last), float(mean)
+
+        return run_sync, evaluate, runner.params["global_batch_size"]
 
     def save_checkpoint(self):
         if self.manager is not None and self.runner is not None:

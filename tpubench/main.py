@@ -119,9 +119,9 @@ def _import_tf_quietly(verbose: bool, before_first_op=None) -> None:
         os.dup2(devnull, 2)
         import tensorflow as tf
 
+        del tf
         if before_first_op:
             before_first_op()
-        tf.constant(0) + 1  # noqa: B018 - first op initialises the runtime (more start-up lines)
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -143,7 +143,13 @@ def _train(args, full_argv) -> int:
     cfg = flags_lib.train_config()
     _import_tf_quietly(flags_lib.FLAGS.verbose, lambda: _configure_before_tf(cfg))
     record = controller.train(cfg, full_argv, flags_lib.flag_values())
-    print(report_text.train_summary(record))
+    if record.get("record_path"):
+        print(report_text.train_summary(record))
+    else:
+        print(
+            f"tpubench train: {record.get('role', 'worker')} finished; the chief task writes "
+            "the run record"
+        )
     return 0
 
 

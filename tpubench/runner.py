@@ -28,15 +28,27 @@ class Runner:
       strategy: a tf.distribute.Strategy.
       precision: fp32 | bf16 | fp16 (Keras mixed-precision policy; fp16 adds
         dynamic loss scaling).
-      xla: compile the loop with XLA (jit_compile=True).
+      xla: compile each replica's step with XLA (jit_compile=True).
+      step_batch: examples one synchronous step divides its loss by: the
+        global batch (default), or one worker's batch under
+        ParameterServerStrategy, where workers step independently.
     """
 
-    def __init__(self, spec: model_api.ModelSpec, params, strategy, precision="fp32", xla=False):
+    def __init__(
+        self,
+        spec: model_api.ModelSpec,
+        params,
+        strategy,
+        precision="fp32",
+        xla=False,
+        step_batch: int | None = None,
+    ):
         self.spec = spec
         self.params = dict(params)
         self.strategy = strategy
         self.precision = precision
         self.global_batch = int(params["global_batch_size"])
+        self.step_batch = int(step_batch or self.global_batch)
         keras.mixed_precision.set_global_policy(POLICIES[precision])
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
@@ -65,7 +77,7 @@ class Runner:
     def _loss_and_grads(self, features, labels):
         with tf.GradientTape() as tape:
             out = self.spec.model_fn(self.model, features, labels, Mode.TRAIN, self.params)
-            loss = tf.reduce_sum(out.per_example_loss) / self.global_batch
+            loss = tf.reduce_sum(out.per_example_loss) / self.step_batch
             if out.aux_loss is not None:
                 loss += out.aux_loss / self.strategy.num_replicas_in_sync
             scaled = self.optimizer.scale_loss(loss) if self.precision == "fp16" else loss
@@ -98,6 +110,51 @@ class Runner:
 
         return tf.function(loop, reduce_retracing=True)
 
+    def make_ps_loop(self):
+        """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
+
+        The coordinator schedules it on whichever worker is free; the
+        iterator argument resolves to that worker's own dataset.
+        """
+        strategy = self.strategy
+
+        def loop(iterator, num_steps):
+            total = tf.constant(0.0)
+            last = tf.constant(0.0)
+            for _ in tf.range(num_steps):
+                features, labels = next(iterator)
+                per_replica = strategy.run(self._train_step, args=(features, labels))
+                last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                total += last
+            return last, total / tf.cast(num_steps, tf.float32)
+
+        return tf.function(loop)
+
+    def ps_dataset(self, mode: Mode, synthetic_seed: int | None):
+        """A per-worker dataset function for ClusterCoordinator."""
+        params = dict(self.params)
+        spec = self.spec
+        if synthetic_seed is not None:
+            batch = synthetic.global_batch(
+                spec.element_spec(params), params, params["batch_size"], synthetic_seed
+            )
+
+            def dataset_fn():
+                return tf.data.Dataset.from_tensors(batch).repeat()
+        else:
+
+            def dataset_fn():
+                return spec.input_fn(params, None, mode)
+
+        return dataset_fn
+
+    def evaluate_inline(self, max_steps: int | None = None) -> dict:
+        """Parameter-server eval on the coordinator, reading remote variables."""
+        if self._eval_step is None:
+            self._eval_step = tf.function(self._eval_replica, reduce_retracing=True)
+        dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
+        return self._accumulate(dataset, max_steps)
+
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
         batch = synthetic.global_batch(
@@ -119,11 +176,19 @@ class Runner:
 
     # ------------------------------------------------------------------ eval
     def _eval_replica(self, features, labels):
+        """Per-replica sums packed in one vector: [loss, count, *metrics].
+
+        One stacked tensor (not a dict) because MultiWorkerMirroredStrategy's
+        reduce rejects nested structures of scalars.
+        """
         out = self.spec.model_fn(self.model, features, labels, Mode.EVAL, self.params)
-        sums = {k: tf.reduce_sum(tf.cast(v, tf.float32)) for k, v in out.metrics.items()}
-        sums["loss"] = tf.reduce_sum(out.per_example_loss)
-        sums["count"] = tf.cast(tf.shape(out.per_example_loss)[0], tf.float32)
-        return sums
+        self._metric_names = sorted(out.metrics)
+        sums = [
+            tf.reduce_sum(out.per_example_loss),
+            tf.cast(tf.shape(out.per_example_loss)[0], tf.float32),
+        ]
+        sums += [tf.reduce_sum(tf.cast(out.metrics[k], tf.float32)) for k in self._metric_names]
+        return tf.stack(sums)
 
     def evaluate(self, dataset, max_steps: int | None = None) -> dict:
         """Mean of every per-example metric (and loss) over the eval data."""
@@ -135,16 +200,22 @@ class Runner:
                 return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
             self._eval_step = tf.function(step, reduce_retracing=True)
-        totals: dict[str, float] = {}
+        return self._accumulate(dataset, max_steps)
+
+    def _accumulate(self, dataset, max_steps):
+        total = None
         for i, (features, labels) in enumerate(dataset):
             if max_steps is not None and i >= max_steps:
                 break
-            for k, v in self._eval_step(features, labels).items():
-                totals[k] = totals.get(k, 0.0) + float(v)
-        count = totals.pop("count", 0.0)
-        if not count:
+            sums = self._eval_step(features, labels).numpy()
+            total = sums if total is None else total + sums
+        if total is None or not total[1]:
             return {"examples": 0}
-        result = {k: v / count for k, v in totals.items()}
+        count = float(total[1])
+        result = {"loss": float(total[0]) / count}
+        result.update(
+            {k: float(v) / count for k, v in zip(self._metric_names, total[2:], strict=True)}
+        )
         result["examples"] = int(count)
         return result
 

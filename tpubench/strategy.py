@@ -216,6 +216,41 @@ def _parameter_server(hw: HardwareConfig, accelerator: str):
     )
 
 
+def ps_server_role(hw: HardwareConfig) -> tuple[str, int] | None:
+    """(task_type, index) when this process is a worker/ps of a PS cluster.
+
+    Under ParameterServerStrategy only the chief (coordinator) runs the
+    training program; worker and ps tasks serve tensors until stopped.
+    """
+    cfg = tf_config()
+    if not cfg or not cfg["cluster"].get("ps") or hw.strategy not in ("auto", "parameter_server"):
+        return None
+    task = cfg.get("task", {})
+    if task.get("type") in ("worker", "ps"):
+        return task["type"], int(task.get("index", 0))
+    return None
+
+
+def serve(role: tuple[str, int]) -> None:
+    """Runs this worker/ps task's tf.distribute.Server until the process ends."""
+    tf = _tf()
+    cfg = tf_config()
+    cluster = tf.train.ClusterSpec(cfg["cluster"])
+    workers = len(cfg["cluster"].get("worker", []))
+    # Worker servers need inter-op threads > number of workers or runs can
+    # hang (TF_NOTES.md).
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=workers + 2)
+    server = tf.distribute.Server(
+        cluster, job_name=role[0], task_index=role[1], protocol="grpc", config=config, start=True
+    )
+    print(
+        f"tpubench: serving as {role[0]} {role[1]} of a parameter-server cluster "
+        f"({server.target}); the coordinator (chief task) runs training",
+        flush=True,
+    )
+    server.join()
+
+
 def _tpu(hw: HardwareConfig):
     tf = _tf()
     name = hw.tpu or os.environ.get("TPU_NAME") or ("local" if _on_tpu_vm() else None)
@@ -263,14 +298,16 @@ def build(hw: HardwareConfig):
                 "--strategy=tpu (or auto)"
             )
         return _tpu(hw)
-    if accelerator == "gpu":
-        devices = _gpu_names(hw)
-    else:
-        devices = [d.name for d in tf.config.list_logical_devices("CPU")][: hw.num_cpu_devices]
+    # Cluster strategies first: they must exist before anything initialises
+    # the eager context (listing logical devices does).
     if name == "multi_worker":
         return _multi_worker(hw, accelerator)
     if name == "parameter_server":
         return _parameter_server(hw, accelerator)
+    if accelerator == "gpu":
+        devices = _gpu_names(hw)
+    else:
+        devices = [d.name for d in tf.config.list_logical_devices("CPU")][: hw.num_cpu_devices]
     if name == "one_device":
         if len(devices) > 1:
             raise errors.UsageError(

@@ -7,8 +7,9 @@ at least one file, else by example), interleave reads, parallel map,
 per-replica batch, prefetch, all with AUTOTUNE.
 
 Params the runner supplies (a model never sets them): `batch_size`
-(per-replica), `data_dir`, `seed`, `deterministic`, `cache`,
-`drop_remainder_eval`.
+(per-replica), `data_dir`, `seed`, `deterministic`, `cache`, and
+`fixed_eval_steps` (multi-worker and TPU: eval repeats with full batches so
+every worker runs the same number of eval steps).
 """
 
 from __future__ import annotations
@@ -58,8 +59,10 @@ def image_classification_input_fn(preprocess: Callable) -> Callable:
             ds = ds.cache()
         if training:
             ds = ds.shuffle(min(10_000, manifest.split(split).examples), seed=params.get("seed"))
+        fixed_eval = bool(params.get("fixed_eval_steps", False))
+        if training or fixed_eval:
             ds = ds.repeat()
-        drop = training or bool(params.get("drop_remainder_eval", False))
+        drop = training or fixed_eval
         ds = ds.batch(params["batch_size"], drop_remainder=drop)
         shape = manifest.image_shape
 
