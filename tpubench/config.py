@@ -53,6 +53,7 @@ class TrainConfig:
     """One `tpubench train` invocation, fully resolved."""
 
     model: str = "mnist_mlp"
+    model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
     batch_size: int | None = None  # global; None: the model's default

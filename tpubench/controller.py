@@ -99,6 +99,8 @@ class _Job:
         strategy_lib.configure_host(cfg.hardware)
         from tpubench import registry
 
+        for module in cfg.model_modules:
+            registry.load_module(module)
         spec = registry.get(cfg.model)
         params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
         prices = _prices(cfg)  # fail on a bad --machine before any training

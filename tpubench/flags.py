@@ -21,6 +21,7 @@ def define_common():
 def define_train():
     f = flags
     f.DEFINE_string("model", "mnist_mlp", "Registered model name (`tpubench models` lists them).")
+    define_model_module()
     f.DEFINE_list("params", [], "Model hyperparameter overrides, k=v,k=v (tuples as a:b:c).")
     f.DEFINE_bool("tiny", False, "Use the model's tiny variant (for tests and smoke runs).")
     f.DEFINE_integer(
@@ -67,7 +68,7 @@ def define_train():
         list(config.PRECISIONS),
         "Numeric precision (Keras mixed precision; fp16 adds loss scaling).",
     )
-    f.DEFINE_bool("xla", False, "Compile the training loop with XLA (jit_compile).")
+    f.DEFINE_bool("xla", False, "Compile each replica's forward and backward pass with XLA.")
     f.DEFINE_integer("seed", 42, "Seed for initialisation, dropout, shuffling and synthetic data.")
     f.DEFINE_string(
         "model_dir",
@@ -117,7 +118,7 @@ def define_train():
     define_pricing()
 
 
-def define_pricing():
+def define_pricing(with_override: bool = True):
     f = flags
     f.DEFINE_list(
         "machine",
@@ -126,18 +127,28 @@ def define_pricing():
         "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
     )
     f.DEFINE_enum("pricing", "on_demand", list(config.PRICING), "Price column to use.")
-    f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
+    if with_override:
+        f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
     f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
 
 
+def define_model_module():
+    flags.DEFINE_multi_string(
+        "model_module",
+        [],
+        "Import a module (dotted name or .py file) that registers models of your own; repeatable.",
+    )
+
+
 def define_models():
+    define_model_module()
     flags.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
     flags.DEFINE_bool("tiny", False, "Describe the tiny variants.")
 
 
 def define_prices():
     flags.DEFINE_enum("format", "table", ["table", "csv", "json"], "Output format.")
-    define_pricing()
+    define_pricing(with_override=False)
 
 
 def define_rerun():
@@ -170,6 +181,7 @@ def train_config() -> config.TrainConfig:
         raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
     return config.TrainConfig(
         model=FLAGS.model,
+        model_modules=tuple(FLAGS.model_module),
         params=parse_params(FLAGS.params),
         tiny=FLAGS.tiny,
         batch_size=FLAGS.batch_size,

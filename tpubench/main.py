@@ -166,6 +166,10 @@ def _models(args, full_argv) -> int:
 
     FLAGS = flags_lib.FLAGS
     _import_tf_quietly(FLAGS.verbose)
+    from tpubench import registry
+
+    for module in FLAGS.model_module:
+        registry.load_module(module)
     print(model_info.listing(args, FLAGS.format, FLAGS.tiny))
     return 0
 
@@ -175,10 +179,12 @@ def _prices(args, full_argv) -> int:
     from tpubench.cost import cli
 
     FLAGS = flags_lib.FLAGS
-    machine = ",".join(FLAGS.machine) if FLAGS.machine else None
-    print(
-        cli.prices_main(" ".join(args), FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
-    )
+    query = " ".join(args)
+    outputs = [
+        cli.prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
+        for machine in (FLAGS.machine or [None])
+    ]
+    print("\n\n".join(outputs))
     return 0
 
 
@@ -199,13 +205,23 @@ def _rerun(args, full_argv) -> int:
         raise errors.UsageError(f"{args[0]} has redacted flag values; it cannot be repeated as is")
     FLAGS = flags_lib.FLAGS
     skip = {"model_dir", "results_dir", "verbose"}
-    new = [_as_flag(k, v) for k, v in sorted(values.items()) if k not in skip and v is not None]
+    new = []
+    for k, v in sorted(values.items()):
+        if k in skip or v is None:
+            continue
+        if k in _MULTI_FLAGS:  # repeatable flags are given once per value
+            new += [f"--{k}={x}" for x in v]
+        else:
+            new.append(_as_flag(k, v))
     if FLAGS.resume:
         new.append(f"--model_dir={record['config']['model_dir']}")
     new.append(f"--results_dir={FLAGS.results_dir or record['config']['results_dir']}")
     cmd = [sys.executable, "-m", "tpubench", "train", *new]
     print("tpubench rerun: " + " ".join(["tpubench", "train", *new]), file=sys.stderr, flush=True)
     return subprocess.run(cmd, check=False).returncode
+
+
+_MULTI_FLAGS = {"model_module"}
 
 
 def _as_flag(name, value) -> str:

@@ -36,6 +36,37 @@ def _load_builtin() -> None:
     _LOADED = True
 
 
+def load_module(name_or_path: str) -> None:
+    """Imports a user's model module (a dotted name or a .py file) so it registers."""
+    import importlib.util
+    import os
+    import sys
+
+    try:
+        if name_or_path.endswith(".py"):
+            if not os.path.isfile(name_or_path):
+                raise errors.UsageError(
+                    f"--model_module={name_or_path}: no such file (expected a .py file or a "
+                    "module name on PYTHONPATH)"
+                )
+            mod_name = "tpubench_user_" + os.path.splitext(os.path.basename(name_or_path))[0]
+            spec = importlib.util.spec_from_file_location(mod_name, name_or_path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name_or_path)
+    except ModuleNotFoundError as e:
+        raise errors.UsageError(
+            f"--model_module={name_or_path}: cannot import {e.name!r} (expected a .py file or a "
+            "module name on PYTHONPATH)"
+        ) from None
+    except SyntaxError as e:
+        raise errors.UsageError(
+            f"--model_module={name_or_path}: syntax error at line {e.lineno}: {e.msg}"
+        ) from None
+
+
 def names() -> list[str]:
     """Registered model names, sorted."""
     _load_builtin()
