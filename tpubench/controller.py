@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import signal
+import sys
 import time
 
 from tpubench import errors, records
@@ -75,6 +76,9 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         job.finish()
         if job.is_chief:
             record["record_path"] = records.write(record, cfg.results_dir)
+            in_flight = sys.exc_info()[1]
+            if isinstance(in_flight, errors.TpubenchError):
+                in_flight.record_path = record["record_path"]
     return record
 
 
@@ -496,11 +500,11 @@ def _costs(prices, results, epoch_examples, wall, target, placement):
 
 def _mfu(spec, params, results, placement, cfg) -> dict:
     from tpubench import mfu as mfu_lib
-    from tpubench import probe
+    from tpubench import model_info, probe
 
     out: dict = {}
     try:
-        counted = mfu_lib.count_flops(spec, dict(params))
+        counted = model_info.flops(spec, dict(params))
     except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a finished run
         return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     out.update(counted)

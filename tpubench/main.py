@@ -82,7 +82,11 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
     except errors.TpubenchError as e:
         if verbose:
             traceback.print_exc()
-        print(f"tpubench {sub}: error: {e}", file=sys.stderr)
+        where = getattr(e, "record_path", None)
+        print(
+            f"tpubench {sub}: error: {e}" + (f" [run record: {where}]" if where else ""),
+            file=sys.stderr,
+        )
         return e.exit_code
     except KeyboardInterrupt:
         print(f"tpubench {sub}: interrupted", file=sys.stderr)

@@ -20,18 +20,31 @@ def _cache_file() -> str:
     return os.path.join(root, "model_info.json")
 
 
-def describe(name: str, tiny: bool = False) -> dict:
-    """Parameters and FLOPs per example (forward and train) of one model."""
+# Runner keys that do not change the network, so do not change its FLOPs.
+_NOT_ARCHITECTURE = {
+    "batch_size",
+    "global_batch_size",
+    "data_dir",
+    "seed",
+    "deterministic",
+    "cache",
+    "fixed_eval_steps",
+}
+
+
+def flops(spec, params) -> dict:
+    """FLOPs per example and trainable parameters, cached per architecture.
+
+    Tracing a model costs seconds (about 10 for ResNet-50), so results are
+    kept per model name, architecture params and TensorFlow version.
+    """
     import tensorflow as tf
 
     from tpubench import mfu
 
-    spec = registry.get(name)
-    params = registry.resolve_params(spec, {}, tiny=tiny)
-    params.setdefault("global_batch_size", spec.default_batch_size)
-    params.setdefault("batch_size", spec.default_batch_size)
+    arch = {k: v for k, v in params.items() if k not in _NOT_ARCHITECTURE}
     key = hashlib.sha1(
-        json.dumps([name, sorted(map(str, params.items())), tf.__version__]).encode()
+        json.dumps([spec.name, sorted(map(str, arch.items())), tf.__version__]).encode()
     ).hexdigest()[:16]
     path = _cache_file()
     cache = {}
@@ -42,13 +55,23 @@ def describe(name: str, tiny: bool = False) -> dict:
         except (OSError, json.JSONDecodeError):
             cache = {}
     if key not in cache:
-        cache[key] = mfu.count_flops(spec, params)
+        counting = dict(params)
+        counting.setdefault("global_batch_size", spec.default_batch_size)
+        counting.setdefault("batch_size", spec.default_batch_size)
+        counting.setdefault("seed", 0)
+        cache[key] = mfu.count_flops(spec, counting)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             json.dump(cache, f, indent=1)
         os.replace(tmp, path)
-    info = cache[key]
+    return dict(cache[key])
+
+
+def describe(name: str, tiny: bool = False) -> dict:
+    """Parameters and FLOPs per example (forward and train) of one model."""
+    spec = registry.get(name)
+    info = flops(spec, registry.resolve_params(spec, {}, tiny=tiny))
     return {
         "name": name,
         "description": spec.description,
