@@ -281,6 +281,25 @@ def _tpu(hw: HardwareConfig):
     )
 
 
+def _check_applicable(hw: HardwareConfig, accelerator: str) -> None:
+    """Flags for one kind of device are an error with another, not ignored."""
+    if hw.num_gpus is not None and accelerator != "gpu":
+        raise errors.UsageError(
+            f"--num_gpus={hw.num_gpus} applies to GPUs but the accelerator is {accelerator}; "
+            "drop it or use --accelerator=gpu"
+        )
+    if hw.num_cpu_devices > 1 and accelerator != "cpu":
+        raise errors.UsageError(
+            f"--num_cpu_devices={hw.num_cpu_devices} splits the CPU into replicas but the "
+            f"accelerator is {accelerator}; drop it or use --accelerator=cpu"
+        )
+    if hw.tpu and accelerator != "tpu":
+        raise errors.UsageError(
+            f"--tpu={hw.tpu} names a TPU but --accelerator={accelerator}; use --accelerator=tpu "
+            "or auto"
+        )
+
+
 def build(hw: HardwareConfig):
     """Returns (strategy, Placement) for the configuration.
 
@@ -290,6 +309,7 @@ def build(hw: HardwareConfig):
     """
     tf = _tf()
     accelerator = resolve_accelerator(hw)
+    _check_applicable(hw, accelerator)
     name = resolve_strategy(hw, accelerator)
     if accelerator == "tpu" or name == "tpu":
         if name not in ("tpu", "auto") or accelerator != "tpu":
