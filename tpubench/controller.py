@@ -135,8 +135,12 @@ class _Job:
             cache=cfg.data.cache,
             fixed_eval_steps=placement.strategy in ("multi_worker", "tpu"),
         )
-        if manifest is not None and "num_classes" in params:
-            params["num_classes"] = max(int(params["num_classes"]), manifest.num_classes)
+        if (
+            manifest is not None
+            and "num_classes" in params
+            and "num_classes" not in dict(cfg.params)
+        ):
+            params["num_classes"] = manifest.num_classes  # the head fits the data it trains on
         epoch_examples = (
             manifest.split("train").examples if manifest else spec.examples_per_epoch["train"]
         )
