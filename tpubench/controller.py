@@ -44,17 +44,20 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         "config": cfg.to_dict() | {"model_dir": model_dir},
     }
     job = _Job(cfg, record, model_dir)
-    handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGTERM,)}
+    # Both signals checkpoint and record: SIGINT too, because a process started
+    # in the background by a shell inherits SIGINT as ignored.
+    handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         job.run()
         record["status"] = "ok"
     except (KeyboardInterrupt, Interrupted) as e:
         record["status"] = "interrupted"
+        step = job.save_checkpoint()
         record["error"] = (
-            f"interrupted ({type(e).__name__ if not str(e) else e}) at step "
-            f"{job.step}; rerun the same command (same --model_dir) to resume"
+            f"interrupted ({e or type(e).__name__}) at step {step}; rerun the same command "
+            "(same --model_dir) to resume"
         )
-        job.save_checkpoint()
+        job.partial_results()
         raise errors.InterruptedRun(record["error"]) from None
     except errors.RunInvalidError as e:
         record["status"] = "invalid"
@@ -93,6 +96,8 @@ class _Job:
         self.manager = None
         self.writer = None
         self.progress = None
+        self.loops = []
+        self.replicas = 1
 
     # ------------------------------------------------------------ set-up
     def run(self):
@@ -204,7 +209,7 @@ class _Job:
         cfg = self.cfg
         batch = params["global_batch_size"]
         ps = placement.strategy == "parameter_server"
-        replicas = placement.num_workers if ps else placement.num_replicas
+        self.replicas = replicas = placement.num_workers if ps else placement.num_replicas
         self.runner = runner = runner_lib.Runner(
             spec,
             params,
@@ -247,12 +252,12 @@ class _Job:
         self.progress = progress_lib.Progress(total_steps, cfg.log_every_secs, self.is_chief)
         self.progress.set_batch(batch)
 
-        loops: list[timing.LoopTime] = []
+        self.loops = loops = []
         evals: list[dict] = []
         pauses = 0.0
         target = None
         last_loss = mean_loss = math.nan
-        t_train = time.perf_counter()
+        t_train = last_flush = time.perf_counter()
         self.record["startup_seconds"] = round(t_train - t_start, 3)
         while self.step < total_steps:
             n = min(cfg.steps_per_loop, total_steps - self.step)
@@ -310,7 +315,9 @@ class _Job:
                     }
             if cfg.checkpoint_every_steps and self.step % cfg.checkpoint_every_steps == 0:
                 self.save_checkpoint()
-            self.writer.flush()
+            if time.perf_counter() - last_flush >= max(cfg.log_every_secs, 1.0):
+                self.writer.flush()
+                last_flush = time.perf_counter()
             pauses += time.perf_counter() - p0
             if target and cfg.stop_at_target:
                 break
@@ -393,12 +400,28 @@ class _Job:
 
         return run_sync, evaluate, runner.params["global_batch_size"]
 
-    def save_checkpoint(self):
-        if self.manager is not None and self.runner is not None:
-            try:
-                self.manager.save(checkpoint_number=int(self.runner.global_step.numpy()))
-            except Exception:  # noqa: BLE001 - a failed save must not hide the original error
-                self.record.setdefault("warnings", []).append("checkpoint save failed")
+    def save_checkpoint(self) -> int:
+        """Saves at the current global step (the truth, even mid-interrupt); returns it."""
+        if self.manager is None or self.runner is None:
+            return self.step
+        step = int(self.runner.global_step.numpy())
+        try:
+            self.manager.save(checkpoint_number=step)
+        except Exception:  # noqa: BLE001 - a failed save must not hide the original error
+            self.record.setdefault("warnings", []).append("checkpoint save failed")
+        return step
+
+    def partial_results(self) -> None:
+        """Throughput of the loops that ran before an interrupt (honestly labelled)."""
+        from tpubench import timing
+
+        if self.loops and "results" not in self.record:
+            results = timing.summarize(self.loops, self.cfg.warmup_loops, self.replicas)
+            results["partial"] = True
+            results["final_step"] = (
+                int(self.runner.global_step.numpy()) if self.runner is not None else self.step
+            )
+            self.record["results"] = results
 
     def finish(self):
         if self.progress is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 
 from tpubench import errors
 from tpubench.config import HardwareConfig
@@ -248,7 +249,13 @@ def serve(role: tuple[str, int]) -> None:
         f"({server.target}); the coordinator (chief task) runs training",
         flush=True,
     )
-    server.join()
+    # Sleep in Python rather than server.join(): a C++ join never lets the
+    # SIGTERM/SIGINT handlers run, so the task could not be stopped cleanly.
+    try:
+        while True:
+            time.sleep(1.0)
+    except BaseException:  # noqa: BLE001 - any stop request ends serving quietly
+        return
 
 
 def _tpu(hw: HardwareConfig):

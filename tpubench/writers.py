@@ -34,8 +34,9 @@ class MetricWriter(abc.ABC):
 class JsonlWriter(MetricWriter):
     """One JSON object per write: {"step", "time", <scalars>} (local or gs://).
 
-    GCS objects cannot be appended to, so lines are buffered and the whole
-    file is rewritten on flush (the controller flushes once per log period).
+    Local files are appended to, so a flush costs only the new lines.  GCS
+    objects cannot be appended to, so on gs:// the whole file is rewritten
+    at each flush; the controller flushes once per log period, not per loop.
     """
 
     def __init__(self, path: str):
@@ -43,19 +44,30 @@ class JsonlWriter(MetricWriter):
 
         self._gfile = tf.io.gfile
         self.path = path
-        self._lines: list[str] = []
-        if self._gfile.exists(path):  # resumed run: keep what was written
+        self._remote = "://" in path
+        self._lines: list[str] = []  # everything on gs://; only unflushed lines locally
+        if self._remote and self._gfile.exists(path):  # resumed run: keep what was written
             with self._gfile.GFile(path, "r") as f:
                 self._lines = [x for x in f.read().splitlines() if x.strip()]
+        self._pending = 0
 
     def write_scalars(self, step, scalars):
         row = {"step": int(step), "time": round(time.time(), 3)}
         row.update({k: float(v) for k, v in scalars.items()})
         self._lines.append(json.dumps(row))
+        self._pending += 1
 
     def flush(self):
-        with self._gfile.GFile(self.path, "w") as f:
-            f.write("\n".join(self._lines) + "\n")
+        if not self._pending:
+            return
+        if self._remote:
+            with self._gfile.GFile(self.path, "w") as f:
+                f.write("\n".join(self._lines) + "\n")
+        else:
+            with open(self.path, "a") as f:
+                f.write("\n".join(self._lines) + "\n")
+            self._lines = []
+        self._pending = 0
 
 
 class TensorBoardWriter(MetricWriter):
