@@ -461,6 +461,11 @@ def _resolve_data(cfg: TrainConfig, spec):
         return cfg.data.data_dir, manifest
     if dataset is None:
         dataset = digits.NAME if digits.NAME in spec.datasets else None
+    elif dataset not in spec.datasets:
+        raise errors.UsageError(
+            f"--dataset={dataset} does not fit model {spec.name!r}; it trains on: "
+            f"{', '.join(spec.datasets) or 'its own data'} (or --use_synthetic_data)"
+        )
     if dataset == digits.NAME:
         path = digits.ensure_prepared()
         return path, manifest_lib.read(path)
