@@ -133,7 +133,8 @@ def test_parameter_server_cluster_trains(tmp_path):
     r = rec["results"]
     measured = rec["results"]["loops"][r["steady_state_after_loops"] :]
     expected = sum(s * 16 * 2 for s, _ in measured) / sum(t for _, t in measured)
-    assert r["examples_per_sec"] == pytest.approx(expected, rel=1e-6)
+    # Loop times are recorded rounded to the microsecond: compare to that precision.
+    assert r["examples_per_sec"] == pytest.approx(expected, rel=1e-4)
     assert 0.0 <= r["eval"]["accuracy"] <= 1.0 and r["eval"]["examples"] == 360
 
 

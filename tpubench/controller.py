@@ -29,8 +29,7 @@ def _raise_interrupt(signum, frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
-def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
-    """Runs one training benchmark and returns its (written) record."""
+def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, str]:
     run_id = records.new_run_id(cfg.model)
     model_dir = cfg.model_dir or records.path_for(cfg.results_dir, run_id)[: -len(".json")]
     record = {
@@ -43,6 +42,21 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         "flags": records.redact_flags(flag_values),
         "config": cfg.to_dict() | {"model_dir": model_dir},
     }
+    return record, model_dir
+
+
+def record_early_failure(
+    cfg: TrainConfig, argv: list[str], flag_values: dict, error: errors.TpubenchError
+) -> None:
+    """A run that failed before TensorFlow loaded still leaves a record."""
+    record, _ = _base_record(cfg, argv, flag_values)
+    record.update(status="failed", error=str(error), finished=records.now_iso())
+    error.record_path = records.write(record, cfg.results_dir)
+
+
+def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
+    """Runs one training benchmark and returns its (written) record."""
+    record, model_dir = _base_record(cfg, argv, flag_values)
     job = _Job(cfg, record, model_dir)
     # Both signals checkpoint and record: SIGINT too, because a process started
     # in the background by a shell inherits SIGINT as ignored.
@@ -229,6 +243,12 @@ class _Job:
             self.record["resumed_from_step"] = resumed_from
             self.record["resumed_from_checkpoint"] = self.manager.latest_checkpoint
         self.step = int(runner.global_step.numpy())
+        if self.step >= total_steps:
+            raise errors.UsageError(
+                f"--model_dir={self.model_dir} already holds a checkpoint at step {self.step} "
+                f"and --train_steps is {total_steps}: nothing to train (raise --train_steps, "
+                "or give a fresh --model_dir)"
+            )
         if self.is_chief:
             tf.io.gfile.makedirs(self.model_dir)
             self.writer = writers.MultiWriter(
@@ -261,8 +281,10 @@ class _Job:
         self.record["startup_seconds"] = round(t_train - t_start, 3)
         while self.step < total_steps:
             n = min(cfg.steps_per_loop, total_steps - self.step)
-            if eval_every:
-                n = min(n, eval_every - self.step % eval_every)
+            # Loops end exactly on eval and checkpoint steps.
+            for every in (eval_every, cfg.checkpoint_every_steps):
+                if every:
+                    n = min(n, every - self.step % every)
             t0 = time.perf_counter()
             last_loss, mean_loss = run_loop(n)  # returns floats: forces completion
             dt = time.perf_counter() - t0
@@ -450,6 +472,11 @@ def _resolve_data(cfg: TrainConfig, spec):
     if cfg.data.use_synthetic_data:
         if cfg.data.data_dir:
             raise errors.UsageError("--use_synthetic_data and --data_dir exclude each other")
+        if cfg.target_accuracy is not None:
+            raise errors.UsageError(
+                f"--target_accuracy={cfg.target_accuracy} needs real data to evaluate on; "
+                "synthetic data has no accuracy (drop --use_synthetic_data)"
+            )
         return None, None
     dataset = cfg.data.dataset
     if cfg.data.data_dir:
@@ -475,6 +502,12 @@ def _resolve_data(cfg: TrainConfig, spec):
         f"--use_synthetic_data; embedded offline data (digits) fits: "
         f"{'yes' if digits.NAME in spec.datasets else 'no'}"
     )
+
+
+def check_prices(cfg: TrainConfig) -> None:
+    """Prices the run's machines up front (pure Python): a bad --machine fails in
+    milliseconds, before TensorFlow is imported."""
+    _prices(cfg)
 
 
 def _prices(cfg: TrainConfig):

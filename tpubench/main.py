@@ -140,11 +140,16 @@ def _no_positional(args, sub):
 
 
 def _train(args, full_argv) -> int:
-    from tpubench import controller, report_text
+    from tpubench import controller, errors, report_text
     from tpubench import flags as flags_lib
 
     _no_positional(args, "train")
     cfg = flags_lib.train_config()
+    try:
+        controller.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+    except errors.TpubenchError as e:
+        controller.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
+        raise
     _import_tf_quietly(flags_lib.FLAGS.verbose, lambda: _configure_before_tf(cfg))
     record = controller.train(cfg, full_argv, flags_lib.flag_values())
     if record.get("record_path"):
@@ -193,8 +198,6 @@ def _prices(args, full_argv) -> int:
 
 
 def _rerun(args, full_argv) -> int:
-    import subprocess
-
     from tpubench import errors, records
     from tpubench import flags as flags_lib
 
@@ -222,7 +225,9 @@ def _rerun(args, full_argv) -> int:
     new.append(f"--results_dir={FLAGS.results_dir or record['config']['results_dir']}")
     cmd = [sys.executable, "-m", "tpubench", "train", *new]
     print("tpubench rerun: " + " ".join(["tpubench", "train", *new]), file=sys.stderr, flush=True)
-    return subprocess.run(cmd, check=False).returncode
+    # Replace this process: Ctrl-C and SIGTERM then reach the training run
+    # itself, which checkpoints and records before it exits.
+    os.execv(sys.executable, cmd)
 
 
 _MULTI_FLAGS = {"model_module"}

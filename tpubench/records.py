@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import re
 import secrets
@@ -52,7 +53,12 @@ def path_for(results_dir: str, run_id: str) -> str:
 def write(record: dict, results_dir: str) -> str:
     """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
     path = path_for(results_dir, record["run_id"])
-    text = json.dumps(record, indent=2, sort_keys=True, default=_jsonable) + "\n"
+    # Strict JSON: NaN/inf (a diverged loss, a rate that could not be
+    # measured) become null, which every JSON parser accepts.
+    text = (
+        json.dumps(_finite(record), indent=2, sort_keys=True, default=_jsonable, allow_nan=False)
+        + "\n"
+    )
     if "://" in results_dir:
         import tensorflow as tf
 
@@ -74,6 +80,18 @@ def write(record: dict, results_dir: str) -> str:
             os.unlink(tmp)
         raise
     return path
+
+
+def _finite(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        return _finite(x.item())
+    return x
 
 
 def _umask() -> int:

@@ -1,0 +1,77 @@
+"""Shared fixtures: one TPUBENCH_CACHE per session, and the CLI as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tpubench_cache(tmp_path_factory):
+    """A fresh cache for the whole session, inherited by every CLI subprocess.
+
+    The embedded digits dataset is prepared once here, the CPU-peak probe and
+    FLOP counts are measured once, and nothing reads or writes the user's
+    ~/.cache/tpubench.
+    """
+    path = tmp_path_factory.mktemp("tpubench_cache")
+    old = os.environ.get("TPUBENCH_CACHE")
+    os.environ["TPUBENCH_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("TPUBENCH_CACHE", None)
+    else:
+        os.environ["TPUBENCH_CACHE"] = old
+
+
+def record_files(results_dir) -> list[pathlib.Path]:
+    """Run records (*.json) in RESULTS_DIR, oldest first."""
+    d = pathlib.Path(results_dir)
+    if not d.is_dir():
+        return []
+    return sorted(d.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+
+
+def run_cli(*args, results_dir=None, env=None, timeout=300):
+    """Runs `python -m tpubench ARGS [--results_dir=RESULTS_DIR]` in a fresh process.
+
+    A fresh process is needed anyway: logical CPU devices can be configured
+    only once per process.
+
+    Returns:
+      (CompletedProcess with text stdout/stderr, the newest run record written
+      to RESULTS_DIR by this call as a dict, or None when it wrote none).
+    """
+    cmd = [sys.executable, "-m", "tpubench", *map(str, args)]
+    if results_dir is not None:
+        cmd.append(f"--results_dir={results_dir}")
+    full_env = dict(os.environ)
+    full_env.pop("TF_CONFIG", None)  # a cluster description would change the strategy
+    full_env.update(env or {})
+    before = set(record_files(results_dir)) if results_dir is not None else set()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
+    record = None
+    if results_dir is not None:
+        new = [p for p in record_files(results_dir) if p not in before]
+        if new:
+            record = json.loads(new[-1].read_text())
+    return proc, record
+
+
+def one_line_error(proc) -> str:
+    """Asserts a failed run printed exactly one line on stderr, no traceback; returns it."""
+    lines = [x for x in proc.stderr.splitlines() if x.strip() and not x.startswith("[train]")]
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(lines) == 1, f"expected one error line on stderr, got:\n{proc.stderr}"
+    return lines[0]
+
+
+def metrics_lines(model_dir) -> list[dict]:
+    path = pathlib.Path(model_dir) / "metrics.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]

@@ -1,0 +1,156 @@
+"""Bad input: a non-zero exit and one line on stderr naming the bad value.
+
+Flag-level mistakes fail before TensorFlow is imported; mistakes found once
+the run has started also leave a run record with status "failed" and the
+reason, so a sweep's results directory accounts for every invocation.
+(`--strategy=multi_worker` without TF_CONFIG is covered in test_clusters.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import one_line_error, run_cli
+
+# Rejected while parsing flags: no TensorFlow import, no record.
+FLAG_ERRORS = {
+    "accelerator": (["--accelerator=fpga"], ["fpga", "tpu"]),
+    "strategy": (["--strategy=bogus"], ["bogus", "mirrored"]),
+    "precision": (["--precision=fp8"], ["fp8", "bf16"]),
+    "batch_size_zero": (["--batch_size=0"], ["--batch_size", "0"]),
+    "batch_size_negative": (["--batch_size=-3"], ["--batch_size", "-3"]),
+    "train_steps_zero": (["--train_steps=0"], ["--train_steps", "0"]),
+    "params_not_k_v": (["--params=dropout"], ["dropout", "k=v"]),
+    "price_per_hour_zero": (["--price_per_hour=0"], ["--price_per_hour", "0"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLAG_ERRORS))
+def test_bad_flag_is_one_line(case, tmp_path):
+    args, needles = FLAG_ERRORS[case]
+    proc, record = run_cli("train", *args, results_dir=tmp_path)
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    for needle in needles:
+        assert needle in line
+    assert record is None, "a run that never started leaves no record"
+    assert proc.stdout == ""
+
+
+TINY = ["--tiny", "--train_steps=1"]
+
+# Rejected once the run started: (args, exit code, words the line must contain).
+RUN_ERRORS = {
+    "unknown_model": (["--model=nosuch_net"], 2, ["nosuch_net", "mnist_mlp"]),
+    "batch_not_divisible": (
+        ["--batch_size=6", "--num_cpu_devices=4", "--use_synthetic_data", *TINY],
+        2,
+        ["--batch_size=6", "4 replicas"],
+    ),
+    # n1-standard-7 does not exist; the closest real machine is suggested.
+    "unknown_machine": (
+        ["--machine=gcp:n1-standard-7", *TINY],
+        2,
+        ["n1-standard-7", "n1-standard-8"],
+    ),
+    "missing_data_dir": (["--data_dir={tmp}/no_such_data", *TINY], 3, ["{tmp}/no_such_data"]),
+    "gpu_on_cpu_machine": (["--accelerator=gpu", *TINY], 4, ["--accelerator=gpu", "GPU"]),
+    "tpu_without_tpu": (["--accelerator=tpu", *TINY], 4, ["--accelerator=tpu", "TPU"]),
+    # No network here: resolving a Cloud TPU name must fail fast and clearly.
+    "unreachable_tpu_name": (["--tpu=nosuch-tpu", *TINY], 4, ["nosuch-tpu", "TPU"]),
+    "unknown_params_key": (["--params=dropuot=0.1", *TINY], 2, ["dropuot", "dropout"]),
+    "bad_params_value": (["--params=hidden_units=wide", *TINY], 2, ["hidden_units", "wide"]),
+    "target_on_synthetic_data": (
+        ["--use_synthetic_data", "--target_accuracy=0.9", *TINY],
+        2,
+        ["--target_accuracy=0.9", "synthetic"],
+    ),
+    "dataset_the_model_cannot_take": (
+        ["--model=cifar10_cnn", "--dataset=digits", *TINY],
+        2,
+        ["--dataset=digits", "cifar10"],
+    ),
+    "gpu_flag_on_cpu": (["--num_gpus=2", *TINY], 2, ["--num_gpus=2", "cpu"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_ERRORS))
+def test_run_error_is_one_line_and_recorded(case, tmp_path):
+    args, code, needles = RUN_ERRORS[case]
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    needles = [n.replace("{tmp}", str(tmp_path)) for n in needles]
+    results = tmp_path / "runs"
+    proc, record = run_cli("train", *args, results_dir=results, timeout=120)
+    line = one_line_error(proc)
+    assert proc.returncode == code, line
+    for needle in needles:
+        assert needle in line
+    assert proc.stdout == ""
+    # The failed invocation is on record, and the error line says where.
+    assert record is not None, "a failed run leaves a record"
+    assert record["status"] == "failed"
+    assert needles[0] in record["error"]
+    assert record["argv"][1:] == ["train", *args, f"--results_dir={results}"]
+    assert record["finished"] >= record["started"]
+    assert str(results / f"{record['run_id']}.json") in line
+    assert not [p for p in os.listdir(results) if p.endswith(".tmp")]
+
+
+def test_malformed_price_catalog(tmp_path):
+    catalog = tmp_path / "prices.csv"
+    catalog.write_text("key,provider\ngcp:n1-standard-8,gcp\n")
+    proc, record = run_cli(
+        "train", f"--price_catalog={catalog}", *TINY, results_dir=tmp_path / "runs", timeout=120
+    )
+    line = one_line_error(proc)
+    assert proc.returncode == 2
+    assert str(catalog) in line
+    assert "on_demand" in line, "the message says which column is missing"
+    assert record["status"] == "failed" and str(catalog) in record["error"]
+
+
+def test_unknown_subcommand():
+    proc, _ = run_cli("frobnicate")
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert "frobnicate" in line and "train" in line
+
+
+def test_no_subcommand_prints_usage():
+    proc, _ = run_cli()
+    assert proc.returncode == 2
+    for sub in ("train", "models", "prices", "rerun"):
+        assert sub in proc.stdout
+
+
+def test_rerun_of_a_missing_or_foreign_file(tmp_path):
+    proc, _ = run_cli("rerun", tmp_path / "nope.json")
+    assert proc.returncode == 2
+    assert "nope.json" in one_line_error(proc)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"hello": 1}))
+    proc, _ = run_cli("rerun", other)
+    assert proc.returncode == 2
+    assert "other.json" in one_line_error(proc)
+
+
+def test_verbose_shows_the_traceback(tmp_path):
+    proc, record = run_cli(
+        "train", "--model=nosuch_net", "--verbose", results_dir=tmp_path, timeout=120
+    )
+    assert proc.returncode == 2
+    assert "Traceback" in proc.stderr
+    assert "nosuch_net" in proc.stderr.strip().splitlines()[-1]
+    assert record["status"] == "failed"
+
+
+def test_module_entry_point_and_console_script_agree():
+    """`tpubench` (the installed script) and `python -m tpubench` are the same program."""
+    script = os.path.join(os.path.dirname(sys.executable), "tpubench")
+    a = subprocess.run([script, "frobnicate"], capture_output=True, text=True, timeout=60)
+    b, _ = run_cli("frobnicate")
+    assert (a.returncode, a.stderr) == (b.returncode, b.stderr)

@@ -1,0 +1,93 @@
+"""Which strategy and accelerator a configuration resolves to (no devices configured).
+
+Logical CPU devices can be configured only once per process, so anything
+that builds a strategy runs through the CLI in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import one_line_error, run_cli
+
+from tpubench import errors, strategy
+from tpubench.config import HardwareConfig
+
+
+@pytest.fixture
+def tf_config(monkeypatch):
+    monkeypatch.delenv("TPU_NAME", raising=False)
+
+    def set_cluster(cluster, task=None):
+        value = {"cluster": cluster}
+        if task:
+            value["task"] = task
+        monkeypatch.setenv("TF_CONFIG", json.dumps(value))
+
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    return set_cluster
+
+
+def test_two_workers_resolve_to_multi_worker(tf_config):
+    tf_config({"worker": ["localhost:1", "localhost:2"]}, {"type": "worker", "index": 0})
+    assert strategy.resolve_strategy(HardwareConfig(), "cpu") == "multi_worker"
+    tf_config({"chief": ["localhost:1"], "worker": ["localhost:2"]})
+    assert strategy.resolve_strategy(HardwareConfig(), "gpu") == "multi_worker"
+
+
+def test_a_ps_task_resolves_to_parameter_server(tf_config):
+    tf_config({"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}, {"type": "chief"})
+    assert strategy.resolve_strategy(HardwareConfig(), "cpu") == "parameter_server"
+    assert strategy.ps_server_role(HardwareConfig()) is None, "the chief coordinates"
+    tf_config({"chief": ["h:1"], "worker": ["h:2"], "ps": ["h:4"]}, {"type": "ps", "index": 0})
+    assert strategy.ps_server_role(HardwareConfig()) == ("ps", 0)
+    tf_config({"chief": ["h:1"], "worker": ["h:2"], "ps": ["h:4"]}, {"type": "worker", "index": 0})
+    assert strategy.ps_server_role(HardwareConfig()) == ("worker", 0)
+    assert strategy.ps_server_role(HardwareConfig(strategy="mirrored")) is None
+
+
+def test_without_a_cluster_the_device_count_decides(tf_config):
+    assert strategy.resolve_strategy(HardwareConfig(), "cpu") == "one_device"
+    assert strategy.resolve_strategy(HardwareConfig(num_cpu_devices=2), "cpu") == "mirrored"
+    tf_config({"worker": ["localhost:1"]})  # a one-task cluster is a single machine
+    assert strategy.resolve_strategy(HardwareConfig(), "cpu") == "one_device"
+    assert strategy.resolve_strategy(HardwareConfig(), "tpu") == "tpu"
+    assert strategy.resolve_strategy(HardwareConfig(strategy="mirrored"), "cpu") == "mirrored"
+
+
+def test_accelerator_resolution(tf_config, monkeypatch):
+    assert strategy.resolve_accelerator(HardwareConfig(accelerator="gpu")) == "gpu"
+    assert strategy.resolve_accelerator(HardwareConfig(tpu="my-tpu")) == "tpu"
+    assert strategy.resolve_accelerator(HardwareConfig(strategy="tpu")) == "tpu"
+    monkeypatch.setattr(strategy, "_on_tpu_vm", lambda: False)
+    assert strategy.resolve_accelerator(HardwareConfig()) == "cpu"  # this machine: no GPU
+    monkeypatch.setenv("TPU_NAME", "some-tpu")
+    assert strategy.resolve_accelerator(HardwareConfig()) == "tpu"
+
+
+@pytest.mark.parametrize(
+    "raw,needle",
+    [("{not json", "not valid JSON"), ('{"task": {}}', '"cluster"'), ("[1]", '"cluster"')],
+)
+def test_malformed_tf_config(monkeypatch, raw, needle):
+    monkeypatch.setenv("TF_CONFIG", raw)
+    with pytest.raises(errors.UsageError) as e:
+        strategy.resolve_strategy(HardwareConfig(), "cpu")
+    assert "TF_CONFIG" in str(e.value) and needle in str(e.value)
+
+
+def test_one_device_with_two_cpu_devices_is_an_error(tmp_path):
+    proc, record = run_cli(
+        "train",
+        "--strategy=one_device",
+        "--num_cpu_devices=2",
+        "--tiny",
+        "--use_synthetic_data",
+        results_dir=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert "one_device" in line and "mirrored" in line
+    assert record["status"] == "failed"
