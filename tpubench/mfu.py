@@ -10,9 +10,9 @@ datasheet one: say so when reporting).
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import time
+
+from tpubench import cache as cache_lib
 
 # Dense peak TFLOP/s per accelerator (chip or GPU) by precision.  fp32 on
 # A100/H100/L4 is the TF32 tensor-core rate TensorFlow uses by default for
@@ -88,13 +88,6 @@ def count_flops(spec, params, batch: int = 2) -> dict:
     return result
 
 
-def _cache_path(name: str) -> str:
-    root = os.environ.get("TPUBENCH_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tpubench"
-    )
-    return os.path.join(root, name)
-
-
 def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5) -> dict:
     """Best fp32 matmul rate of N^3 products on this CPU, cached per machine.
 
@@ -104,14 +97,7 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
     import tensorflow as tf
 
     key = hashlib.sha1(f"{cpu_model}|{threads}|{tf.__version__}|{n}".encode()).hexdigest()[:16]
-    path = _cache_path("cpu_peak.json")
-    cache = {}
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                cache = json.load(f)
-        except (OSError, json.JSONDecodeError):
-            cache = {}
+    cache = cache_lib.load_json("cpu_peak.json")
     if key in cache:
         return cache[key] | {"cached": True}
     a = tf.random.normal([n, n])
@@ -130,11 +116,7 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
         "threads": threads,
     }
     cache[key] = entry
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + f".{os.getpid()}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(cache, f, indent=2)
-    os.replace(tmp, path)
+    cache_lib.store_json("cpu_peak.json", cache)
     return entry | {"cached": False}
 
 

@@ -8,17 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 
+from tpubench import cache as cache_lib
 from tpubench import errors, registry
-
-
-def _cache_file() -> str:
-    root = os.environ.get("TPUBENCH_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tpubench"
-    )
-    return os.path.join(root, "model_info.json")
-
 
 # Runner keys that do not change the network, so do not change its FLOPs.
 _NOT_ARCHITECTURE = {
@@ -46,25 +38,14 @@ def flops(spec, params) -> dict:
     key = hashlib.sha1(
         json.dumps([spec.name, sorted(map(str, arch.items())), tf.__version__]).encode()
     ).hexdigest()[:16]
-    path = _cache_file()
-    cache = {}
-    if os.path.exists(path):
-        try:
-            with open(path) as f:
-                cache = json.load(f)
-        except (OSError, json.JSONDecodeError):
-            cache = {}
+    cache = cache_lib.load_json("model_info.json")
     if key not in cache:
         counting = dict(params)
         counting.setdefault("global_batch_size", spec.default_batch_size)
         counting.setdefault("batch_size", spec.default_batch_size)
         counting.setdefault("seed", 0)
         cache[key] = mfu.count_flops(spec, counting)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(cache, f, indent=1)
-        os.replace(tmp, path)
+        cache_lib.store_json("model_info.json", cache)
     return dict(cache[key])
 
 

@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from tpubench import cache as cache_lib
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import tfrecord
 
@@ -75,10 +76,7 @@ def prepare(output_dir: str, num_shards: int = 4) -> manifest_lib.Manifest:
 
 def cache_dir() -> str:
     """Where embedded datasets are prepared: $TPUBENCH_CACHE or ~/.cache/tpubench."""
-    root = os.environ.get("TPUBENCH_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tpubench"
-    )
-    return os.path.join(root, "datasets", NAME)
+    return cache_lib.path("datasets", NAME)
 
 
 def ensure_prepared() -> str:
