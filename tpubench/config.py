@@ -10,7 +10,6 @@ ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
 PRECISIONS = ("fp32", "bf16", "fp16")
-PRICING = ("on_demand", "spot")
 
 
 @dataclasses.dataclass(frozen=True)

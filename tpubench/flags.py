@@ -10,6 +10,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench import config, errors
+from tpubench.cost import catalog
 
 FLAGS = flags.FLAGS
 
@@ -126,7 +127,7 @@ def define_pricing(with_override: bool = True):
         "Priced machine(s): parts joined by '+', e.g. "
         "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
     )
-    f.DEFINE_enum("pricing", "on_demand", list(config.PRICING), "Price column to use.")
+    f.DEFINE_enum("pricing", "on_demand", list(catalog.PRICINGS), "Price column to use.")
     if with_override:
         f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
     f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")

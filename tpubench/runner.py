@@ -62,7 +62,6 @@ class Runner:
             self.optimizer.build(self.model.trainable_variables)
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
-        self._xla = xla
         # --xla compiles each replica's forward and backward pass; the input
         # iterator and the cross-replica gradient reduction stay outside XLA
         # (IteratorGetNext and merge_call have no XLA kernels on CPU/GPU;
@@ -70,7 +69,6 @@ class Runner:
         self._grads_fn = (
             tf.function(self._loss_and_grads, jit_compile=True) if xla else self._loss_and_grads
         )
-        self._train_loop = None
         self._eval_step = None
 
     # ----------------------------------------------------------------- train

@@ -29,20 +29,6 @@ def encode_raw_image(image: np.ndarray, label: int) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
-def parse_raw_image(serialized, image_shape):
-    """One serialized example -> (uint8 image [H, W, C], int32 label)."""
-    tf = _tf()
-    parsed = tf.io.parse_single_example(
-        serialized,
-        {
-            "image/raw": tf.io.FixedLenFeature([], tf.string),
-            "label": tf.io.FixedLenFeature([], tf.int64),
-        },
-    )
-    image = tf.reshape(tf.io.decode_raw(parsed["image/raw"], tf.uint8), image_shape)
-    return image, tf.cast(parsed["label"], tf.int32)
-
-
 def parse_raw_image_batch(serialized, image_shape):
     """A batch of serialized examples -> (uint8 images [B, H, W, C], int32 labels [B]).
 
