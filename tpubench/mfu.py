@@ -58,9 +58,11 @@ def count_flops(spec, params, batch: int = 2) -> dict:
     import keras
     import tensorflow as tf
 
+    from tpubench import recurrent
     from tpubench.model_api import Mode
 
-    model = spec.build_model(params)
+    # Unrolled, so the profiler sees every time step of recurrent layers.
+    model = recurrent.unrolled_copy(spec.build_model(params))
     features_spec, labels_spec = spec.element_spec(params)
 
     def with_batch(s):

@@ -75,21 +75,22 @@ def train_summary(record: dict) -> str:
     t.add_row("final loss", _num(r.get("final_loss_loop_mean"), "{:.4f}"))
     ev = r.get("eval")
     if ev:
+        metric = record.get("model", {}).get("target_metric", "accuracy")
         t.add_row(
-            "eval accuracy",
-            f"{_num(ev.get('accuracy'), '{:.4f}')} on {ev.get('examples')} "
+            f"eval {metric}",
+            f"{_num(ev.get(metric), '{:.4f}')} on {ev.get('examples')} "
             f"examples (eval loss {_num(ev.get('loss'), '{:.4f}')})",
         )
     elif r.get("eval_note"):
         t.add_row("eval", r["eval_note"])
     tgt = r.get("target")
     if tgt:
+        goal = f"{tgt['metric']} {'<=' if tgt.get('mode') == 'min' else '>='} {tgt['target']}"
         t.add_row(
             "target",
-            f"{tgt['metric']} >= {tgt['target']}: reached at step {tgt['step']} "
-            f"after {tgt['seconds']:.2f} s"
+            f"{goal}: reached at step {tgt['step']} after {tgt['seconds']:.2f} s"
             if tgt.get("step")
-            else f"{tgt['metric']} >= {tgt['target']}: NOT reached",
+            else f"{goal}: NOT reached",
         )
     m = record.get("mfu", {})
     if m.get("train_flops_per_example"):

@@ -83,8 +83,38 @@ class Runner:
 
     def _train_step(self, features, labels):
         loss, grads = self._grads_fn(features, labels)
+        grads = self._clip_reduced(grads)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
+
+    def _clip_reduced(self, grads):
+        """Clips the global gradient, not each replica's share of it.
+
+        Keras 3 clips (clipnorm, global_clipnorm, clipvalue) before its
+        cross-replica sum, so N replicas would clip N partial gradients and
+        train differently from one replica.  Here the gradient is summed
+        first, clipped once, and handed over divided by N: the optimizer's
+        own sum restores it, and its own clipping finds nothing left to clip.
+        """
+        n = self.strategy.num_replicas_in_sync
+        opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+        clips = [getattr(opt, k, None) for k in ("global_clipnorm", "clipnorm", "clipvalue")]
+        if n == 1 or not any(clips):
+            return grads
+        present = [i for i, g in enumerate(grads) if g is not None]
+        dense = [tf.convert_to_tensor(grads[i]) for i in present]  # embeddings: IndexedSlices
+        dense = tf.distribute.get_replica_context().all_reduce("sum", dense)
+        global_norm, norm, value = clips
+        if global_norm:
+            dense, _ = tf.clip_by_global_norm(dense, global_norm)
+        if norm:
+            dense = [tf.clip_by_norm(g, norm) for g in dense]
+        if value:
+            dense = [tf.clip_by_value(g, -value, value) for g in dense]
+        out = list(grads)
+        for i, g in zip(present, dense, strict=True):
+            out[i] = g / n
+        return out
 
     def make_train_loop(self, next_batch):
         """Returns f(num_steps) -> (last_loss, mean_loss) running num_steps steps.
@@ -106,7 +136,19 @@ class Runner:
             self.global_step.assign_add(tf.cast(num_steps, tf.int64))
             return last, total / tf.cast(num_steps, tf.float32)
 
-        return tf.function(loop, reduce_retracing=True)
+        self.train_loop = tf.function(loop, reduce_retracing=True)
+        return self.train_loop
+
+    def traced_op_types(self) -> set[str] | None:
+        """Op types of the traced train loop (nested functions included), or None."""
+        loop = getattr(self, "train_loop", None)
+        if loop is None:
+            return None
+        graph = loop.get_concrete_function(tf.TensorSpec([], tf.int32)).graph.as_graph_def()
+        ops = {n.op for n in graph.node}
+        for fn in graph.library.function:
+            ops.update(n.op for n in fn.node_def)
+        return ops
 
     def make_ps_loop(self):
         """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
@@ -214,6 +256,8 @@ class Runner:
         result.update(
             {k: float(v) / count for k, v in zip(self._metric_names, total[2:], strict=True)}
         )
+        if self.spec.derived_metrics is not None:
+            result.update(self.spec.derived_metrics(result))
         result["examples"] = int(count)
         return result
 

@@ -21,12 +21,13 @@ class Split:
     examples: int
     files: tuple[str, ...]
     bytes: int = 0
+    tokens: int = 0  # text layouts: token ids in the split
 
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
     name: str
-    format: str  # raw_image
+    format: str  # raw_image | token_sequences | token_stream (tpubench.data.text)
     image_shape: tuple[int, ...]
     num_classes: int
     splits: dict[str, Split]
@@ -34,6 +35,13 @@ class Manifest:
     source: str = ""
     prepare_seconds: float | None = None
     data_dir: str = ""
+    # Text layouts: ids run 0..vocab_size-1, the vocabulary file lies beside
+    # the manifest, sequence_length is the longest sequence or the stream's
+    # chunk length, labels name the classes.
+    vocab_size: int = 0
+    vocabulary: str = ""
+    sequence_length: int = 0
+    labels: tuple[str, ...] = ()
 
     def split(self, name: str) -> Split:
         if name not in self.splits:
@@ -49,6 +57,15 @@ class Manifest:
                 return name
         raise errors.DataError(f"dataset {self.name!r} in {self.data_dir} has no eval split")
 
+    def fitted_params(self) -> dict:
+        """Hyperparameters a model should take from its data (head size, vocabulary)."""
+        out = {}
+        if self.num_classes:
+            out["num_classes"] = self.num_classes
+        if self.vocab_size:
+            out["vocab_size"] = self.vocab_size
+        return out
+
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["format_version"] = FORMAT_VERSION
@@ -57,16 +74,20 @@ class Manifest:
 
     def identity(self) -> dict:
         """What a run record says about its data."""
-        return {
+        out = {
             "name": self.name,
             "data_dir": self.data_dir,
             "format": self.format,
             "fingerprint": self.fingerprint,
             "splits": {
                 k: {"examples": v.examples, "files": len(v.files), "bytes": v.bytes}
+                | ({"tokens": v.tokens} if v.tokens else {})
                 for k, v in self.splits.items()
             },
         }
+        if self.vocab_size:
+            out["vocab_size"] = self.vocab_size
+        return out
 
 
 def join(base: str, name: str) -> str:
@@ -96,7 +117,12 @@ def read(data_dir: str) -> Manifest:
         raise errors.DataError(f"{path} is not valid JSON ({e.msg}, line {e.lineno})") from None
     try:
         splits = {
-            k: Split(int(v["examples"]), tuple(v["files"]), int(v.get("bytes", 0)))
+            k: Split(
+                int(v["examples"]),
+                tuple(v["files"]),
+                int(v.get("bytes", 0)),
+                int(v.get("tokens", 0)),
+            )
             for k, v in raw["splits"].items()
         }
         return Manifest(
@@ -109,6 +135,10 @@ def read(data_dir: str) -> Manifest:
             source=raw.get("source", ""),
             prepare_seconds=raw.get("prepare_seconds"),
             data_dir=data_dir,
+            vocab_size=int(raw.get("vocab_size", 0)),
+            vocabulary=raw.get("vocabulary", ""),
+            sequence_length=int(raw.get("sequence_length", 0)),
+            labels=tuple(raw.get("labels", ())),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise errors.DataError(f"{path} is malformed: missing or bad field {e}") from None
