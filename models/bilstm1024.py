@@ -54,7 +54,12 @@ SPEC = registry.register(
             "learning_rate": 0.001,
             "seed": 0,
         },
-        tiny_params={"embedding_dims": 16, "lstm_units": 16, "max_length": 16},
+        tiny_params={
+            "embedding_dims": 16,
+            "lstm_units": 16,
+            "max_length": 16,
+            "learning_rate": 0.01,
+        },
         default_batch_size=128,
     )
 )

@@ -62,7 +62,12 @@ SPEC = registry.register(
             "learning_rate": 0.001,
             "seed": 0,
         },
-        tiny_params={"embedding_dims": 16, "lstm_units": 8, "max_length": 32},
+        tiny_params={
+            "embedding_dims": 16,
+            "lstm_units": 8,
+            "max_length": 32,
+            "learning_rate": 0.01,
+        },
         default_batch_size=32,
     )
 )

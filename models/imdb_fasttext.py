@@ -98,7 +98,12 @@ SPEC = registry.register(
             "learning_rate": 0.001,
             "seed": 0,
         },
-        tiny_params={"embedding_dims": 8, "max_length": 64, "bigram_buckets": 1000},
+        tiny_params={
+            "embedding_dims": 8,
+            "max_length": 64,
+            "bigram_buckets": 1000,
+            "learning_rate": 0.01,
+        },
         default_batch_size=32,
     )
 )
