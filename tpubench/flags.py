@@ -269,6 +269,10 @@ def train_config() -> config.TrainConfig:
     """Reads the parsed train flags into a frozen TrainConfig."""
     if FLAGS.price_per_hour is not None and FLAGS.price_per_hour <= 0:
         raise errors.UsageError(f"--price_per_hour={FLAGS.price_per_hour} must be > 0 (USD/hour)")
+    if FLAGS.compare_synthetic and FLAGS.use_synthetic_data:
+        raise errors.UsageError(
+            "--compare_synthetic runs real data against synthetic; drop --use_synthetic_data"
+        )
     if FLAGS.train_epochs is not None and FLAGS.train_epochs <= 0:
         raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
     return config.TrainConfig(

@@ -62,7 +62,13 @@ def write(record: dict, results_dir: str) -> str:
     if gcs.is_gcs(results_dir):
         # One object, visible only once complete; metadata lets a listing show
         # status and model without downloading every record.
-        meta = {k: record.get(k) for k in ("status", "model", "kind") if record.get(k)}
+        model = record.get("model")
+        meta = {
+            "status": record.get("status"),
+            "kind": record.get("kind"),
+            "model": model.get("name") if isinstance(model, dict) else model,
+        }
+        meta = {k: v for k, v in meta.items() if v}
         return gcs.write_bytes(path, text.encode(), "application/json", meta)
     os.makedirs(results_dir, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{record['run_id']}.", suffix=".tmp", dir=results_dir)

@@ -19,6 +19,17 @@ from tpubench.data import sources, tfrecord
 _EVAL_SPLITS = ("validation", "test")
 
 
+def _online(host: str = "storage.googleapis.com") -> bool:
+    """A quick DNS + TCP probe: TFDS itself retries for minutes before giving up."""
+    import socket
+
+    try:
+        with socket.create_connection((host, 443), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
 def _builder(name: str, data_dir: str | None, manual_dir: str | None):
     import tensorflow as tf
     import tensorflow_datasets as tfds
@@ -41,6 +52,12 @@ def _builder(name: str, data_dir: str | None, manual_dir: str | None):
             "lists them"
         ) from None
     config = tfds.download.DownloadConfig(manual_dir=manual_dir) if manual_dir else None
+    if not manual_dir and not _online():
+        raise errors.DataError(
+            f"TFDS dataset {name!r} is not prepared under {base} and there is no network to "
+            f"download it; run `tfds build {name} --data_dir=DIR` on a machine with network, "
+            "copy DIR here (or to gs://) and pass --source=DIR"
+        )
     try:
         builder.download_and_prepare(download_config=config)
     except Exception as e:  # noqa: BLE001 - network, checksum and manual-file errors
