@@ -21,13 +21,14 @@ class Split:
     examples: int
     files: tuple[str, ...]
     bytes: int = 0
+    file_examples: tuple[int, ...] = ()  # examples per file, in `files` order
     tokens: int = 0  # text layouts: token ids in the split
 
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
     name: str
-    format: str  # raw_image | token_sequences | token_stream (tpubench.data.text)
+    format: str  # raw_image | jpeg_image | token_sequences | token_stream (data/text.py)
     image_shape: tuple[int, ...]
     num_classes: int
     splits: dict[str, Split]
@@ -121,6 +122,7 @@ def read(data_dir: str) -> Manifest:
                 int(v["examples"]),
                 tuple(v["files"]),
                 int(v.get("bytes", 0)),
+                tuple(int(n) for n in v.get("file_examples", ())),
                 int(v.get("tokens", 0)),
             )
             for k, v in raw["splits"].items()
@@ -144,8 +146,12 @@ def read(data_dir: str) -> Manifest:
         raise errors.DataError(f"{path} is malformed: missing or bad field {e}") from None
 
 
+def to_json(manifest: Manifest) -> str:
+    return json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
+
+
 def write(data_dir: str, manifest: Manifest) -> None:
     import tensorflow as tf
 
     with tf.io.gfile.GFile(join(data_dir, MANIFEST), "w") as f:
-        f.write(json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+        f.write(to_json(manifest))

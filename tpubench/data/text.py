@@ -125,10 +125,12 @@ def write_sequences(
     for split, (sequences, ys) in splits.items():
         records = [_record(s, y) for s, y in zip(sequences, ys, strict=True)]
         shards = num_shards if split == "train" else 1
-        names, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
+        names, counts, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
         digest.update(sha.encode())
         tokens = int(sum(len(s) for s in sequences))
-        out[split] = manifest_lib.Split(len(records), names, size, tokens)
+        out[split] = manifest_lib.Split(
+            len(records), names, size, file_examples=tuple(counts), tokens=tokens
+        )
         longest = max([longest, *(len(s) for s in sequences)])
     _write_vocabulary(output_dir, vocabulary, digest)
     return _finish(
@@ -165,9 +167,11 @@ def write_stream(
         ids = np.asarray(ids, dtype=np.int64)
         records = [_record(ids[i : i + chunk]) for i in range(0, len(ids), chunk)]
         shards = max(1, min(num_shards if split == "train" else 1, len(records)))
-        names, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
+        names, counts, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
         digest.update(sha.encode())
-        out[split] = manifest_lib.Split(len(records), names, size, len(ids))
+        out[split] = manifest_lib.Split(
+            len(records), names, size, file_examples=tuple(counts), tokens=len(ids)
+        )
     _write_vocabulary(output_dir, vocabulary, digest)
     return _finish(
         output_dir, name, STREAM, out, digest, source, started, vocabulary, chunk, num_classes=0
