@@ -275,6 +275,7 @@ SPEC = registry.register(
             "seed": 0,
         },
         tiny_params={
+            "vocab_size": 2000,
             "hidden_size": 64,
             "num_layers": 2,
             "num_heads": 4,
