@@ -197,20 +197,23 @@ def infer_summary(recs: list[dict]) -> str:
         f"process start (model built and weights loaded in "
         f"{_num(s.get('model_ready_seconds'), '{:,.2f}')} s; first batch of "
         f"{s.get('batch_size')} traced and run in "
-        f"{_num(first['results'].get('first_batch_seconds'), '{:,.2f}')} s)"
+        f"{_num(first['results'].get('first_batch_seconds'), '{:,.2f}')} s)",
+        soft_wrap=True,
     )
     m = first.get("mfu", {})
     if m.get("forward_flops_per_example"):
         console.print(
             f"FLOPs/example (forward): {_si(m['forward_flops_per_example'], 'FLOP')}; "
             f"{m.get('parameters', 0):,} parameters; MFU against "
-            f"{_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})"
+            f"{_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})",
+            soft_wrap=True,
         )
     ev = first["results"].get("eval")
     if ev:
         console.print(
             f"eval accuracy of these weights: {_num(ev.get('accuracy'), '{:.4f}')} on "
-            f"{ev.get('examples')} examples of the {ev.get('split')} split (untimed pass)"
+            f"{ev.get('examples')} examples of the {ev.get('split')} split (untimed pass)",
+            soft_wrap=True,
         )
     cost = first.get("cost") or {}
     if cost.get("machines"):
@@ -239,7 +242,10 @@ def infer_summary(recs: list[dict]) -> str:
                 used[(x["row_key"], x["as_of"])] = x
         console.print(c)
         for x in used.values():
-            console.print(f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}")
+            console.print(
+                f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}",
+                soft_wrap=True,
+            )
     for rec in recs:
-        console.print(f"record: {rec.get('record_path')}")
+        console.print(f"record: {rec.get('record_path')}", soft_wrap=True)
     return out.getvalue().rstrip()
