@@ -10,6 +10,10 @@ measured values.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -264,3 +268,33 @@ def test_cost_per_million_predictions():
         price, predictions_per_sec=0.0, run_seconds=0.0, num_accelerators=0
     )
     assert none["usd_per_million_predictions"] is None and none["usd_run"] is None
+
+
+@pytest.mark.slow
+def test_interrupt_keeps_finished_batch_sizes_and_records_the_one_in_flight(tmp_path):
+    results = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "tpubench", "infer", *TINY, "--batch_size=1,8"]
+    cmd += ["--num_batches=1000000000", "--max_seconds=4", f"--results_dir={results}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            recs = _records(results) if results.exists() else []
+            if [(r["global_batch_size"], r["status"]) for r in recs] == [(1, "ok"), (8, "running")]:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"batch size 8 never started: {proc.stderr.read() if proc.poll() else ''}")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    line = one_line_error(subprocess.CompletedProcess(cmd, 130, out, err))
+    one, eight = _records(results)
+    assert one["status"] == "ok" and one["results"]["examples_per_sec"] > 0
+    assert eight["status"] == "interrupted" and "batch size 8" in eight["error"]
+    assert "results" not in eight
+    assert eight["error"] in line and str(results / f"{eight['run_id']}.json") in line

@@ -13,7 +13,6 @@ invocation that fails writes a `failed` record saying why, like `train`.
 from __future__ import annotations
 
 import signal
-import sys
 import time
 
 from tpubench import controller, errors, records
@@ -26,8 +25,13 @@ class _Interrupted(Exception):
     """SIGINT/SIGTERM during the sweep."""
 
 
+_received: list[str] = []  # signal names, kept apart from the exception: raised while
+# TensorFlow traces a step, its message comes back rewritten as a stack of user code.
+
+
 def _raise_interrupt(signum, frame):
-    raise _Interrupted(signal.Signals(signum).name)
+    _received.append(signal.Signals(signum).name)
+    raise _Interrupted(_received[-1])
 
 
 def _base_record(cfg: InferConfig | None, model: str, argv, flag_values) -> dict:
@@ -69,17 +73,20 @@ def check_prices(cfg: InferConfig) -> None:
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
     """Runs the sweep; returns its written records, one per batch size."""
     sweep = _Sweep(cfg, argv, flag_values)
+    _received.clear()
     handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         sweep.run()
     except (KeyboardInterrupt, _Interrupted) as e:
         where = f" at batch size {sweep.batch}" if sweep.batch else ""
-        message = f"interrupted ({e or type(e).__name__}){where}; batch sizes measured so far "
+        name = _received[-1] if _received else type(e).__name__
+        message = f"interrupted ({name}){where}; batch sizes measured so far "
         message += "kept their records"
-        sweep.fail("interrupted", message)
-        raise errors.InterruptedRun(message) from None
+        error = errors.InterruptedRun(message)
+        error.record_path = sweep.fail("interrupted", message)
+        raise error from None
     except errors.TpubenchError as e:
-        sweep.fail("failed", str(e))
+        e.record_path = sweep.fail("failed", str(e))
         raise
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -102,15 +109,14 @@ class _Sweep:
         self.progress = None
         self.first_prediction = None  # (wall clock, perf_counter) of the first result
 
-    def fail(self, status: str, error: str) -> None:
+    def fail(self, status: str, error: str) -> str | None:
+        """Writes the record in flight as failed or interrupted; returns its path."""
         record = self.current
         if record is None:  # every batch size already has its finished record
-            return
+            return None
         record.update(status=status, error=error, finished=records.now_iso())
         record["record_path"] = records.write(record, self.cfg.results_dir)
-        in_flight = sys.exc_info()[1]
-        if isinstance(in_flight, errors.TpubenchError):
-            in_flight.record_path = record["record_path"]
+        return record["record_path"]
 
     def close(self):
         if self.progress is not None:
