@@ -126,12 +126,48 @@ class _Sweep:
     def run(self):
         import psutil
 
-        from tpubench import mfu, model_info, probe, registry
+        cfg = self.cfg
+        t_setup = time.perf_counter()
+        spec, params, runner, placement, batches, manifest, prices = self._build()
+        model_ready = time.perf_counter() - t_setup
+        for index, batch in enumerate(batches):
+            self.batch = batch
+            record = self._new_record(batch, placement.num_replicas, batches, index)
+            results = self._measure(runner, batch, manifest)
+            if index == 0:
+                wall, perf = self.first_prediction
+                self.base["startup"] = {
+                    "time_to_first_prediction": wall - psutil.Process().create_time(),
+                    "time_to_first_prediction_from": "process start",
+                    "setup_to_first_prediction": perf - t_setup,
+                    "model_ready_seconds": model_ready,
+                    "batch_size": batch,
+                }
+                # After the first prediction, so it never counts in time to
+                # first prediction; every record of the sweep shares it.
+                counted, peak, accuracy = self._describe(spec, params, runner, placement, manifest)
+            for key in ("startup", "hardware", "software"):
+                record[key] = self.base[key]
+            if accuracy is not None:
+                results["eval"] = accuracy
+            elif manifest is None:
+                results["eval_note"] = "synthetic data: no accuracy is reported"
+            record["results"] = results
+            record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
+            record["cost"] = _costs(prices, results, placement)
+            record.update(status="ok", finished=records.now_iso())
+            record["record_path"] = records.write(record, cfg.results_dir)
+            self.records.append(record)
+        self.batch = None
+        self.current = None
+
+    def _build(self):
+        """Strategy, model and weights: everything before the first prediction."""
+        from tpubench import registry
         from tpubench import runner as runner_lib
         from tpubench import strategy as strategy_lib
 
         cfg = self.cfg
-        t_setup = time.perf_counter()
         strategy_lib.configure_host(cfg.hardware)
         for module in cfg.model_modules:
             registry.load_module(module)
@@ -164,12 +200,9 @@ class _Sweep:
             cache=cfg.data.cache,
             fixed_eval_steps=False,
         )
-        if (
-            manifest is not None
-            and "num_classes" in params
-            and "num_classes" not in dict(cfg.params)
-        ):
-            params["num_classes"] = manifest.num_classes
+        own_classes = "num_classes" in dict(cfg.params)
+        if manifest is not None and "num_classes" in params and not own_classes:
+            params["num_classes"] = manifest.num_classes  # the head fits the data it predicts
         self.base.update(
             model={"name": spec.name, "description": spec.description, "params": params},
             placement=placement.__dict__,
@@ -179,52 +212,26 @@ class _Sweep:
         )
         runner = runner_lib.Runner(spec, params, strategy, cfg.precision, cfg.xla, train=False)
         self.base["weights"] = self._load_weights(runner, spec)
-        model_ready = time.perf_counter() - t_setup
-        for index, batch in enumerate(batches):
-            self.batch = batch
-            record = self._new_record(batch, replicas, batches, index)
-            results = self._measure(runner, batch, manifest)
-            if index == 0:
-                # Probes, FLOP counting and the accuracy pass come after the
-                # first prediction, so they never count in time to first
-                # prediction; every record of the sweep shares them.
-                wall, perf = self.first_prediction
-                self.base["startup"] = {
-                    "time_to_first_prediction": wall - psutil.Process().create_time(),
-                    "time_to_first_prediction_from": "process start",
-                    "setup_to_first_prediction": perf - t_setup,
-                    "model_ready_seconds": model_ready,
-                    "batch_size": batch,
-                }
-                self.base["hardware"] = {
-                    "cpu": probe.cpu(),
-                    "accelerators": probe.accelerators(placement),
-                }
-                self.base["software"] = probe.software()
-                try:
-                    counted = model_info.flops(spec, dict(params))
-                except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a benchmark
-                    counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
-                peak = mfu.hardware_peak(
-                    placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
-                )
-                accuracy = None
-                if manifest is not None and cfg.check_accuracy:
-                    accuracy = self._accuracy(runner, placement, manifest, batch)
-            for key in ("startup", "hardware", "software"):
-                record[key] = self.base[key]
-            if accuracy is not None:
-                results["eval"] = accuracy
-            elif manifest is None:
-                results["eval_note"] = "synthetic data: no accuracy is reported"
-            record["results"] = results
-            record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
-            record["cost"] = _costs(prices, results, placement)
-            record.update(status="ok", finished=records.now_iso())
-            record["record_path"] = records.write(record, cfg.results_dir)
-            self.records.append(record)
-        self.batch = None
-        self.current = None
+        return spec, params, runner, placement, batches, manifest, prices
+
+    def _describe(self, spec, params, runner, placement, manifest):
+        """Host probes, FLOPs, peak and accuracy: (counted FLOPs, peak, accuracy or None)."""
+        from tpubench import mfu, model_info, probe
+
+        cfg = self.cfg
+        self.base["hardware"] = {"cpu": probe.cpu(), "accelerators": probe.accelerators(placement)}
+        self.base["software"] = probe.software()
+        try:
+            counted = model_info.flops(spec, dict(params))
+        except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a benchmark
+            counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
+        peak = mfu.hardware_peak(
+            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+        )
+        accuracy = None
+        if manifest is not None and cfg.check_accuracy:
+            accuracy = self._accuracy(runner, placement, manifest, runner.global_batch)
+        return counted, peak, accuracy
 
     def _new_record(self, batch, replicas, batches, index) -> dict:
         record = {k: v for k, v in self.base.items() if k not in ("run_id", "started")}

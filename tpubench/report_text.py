@@ -144,6 +144,14 @@ def train_summary(record: dict) -> str:
     return out.getvalue().rstrip()
 
 
+def _latency_ms(x):
+    """Milliseconds to about three significant digits: 0.76, 12.5, 1,771."""
+    if x is None:
+        return "n/a"
+    ms = x * 1e3
+    return f"{ms:,.2f}" if ms < 10 else f"{ms:,.1f}" if ms < 100 else f"{ms:,.0f}"
+
+
 def _console(out):
     return Console(file=out, width=110, force_terminal=False, color_system=None)
 
@@ -184,8 +192,7 @@ def infer_summary(recs: list[dict]) -> str:
             f"{rec['global_batch_size']:,}",
             _num(r.get("examples_per_sec")),
             _num(r.get("examples_per_sec_per_replica")),
-            f"{_ms(r.get('latency_p50'))} / {_ms(r.get('latency_p90'))} / "
-            f"{_ms(r.get('latency_p99'))}",
+            " / ".join(_latency_ms(r.get(f"latency_p{q}")) for q in (50, 90, 99)),
             f"{_num(r.get('first_batch_seconds'), '{:,.3f}')} s",
             f"{r.get('timed_batches')} in {_num(r.get('timed_seconds'), '{:,.2f}')} s",
             f"{100 * mfu:.2f}%" if mfu is not None else "n/a",
