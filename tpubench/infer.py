@@ -310,7 +310,7 @@ class _Sweep:
             latencies.append(t1 - t0)
             if checksum is None:
                 checksum = _checksum(out)
-            if t1 - last_shown >= 0.5:
+            if t1 - last_shown >= 0.5 and len(latencies) < cfg.num_batches:
                 rate = batch * len(latencies) / (t1 - start)
                 self.progress.update(len(warmup) + len(latencies), rate, None, phase)
                 last_shown = t1
