@@ -295,21 +295,19 @@ class _Sweep:
         warmup = []
         for i in range(cfg.num_warmup_batches):
             t0 = time.perf_counter()
-            predict()
+            out = predict()
             warmup.append(time.perf_counter() - t0)
             if self.first_prediction is None:
                 self.first_prediction = (time.time(), time.perf_counter())
             self.progress.update(i + 1, None, None, phase)
+        checksum = _checksum(out)  # of the last warm-up batch: outside the timed section
         latencies = []
-        checksum = None
         start = last_shown = time.perf_counter()
         for _ in range(cfg.num_batches):
             t0 = time.perf_counter()
-            out = predict()
+            predict()
             t1 = time.perf_counter()
             latencies.append(t1 - t0)
-            if checksum is None:
-                checksum = _checksum(out)
             if t1 - last_shown >= 0.5 and len(latencies) < cfg.num_batches:
                 rate = batch * len(latencies) / (t1 - start)
                 self.progress.update(len(warmup) + len(latencies), rate, None, phase)
