@@ -69,6 +69,7 @@ class TrainConfig:
     seed: int = 42
     model_dir: str | None = None
     results_dir: str = "runs"
+    run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)

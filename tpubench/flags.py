@@ -78,6 +78,11 @@ def define_train():
         "gs://); default RESULTS_DIR/RUN_ID.  An existing checkpoint resumes.",
     )
     f.DEFINE_string("results_dir", "runs", "Where run records go (local or gs://).")
+    f.DEFINE_string(
+        "run_label",
+        None,
+        "Free text stored in the run record as run_label (tpubench-launch tags its runs with it).",
+    )
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
     )
@@ -199,6 +204,7 @@ def train_config() -> config.TrainConfig:
         seed=FLAGS.seed,
         model_dir=FLAGS.model_dir,
         results_dir=FLAGS.results_dir,
+        run_label=FLAGS.run_label,
         checkpoint_every_steps=FLAGS.checkpoint_every_steps,
         log_every_secs=FLAGS.log_every_secs,
         hardware=config.HardwareConfig(
