@@ -36,7 +36,7 @@ SETTINGS = (
     "name_prefix",
     "port",
 )
-VENV = "~/tpubench-venv"
+VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
 
@@ -114,8 +114,8 @@ def install_script(s: Settings, extra: str) -> str:
     """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it."""
     spec = f"./{os.path.basename(s.package)}" if s.package else "tpubench"
     return (
-        "set -e; if command -v apt-get >/dev/null; then sudo apt-get -qq update && "
-        "sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
+        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then "
+        "sudo apt-get -qq update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
         f"python3 -m venv {VENV}; {VENV}/bin/pip install -q --upgrade pip; "
         f"{VENV}/bin/pip install -q '{spec}[{extra}]'"
     )

@@ -121,7 +121,7 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
     for c in todo:
         pinned(c)  # every threads value fits this machine, before anything runs
     results = []
-    console = Console(file=out, highlight=False, markup=False)
+    console = Console(file=out, highlight=False, markup=False, soft_wrap=True)
     columns = (
         TextColumn("sweep {task.description}"),
         BarColumn(),
