@@ -4,8 +4,9 @@ Prices come from `tpubench prices --machine=... --format=json` run as a
 subprocess (the launcher never imports tpubench).  Time per configuration
 comes, best first, from an earlier record of the same configuration
 (measured), the sweep file's `estimate: {seconds: S}` or
-`estimate: {steps_per_second: R}` with `flags: {train_steps: N}`, else it is
-unknown and the total says so.  Cloud executors add the VM overhead
+`estimate: {steps_per_second: R}` with `flags: {train_steps: N}`, the median
+time of the configurations already done, else it is unknown and the total
+says so.  Configurations already done are listed with their measured time.  Cloud executors add the VM overhead
 (create, install, delete) and multiply by the number of VMs.
 """
 
@@ -24,7 +25,7 @@ class Row:
     describe: str
     usd_per_hour: float | None  # for the whole configuration (all its VMs)
     seconds: float | None
-    source: str  # measured | estimate | unknown
+    source: str  # done | measured | estimate | median of done | unknown
 
     @property
     def usd(self) -> float | None:
@@ -72,7 +73,8 @@ def measured_seconds(results_dir: str) -> dict[str, float]:
     return out
 
 
-def estimate(config, sweep, measured: dict) -> tuple[float | None, str]:
+def estimate(config, sweep, measured: dict, typical: float | None) -> tuple[float | None, str]:
+    """(seconds, where the figure comes from) for one configuration."""
     if config.id in measured:
         return measured[config.id], "measured"
     est = sweep.estimate
@@ -82,26 +84,37 @@ def estimate(config, sweep, measured: dict) -> tuple[float | None, str]:
     steps = config.train_flags().get("train_steps")
     if rate and steps:
         return float(steps) / float(rate), "estimate"
+    if typical is not None:
+        return typical, "median of done"
     return None, "unknown"
 
 
-def rows(sweep, configs, pricing: str, vms_of, overhead_seconds: float = 0.0) -> list[Row]:
-    """One row per configuration; VMS_OF(config) is how many machines it holds."""
+def rows(sweep, configs, done: set, pricing: str, vms_of, overhead_seconds: float = 0.0):
+    """One row per configuration (done ones too); VMS_OF(config) is how many machines it holds.
+
+    A configuration that is not done is estimated, best first, from its own
+    earlier record, the sweep file's estimate, or the median time of the
+    configurations already done.
+    """
     cache: dict = {}
     measured = measured_seconds(sweep.results_dir)
+    times = sorted(measured[c.id] for c in configs if c.id in done and c.id in measured)
+    typical = times[len(times) // 2] if times else None
     out = []
     for c in configs:
         machine = c.settings.get("machine")
         per_hour = price(machine, pricing, cache) * vms_of(c) if machine else None
-        seconds, source = estimate(c, sweep, measured)
-        if seconds is not None:
+        seconds, source = estimate(c, sweep, measured, typical)
+        if c.id in done:
+            source = "done"
+        elif seconds is not None:
             seconds += overhead_seconds
         out.append(Row(c.id, c.describe(), per_hour, seconds, source))
     return out
 
 
-def render(rows: list[Row], skipped: int, title: str) -> str:
-    """Aligned text: one line per configuration and the total."""
+def render(rows: list[Row], title: str) -> str:
+    """Aligned text: one line per configuration, the total to run and what is done."""
     head = ("config", "what", "$/hour", "est. time", "est. $", "time from")
     body = [
         (
@@ -114,13 +127,11 @@ def render(rows: list[Row], skipped: int, title: str) -> str:
         )
         for r in rows
     ]
-    known = [r.usd for r in rows if r.usd is not None]
-    total_s = sum(r.seconds for r in rows if r.seconds is not None)
-    missing = len(rows) - len(known)
-    total = _money(sum(known)) if known else "n/a"
-    if missing and known:
-        total += f" + {missing} not estimated"
-    body.append(("total", f"{len(rows)} to run, {skipped} done", "", _duration(total_s), total, ""))
+    todo = [r for r in rows if r.source != "done"]
+    done = [r for r in rows if r.source == "done"]
+    body.append(_total("total", f"{len(todo)} to run", todo))
+    if done:
+        body.append(_total("done", f"{len(done)} recorded (measured)", done))
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     lines = [title]
     for r in [head, *body]:
@@ -132,8 +143,19 @@ def render(rows: list[Row], skipped: int, title: str) -> str:
     return "\n".join(lines)
 
 
+def _total(name: str, what: str, rows: list[Row]) -> tuple:
+    known = [r.usd for r in rows if r.usd is not None]
+    seconds = sum(r.seconds for r in rows if r.seconds is not None)
+    money = _money(sum(known)) if known else ("$0" if not rows else "n/a")
+    missing = len(rows) - len(known)
+    if missing and known:
+        money += f" + {missing} not estimated"
+    return (name, what, "", _duration(seconds), money, "")
+
+
 def total_usd(rows: list[Row]) -> float:
-    return sum(r.usd for r in rows if r.usd is not None)
+    """Estimated USD of the configurations still to run."""
+    return sum(r.usd for r in rows if r.usd is not None and r.source != "done")
 
 
 def _money(x: float | None) -> str:

@@ -62,7 +62,7 @@ def run(
     if executor in CLOUD:
         module = CLOUD[executor]
         plans = [module.plan(c, sw, settings, log_dir) for c in todo]  # all checked up front
-        rows = preview.rows(sw, todo, pricing, module.vms, settings.overhead_seconds)
+        rows = preview.rows(sw, sw.configs, done, pricing, module.vms, settings.overhead_seconds)
         title = (
             f"cost preview ({pricing}; VM price x estimated time incl. "
             f"{settings.overhead_seconds:g} s to create, install and delete):"
@@ -70,12 +70,12 @@ def run(
     else:
         for c in todo:
             local.pinned(c)
-        rows = preview.rows(sw, todo, pricing, lambda c: 1)
+        rows = preview.rows(sw, sw.configs, done, pricing, lambda c: 1)
         title = (
             f"cost preview ({pricing}; what these runs would cost on the machines named; "
             "running them here costs nothing extra):"
         )
-    print(preview.render(rows, skipped, title), file=out, flush=True)
+    print(preview.render(rows, title), file=out, flush=True)
     total = preview.total_usd(rows)
     if max_cost is not None and total > max_cost:
         raise errors.UsageError(

@@ -7,13 +7,13 @@ chief, 2 workers and 1 parameter server, and a worker killed mid-run.
 
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-
 from conftest import record_files
 
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main"]
@@ -60,7 +60,7 @@ def test_multi_worker_two_workers_train_and_agree(tmp_path):
     assert cluster["spec"] == {"worker": addresses}
     assert all(a.startswith("localhost:") for a in addresses) and len(set(addresses)) == 2
     assert cluster["failed_task"] is None and rec["run_label"] == cluster["id"]
-    logs = [open(t["log"]).read() for t in cluster["tasks"]]
+    logs = [pathlib.Path(t["log"]).read_text() for t in cluster["tasks"]]
     assert "eval accuracy" in logs[0] and "eval accuracy" not in logs[1]  # one table
     assert "the chief task writes the run record" in logs[1]
     assert "eval accuracy" in out.stdout  # the chief's output is echoed
@@ -103,7 +103,7 @@ def test_parameter_server_cluster_trains(tmp_path):
     # The chief finished by itself; the serving tasks were stopped by the launcher.
     assert tasks[0]["exit_code"] == 0 and not tasks[0]["stopped_by_launcher"]
     assert all(t["stopped_by_launcher"] for t in tasks[1:])
-    assert "serving as worker 0" in open(tasks[1]["log"]).read()
+    assert "serving as worker 0" in pathlib.Path(tasks[1]["log"]).read_text()
 
 
 def test_a_worker_killed_mid_run_fails_the_run_and_names_it(tmp_path):
