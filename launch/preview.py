@@ -6,8 +6,9 @@ comes, best first, from an earlier record of the same configuration
 (measured), the sweep file's `estimate: {seconds: S}` or
 `estimate: {steps_per_second: R}` with `flags: {train_steps: N}`, the median
 time of the configurations already done, else it is unknown and the total
-says so.  Configurations already done are listed with their measured time.  Cloud executors add the VM overhead
-(create, install, delete) and multiply by the number of VMs.
+says so.  Configurations already done are listed with their measured time.
+Cloud executors add the VM overhead (create, install, delete) and multiply
+by the number of VMs.
 """
 
 from __future__ import annotations
