@@ -14,6 +14,7 @@ by the number of VMs.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import subprocess
 
@@ -64,13 +65,23 @@ def price(machine: str, pricing: str, cache: dict) -> float:
 
 
 def measured_seconds(results_dir: str) -> dict[str, float]:
-    """Wall seconds of earlier runs per run_label (startup + training), newest wins."""
+    """Seconds each labelled earlier run took (its record's started -> finished), newest wins.
+
+    Records that never trained (no results) are left out: their time says
+    nothing about a full run.
+    """
     out = {}
     for _, rec in records.read_all(results_dir):
         label = rec.get("run_label")
-        res = rec.get("results") or {}
-        if label and res.get("train_wall_seconds") is not None:
-            out[label] = float(res["train_wall_seconds"]) + float(rec.get("startup_seconds") or 0)
+        if not label or not (rec.get("results") or {}).get("train_wall_seconds"):
+            continue
+        try:
+            took = dt.datetime.fromisoformat(rec["finished"]) - dt.datetime.fromisoformat(
+                rec["started"]
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+        out[label] = max(took.total_seconds(), float(rec["results"]["train_wall_seconds"]))
     return out
 
 
@@ -146,7 +157,8 @@ def render(rows: list[Row], title: str) -> str:
 
 def _total(name: str, what: str, rows: list[Row]) -> tuple:
     known = [r.usd for r in rows if r.usd is not None]
-    seconds = sum(r.seconds for r in rows if r.seconds is not None)
+    timed = [r.seconds for r in rows if r.seconds is not None]
+    seconds = sum(timed) if timed or not rows else None
     money = _money(sum(known)) if known else ("$0" if not rows else "n/a")
     missing = len(rows) - len(known)
     if missing and known:

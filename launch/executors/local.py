@@ -9,6 +9,7 @@ output goes to RESULTS_DIR/logs/CONFIG_ID.log; records land in RESULTS_DIR.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -128,13 +129,17 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(sweep.name, total=len(todo))
+    # On a terminal a live bar under the per-configuration lines; elsewhere
+    # (CI logs, files) the "[i/N]" lines are the progress.
+    bar = Progress(*columns, console=console, transient=True) if console.is_terminal else None
+    with bar or contextlib.nullcontext():
+        task = bar.add_task(sweep.name, total=len(todo)) if bar else None
         for i, config in enumerate(todo, 1):
             console.print(f"[{i}/{len(todo)}] {config.id} {config.describe()} ...")
             code, outcome = run_one(config, sweep.results_dir, launcher_argv)
             status = "done" if code == 0 else f"FAILED (exit {code})"
             console.print(f"[{i}/{len(todo)}] {config.id} {status}: {outcome}")
             results.append((config, code, outcome))
-            bar.advance(task)
+            if bar:
+                bar.advance(task)
     return results
