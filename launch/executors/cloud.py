@@ -66,6 +66,11 @@ class Settings:
     def where(self) -> list[str]:
         return [f"--zone={self.zone}", f"--project={self.project}"]
 
+    @property
+    def ssh(self) -> list[str]:
+        """Placement plus --quiet: ssh/scp must never wait for an answer (no stdin)."""
+        return [*self.where, "--quiet"]
+
 
 def settings(sweep, executor: str) -> Settings:
     """The sweep file's `cloud:` mapping, checked.

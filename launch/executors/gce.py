@@ -102,8 +102,8 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     script = cloud.install_script(s, "gpu" if has_gpu else "cpu")
     for name in names:
         if s.package:
-            setup.append(["gcloud", "compute", "scp", s.package, f"{name}:~", *s.where])
-        setup.append(["gcloud", "compute", "ssh", name, *s.where, f"--command={script}"])
+            setup.append(["gcloud", "compute", "scp", s.package, f"{name}:~", *s.ssh])
+        setup.append(["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"])
 
     flags = remote_flags(config, s)
     log_file = f"tpubench-{config.id}.log"
@@ -115,11 +115,11 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             tf_config = cluster.tf_config(tasks, task)
             task_flags = flags + [f"--strategy={cluster.strategy_of(tasks)}"]
         script = cloud.run_script(task_flags, log_file, tf_config)
-        runs.append((name, ["gcloud", "compute", "ssh", name, *s.where, f"--command={script}"]))
+        runs.append((name, ["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"]))
 
     local_logs = os.path.join(log_dir, config.id)
     collect = [
-        ["gcloud", "compute", "scp", f"{n}:~/{log_file}", f"{local_logs}/{n}.log", *s.where]
+        ["gcloud", "compute", "scp", f"{n}:~/{log_file}", f"{local_logs}/{n}.log", *s.ssh]
         for n in names
     ]
     collect.append(["gcloud", "storage", "rsync", s.records, sweep.results_dir])

@@ -36,15 +36,15 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     every = "--worker=all"
     setup = [create]
     if s.package:
-        setup.append([*base, "scp", s.package, f"{name}:", every, *s.where])
+        setup.append([*base, "scp", s.package, f"{name}:", every, *s.ssh])
     install = cloud.install_script(s, "tpu")
-    setup.append([*base, "ssh", name, every, *s.where, f"--command={install}"])
+    setup.append([*base, "ssh", name, every, *s.ssh, f"--command={install}"])
 
     # --tpu=local makes no API calls but sees only its own host's chips.
     flags = gce.remote_flags(config, s, {"tpu": name if tpu.is_pod else "local"})
     log_file = f"tpubench-{config.id}.log"
     script = cloud.run_script(flags, log_file)
-    run = (name, [*base, "ssh", name, every, *s.where, f"--command={script}"])
+    run = (name, [*base, "ssh", name, every, *s.ssh, f"--command={script}"])
 
     local_logs = os.path.join(log_dir, config.id)
     collect = [
@@ -54,7 +54,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             f"{name}:~/{log_file}",
             f"{local_logs}/{name}-w{i}.log",
             f"--worker={i}",
-            *s.where,
+            *s.ssh,
         ]
         for i in range(tpu.hosts)
     ]

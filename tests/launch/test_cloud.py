@@ -87,12 +87,12 @@ def expected_cpu_commands():
         "--image-family=debian-12 --image-project=debian-cloud --boot-disk-size=100GB "
         "--scopes=cloud-platform --provisioning-model=SPOT --instance-termination-action=DELETE "
         f"--labels=tpubench-config={CPU_ID}",
-        f"gcloud compute ssh {VM} {WHERE} {shlex.quote('--command=' + INSTALL)}",
-        f"gcloud compute ssh {VM} {WHERE} "
+        f"gcloud compute ssh {VM} {WHERE} --quiet {shlex.quote('--command=' + INSTALL)}",
+        f"gcloud compute ssh {VM} {WHERE} --quiet "
         + shlex.quote(
             f"--command=set -o pipefail; cd ~; {TRAIN} 2>&1 | tee ~/tpubench-{CPU_ID}.log"
         ),
-        f"gcloud compute scp '{VM}:~/tpubench-{CPU_ID}.log' {log} {WHERE}",
+        f"gcloud compute scp '{VM}:~/tpubench-{CPU_ID}.log' {log} {WHERE} --quiet",
         "gcloud storage rsync gs://bkt/tb/records runs/sweeps/cpu",
         f"gcloud compute instances delete {VM} {WHERE} --quiet",
     ]
@@ -145,7 +145,8 @@ def test_gce_deletes_the_vm_after_a_failure(tmp_path, fail_on):
     if fail_on == "tpubench train":  # the run had started: logs and records come home first
         assert calls[failed_at + 1 :] == [
             f"compute scp {VM}:~/tpubench-{CPU_ID}.log runs/sweeps/cpu/logs/{CPU_ID}/{VM}.log "
-            + WHERE,
+            + WHERE
+            + " --quiet",
             "storage rsync gs://bkt/tb/records runs/sweeps/cpu",
             f"compute instances delete {VM} {WHERE} --quiet",
         ]
@@ -237,7 +238,7 @@ cloud: {project: proj, zone: us-central2-b, bucket: gs://bkt/tb}
     assert "--tpu=local" in runs[0][-1]  # one host: no API calls
     assert f"--tpu={pod}" in runs[1][-1]  # a pod: every host resolves the slice by name
     copies = [c for c in cmds if c[4] == "scp"]
-    assert [c[-3] for c in copies if pod in c[5]] == [f"--worker={i}" for i in range(4)]
+    assert [c[-4] for c in copies if pod in c[5]] == [f"--worker={i}" for i in range(4)]
     assert cmds[-1] == [
         "gcloud",
         "compute",
