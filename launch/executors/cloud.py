@@ -277,7 +277,7 @@ def _run_tasks(plan: Plan, log_dir: str, out) -> None:
                 )
             if all(running[n].poll() == 0 for n in plan.trainers):
                 return
-            time.sleep(0.5)
+            time.sleep(0.2)
     finally:
         procs.stop(list(running.values()), grace=5.0)
         for p in running.values():
