@@ -17,6 +17,8 @@ SUBCOMMANDS = {
     "models": "list registered models with parameters and FLOPs per example",
     "prices": "list or search the price catalog, or price a --machine",
     "rerun": "repeat a recorded run with the same flags: tpubench rerun RECORD.json",
+    "report": "compare runs: tables, charts and an HTML page from records or directories",
+    "advise": "cheapest configuration for a deadline (or fastest for a budget) from records",
 }
 
 
@@ -76,9 +78,14 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
 
         warnings.filterwarnings("ignore")
     try:
-        return {"train": _train, "models": _models, "prices": _prices, "rerun": _rerun}[sub](
-            args[1:], full_argv
-        ) or 0
+        return {
+            "train": _train,
+            "models": _models,
+            "prices": _prices,
+            "rerun": _rerun,
+            "report": _report,
+            "advise": _advise,
+        }[sub](args[1:], full_argv) or 0
     except errors.TpubenchError as e:
         if verbose:
             traceback.print_exc()
@@ -228,6 +235,22 @@ def _rerun(args, full_argv) -> int:
     # Replace this process: Ctrl-C and SIGTERM then reach the training run
     # itself, which checkpoints and records before it exits.
     os.execv(sys.executable, cmd)
+
+
+def _report(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import cli
+
+    print(cli.report_main(flags_lib.report_config(args)), end="")
+    return 0
+
+
+def _advise(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import advise
+
+    print(advise.advise(flags_lib.advise_config(args)), end="")
+    return 0
 
 
 _MULTI_FLAGS = {"model_module"}
