@@ -13,7 +13,7 @@ import os
 
 from tpubench import errors
 from tpubench.config import ReportConfig
-from tpubench.report import compare, html, load, plots, published, render, tables
+from tpubench.report import compare, load, published, render, tables
 from tpubench.report import group as group_lib
 
 FORMATS = ("table", "markdown", "csv")
@@ -54,6 +54,8 @@ def build(cfg: ReportConfig) -> Report:
     front = compare.pareto(summaries)
     front = {m: p for m, p in front.items() if len(p) > 1}
     pub_scaling = published.scaling(pub)
+
+    from tpubench.report import plots  # matplotlib: only once the inputs are known good
 
     t = {"summary": tables.summary(summaries)}
     figures = {}
@@ -142,6 +144,8 @@ def _warnings(summaries, notes, loaded) -> list[str]:
 
 def write(report: Report, output: str, title: str) -> list[str]:
     """Writes CSV, Markdown, PNG and HTML files into OUTPUT; returns their paths."""
+    from tpubench.report import html, plots
+
     try:
         os.makedirs(output, exist_ok=True)
     except OSError as e:

@@ -208,19 +208,18 @@ def _diff_text(groups: list[Group]) -> str:
 
 
 def select(groups: list[Group], selector: str) -> dict[str, Group]:
-    """The baseline group of each model matching SELECTOR ('dim=value,dim=value' or a label).
+    """The baseline group of each model matching SELECTOR (a label, or 'dim=value,dim=value').
 
     Models with no matching group are left out.  A selector matching two
     groups of one model is ambiguous: UsageError naming them.
     """
-    conditions = _parse_selector(selector)
+    by_label = [g for g in groups if g.label == selector or g.label.endswith(" · " + selector)]
+    conditions = None if by_label else _parse_selector(selector)
     out: dict[str, Group] = {}
     for g in groups:
-        if conditions is None:
-            hit = g.label == selector or g.label.endswith(" · " + selector)
-        else:
-            hit = all(_matches(g, d, v) for d, v in conditions)
-        if not hit:
+        if conditions is None and g not in by_label:
+            continue
+        if conditions is not None and not all(_matches(g, d, v) for d, v in conditions):
             continue
         if g.model in out:
             raise errors.UsageError(

@@ -176,8 +176,23 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
                 capsize=3,
                 label=d["name"],
             )
-            ax.plot(d["counts"], d["ideal"], linestyle="--", color=color, alpha=0.5)
-            ax_eff.plot(d["counts"], d["efficiency"], marker="o", linestyle=style, color=color)
+            # "_"-labels stay out of legends but name the lines for readers of the figure.
+            ax.plot(
+                d["counts"],
+                d["ideal"],
+                linestyle="--",
+                color=color,
+                alpha=0.5,
+                label=f"_ideal {d['name']}",
+            )
+            ax_eff.plot(
+                d["counts"],
+                d["efficiency"],
+                marker="o",
+                linestyle=style,
+                color=color,
+                label=f"_efficiency {d['name']}",
+            )
             plotted.append(d)
         counts = sorted({c for d in members for c in d["counts"]})
         for a in (ax, ax_eff):

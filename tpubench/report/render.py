@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import sys
 
 from tpubench.report import stats
 
@@ -67,12 +68,13 @@ def csv_text(t) -> str:
 
 
 def terminal(t, width: int | None = None) -> str:
-    """A rich table of T's `brief` columns (all when unset), at the terminal's width."""
+    """A rich table of T's `brief` columns (all when unset)."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
     out = io.StringIO()
-    width = width or max(120, shutil.get_terminal_size((160, 40)).columns)
+    if width is None:  # a terminal's own width; files and pipes get long lines, not folds
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
     console = Console(file=out, width=width, force_terminal=False, color_system=None)
     rt = RichTable(title=t.title, title_justify="left")
     keep = [i for i, c in enumerate(t.columns) if not t.brief or c in t.brief]
