@@ -19,7 +19,7 @@ print(json.dumps(sorted(fl._defined)))
 """
 
 
-@pytest.mark.parametrize("sub", ["train", "models", "prices", "rerun"])
+@pytest.mark.parametrize("sub", ["train", "models", "prices", "rerun", "report", "advise"])
 def test_every_flag_is_in_cli_md(sub):
     out = subprocess.run(
         [sys.executable, "-c", _LIST_FLAGS, sub], capture_output=True, text=True, check=True

@@ -114,3 +114,13 @@ def test_bad_requests():
                 deadline_seconds=60,
             )
         )
+
+
+def test_advice_refuses_mixing_networks_but_weighs_batch_and_precision():
+    mixed = FIXTURES / "mixed"
+    with pytest.raises(errors.UsageError, match=r"differ in model parameters .*agree$"):
+        advise.advise(AdviseConfig(inputs=(str(mixed),), model="mnist_mlp", budget_usd=1))
+    files = tuple(str(mixed / f"mlp-{n}.json") for n in ("b128", "b256", "bf16"))
+    text = advise.advise(AdviseConfig(inputs=files, model="mnist_mlp", deadline_seconds=60))
+    assert "batch=256" in text and "precision=bf16" in text
+    assert "mnist_mlp runs differ in batch size (128 in 2 runs, 256 in 1 run); compared" in text

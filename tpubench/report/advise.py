@@ -235,7 +235,8 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
             f"models with ok runs: {', '.join(models) or 'none'}"
         )
     groups = group_lib.group(runs)
-    notes = group_lib.check_comparable(groups, allow=("batch_size", "precision"))
+    # Batch and precision are choices advice may weigh; another network is not.
+    notes = group_lib.check_comparable(groups, allow=("batch_size", "precision"), hint="")
     cands, skipped = candidates(groups, cfg, catalog_lib.load(cfg.price_catalog))
     if not cands:
         raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")

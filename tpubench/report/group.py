@@ -132,14 +132,16 @@ def _params_diff(g: Group, same_model: list[Group]) -> list[str]:
     return [f"{k}={mine.get(k)}" for k in differing]
 
 
-def check_comparable(groups: list[Group], allow: tuple[str, ...] = ()) -> list[str]:
+def check_comparable(
+    groups: list[Group], allow: tuple[str, ...] = (), hint: str = "--allow_mixed={mix}"
+) -> list[str]:
     """Raises UsageError when runs of one model differ in network, batch or precision.
 
     ALLOW names the mixes the user asked for ('params', 'batch_size',
     'precision'); each allowed mix that is present comes back as a note for
     the report.  A batch is uniform when either the global or the
     per-replica batch is the same in every group (scaling studies keep the
-    per-replica batch fixed).
+    per-replica batch fixed).  HINT says how to ask ({mix} is the mix's name).
     """
     bad = [a for a in allow if a not in MIXABLE]
     if bad:
@@ -160,7 +162,7 @@ def check_comparable(groups: list[Group], allow: tuple[str, ...] = ()) -> list[s
             values = _counts(mine, dim)
             if len(values) > 1:
                 shown = _diff_text(mine) if dim == "params" else _values_text(values)
-                _refuse_or_note(model, what, shown, why, allowed_as, allow, notes)
+                _refuse_or_note(model, what, shown, why, allowed_as, allow, notes, hint)
         if len(_counts(mine, "batch")) > 1 and len(_counts(mine, "per_replica_batch")) > 1:
             _refuse_or_note(
                 model,
@@ -170,17 +172,18 @@ def check_comparable(groups: list[Group], allow: tuple[str, ...] = ()) -> list[s
                 "batch_size",
                 allow,
                 notes,
+                hint,
             )
     return notes
 
 
-def _refuse_or_note(model, what, shown, why, allowed_as, allow, notes):
+def _refuse_or_note(model, what, shown, why, allowed_as, allow, notes, hint):
     if allowed_as in allow:
         notes.append(f"{model} runs differ in {what} ({shown}); compared as asked")
         return
     raise errors.UsageError(
-        f"{model} runs differ in {what} ({shown}): {why}; select runs that agree, or pass "
-        f"--allow_mixed={allowed_as} to compare them anyway"
+        f"{model} runs differ in {what} ({shown}): {why}; select runs that agree"
+        + (f", or pass {hint.format(mix=allowed_as)} to compare them anyway" if hint else "")
     )
 
 

@@ -230,7 +230,7 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
     dims = {
         "kind": record.get("kind", "train"),
         "model": model.get("name") or cfg.get("model", "?"),
-        "machine": first.get("machine") or "unpriced",
+        "machine": _machine_name(first),
         "dataset": data.get("name", "?"),
         "params": _params_text(params),
         "tiny": bool(cfg.get("tiny")),
@@ -272,6 +272,12 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         input_ratio=diagnosis.get("ratio"),
     )
     return run, ""
+
+
+def _machine_name(cost: dict) -> str:
+    if cost.get("pricing") == "override" and not cost.get("machine"):
+        return f"${cost.get('usd_per_hour')}/h (--price_per_hour)"
+    return cost.get("machine") or "unpriced"
 
 
 def input_bound(verdict: str | None) -> bool:
