@@ -51,8 +51,8 @@ def test_cheapest_within_deadline_with_runner_up_on_demand_and_spot():
     assert spot.startswith(f"spot: {T4}: 13.8 min for ${t4_spot:.4f} (cheapest of 2 ")
     assert f"runner-up {T8}: 7.1 min for ${t8_spot:.4f}" in spot
     # the GPU rows show on-demand cost and no spot price (the n1 host has none)
-    g2 = _line(text, "│ resnet50 · gcp:n1-standard-8+2xgcp:v100")
-    assert f"${EPOCH / 390 / 3600 * (0.379998 + 2 * 2.48):.2f}" in g2 and "n/a" in g2
+    g2 = _line(text, "│ resnet50 · accelerator=gpu · replicas=2 ")
+    assert f"${EPOCH / 390 / 3600 * (0.379998 + 2 * 2.48):.2f}" in g2 and "yes / n/a" in g2
 
 
 def test_tight_deadlines():

@@ -117,6 +117,12 @@ def _meets(c: Candidate, cfg: AdviseConfig, which: str) -> bool:
     return cost is not None and cost <= cfg.budget_usd
 
 
+def _yes(c: Candidate, cfg: AdviseConfig, which: str) -> str:
+    if c.usd(which) is None:
+        return "n/a"
+    return "yes" if _meets(c, cfg, which) else "no"
+
+
 def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
     """One line: the pick under WHICH pricing, its runner-up and the reason."""
     ok = [c for c in cands if _meets(c, cfg, which)]
@@ -252,17 +258,19 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
             "slow end",
             "$ on-demand",
             "$ spot",
+            "meets (on-demand / spot)",
             "prices as of",
         ],
         [
             [
-                c.group.label,
+                " · ".join(p for p in c.group.label.split(" · ") if p != c.group.dims["machine"]),
                 c.machine,
                 str(len(c.group.runs)),
                 duration(c.seconds),
                 duration(c.seconds_slow),
                 render.money(c.usd("on_demand")),
                 render.money(c.usd("spot")),
+                " / ".join(_yes(c, cfg, which) for which in catalog_lib.PRICINGS),
                 " / ".join(d for d in dict.fromkeys(c.price_dates.values()) if d) or "n/a",
             ]
             for c in sorted(cands, key=lambda c: c.seconds)
