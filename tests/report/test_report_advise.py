@@ -97,7 +97,7 @@ def test_warnings_old_other_tf_input_bound():
     assert "9 of 15 records are older than 180 days (newest of them 2026-03-01)" in warnings
     assert "records come from TensorFlow 2.20.0, 2.21.0; this installation has 2.21.0" in warnings
     assert "input-bound (--compare_synthetic): resnet50 · gcp:n1-standard-8+4xgcp:v100" in warnings
-    assert "6 of 15 records have no input-bound check" in warnings
+    assert "6 of 15 records on real data have no input-bound check" in warnings
 
 
 def test_bad_requests():

@@ -210,11 +210,13 @@ def warnings(groups: list[group_lib.Group], cfg: AdviseConfig, now: dt.datetime)
             f"input-bound (--compare_synthetic): {'; '.join(labels)}: faster hardware will not "
             "help them until the input pipeline keeps up"
         )
-    unknown = sum(r.input_verdict is None for r in runs)
+    # Synthetic data never leaves the device: no input pipeline to be bound by.
+    real = [r for r in runs if r.dims["dataset"] != "synthetic"]
+    unknown = sum(r.input_verdict is None for r in real)
     if unknown:
         out.append(
-            f"{unknown} of {len(runs)} records have no input-bound check (unknown whether the "
-            "input pipeline limited them; train with --compare_synthetic to know)"
+            f"{unknown} of {len(real)} records on real data have no input-bound check (unknown "
+            "whether the input pipeline limited them; train with --compare_synthetic to know)"
         )
     if any(g.dims["tiny"] for g in groups):
         out.append(

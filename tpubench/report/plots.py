@@ -13,7 +13,7 @@ import json
 import matplotlib
 from matplotlib.figure import Figure
 
-from tpubench.report import compare, published
+from tpubench.report import compare, published, render
 
 _DPI = 110
 _COLORS = matplotlib.colormaps["tab10"].colors
@@ -63,7 +63,7 @@ def throughput(summaries: list[compare.Summary]):
         ax.invert_yaxis()
         for i, s in enumerate(mine):
             ax.annotate(
-                f" {s.rate.median:,.0f}  (n={s.rate.n})",
+                f" {render.num(s.rate.median)}  (n={s.rate.n})",
                 (s.rate.high, i),
                 va="center",
                 fontsize=8,
@@ -221,6 +221,10 @@ def _usd(value, _pos=None) -> str:
     return f"${value:.3g}"
 
 
+# (unit, seconds per unit, used while the longest time is below): axes stay readable
+_TIME_UNITS = (("s", 1, 7200), ("h", 3600, 172800), ("days", 86400, float("inf")))
+
+
 def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
     """Cost per epoch against time per epoch, Pareto front marked, one panel per model."""
     models = list(front)
@@ -232,54 +236,60 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
     plotted = []
     for ax, model in zip(axes.flat, models, strict=False):
         points = front[model]
+        longest = max(p.seconds for p in points)
+        unit, scale = next((u, k) for u, k, up_to in _TIME_UNITS if longest < up_to)
         on = [p for p in points if p.on_front]
         off = [p for p in points if not p.on_front]
         # The front as the boundary of what it dominates: right, then down.
         ax.plot(
-            [p.seconds for p in on],
+            [p.seconds / scale for p in on],
             [p.usd for p in on],
             drawstyle="steps-post",
             color=_COLORS[3],
             zorder=1,
             label="Pareto front",
         )
-        ax.scatter([p.seconds for p in on], [p.usd for p in on], color=_COLORS[3], zorder=2)
+        ax.scatter([p.seconds / scale for p in on], [p.usd for p in on], color=_COLORS[3], zorder=2)
         ax.scatter(
-            [p.seconds for p in off],
+            [p.seconds / scale for p in off],
             [p.usd for p in off],
             facecolors="none",
             edgecolors=_COLORS[0],
             zorder=2,
             label="dominated",
         )
-        middle = (min(p.seconds for p in points) + max(p.seconds for p in points)) / 2
+        middle = (min(p.seconds for p in points) + longest) / 2
         for p in points:
             right = p.seconds > middle
             ax.annotate(
                 _strip_model(p.summary.label, model),
-                (p.seconds, p.usd),
+                (p.seconds / scale, p.usd),
                 fontsize=7,
                 xytext=(-5 if right else 5, 5),
                 textcoords="offset points",
                 ha="right" if right else "left",
             )
-        ax.set_xlabel("time per epoch (s, median)")
+        ax.set_xlabel(f"time per epoch ({unit}, median)")
         ax.set_ylabel("cost per epoch (USD, median)")
         ax.yaxis.set_major_formatter(_usd)
         ax.set_title(model)
         ax.margins(0.2)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
         plotted.append(
             {
                 "model": model,
+                "time_unit": unit,
                 "seconds": [p.seconds for p in points],
                 "usd": [p.usd for p in points],
                 "front": [p.on_front for p in points],
             }
         )
     fig.suptitle(f"Cost against time per epoch ({note})", fontsize=10)
-    fig.tight_layout()
+    handles = [h for ax in axes.flat for h in ax.get_legend_handles_labels()[0]]
+    labels = [x for ax in axes.flat for x in ax.get_legend_handles_labels()[1]]
+    keep = {label: h for h, label in zip(handles, labels, strict=True)}  # one per label
+    fig.legend(list(keep.values()), list(keep), loc="lower center", ncol=2, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07 / nrows, 1, 1))
     return fig, plotted
 
 

@@ -99,7 +99,8 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 target,
                 ", ".join(s.tf_versions),
                 ", ".join(s.price_dates) or "n/a",
-                ", ".join(s.input_verdicts) or "unknown",
+                ", ".join(s.input_verdicts)
+                or ("synthetic data" if g.dims["dataset"] == "synthetic" else "unknown"),
             ]
         )
         csv_rows.append(
