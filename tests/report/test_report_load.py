@@ -67,7 +67,7 @@ def test_named_file_that_is_no_record_is_an_error(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(errors.UsageError, match="invalid JSON"):
         load.load([str(bad)])
-    with pytest.raises(errors.UsageError, match="no such record file or directory: 'nope/'"):
+    with pytest.raises(errors.UsageError, match="nope/ is neither a run record nor a directory"):
         load.load(["nope/"])
     with pytest.raises(errors.UsageError, match="give run records, directories or gs://"):
         load.load([])

@@ -212,7 +212,7 @@ def warnings(groups: list[group_lib.Group], cfg: AdviseConfig, now: dt.datetime)
         )
     # Synthetic data never leaves the device: no input pipeline to be bound by.
     real = [r for r in runs if r.dims["dataset"] != "synthetic"]
-    unknown = sum(r.input_verdict is None for r in real)
+    unknown = sum((r.input_verdict or "unknown").startswith("unknown") for r in real)
     if unknown:
         out.append(
             f"{unknown} of {len(real)} records on real data have no input-bound check (unknown "

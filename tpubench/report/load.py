@@ -3,17 +3,15 @@
 Only `ok` records are results; every other record is listed as excluded
 with its reason, so a failed or interrupted trial never disappears silently.
 Reading never imports TensorFlow: local files are read directly and gs://
-objects through `tpubench.gcs` (google-cloud-storage), imported only when a
-gs:// path is given.
+objects through `tpubench.gcs` (google-cloud-storage).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 
-from tpubench import errors, records
+from tpubench import errors, gcs, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -104,36 +102,12 @@ def expand(inputs: list[str]) -> list[tuple[str, bool]]:
         )
     out: list[tuple[str, bool]] = []
     for item in inputs:
-        if item.startswith("gs://"):
-            if item.endswith(".json"):
-                out.append((item, True))
-                continue
-            from tpubench import gcs  # lazy: only gs:// needs google-cloud-storage
-
-            found = [u for u in gcs.list_objects(item) if u.endswith(".json")]
-            out += [(u, False) for u in sorted(found)]
-        elif os.path.isdir(item):
-            for root, dirs, files in os.walk(item):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out += [
-                    (os.path.join(root, f), False)
-                    for f in sorted(files)
-                    if f.endswith(".json") and not f.startswith(".")
-                ]
-        elif os.path.isfile(item):
-            out.append((item, True))
-        else:
-            raise errors.UsageError(
-                f"no such record file or directory: {item!r} (give *.json records, "
-                "directories of them, or gs:// prefixes)"
-            )
+        out += [(path, path == item) for path in records.find(item)]
     return out
 
 
 def _read_text(path: str) -> str:
-    if path.startswith("gs://"):
-        from tpubench import gcs
-
+    if gcs.is_gcs(path):
         data = gcs.read_bytes(path)
     else:
         try:
