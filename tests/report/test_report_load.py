@@ -168,3 +168,21 @@ def test_baseline_selector():
         group.select(groups, "threads=8")
     with pytest.raises(errors.UsageError, match="unknown --baseline dimension 'thread'"):
         group.select(groups, "thread=1")
+
+
+def test_inference_records_never_mix_with_training(tmp_path):
+    from tpubench.report import compare, render, tables
+
+    train = json.loads((FIXTURES / "threads" / "mlp-t1-0.json").read_text())
+    infer = train | {"run_id": "mlp-infer", "kind": "infer"}
+    (tmp_path / "train.json").write_text(json.dumps(train))
+    (tmp_path / "infer.json").write_text(json.dumps(infer))
+    groups = group.group(load.load([str(tmp_path)]).runs)
+    assert [g.label for g in groups] == [
+        "mnist_mlp · gcp:n1-standard-1",
+        "mnist_mlp [infer] · gcp:n1-standard-1",
+    ]
+    # two models of one configuration each: nothing to set against a baseline
+    assert compare.default_baselines(groups).keys() == {"mnist_mlp", "mnist_mlp [infer]"}
+    text = render.terminal(tables.summary([compare.summarize(g) for g in groups]))
+    assert "mnist_mlp [infer] · gcp:n1-standard-1" in text

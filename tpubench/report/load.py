@@ -203,7 +203,9 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
     cpu = (record.get("hardware") or {}).get("cpu") or {}
     dims = {
         "kind": record.get("kind", "train"),
-        "model": model.get("name") or cfg.get("model", "?"),
+        # Inference and training rates are different quantities: a non-train
+        # kind is its own "model", so no table, chart or advice mixes them.
+        "model": _model_key(model.get("name") or cfg.get("model", "?"), record),
         "machine": _machine_name(first),
         "dataset": data.get("name", "?"),
         "params": _params_text(params),
@@ -234,7 +236,8 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         target_seconds=target.get("seconds") if target.get("reached", True) else None,
         usd_per_hour=first.get("usd_per_hour"),
         usd_per_epoch=first.get("usd_per_epoch"),
-        usd_per_million=first.get("usd_per_million_examples"),
+        usd_per_million=first.get("usd_per_million_examples")
+        or first.get("usd_per_million_predictions"),
         pricing=first.get("pricing"),
         price_dates=tuple(sorted({r.get("as_of", "?") for r in first.get("rows") or []})),
         price_note=(record.get("cost") or {}).get("note"),
@@ -246,6 +249,11 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         input_ratio=diagnosis.get("ratio"),
     )
     return run, ""
+
+
+def _model_key(name: str, record: dict) -> str:
+    kind = record.get("kind", "train")
+    return name if kind == "train" else f"{name} [{kind}]"
 
 
 def _machine_name(cost: dict) -> str:

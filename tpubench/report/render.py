@@ -70,19 +70,20 @@ def csv_text(t) -> str:
 def terminal(t, width: int | None = None) -> str:
     """A rich table of T's `brief` columns (all when unset)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table as RichTable
 
     out = io.StringIO()
     if width is None:  # a terminal's own width; files and pipes get long lines, not folds
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
     console = Console(file=out, width=width, force_terminal=False, color_system=None)
-    rt = RichTable(title=t.title, title_justify="left")
+    rt = RichTable(title=escape(t.title), title_justify="left")
     keep = [i for i, c in enumerate(t.columns) if not t.brief or c in t.brief]
     for i in keep:
         rt.add_column(t.columns[i], justify="left" if i == 0 else "right", overflow="fold")
     for row in t.rows:
-        rt.add_row(*(row[i] for i in keep))
+        rt.add_row(*(escape(row[i]) for i in keep))  # "[infer]" is text, not rich markup
     console.print(rt)
     for n in t.notes:
-        console.print(f"  {n}")
+        console.print(f"  {escape(n)}")
     return out.getvalue().rstrip() + "\n"
