@@ -71,6 +71,7 @@ class TrainConfig:
     seed: int = 42
     model_dir: str | None = None
     results_dir: str = "runs"
+    run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
@@ -82,6 +83,34 @@ class TrainConfig:
         d["params"] = dict(self.params)
         d["cost"]["machine"] = list(self.cost.machine)
         return d
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportConfig:
+    """One `tpubench report` invocation."""
+
+    inputs: tuple[str, ...] = ()  # record files, local directories, gs:// prefixes
+    output: str | None = None  # None: terminal tables only
+    baseline: str | None = None  # group selector, e.g. "threads=1"
+    published: tuple[str, ...] = ()  # published figure sets to show beside the runs
+    allow_mixed: tuple[str, ...] = ()  # "params", "batch_size", "precision"
+    format: str = "table"  # what stdout shows: table, markdown, csv
+    title: str = "tpubench report"
+
+
+@dataclasses.dataclass(frozen=True)
+class AdviseConfig:
+    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+
+    inputs: tuple[str, ...] = ()
+    model: str = ""
+    deadline_seconds: float | None = None
+    budget_usd: float | None = None
+    epochs: float = 1.0
+    to_target: bool = False
+    price_catalog: str | None = None
+    max_age_days: float = 180.0
+    tf_version: str | None = None  # None: the installed TensorFlow's, if any
 
 
 @dataclasses.dataclass(frozen=True)

@@ -42,6 +42,8 @@ def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[
         "flags": records.redact_flags(flag_values),
         "config": cfg.to_dict() | {"model_dir": model_dir},
     }
+    if cfg.run_label is not None:
+        record["run_label"] = cfg.run_label
     return record, model_dir
 
 

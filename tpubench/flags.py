@@ -8,6 +8,8 @@ docs/cli.md lists every flag.
 
 from __future__ import annotations
 
+import re
+
 from absl import flags
 
 from tpubench import config, errors
@@ -66,6 +68,11 @@ def define_train():
         "gs://); default RESULTS_DIR/RUN_ID.  An existing checkpoint resumes.",
     )
     define_results_dir()
+    f.DEFINE_string(
+        "run_label",
+        None,
+        "Free text stored in the run record as run_label (tpubench-launch tags its runs with it).",
+    )
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
     )
@@ -335,6 +342,102 @@ def define_runs():
     flags.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
 
 
+def define_report():
+    flags.DEFINE_string(
+        "output", None, "Directory for CSV, Markdown, PNG charts and report.html (created)."
+    )
+    flags.DEFINE_string(
+        "baseline",
+        None,
+        "Configuration that counts as 1 in the relative charts, per model: dim=value[,dim=value] "
+        "(e.g. threads=1, machine=gcp:n1-standard-1) or a label; default: each model's first.",
+    )
+    flags.DEFINE_list("published", [], "Published figure sets to show beside the runs (or 'all').")
+    flags.DEFINE_list(
+        "allow_mixed",
+        [],
+        "Compare runs of one model that differ in these anyway: params, batch_size, precision.",
+    )
+    flags.DEFINE_enum("format", "table", ["table", "markdown", "csv"], "What the terminal shows.")
+    flags.DEFINE_string("title", "tpubench report", "Title of report.md and report.html.")
+
+
+def define_advise():
+    flags.DEFINE_string("model", None, "Model to advise on (as recorded, e.g. mnist_mlp).")
+    flags.DEFINE_string("deadline", None, "Finish within this time: 90m, 2h, 1h30m, 3600s, 1d.")
+    flags.DEFINE_float("budget", None, "Spend at most this many USD (instead of --deadline).")
+    flags.DEFINE_float("epochs", 1.0, "Size of the job in epochs of the recorded dataset.")
+    flags.DEFINE_bool(
+        "to_target",
+        False,
+        "Size the job as the recorded time to --target_accuracy instead of --epochs.",
+    )
+    flags.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
+    flags.DEFINE_float(
+        "max_age_days", 180.0, "Warn about records older than this many days.", lower_bound=0.0
+    )
+    flags.DEFINE_string(
+        "tf_version",
+        None,
+        "Warn about records from other TensorFlow versions (default: installed).",
+    )
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|min|s)?", re.I)
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "min": 60, "s": 1, None: 1}
+
+
+def parse_duration(text: str, flag: str = "--deadline") -> float:
+    """'1h30m' -> 5400.0 seconds; UsageError for anything else."""
+    s = (text or "").strip().lower().replace(" ", "")
+    pos, total = 0, 0.0
+    while pos < len(s):
+        m = _DURATION.match(s, pos)
+        if not m:
+            break
+        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+        pos = m.end()
+    if not s or pos != len(s) or total <= 0:
+        raise errors.UsageError(
+            f"{flag}={text!r} is not a positive duration; accepted: e.g. 90m, 2h, 1h30m, 3600s, 1d"
+        )
+    return total
+
+
+def report_config(args: list[str]) -> config.ReportConfig:
+    return config.ReportConfig(
+        inputs=tuple(args),
+        output=FLAGS.output,
+        baseline=FLAGS.baseline,
+        published=tuple(FLAGS.published),
+        allow_mixed=tuple(FLAGS.allow_mixed),
+        format=FLAGS.format,
+        title=FLAGS.title,
+    )
+
+
+def advise_config(args: list[str]) -> config.AdviseConfig:
+    if not FLAGS.model:
+        raise errors.UsageError("--model is required, e.g. --model=mnist_mlp")
+    if (FLAGS.deadline is None) == (FLAGS.budget is None):
+        raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
+    if FLAGS.budget is not None and not FLAGS.budget > 0:
+        raise errors.UsageError(f"--budget={FLAGS.budget} must be > 0 (USD)")
+    if not FLAGS.epochs > 0:
+        raise errors.UsageError(f"--epochs={FLAGS.epochs} must be > 0")
+    return config.AdviseConfig(
+        inputs=tuple(args),
+        model=FLAGS.model,
+        deadline_seconds=None if FLAGS.deadline is None else parse_duration(FLAGS.deadline),
+        budget_usd=FLAGS.budget,
+        epochs=FLAGS.epochs,
+        to_target=FLAGS.to_target,
+        price_catalog=FLAGS.price_catalog,
+        max_age_days=FLAGS.max_age_days,
+        tf_version=FLAGS.tf_version,
+    )
+
+
 def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
     out = []
     for item in items:
@@ -373,6 +476,7 @@ def train_config() -> config.TrainConfig:
         seed=FLAGS.seed,
         model_dir=FLAGS.model_dir,
         results_dir=FLAGS.results_dir,
+        run_label=FLAGS.run_label,
         checkpoint_every_steps=FLAGS.checkpoint_every_steps,
         log_every_secs=FLAGS.log_every_secs,
         hardware=_hardware_config(),
@@ -496,5 +600,7 @@ def define(subcommand: str) -> None:
         "rerun": define_rerun,
         "data": define_data,
         "runs": define_runs,
+        "report": define_report,
+        "advise": define_advise,
     }[subcommand]()
     _defined.update(set(FLAGS) - before)

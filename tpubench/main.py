@@ -20,6 +20,8 @@ SUBCOMMANDS = {
     "rerun": "repeat a recorded train or infer run with the same flags: tpubench rerun RECORD.json",
     "data": "prepare, list, bench or check datasets: tpubench data prepare|list|bench|check",
     "runs": "list run records under directories or gs:// prefixes: tpubench runs DIR...",
+    "report": "compare runs: tables, charts and an HTML page from records or directories",
+    "advise": "cheapest configuration for a deadline (or fastest for a budget) from records",
 }
 
 
@@ -87,6 +89,8 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
             "rerun": _rerun,
             "data": _data,
             "runs": _runs,
+            "report": _report,
+            "advise": _advise,
         }
         return handlers[sub](args[1:], full_argv) or 0
     except errors.TpubenchError as e:
@@ -334,6 +338,22 @@ def _rerun(args, full_argv) -> int:
     # Replace this process: Ctrl-C and SIGTERM then reach the run
     # itself, which checkpoints and records before it exits.
     os.execv(sys.executable, cmd)
+
+
+def _report(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import cli
+
+    print(cli.report_main(flags_lib.report_config(args)), end="")
+    return 0
+
+
+def _advise(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import advise
+
+    print(advise.advise(flags_lib.advise_config(args)), end="")
+    return 0
 
 
 _MULTI_FLAGS = {"model_module"}

@@ -49,7 +49,10 @@ def scan_file(path: str, expected: int | None = None) -> Damage | None:
         text = e.message.splitlines()[0] if e.message else type(e).__name__
         m = _OFFSET.search(text)
         kind = m.group(1) if m else "unreadable"
-        return Damage(path, n, expected, kind, int(m.group(2)) if m else None, text)
+        # TensorFlow wraps the reason in op and device names; keep the reason.
+        return Damage(
+            path, n, expected, kind, int(m.group(2)) if m else None, m.group(0) if m else text
+        )
     if expected is not None and n < expected:
         return Damage(path, n, expected, "truncated", None, f"{n} of {expected} records")
     return None

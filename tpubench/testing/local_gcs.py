@@ -186,10 +186,13 @@ class LocalGCS:
         self._proxy = None
 
     def start(self) -> LocalGCS:
+        import logging
+
         from gcp_storage_emulator.handlers import buckets as emu_buckets
         from gcp_storage_emulator.storage import Storage
 
         _patch_emulator()
+        logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)  # 404s are normal
         self.cert = os.path.join(self.workdir, "local-gcs.pem")
         key = os.path.join(self.workdir, "local-gcs.key")
         san = ",".join(f"DNS:{h}" for h in _HOSTS)
@@ -266,8 +269,11 @@ class LocalGCS:
 
 def main(argv=None):
     import argparse
+    import logging
+    import sys
     import time
 
+    logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bucket", action="append", default=None, help="bucket(s) to create")
     args = parser.parse_args(argv)
@@ -276,6 +282,7 @@ def main(argv=None):
     for k, v in server.env().items():
         print(f"export {k}={v!s}")
     print(f"# buckets: {', '.join('gs://' + b for b in server.buckets)}  (Ctrl-C stops)")
+    sys.stdout.flush()
     try:
         while True:
             time.sleep(1)
