@@ -71,7 +71,11 @@ def check_prices(cfg: InferConfig) -> None:
 
 
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
-    """Runs the sweep; returns its written records, one per batch size."""
+    """Runs the sweep; returns its records, one per batch size.
+
+    On a multi-host TPU slice every host measures, and only host 0 writes
+    records: elsewhere the records have no `record_path`.
+    """
     sweep = _Sweep(cfg, argv, flag_values)
     _received.clear()
     handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -108,6 +112,7 @@ class _Sweep:
         self.batch = None
         self.progress = None
         self.first_prediction = None  # (wall clock, perf_counter) of the first result
+        self.is_chief = True
 
     def fail(self, status: str, error: str) -> str | None:
         """Writes the record in flight as failed or interrupted; returns its path."""
@@ -115,8 +120,12 @@ class _Sweep:
         if record is None:  # every batch size already has its finished record
             return None
         record.update(status=status, error=error, finished=records.now_iso())
-        record["record_path"] = records.write(record, self.cfg.results_dir)
+        record["record_path"] = self._write(record)
         return record["record_path"]
+
+    def _write(self, record) -> str | None:
+        """Writes RECORD; on a multi-host TPU slice only host 0 does."""
+        return records.write(record, self.cfg.results_dir) if self.is_chief else None
 
     def close(self):
         if self.progress is not None:
@@ -126,7 +135,6 @@ class _Sweep:
     def run(self):
         import psutil
 
-        cfg = self.cfg
         t_setup = time.perf_counter()
         spec, params, runner, placement, batches, manifest, prices = self._build()
         model_ready = time.perf_counter() - t_setup
@@ -156,7 +164,7 @@ class _Sweep:
             record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
             record["cost"] = _costs(prices, results, placement)
             record.update(status="ok", finished=records.now_iso())
-            record["record_path"] = records.write(record, cfg.results_dir)
+            record["record_path"] = self._write(record)
             self.records.append(record)
         self.batch = None
         self.current = None
@@ -182,6 +190,7 @@ class _Sweep:
                 "mirrored, tpu (or auto without a multi-task TF_CONFIG)"
             )
         strategy, placement = strategy_lib.build(cfg.hardware)
+        self.is_chief = placement.is_chief
         replicas = placement.num_replicas
         batches = cfg.batch_sizes or (spec.default_batch_size * replicas,)
         bad = [b for b in batches if b % replicas]
@@ -243,7 +252,7 @@ class _Sweep:
             sweep={"id": self.base["run_id"], "batch_sizes": list(batches), "index": index},
         )
         self.current = record
-        records.write(record, self.cfg.results_dir)  # "running", replaced when measured
+        self._write(record)  # "running", replaced when measured
         return record
 
     def _load_weights(self, runner, spec) -> dict:

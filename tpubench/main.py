@@ -192,7 +192,11 @@ def _infer(args, full_argv) -> int:
         )
         raise
     _import_tf_quietly(FLAGS.verbose, lambda: _configure_before_tf(cfg))
-    print(report_text.infer_summary(infer.run(cfg, full_argv, flags_lib.flag_values())))
+    recs = infer.run(cfg, full_argv, flags_lib.flag_values())
+    if recs and recs[0].get("record_path"):
+        print(report_text.infer_summary(recs))
+    else:
+        print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")
     return 0
 
 
