@@ -50,6 +50,10 @@ def run(argv: list[str] | None = None) -> None:
     from tpubench import flags as flags_lib
 
     flags_lib.define(sub)
+    # absl's --helpshort lists the "main module's" key flags: make this
+    # subcommand's flags that module's, so --helpshort shows them.
+    for name in sorted(flags_lib._defined):
+        flags_lib.FLAGS.register_key_flag_for_module(sys.argv[0], flags_lib.FLAGS[name])
     app.run(
         lambda args: _dispatch(sub, args, argv),
         argv=[f"tpubench {sub}"] + argv[2:],
