@@ -70,6 +70,14 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
     except flags.Error as e:
         print(f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)", file=sys.stderr)
         sys.exit(2)
+    except SystemExit as e:
+        # absl's help flags print and exit 1; asking for help is not a failure.
+        if e.code == 1 and _HELP_FLAGS & {a.split("=")[0] for a in argv[1:]}:
+            sys.exit(0)
+        raise
+
+
+_HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
 
 
 def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
