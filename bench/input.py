@@ -57,9 +57,16 @@ def prepare(workdir: str, name: str, fmt: str, size: int, examples: int) -> str:
 
 
 def train_rate(model: str, flags: list[str], data: list[str], results: str) -> dict:
-    before = set(os.listdir(results)) if os.path.isdir(results) else set()
+    def records():
+        return (
+            {f for f in os.listdir(results) if f.endswith(".json")}
+            if os.path.isdir(results)
+            else set()
+        )
+
+    before = records()
     tpubench("train", f"--model={model}", *flags, *data, f"--results_dir={results}")
-    (new,) = sorted(set(os.listdir(results)) - before)
+    (new,) = sorted(records() - before)
     with open(os.path.join(results, new)) as f:
         record = json.load(f)
     r = record["results"]

@@ -148,8 +148,9 @@ _TFDS_BUILDER = textwrap.dedent(
 )
 
 
-def test_tfds_dataset_read_from_its_data_dir(tmp_path):
-    """A prepared TFDS data_dir is read directly, without the builder's code."""
+def test_tfds_dataset_read_from_its_data_dir(tmp_path, gcs_env):
+    """A prepared TFDS data_dir is read directly, without the builder's code, from
+    local disk and from gs://."""
     package = tmp_path / "code" / "tiny_digits_ds"  # TFDS wants builder code in a package
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(_TFDS_BUILDER)
@@ -167,6 +168,19 @@ def test_tfds_dataset_read_from_its_data_dir(tmp_path):
     assert m["splits"]["train"]["examples"] == 100
     assert m["splits"]["validation"]["examples"] == 30  # TFDS "test" serves as validation
     assert m["num_classes"] == 10
+
+    from tpubench import gcs
+
+    for path in tfds_dir.rglob("*"):
+        if path.is_file():
+            gcs.upload_file(str(path), f"gs://tpubench-test/tfds/{path.relative_to(tfds_dir)}")
+    out_gcs = tmp_path / "prepared-from-gcs"
+    proc, _ = run_cli(
+        "data", "prepare", "--dataset=tfds:tiny_digits", "--source=gs://tpubench-test/tfds",
+        f"--output={out_gcs}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert _manifest(out_gcs)["fingerprint"] == m["fingerprint"]
 
 
 def test_prepare_errors_are_one_line(tmp_path):

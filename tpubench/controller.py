@@ -16,7 +16,7 @@ import sys
 import time
 
 from tpubench import errors, model_api, records
-from tpubench.config import TrainConfig
+from tpubench.config import CostConfig, DataConfig, TrainConfig
 
 DEFAULT_TRAIN_STEPS = 300
 
@@ -42,6 +42,8 @@ def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[
         "flags": records.redact_flags(flag_values),
         "config": cfg.to_dict() | {"model_dir": model_dir},
     }
+    if cfg.run_label is not None:
+        record["run_label"] = cfg.run_label
     return record, model_dir
 
 
@@ -609,6 +611,16 @@ def check_prices(cfg: TrainConfig) -> None:
     _prices(cfg)
 
 
+def resolve_data(data: DataConfig, spec):
+    """(data_dir, manifest) for DATA, or (None, None) for synthetic data; train's rules."""
+    return _resolve_data(TrainConfig(data=data), spec)
+
+
+def hourly_prices(cost: CostConfig):
+    """([HourlyPrice...], note) for COST, as train prices its runs (pure Python)."""
+    return _prices(TrainConfig(cost=cost))
+
+
 def _prices(cfg: TrainConfig):
     from tpubench.cost import catalog, pricing
 
@@ -664,7 +676,7 @@ def _costs(prices, results, epoch_examples, wall, target, placement):
 
 def _mfu(spec, params, results, placement, cfg) -> dict:
     from tpubench import mfu as mfu_lib
-    from tpubench import model_info, probe
+    from tpubench import model_info
 
     out: dict = {}
     try:
@@ -673,17 +685,11 @@ def _mfu(spec, params, results, placement, cfg) -> dict:
         return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     out.update(counted)
     rate = results.get("examples_per_sec")
-    if placement.accelerator == "cpu":
-        threads = cfg.hardware.num_intra_threads or len(os.sched_getaffinity(0))
-        peak = mfu_lib.cpu_peak_flops(probe.cpu()["model"], threads)
-        out["peak_flops"] = peak["flops"]
-        out["peak_source"] = f"measured: {peak['method']} ({threads} threads)"
-    else:
-        names = [a["name"] for a in probe.accelerators(placement)] + list(cfg.cost.machine)
-        key = next((k for k in map(mfu_lib.accelerator_key, names) if k), None)
-        peak = mfu_lib.peak_flops(key, cfg.precision) if key else None
-        out["peak_flops"] = peak * placement.num_replicas if peak else None
-        out["peak_source"] = f"table: {key} {cfg.precision}" if key else "unknown accelerator"
+    out.update(
+        mfu_lib.hardware_peak(
+            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+        )
+    )
     out["mfu"] = mfu_lib.mfu(out["train_flops_per_example"], rate, out.get("peak_flops"))
     return out
 

@@ -122,6 +122,33 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
     return entry | {"cached": False}
 
 
+def hardware_peak(placement, precision: str, num_intra_threads: int, machines=()) -> dict:
+    """{"peak_flops", "peak_source"} for what a strategy runs on.
+
+    CPUs: the measured matmul probe at the run's thread count.  GPUs/TPUs:
+    the table entry named by the probed device or a `--machine` part, times
+    the replicas; None when neither names a known accelerator.
+    """
+    import os
+
+    from tpubench import probe
+
+    if placement.accelerator == "cpu":
+        threads = num_intra_threads or len(os.sched_getaffinity(0))
+        peak = cpu_peak_flops(probe.cpu()["model"], threads)
+        return {
+            "peak_flops": peak["flops"],
+            "peak_source": f"measured: {peak['method']} ({threads} threads)",
+        }
+    names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
+    key = next((k for k in map(accelerator_key, names) if k), None)
+    peak = peak_flops(key, precision) if key else None
+    return {
+        "peak_flops": peak * placement.num_replicas if peak else None,
+        "peak_source": f"table: {key} {precision}" if key else "unknown accelerator",
+    }
+
+
 def mfu(
     train_flops_per_example: float | None, examples_per_sec: float | None, peak: float | None
 ) -> float | None:

@@ -32,6 +32,8 @@ class Runner:
       step_batch: examples one synchronous step divides its loss by: the
         global batch (default), or one worker's batch under
         ParameterServerStrategy, where workers step independently.
+      train: build the optimizer too; False for inference, which needs the
+        network only (no optimizer slots in memory).
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class Runner:
         precision="fp32",
         xla=False,
         step_batch: int | None = None,
+        train: bool = True,
     ):
         self.spec = spec
         self.params = dict(params)
@@ -53,13 +56,15 @@ class Runner:
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
             self.model = spec.build_model(self.params)
-            optimizer = spec.build_optimizer(self.params)
-            if precision == "fp16":
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            self.optimizer = optimizer
-            # Keras 3 optimizers must be built inside the scope before a
-            # custom loop uses them under a strategy (TF_NOTES.md).
-            self.optimizer.build(self.model.trainable_variables)
+            self.optimizer = None
+            if train:
+                optimizer = spec.build_optimizer(self.params)
+                if precision == "fp16":
+                    optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+                self.optimizer = optimizer
+                # Keras 3 optimizers must be built inside the scope before a
+                # custom loop uses them under a strategy (TF_NOTES.md).
+                self.optimizer.build(self.model.trainable_variables)
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
         # --xla compiles each replica's forward and backward pass; the input
@@ -69,6 +74,7 @@ class Runner:
         self._grads_fn = (
             tf.function(self._loss_and_grads, jit_compile=True) if xla else self._loss_and_grads
         )
+        self._predict_fn = tf.function(self._predict, jit_compile=True) if xla else self._predict
         self._eval_step = None
 
     # ----------------------------------------------------------------- train
@@ -195,6 +201,18 @@ class Runner:
         dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
         return self._accumulate(dataset, max_steps)
 
+    def set_global_batch(self, global_batch: int) -> None:
+        """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
+
+        For inference sweeps, which measure one built model at several batch
+        sizes; the per-replica `params["batch_size"]` follows.
+        """
+        replicas = self.strategy.num_replicas_in_sync
+        self.global_batch = self.step_batch = int(global_batch)
+        self.params.update(
+            global_batch_size=self.global_batch, batch_size=self.global_batch // replicas
+        )
+
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
         batch = synthetic.global_batch(
@@ -204,15 +222,42 @@ class Runner:
             self.strategy, batch, self.strategy.num_replicas_in_sync
         )
 
-    def distribute(self, mode: Mode):
-        """The model's input_fn, distributed per replica by the strategy."""
-        params = dict(self.params)
+    def distribute(self, mode: Mode, **param_overrides):
+        """The model's input_fn, distributed per replica by the strategy.
+
+        PARAM_OVERRIDES change runner keys for this dataset only, e.g.
+        `fixed_eval_steps=True` for an endless stream of full eval batches.
+        """
+        params = dict(self.params) | param_overrides
 
         def dataset_fn(ctx):
             return self.spec.input_fn(params, ctx, mode)
 
         options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
         return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+
+    # --------------------------------------------------------------- predict
+    def _predict(self, features):
+        return self.spec.model_fn(self.model, features, None, Mode.PREDICT, self.params).predictions
+
+    def make_predict_step(self, next_batch):
+        """Returns f() -> predictions for one global batch, gathered on the host.
+
+        Each replica runs the model's forward pass (PREDICT mode) on its
+        share of NEXT_BATCH() (per-replica (features, labels); labels are
+        ignored); the per-replica outputs are concatenated in replica order,
+        so 1 and N replicas return the same global batch of predictions.
+        """
+        strategy = self.strategy
+
+        def step():
+            features, _ = next_batch()
+            per_replica = strategy.run(self._predict_fn, args=(features,))
+            # Gather leaf by leaf: Strategy.gather on a dict of PerReplica
+            # values returns only the first replica's part (TF 2.21).
+            return tf.nest.map_structure(lambda v: strategy.gather(v, axis=0), per_replica)
+
+        return tf.function(step)
 
     # ------------------------------------------------------------------ eval
     def _eval_replica(self, features, labels):
@@ -262,6 +307,8 @@ class Runner:
         return result
 
     def checkpoint(self):
+        if self.optimizer is None:  # inference: restores the network and step only
+            return tf.train.Checkpoint(model=self.model, global_step=self.global_step)
         return tf.train.Checkpoint(
             model=self.model, optimizer=self.optimizer, global_step=self.global_step
         )

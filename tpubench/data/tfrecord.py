@@ -24,6 +24,11 @@ def _tf():
     return tf
 
 
+# Records are serialized deterministically (map keys sorted): protobuf's
+# default map order differs between processes, and the fingerprint of the
+# same data must not.
+
+
 def encode_raw_image(image: np.ndarray, label: int) -> bytes:
     tf = _tf()
     image = np.ascontiguousarray(image, dtype=np.uint8)
@@ -32,7 +37,9 @@ def encode_raw_image(image: np.ndarray, label: int) -> bytes:
         "image/shape": tf.train.Feature(int64_list=tf.train.Int64List(value=list(image.shape))),
         "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
     }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(
+        deterministic=True
+    )
 
 
 def encode_jpeg_image(encoded: bytes, label: int, height: int, width: int) -> bytes:
@@ -44,7 +51,9 @@ def encode_jpeg_image(encoded: bytes, label: int, height: int, width: int) -> by
         "image/width": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(width)])),
         "image/class/label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
     }
-    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString(
+        deterministic=True
+    )
 
 
 def parse_jpeg_record(serialized):
