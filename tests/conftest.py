@@ -75,3 +75,32 @@ def one_line_error(proc) -> str:
 def metrics_lines(model_dir) -> list[dict]:
     path = pathlib.Path(model_dir) / "metrics.jsonl"
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+@pytest.fixture(scope="session")
+def local_gcs(tmp_path_factory):
+    """A local GCS server that TensorFlow's gs:// file system and google-cloud-storage
+    reach through an HTTPS proxy (tpubench.testing.local_gcs); bucket: tpubench-test.
+
+    Skips, with the reason, only where its requirements (openssl,
+    gcp-storage-emulator) are missing.
+    """
+    from tpubench.testing import local_gcs as local_gcs_lib
+
+    reason = local_gcs_lib.missing_requirements()
+    if reason:
+        pytest.skip(f"local GCS server unavailable: {reason}")
+    server = local_gcs_lib.LocalGCS(str(tmp_path_factory.mktemp("local_gcs"))).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gcs_env(local_gcs, monkeypatch):
+    """The server's environment, for CLI subprocesses (returned) and this process."""
+    local_gcs.faults.clear()
+    env = local_gcs.env()
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    yield env
+    local_gcs.faults.clear()

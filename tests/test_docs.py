@@ -19,7 +19,10 @@ print(json.dumps(sorted(fl._defined)))
 """
 
 
-@pytest.mark.parametrize("sub", ["train", "models", "prices", "rerun"])
+from tpubench import main as tpubench_main  # noqa: E402 - pure Python, no TensorFlow
+
+
+@pytest.mark.parametrize("sub", sorted(tpubench_main.SUBCOMMANDS))
 def test_every_flag_is_in_cli_md(sub):
     out = subprocess.run(
         [sys.executable, "-c", _LIST_FLAGS, sub], capture_output=True, text=True, check=True

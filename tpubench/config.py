@@ -35,6 +35,8 @@ class DataConfig:
     use_synthetic_data: bool = False
     deterministic: bool = False
     cache: bool = False
+    skip_corrupt: bool = False  # train on the readable records of damaged shards
+    compare_synthetic: bool = False  # also run on synthetic data; report the ratio
 
 
 @dataclasses.dataclass(frozen=True)

@@ -63,6 +63,18 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         job.run()
+        if cfg.data.compare_synthetic and job.is_chief:
+            from tpubench import diagnosis
+
+            synthetic = _Job(
+                diagnosis.synthetic_config(cfg, model_dir, record["model"]["params"]),
+                {},
+                model_dir.rstrip("/") + "/compare-synthetic",
+                write_records=False,
+            )
+            synthetic.run()
+            synthetic.finish()
+            diagnosis.attach(record, synthetic.record)
         record["status"] = "ok"
     except (KeyboardInterrupt, Interrupted) as e:
         record["status"] = "interrupted"
@@ -82,6 +94,11 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         record["error"] = str(e)
         raise
     except Exception as e:
+        damaged = job.damaged_shards(e)
+        if damaged is not None:  # name the file and offset TensorFlow left out
+            record["status"] = "failed"
+            record["error"] = str(damaged)
+            raise damaged from None
         record["status"] = "failed"
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         record["error"] = f"{type(e).__name__}: {first[:500]}"
@@ -100,10 +117,12 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
 
 
 class _Job:
-    def __init__(self, cfg: TrainConfig, record: dict, model_dir: str):
+    def __init__(self, cfg: TrainConfig, record: dict, model_dir: str, write_records=True):
         self.cfg = cfg
         self.record = record
         self.model_dir = model_dir
+        self.write_records = write_records
+        self.manifest = None
         self.step = 0
         self.is_chief = True
         self.runner = None
@@ -135,6 +154,12 @@ class _Job:
             return
         strategy, placement = strategy_lib.build(cfg.hardware)
         self.is_chief = placement.is_chief
+        if cfg.data.compare_synthetic and placement.num_workers > 1:
+            raise errors.UsageError(
+                "--compare_synthetic runs on one host; for a cluster, run the cluster twice "
+                "(with and without --use_synthetic_data) and compare the records"
+            )
+        _check_buckets(cfg, self.model_dir, self.is_chief)
         # Under parameter servers each worker steps on its own batch share.
         ps = placement.strategy == "parameter_server"
         replicas = placement.num_workers if ps else placement.num_replicas
@@ -145,6 +170,8 @@ class _Job:
                 f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
             )
         data, manifest = _resolve_data(cfg, spec)
+        self.manifest = manifest
+        skipped = _readable_records(cfg, manifest) if manifest is not None else None
         params.update(
             batch_size=batch // replicas,
             global_batch_size=batch,
@@ -154,6 +181,8 @@ class _Job:
             cache=cfg.data.cache,
             fixed_eval_steps=placement.strategy in ("multi_worker", "tpu"),
         )
+        if skipped:
+            params["readable_records"] = skipped["readable_records"]
         if (
             manifest is not None
             and "num_classes" in params
@@ -180,6 +209,8 @@ class _Job:
             train_steps=total_steps,
             examples_per_epoch=epoch_examples,
         )
+        if skipped:
+            self.record["data"]["skipped"] = skipped["summary"]
         from tpubench import probe
 
         self.record["hardware"] = {
@@ -187,7 +218,7 @@ class _Job:
             "accelerators": probe.accelerators(placement),
         }
         self.record["software"] = probe.software()
-        if self.is_chief:
+        if self.is_chief and self.write_records:
             records.write(self.record, cfg.results_dir)  # a "running" record, replaced at the end
         self._train(
             spec,
@@ -216,9 +247,9 @@ class _Job:
     ):
         import tensorflow as tf
 
+        from tpubench import hostcpu, timing, writers
         from tpubench import progress as progress_lib
         from tpubench import runner as runner_lib
-        from tpubench import timing, writers
 
         cfg = self.cfg
         batch = params["global_batch_size"]
@@ -279,6 +310,7 @@ class _Job:
         last_loss = mean_loss = math.nan
         t_train = last_flush = time.perf_counter()
         self.record["startup_seconds"] = round(t_train - t_start, 3)
+        sampler = hostcpu.Sampler().start()
         while self.step < total_steps:
             n = min(cfg.steps_per_loop, total_steps - self.step)
             # Loops end exactly on eval and checkpoint steps.
@@ -344,6 +376,7 @@ class _Job:
             if target and cfg.stop_at_target:
                 break
         wall = time.perf_counter() - t_train
+        host_cpu = sampler.stop()
         self.progress.close()
         self.save_checkpoint()
         if not self.is_chief:  # its checkpoint copy exists only because collectives need it
@@ -358,6 +391,7 @@ class _Job:
             train_wall_seconds=round(wall, 3),
             pause_seconds=round(pauses, 3),
             peak_rss_gib=_peak_rss(),
+            host_cpu=host_cpu,
             loops=[[lt.steps, round(lt.seconds, 6)] for lt in loops],
         )
         if evals:
@@ -421,6 +455,22 @@ class _Job:
             return float(last), float(mean)
 
         return run_sync, evaluate, runner.params["global_batch_size"]
+
+    def damaged_shards(self, e: BaseException):
+        """A DataError naming the damaged shard when E is a TFRecord data loss, else None."""
+        if self.manifest is None:
+            return None
+        from tpubench.data import integrity
+
+        if not integrity.is_data_loss(e):
+            return None
+        damage = integrity.scan(self.manifest)
+        if not damage:
+            return errors.DataError(f"data loss reading {self.manifest.data_dir}: {e}")
+        try:
+            integrity.raise_for(damage, self.manifest.data_dir)
+        except errors.DataError as found:
+            return found
 
     def save_checkpoint(self) -> int:
         """Saves at the current global step (the truth, even mid-interrupt); returns it."""
@@ -502,6 +552,42 @@ def _resolve_data(cfg: TrainConfig, spec):
         f"--use_synthetic_data; embedded offline data (digits) fits: "
         f"{'yes' if digits.NAME in spec.datasets else 'no'}"
     )
+
+
+def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
+    """Fails before training when a gs:// location cannot be read or written."""
+    from tpubench import gcs
+
+    if gcs.is_gcs(cfg.data.data_dir):
+        gcs.check_access(cfg.data.data_dir, write=False)
+    if not is_chief:
+        return
+    for path in {model_dir, cfg.results_dir}:
+        if gcs.is_gcs(path):
+            gcs.check_access(path, write=True)
+
+
+def _readable_records(cfg: TrainConfig, manifest) -> dict | None:
+    """Under --skip_corrupt: {file: readable records} of damaged shards, and a summary."""
+    if not cfg.data.skip_corrupt:
+        return None
+    from tpubench.data import integrity
+
+    damage = integrity.scan(manifest)
+    summary = {
+        "damaged_files": [
+            {
+                "file": d.file,
+                "kind": d.kind,
+                "offset": d.offset,
+                "readable": d.readable,
+                "skipped": d.skipped,
+            }
+            for d in damage
+        ],
+        "examples_skipped": sum(d.skipped or 0 for d in damage),
+    }
+    return {"readable_records": {d.file: d.readable for d in damage}, "summary": summary}
 
 
 def check_prices(cfg: TrainConfig) -> None:

@@ -95,6 +95,17 @@ def define_train():
     f.DEFINE_bool("use_synthetic_data", False, "Synthetic batches kept on the device.")
     f.DEFINE_bool("deterministic_input", False, "Deterministic input order (slower).")
     f.DEFINE_bool("cache_input", False, "Cache decoded examples in memory.")
+    f.DEFINE_bool(
+        "skip_corrupt",
+        False,
+        "Train on the readable records of corrupted/truncated shards and count the rest.",
+    )
+    f.DEFINE_bool(
+        "compare_synthetic",
+        False,
+        "Also run the same configuration on synthetic data; report the real/synthetic ratio, "
+        "host CPU use and an input-bound verdict.",
+    )
     # hardware
     f.DEFINE_enum("accelerator", "auto", list(config.ACCELERATORS), "Device kind.")
     f.DEFINE_enum("strategy", "auto", list(config.STRATEGIES), "tf.distribute strategy.")
@@ -164,6 +175,86 @@ def define_rerun():
     )
 
 
+def define_data():
+    f = flags
+    define_model_module()
+    f.DEFINE_string("dataset", None, "prepare: source name (`tpubench data list`).")
+    f.DEFINE_string("output", None, "prepare: output directory, local or gs://BUCKET/PATH.")
+    f.DEFINE_string(
+        "source",
+        None,
+        "prepare: folder -> the image folder; tfds:NAME -> the TFDS data_dir (local or gs://).",
+    )
+    f.DEFINE_string("manual_dir", None, "prepare: TFDS manual-download files (imagenet2012).")
+    f.DEFINE_enum(
+        "record_format",
+        "auto",
+        ["auto", "raw", "jpeg"],
+        "prepare: raw uint8 or JPEG records (auto: raw for small images, JPEG otherwise).",
+    )
+    f.DEFINE_integer("image_size", None, "prepare: resize raw records to NxN.", lower_bound=8)
+    f.DEFINE_integer("examples", None, "prepare photos: training examples.", lower_bound=8)
+    f.DEFINE_integer(
+        "num_shards", None, "prepare: shards per split (default by size).", lower_bound=1
+    )
+    f.DEFINE_float(
+        "validation_fraction",
+        0.1,
+        "prepare folder: fraction held out when there is no validation/ folder.",
+        lower_bound=0.0,
+        upper_bound=0.9,
+    )
+    f.DEFINE_bool("overwrite", False, "prepare: replace an existing prepared --output.")
+    f.DEFINE_integer("seed", 0, "prepare: crops and order; bench: shuffling.")
+    f.DEFINE_string("data_dir", None, "bench/check: a prepared directory (local or gs://).")
+    f.DEFINE_string("model", "resnet50", "bench: the model whose input_fn runs.")
+    f.DEFINE_list("params", [], "bench: model hyperparameter overrides, k=v,k=v.")
+    f.DEFINE_bool("tiny", False, "bench: the model's tiny variant.")
+    f.DEFINE_integer("batch_size", None, "bench: batch size (default: the model's).", lower_bound=1)
+    f.DEFINE_integer("batches", 50, "bench: timed batches.", lower_bound=1)
+    f.DEFINE_integer("warmup_batches", 5, "bench: batches before timing starts.", lower_bound=0)
+    f.DEFINE_enum("split", "train", ["train", "eval"], "bench: which split to read.")
+    f.DEFINE_bool("deterministic_input", False, "bench: deterministic input order.")
+    f.DEFINE_bool("cache_input", False, "bench: cache records in memory.")
+    f.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
+
+
+def data_options():
+    from tpubench.data import sources
+
+    return sources.Options(
+        format=FLAGS.record_format,
+        image_size=FLAGS.image_size,
+        examples=FLAGS.examples,
+        source_dir=FLAGS.source,
+        manual_dir=FLAGS.manual_dir,
+        validation_fraction=FLAGS.validation_fraction,
+        seed=FLAGS.seed,
+    )
+
+
+def data_bench_config() -> dict:
+    return {
+        "model": FLAGS.model,
+        "model_modules": tuple(FLAGS.model_module),
+        "params": parse_params(FLAGS.params),
+        "tiny": FLAGS.tiny,
+        "data_dir": FLAGS.data_dir,
+        "batch_size": FLAGS.batch_size,
+        "batches": FLAGS.batches,
+        "warmup": FLAGS.warmup_batches,
+        "split": FLAGS.split,
+        "seed": FLAGS.seed,
+        "deterministic": FLAGS.deterministic_input,
+        "cache": FLAGS.cache_input,
+        "format": FLAGS.format,
+    }
+
+
+def define_runs():
+    flags.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
+
+
 def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
     out = []
     for item in items:
@@ -178,6 +269,10 @@ def train_config() -> config.TrainConfig:
     """Reads the parsed train flags into a frozen TrainConfig."""
     if FLAGS.price_per_hour is not None and FLAGS.price_per_hour <= 0:
         raise errors.UsageError(f"--price_per_hour={FLAGS.price_per_hour} must be > 0 (USD/hour)")
+    if FLAGS.compare_synthetic and FLAGS.use_synthetic_data:
+        raise errors.UsageError(
+            "--compare_synthetic runs real data against synthetic; drop --use_synthetic_data"
+        )
     if FLAGS.train_epochs is not None and FLAGS.train_epochs <= 0:
         raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
     return config.TrainConfig(
@@ -217,6 +312,8 @@ def train_config() -> config.TrainConfig:
             use_synthetic_data=FLAGS.use_synthetic_data,
             deterministic=FLAGS.deterministic_input,
             cache=FLAGS.cache_input,
+            skip_corrupt=FLAGS.skip_corrupt,
+            compare_synthetic=FLAGS.compare_synthetic,
         ),
         cost=config.CostConfig(
             machine=tuple(FLAGS.machine),
@@ -244,5 +341,7 @@ def define(subcommand: str) -> None:
         "models": define_models,
         "prices": define_prices,
         "rerun": define_rerun,
+        "data": define_data,
+        "runs": define_runs,
     }[subcommand]()
     _defined.update(set(FLAGS) - before)

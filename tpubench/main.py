@@ -17,6 +17,8 @@ SUBCOMMANDS = {
     "models": "list registered models with parameters and FLOPs per example",
     "prices": "list or search the price catalog, or price a --machine",
     "rerun": "repeat a recorded run with the same flags: tpubench rerun RECORD.json",
+    "data": "prepare, list, bench or check datasets: tpubench data prepare|list|bench|check",
+    "runs": "list run records under directories or gs:// prefixes: tpubench runs DIR...",
 }
 
 
@@ -76,9 +78,15 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
 
         warnings.filterwarnings("ignore")
     try:
-        return {"train": _train, "models": _models, "prices": _prices, "rerun": _rerun}[sub](
-            args[1:], full_argv
-        ) or 0
+        handlers = {
+            "train": _train,
+            "models": _models,
+            "prices": _prices,
+            "rerun": _rerun,
+            "data": _data,
+            "runs": _runs,
+        }
+        return handlers[sub](args[1:], full_argv) or 0
     except errors.TpubenchError as e:
         if verbose:
             traceback.print_exc()
@@ -194,6 +202,70 @@ def _prices(args, full_argv) -> int:
         for machine in (FLAGS.machine or [None])
     ]
     print("\n\n".join(outputs))
+    return 0
+
+
+def _data(args, full_argv) -> int:
+    from tpubench import errors
+    from tpubench import flags as flags_lib
+    from tpubench.data import cli
+
+    FLAGS = flags_lib.FLAGS
+    if not args or args[0] not in cli.ACTIONS:
+        given = args[0] if args else ""
+        if given:
+            raise errors.unknown("data action", given, cli.ACTIONS)
+        raise errors.UsageError(
+            "usage: tpubench data ACTION [--flags]; actions: " + ", ".join(cli.ACTIONS)
+        )
+    action = args[0]
+    _no_positional(args[1:], f"data {action}")
+    if action == "list":
+        print(cli.list_sources(FLAGS.format))
+        return 0
+    _import_tf_quietly(FLAGS.verbose)
+    if action == "prepare":
+        print(
+            cli.prepare(
+                FLAGS.dataset,
+                FLAGS.output,
+                flags_lib.data_options(),
+                FLAGS.num_shards,
+                FLAGS.overwrite,
+                FLAGS.format,
+            )
+        )
+        return 0
+    if action == "check":
+        text, code = cli.check(FLAGS.data_dir, FLAGS.format)
+        print(text)
+        return code
+    print(cli.bench(flags_lib.data_bench_config()))
+    return 0
+
+
+def _runs(args, full_argv) -> int:
+    import json
+
+    from tpubench import errors, records
+    from tpubench import flags as flags_lib
+
+    if not args:
+        raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
+    rows = records.summary_rows(args)
+    if flags_lib.FLAGS.format == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print(f"no run records under {' '.join(args)}")
+        return 0
+    print(f"{'started':<26} {'status':<11} {'kind':<6} {'model':<14} {'ex/s':>11}  record")
+    for r in rows:
+        rate = f"{r['examples_per_sec']:,.1f}" if r["examples_per_sec"] else "-"
+        print(
+            f"{r['started'] or '-':<26} {r['status'] or '-':<11} {r['kind']:<6} "
+            f"{r['model'] or '-':<14} {rate:>11}  {r['path']}"
+        )
     return 0
 
 

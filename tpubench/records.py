@@ -1,9 +1,9 @@
 """Run records: one JSON document per run, the unit of reproducibility.
 
 Written atomically: temp file + rename on local disk (a reader never sees a
-half-written record); a single-object upload on gs://, which GCS makes
-visible only once complete.  Reading needs no TensorFlow for local paths, so
-reports stay TensorFlow-free.  No secrets: environment variables are never
+half-written record); a single-object upload on gs:// (google-cloud-storage, with status and model
+as object metadata), which GCS makes visible only once complete.  Reading
+needs no TensorFlow, so reports stay TensorFlow-free.  No secrets: environment variables are never
 recorded, and flag values that look like credentials are redacted.
 """
 
@@ -17,7 +17,7 @@ import re
 import secrets
 import tempfile
 
-from tpubench import errors
+from tpubench import errors, gcs
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
@@ -59,13 +59,17 @@ def write(record: dict, results_dir: str) -> str:
         json.dumps(_finite(record), indent=2, sort_keys=True, default=_jsonable, allow_nan=False)
         + "\n"
     )
-    if "://" in results_dir:
-        import tensorflow as tf
-
-        tf.io.gfile.makedirs(results_dir)
-        with tf.io.gfile.GFile(path, "w") as f:  # one object, visible only when closed
-            f.write(text)
-        return path
+    if gcs.is_gcs(results_dir):
+        # One object, visible only once complete; metadata lets a listing show
+        # status and model without downloading every record.
+        model = record.get("model")
+        meta = {
+            "status": record.get("status"),
+            "kind": record.get("kind"),
+            "model": model.get("name") if isinstance(model, dict) else model,
+        }
+        meta = {k: v for k, v in meta.items() if v}
+        return gcs.write_bytes(path, text.encode(), "application/json", meta)
     os.makedirs(results_dir, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{record['run_id']}.", suffix=".tmp", dir=results_dir)
     try:
@@ -110,20 +114,61 @@ def _jsonable(x):
     return str(x)
 
 
+def find(location: str) -> list[str]:
+    """Record paths in LOCATION: a record file, a local directory (recursively) or a
+    gs:// prefix.  No TensorFlow; an unreadable location is a one-line error."""
+    if gcs.is_gcs(location):
+        if location.endswith(".json"):
+            return [location]
+        return gcs.list_objects(location, ".json")
+    if os.path.isfile(location):
+        return [location]
+    if not os.path.isdir(location):
+        raise errors.UsageError(f"{location} is neither a run record nor a directory of them")
+    found = []
+    for root, dirs, files in os.walk(location):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".json")]
+    return found
+
+
+def summary_rows(locations: list[str]) -> list[dict]:
+    """One row per readable run record under LOCATIONS (others are skipped)."""
+    rows = []
+    for location in locations:
+        for path in find(location):
+            try:
+                r = read(path)
+            except errors.TpubenchError:
+                continue  # manifests, metrics and other JSON files live beside records
+            res = r.get("results") or {}
+            model = r.get("model")
+            rows.append(
+                {
+                    "run_id": r["run_id"],
+                    "kind": r.get("kind", "train"),
+                    "status": r.get("status"),
+                    "model": model.get("name") if isinstance(model, dict) else model,
+                    "examples_per_sec": res.get("examples_per_sec"),
+                    "started": r.get("started"),
+                    "path": path,
+                    "error": r.get("error"),
+                }
+            )
+    return sorted(rows, key=lambda x: x["started"] or "")
+
+
 def read(path: str) -> dict:
     """Reads one record; a missing, unreadable or malformed file is a UsageError."""
     try:
-        if "://" in path:
-            import tensorflow as tf
-
-            with tf.io.gfile.GFile(path, "r") as f:
-                text = f.read()
+        if gcs.is_gcs(path):
+            text = gcs.read_bytes(path).decode()
         else:
             with open(path) as f:
                 text = f.read()
-    except (OSError, Exception) as e:  # tf.errors.OpError for gs://
-        if isinstance(e, errors.TpubenchError):
-            raise
+    except errors.TpubenchError:
+        raise
+    except (OSError, UnicodeDecodeError) as e:
         raise errors.UsageError(f"cannot read run record {path}: {e}") from None
     try:
         record = json.loads(text)

@@ -91,6 +91,36 @@ def train_summary(record: dict) -> str:
             if tgt.get("step")
             else f"{tgt['metric']} >= {tgt['target']}: NOT reached",
         )
+    cpu = r.get("host_cpu") or {}
+    if cpu.get("samples"):
+        t.add_row(
+            "host CPU (all cores)",
+            f"{_num(cpu.get('system_percent_mean'))}% mean, "
+            f"{_num(cpu.get('system_percent_p90'))}% p90 of {cpu.get('cores')} cores "
+            f"(this process {_num(cpu.get('process_percent_mean'))}%)",
+        )
+    skipped = data.get("skipped")
+    if skipped:
+        files = skipped.get("damaged_files", [])
+        t.add_row(
+            "skipped (--skip_corrupt)",
+            f"{skipped.get('examples_skipped', 0):,} examples in {len(files)} damaged file(s): "
+            + ", ".join(f"{f['file'].rsplit('/', 1)[-1]} ({f['kind']})" for f in files[:3]),
+        )
+    diag = r.get("input_diagnosis")
+    if diag:
+        from tpubench import diagnosis
+
+        real_cpu = (diag.get("host_cpu_real") or {}).get("system_percent_mean")
+        syn_cpu = (diag.get("host_cpu_synthetic") or {}).get("system_percent_mean")
+        ratio = diag.get("ratio")
+        t.add_row(
+            "real vs synthetic",
+            f"{_num(diag.get('real_examples_per_sec'))} vs "
+            f"{_num(diag.get('synthetic_examples_per_sec'))} ex/s = "
+            f"{_num(ratio, '{:.3f}')}x; host CPU {_num(real_cpu)}% vs {_num(syn_cpu)}%",
+        )
+        t.add_row("input verdict", f"{diag.get('verdict')}: {diagnosis.advice(diag)}")
     m = record.get("mfu", {})
     if m.get("train_flops_per_example"):
         t.add_row(

@@ -4,8 +4,6 @@ import csv
 import datetime
 import io
 import json
-import sys
-import types
 
 import pytest
 
@@ -220,39 +218,14 @@ def test_user_catalog_replaces_the_shipped_one(tmp_path):
     assert cat.path.endswith("prices.csv")
 
 
-def test_gs_path_reads_through_tf_gfile(monkeypatch):
-    """gs:// goes through tf.io.gfile; a stand-in module keeps this test TF-free."""
+def test_gs_catalog_reads_through_google_cloud_storage(gcs_env):
+    """gs:// catalogs come through google-cloud-storage, against the local GCS server."""
+    from tpubench import gcs
 
-    class OpError(Exception):
-        def __init__(self, message):
-            super().__init__(message)
-            self.message = message
-
-    objects = {"gs://bucket/prices.csv": f"{HEADER}\n{GOOD}\n"}
-
-    class GFile:
-        def __init__(self, path, mode):
-            if path not in objects:
-                raise OpError(f"{path} not found")
-            self.path = path
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def read(self):
-            return objects[self.path]
-
-    fake = types.SimpleNamespace(
-        io=types.SimpleNamespace(gfile=types.SimpleNamespace(GFile=GFile)),
-        errors=types.SimpleNamespace(OpError=OpError),
-    )
-    monkeypatch.setitem(sys.modules, "tensorflow", fake)
-    assert catalog.load("gs://bucket/prices.csv").lookup("gcp:v100").on_demand == 2.48
-    with pytest.raises(errors.PriceError, match="gs://bucket/missing.csv"):
-        catalog.load("gs://bucket/missing.csv")
+    gcs.write_bytes("gs://tpubench-test/prices.csv", f"{HEADER}\n{GOOD}\n".encode(), "text/csv")
+    assert catalog.load("gs://tpubench-test/prices.csv").lookup("gcp:v100").on_demand == 2.48
+    with pytest.raises(errors.PriceError, match="gs://tpubench-test/missing.csv"):
+        catalog.load("gs://tpubench-test/missing.csv")
 
 
 # --- `tpubench prices` listing ---------------------------------------------------

@@ -190,18 +190,14 @@ def load(path: str | None = None) -> Catalog:
 
 def _read_text(path: str) -> str:
     if path.startswith("gs://"):
+        from tpubench import gcs  # google-cloud-storage: no TensorFlow for prices
+
         try:
-            import tensorflow as tf  # lazy: only gs:// needs TensorFlow
-        except ImportError as e:
-            raise errors.PriceError(
-                f"cannot read price catalog {path}: gs:// paths need TensorFlow installed"
-            ) from e
-        try:
-            with tf.io.gfile.GFile(path, "r") as f:
-                data = f.read()
-        except tf.errors.OpError as e:
-            raise errors.PriceError(f"cannot read price catalog {path}: {e.message}") from e
-        return data.decode("utf-8") if isinstance(data, bytes) else data
+            return gcs.read_bytes(path).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise errors.PriceError(f"cannot read price catalog {path}: {e}") from e
+        except errors.DataError as e:
+            raise errors.PriceError(f"price catalog: {e}") from None
     try:
         with open(path, encoding="utf-8", newline="") as f:
             return f.read()

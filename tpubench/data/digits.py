@@ -56,9 +56,9 @@ def prepare(output_dir: str, num_shards: int = 4) -> manifest_lib.Manifest:
     for split, (images, labels) in load_arrays().items():
         records = [tfrecord.encode_raw_image(x, y) for x, y in zip(images, labels, strict=True)]
         shards = num_shards if split == "train" else 1
-        names, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
+        names, counts, size, sha = tfrecord.write_shards(output_dir, split, records, shards)
         digest.update(sha.encode())
-        splits[split] = manifest_lib.Split(len(records), names, size)
+        splits[split] = manifest_lib.Split(len(records), names, size, counts)
     manifest = manifest_lib.Manifest(
         name=NAME,
         format="raw_image",

@@ -21,12 +21,13 @@ class Split:
     examples: int
     files: tuple[str, ...]
     bytes: int = 0
+    file_examples: tuple[int, ...] = ()  # examples per file, in `files` order
 
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
     name: str
-    format: str  # raw_image
+    format: str  # raw_image | jpeg_image
     image_shape: tuple[int, ...]
     num_classes: int
     splits: dict[str, Split]
@@ -96,7 +97,12 @@ def read(data_dir: str) -> Manifest:
         raise errors.DataError(f"{path} is not valid JSON ({e.msg}, line {e.lineno})") from None
     try:
         splits = {
-            k: Split(int(v["examples"]), tuple(v["files"]), int(v.get("bytes", 0)))
+            k: Split(
+                int(v["examples"]),
+                tuple(v["files"]),
+                int(v.get("bytes", 0)),
+                tuple(int(n) for n in v.get("file_examples", ())),
+            )
             for k, v in raw["splits"].items()
         }
         return Manifest(
@@ -114,8 +120,12 @@ def read(data_dir: str) -> Manifest:
         raise errors.DataError(f"{path} is malformed: missing or bad field {e}") from None
 
 
+def to_json(manifest: Manifest) -> str:
+    return json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
+
+
 def write(data_dir: str, manifest: Manifest) -> None:
     import tensorflow as tf
 
     with tf.io.gfile.GFile(join(data_dir, MANIFEST), "w") as f:
-        f.write(json.dumps(manifest.to_dict(), indent=2, sort_keys=True))
+        f.write(to_json(manifest))

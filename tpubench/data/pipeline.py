@@ -7,27 +7,34 @@ at least one file, else by example), interleave reads, parallel map,
 per-replica batch, prefetch, all with AUTOTUNE.
 
 Params the runner supplies (a model never sets them): `batch_size`
-(per-replica), `data_dir`, `seed`, `deterministic`, `cache`, and
+(per-replica), `data_dir`, `seed`, `deterministic`, `cache`,
 `fixed_eval_steps` (multi-worker and TPU: eval repeats with full batches so
-every worker runs the same number of eval steps).
+every worker runs the same number of eval steps) and `readable_records`
+({file: records to read} for shards found damaged under --skip_corrupt).
+
+Raw-image records are batched first and parsed in one vectorised call per
+batch; JPEG records are decoded one by one (decode-and-crop, the standard
+ResNet or Inception preprocessing at the model's `image_size`) in a
+parallel map, then batched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from tpubench import errors
+from tpubench.data import image_preprocessing, tfrecord
 from tpubench.data import manifest as manifest_lib
-from tpubench.data import tfrecord
 from tpubench.model_api import Mode
 
 
-def image_classification_input_fn(preprocess: Callable) -> Callable:
-    """An input_fn over raw-image records.
+def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resnet") -> Callable:
+    """An input_fn over raw-image or JPEG records (the manifest's `format`).
 
     `preprocess(images, labels, mode, params)` receives a whole per-replica
     batch (uint8 images [B, H, W, C], int32 labels [B]) and returns the
-    model's (features, labels): records are batched first and parsed in one
-    vectorised call per batch.
+    model's (features, labels).  JPEG records are decoded to the model's
+    `image_size` param with JPEG_STYLE preprocessing (see image_preprocessing).
     """
 
     def input_fn(params, input_context, mode: Mode):
@@ -41,14 +48,16 @@ def image_classification_input_fn(preprocess: Callable) -> Callable:
         index = input_context.input_pipeline_id if input_context else 0
         deterministic = bool(params.get("deterministic", False)) or not training
 
-        ds = tf.data.Dataset.from_tensor_slices(files)
+        limits = params.get("readable_records") or {}
+        take = [int(limits.get(f, -1)) for f in files]
+        ds = tf.data.Dataset.from_tensor_slices((files, tf.constant(take, tf.int64)))
         by_file = len(files) >= num_pipelines and num_pipelines > 1
         if by_file:
             ds = ds.shard(num_pipelines, index)
         if training:
             ds = ds.shuffle(len(files), seed=params.get("seed"), reshuffle_each_iteration=True)
         ds = ds.interleave(
-            tf.data.TFRecordDataset,
+            lambda f, n: tf.data.TFRecordDataset(f).take(n),
             cycle_length=min(len(files), 8),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=deterministic,
@@ -63,16 +72,43 @@ def image_classification_input_fn(preprocess: Callable) -> Callable:
         if training or fixed_eval:
             ds = ds.repeat()
         drop = training or fixed_eval
-        ds = ds.batch(params["batch_size"], drop_remainder=drop)
-        shape = manifest.image_shape
+        if manifest.format == "jpeg_image":
+            size = params.get("image_size")
+            if not size:
+                raise errors.UsageError(
+                    f"{params['data_dir']} holds JPEG records; the model needs an image_size param"
+                )
+            seed = params.get("seed")
 
-        def parse_and_preprocess(serialized):
-            images, labels = tfrecord.parse_raw_image_batch(serialized, shape)
-            return preprocess(images, labels, mode, params)
+            def decode(serialized):
+                encoded, label = tfrecord.parse_jpeg_record(serialized)
+                return image_preprocessing.decode(encoded, training, size, jpeg_style, seed), label
 
-        ds = ds.map(
-            parse_and_preprocess, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
-        )
+            ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
+            ds = ds.batch(params["batch_size"], drop_remainder=drop)
+            ds = ds.map(
+                lambda images, labels: preprocess(images, labels, mode, params),
+                num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=deterministic,
+            )
+        elif manifest.format == "raw_image":
+            ds = ds.batch(params["batch_size"], drop_remainder=drop)
+            shape = manifest.image_shape
+
+            def parse_and_preprocess(serialized):
+                images, labels = tfrecord.parse_raw_image_batch(serialized, shape)
+                return preprocess(images, labels, mode, params)
+
+            ds = ds.map(
+                parse_and_preprocess,
+                num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=deterministic,
+            )
+        else:
+            raise errors.DataError(
+                f"{params['data_dir']} holds {manifest.format!r} records, not images; "
+                "this model reads raw_image or jpeg_image records"
+            )
         options = tf.data.Options()
         options.deterministic = deterministic
         ds = ds.with_options(options)

@@ -1,0 +1,129 @@
+"""`tpubench data ACTION`: prepare, list, bench and check datasets.
+
+Flags arrive here already parsed into plain values (flags only at the
+edge); each action returns the text to print.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tpubench import errors
+
+ACTIONS = {
+    "prepare": "write sharded TFRecords + manifest.json (local or gs://) from a source",
+    "list": "list the sources `prepare` accepts (and text datasets, when registered)",
+    "bench": "run a model's input pipeline alone: examples/sec and MB/s",
+    "check": "read every shard of --data_dir and report corrupted or truncated files",
+}
+
+
+def list_sources(fmt: str) -> str:
+    from tpubench.data import sources
+
+    rows = [{"dataset": k, "what": v} for k, v in sources.KINDS.items()]
+    if fmt == "json":
+        return json.dumps(rows, indent=2)
+    width = max(len(r["dataset"]) for r in rows)
+    lines = [f"{'dataset':<{width}}  what"]
+    lines += [f"{r['dataset']:<{width}}  {r['what']}" for r in rows]
+    lines.append("")
+    lines.append("tpubench data prepare --dataset=NAME --output=DIR_OR_GS [--source=...]")
+    return "\n".join(lines)
+
+
+def prepare(dataset, output, options, num_shards, overwrite, fmt) -> str:
+    from tpubench.data import prepare as prepare_lib
+
+    if not dataset:
+        raise errors.UsageError("--dataset is required (see `tpubench data list`)")
+    if not output:
+        raise errors.UsageError("--output is required: a local directory or gs://BUCKET/PATH")
+    report = prepare_lib.prepare(dataset, output, options, num_shards, overwrite)
+    if fmt == "json":
+        m = report.manifest
+        return json.dumps(
+            {
+                "manifest": m.to_dict() | {"data_dir": m.data_dir},
+                "seconds": round(report.seconds, 3),
+                "upload_seconds": round(report.upload_seconds, 3),
+                "bytes": report.bytes,
+                "examples": report.examples,
+                "mb_per_sec": round(report.mb_per_sec, 3),
+            },
+            indent=2,
+        )
+    return "\n".join(report.lines())
+
+
+def check(data_dir: str, fmt: str) -> tuple[str, int]:
+    """(text, exit code): 0 when every shard reads cleanly, 3 when some are damaged."""
+    from tpubench.data import integrity
+    from tpubench.data import manifest as manifest_lib
+
+    if not data_dir:
+        raise errors.UsageError("--data_dir is required")
+    manifest = manifest_lib.read(data_dir)
+    damage = integrity.scan(manifest)
+    files = sum(len(s.files) for s in manifest.splits.values())
+    if fmt == "json":
+        return json.dumps(
+            {
+                "data_dir": data_dir,
+                "files": files,
+                "damaged": [d.__dict__ | {"skipped": d.skipped} for d in damage],
+            },
+            indent=2,
+        ), (3 if damage else 0)
+    lines = [f"{data_dir}: {files} shard(s) of {manifest.name!r} read"]
+    for d in damage:
+        lost = f", {d.skipped} record(s) after it lost" if d.skipped is not None else ""
+        lines.append(f"  DAMAGED {d.describe()}: {d.readable} good record(s) before it{lost}")
+    lines.append("  all shards read cleanly" if not damage else f"  {len(damage)} damaged shard(s)")
+    return "\n".join(lines), (3 if damage else 0)
+
+
+def bench(cfg: dict) -> str:
+    """cfg: model, model_modules, params, tiny, data_dir, batch_size, batches, warmup, split."""
+    from tpubench import registry
+    from tpubench.data import bench as bench_lib
+    from tpubench.data import manifest as manifest_lib
+
+    if not cfg["data_dir"]:
+        raise errors.UsageError("--data_dir is required: a directory from `tpubench data prepare`")
+    for module in cfg["model_modules"]:
+        registry.load_module(module)
+    manifest = manifest_lib.read(cfg["data_dir"])
+    split = cfg["split"] or "train"
+    if split == "eval":
+        split = manifest.eval_split()
+    manifest.split(split)
+    spec = registry.get(cfg["model"])
+    params = registry.resolve_params(spec, dict(cfg["params"]), tiny=cfg["tiny"])
+    batch = cfg["batch_size"] or spec.default_batch_size
+    params.update(
+        batch_size=batch,
+        global_batch_size=batch,
+        seed=cfg["seed"],
+        data_dir=cfg["data_dir"],
+        deterministic=cfg["deterministic"],
+        cache=cfg["cache"],
+        fixed_eval_steps=False,
+    )
+    result = bench_lib.run(spec, params, manifest, split, cfg["batches"], cfg["warmup"])
+    if cfg["format"] == "json":
+        return json.dumps(result.to_dict() | {"model": spec.name, "batch_size": batch}, indent=2)
+    cpu = result.host_cpu
+    return "\n".join(
+        [
+            f"input pipeline of {spec.name!r} over {cfg['data_dir']} ({manifest.format}, "
+            f"split {split}, batch {batch})",
+            f"  {result.examples_per_sec:,.1f} examples/s   {result.mb_per_sec:,.2f} MB/s of "
+            f"records   ({result.examples:,} examples in {result.seconds:.2f} s after "
+            f"{cfg['warmup']} warm-up batches; first batch {result.first_batch_seconds:.2f} s)",
+            f"  host CPU {cpu.get('system_percent_mean')}% of {cpu.get('cores')} cores "
+            f"(this process {cpu.get('process_percent_mean')}%)",
+            "  compare with `tpubench train --model=... --use_synthetic_data`: if the model "
+            "consumes more examples/s than this, training will be input-bound",
+        ]
+    )

@@ -1,0 +1,1 @@
+"""Test support that users can run too (the local GCS server)."""

@@ -1,0 +1,294 @@
+"""A local Google Cloud Storage server for TensorFlow's own gs:// file system.
+
+TensorFlow's GCS file system talks to fixed hosts (www.googleapis.com,
+storage.googleapis.com) and has no endpoint override, so the only way to
+test the real gs:// code path offline is to answer those hosts locally.
+This module does it without root: an HTTPS proxy (named in HTTPS_PROXY,
+which TensorFlow's libcurl and google-cloud-storage's `requests` both
+honour) accepts CONNECT to any host, presents a self-signed certificate for
+*.googleapis.com (trusted through CURL_CA_BUNDLE / REQUESTS_CA_BUNDLE) and
+serves the requests inside the tunnel with gcp-storage-emulator's handler.
+
+Two emulator quirks are fixed here (see GCS_TESTING.md in the design notes):
+TensorFlow sends `Content-Length` *and* `Transfer-Encoding: chunked`, and the
+emulator would store the chunk framing as data; `gfile.makedirs` uploads an
+empty body, which the emulator would answer with a 500.  The emulator also
+hands out `http://` resumable-upload locations; they are rewritten to https.
+
+Faults can be injected (`fail(...)`): a 403 for a denied request, or a
+number of 503s that a client is expected to retry.
+
+Run it by hand:  python -m tpubench.testing.local_gcs --bucket=my-bucket
+prints the environment to export, then serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import tempfile
+import threading
+
+ENV_TOKEN = "local-gcs-test-token"
+_HOSTS = ("www.googleapis.com", "storage.googleapis.com", "*.googleapis.com")
+
+
+def missing_requirements() -> str | None:
+    """Why the server cannot run here, or None when it can."""
+    if shutil.which("openssl") is None:
+        return "openssl is not installed (needed to make the test certificate)"
+    try:
+        import gcp_storage_emulator  # noqa: F401
+    except ImportError:
+        return "gcp-storage-emulator is not installed (pip install -e '.[dev]')"
+    return None
+
+
+def _patch_emulator():
+    """Fixes the two body-reading quirks of gcp-storage-emulator (idempotent)."""
+    from gcp_storage_emulator import server as emu
+
+    if getattr(emu, "_tpubench_patched", False):
+        return
+    original_read_data = emu._read_data
+
+    def read_raw(handler):
+        # Chunked framing wins over Content-Length (RFC 9112 6.3): TensorFlow
+        # sends both, and the length then counts the framing bytes.
+        encoding = handler.headers.get("Transfer-Encoding", "")
+        if encoding.lower() == "chunked":
+            body = b""
+            while True:
+                line = handler.rfile.readline().strip().split(b";")[0]
+                size = int(line, 16) if line else 0
+                if size == 0:
+                    handler.rfile.readline()
+                    return body
+                body += handler.rfile.read(size)
+                handler.rfile.readline()
+        length = handler.headers.get("Content-Length")
+        return handler.rfile.read(int(length)) if length else b""
+
+    def read_data(handler, query):
+        data = original_read_data(handler, query)
+        if data is None and query.get("uploadType") == ["media"]:
+            return b""  # an empty object (gfile.makedirs writes one)
+        return data
+
+    emu._read_raw_data = read_raw
+    emu._read_data = read_data
+    emu._tpubench_patched = True
+
+
+class _Faults:
+    """Injected failures: (method, path regex, status, remaining count or None)."""
+
+    def __init__(self):
+        self._rules: list[list] = []
+        self._lock = threading.Lock()
+        self.hits: list[tuple[str, str, int]] = []
+
+    def add(self, pattern: str, status: int, times: int | None, method: str | None):
+        with self._lock:
+            self._rules.append([method, re.compile(pattern), status, times])
+
+    def clear(self):
+        with self._lock:
+            self._rules.clear()
+            self.hits.clear()
+
+    def match(self, method: str, path: str) -> int | None:
+        with self._lock:
+            for rule in self._rules:
+                want, regex, status, times = rule
+                if (want is None or want == method) and regex.search(path):
+                    if times is not None:
+                        if times <= 0:
+                            continue
+                        rule[3] = times - 1
+                    self.hits.append((method, path, status))
+                    return status
+        return None
+
+
+def _make_handler(storage, faults):
+    from gcp_storage_emulator import server as emu
+
+    class Handler(emu.RequestHandler):
+        """The emulator's handler, with faults and https upload locations."""
+
+        protocol_version = "HTTP/1.0"
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(storage, *args, **kwargs)
+
+        def send_header(self, keyword, value):
+            if keyword.lower() == "location" and value.startswith("http://"):
+                value = "https://" + value[len("http://") :]
+            super().send_header(keyword, value)
+
+        def _fault(self, method) -> bool:
+            status = faults.match(method, self.path)
+            if status is None:
+                return False
+            length = int(self.headers.get("Content-Length") or 0)
+            if length and "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                self.rfile.read(length)
+            reason = "does not have storage.objects access" if status == 403 else "injected"
+            body = json.dumps({"error": {"code": status, "message": f"{reason} ({self.path})"}})
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body.encode())
+            self.close_connection = True
+            return True
+
+        def do_GET(self):
+            if not self._fault("GET"):
+                super().do_GET()
+
+        def do_POST(self):
+            if not self._fault("POST"):
+                super().do_POST()
+
+        def do_PUT(self):
+            if not self._fault("PUT"):
+                super().do_PUT()
+
+        def do_DELETE(self):
+            if not self._fault("DELETE"):
+                super().do_DELETE()
+
+        def do_PATCH(self):
+            if not self._fault("PATCH"):
+                super().do_PATCH()
+
+    return Handler
+
+
+class LocalGCS:
+    """A local GCS server reached through an HTTPS proxy; see the module doc."""
+
+    def __init__(self, workdir: str | None = None, buckets=("tpubench-test",)):
+        reason = missing_requirements()
+        if reason:
+            raise RuntimeError(reason)
+        self.workdir = workdir or tempfile.mkdtemp(prefix="local-gcs-")
+        self.buckets = tuple(buckets)
+        self.faults = _Faults()
+        self._proxy = None
+
+    def start(self) -> LocalGCS:
+        import logging
+
+        from gcp_storage_emulator.handlers import buckets as emu_buckets
+        from gcp_storage_emulator.storage import Storage
+
+        _patch_emulator()
+        logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)  # 404s are normal
+        self.cert = os.path.join(self.workdir, "local-gcs.pem")
+        key = os.path.join(self.workdir, "local-gcs.key")
+        san = ",".join(f"DNS:{h}" for h in _HOSTS)
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "7"]
+            + ["-keyout", key, "-out", self.cert, "-subj", "/CN=local-gcs"]
+            + ["-addext", f"subjectAltName={san}"],
+            check=True,
+            capture_output=True,
+        )
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(self.cert, key)
+        storage = Storage(use_memory_fs=True, data_dir=os.path.join(self.workdir, "data"))
+        for name in self.buckets:
+            emu_buckets.create_bucket(name, storage)
+        inner = _make_handler(storage, self.faults)
+
+        class Proxy(http.server.BaseHTTPRequestHandler):
+            def do_CONNECT(self):
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.wfile.flush()
+                try:
+                    conn = tls.wrap_socket(self.connection, server_side=True)
+                    inner(conn, self.client_address, self.server)
+                except (ssl.SSLError, OSError):
+                    pass
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+        server.daemon_threads = True
+        self._proxy = server
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.port = server.server_address[1]
+        self.storage = storage
+        return self
+
+    def env(self) -> dict[str, str]:
+        """Environment under which TensorFlow and google-cloud-storage reach this server."""
+        proxy = f"http://127.0.0.1:{self.port}"
+        return {
+            "HTTPS_PROXY": proxy,
+            "https_proxy": proxy,
+            "NO_PROXY": "",
+            "no_proxy": "",
+            "CURL_CA_BUNDLE": self.cert,
+            "REQUESTS_CA_BUNDLE": self.cert,
+            "GOOGLE_AUTH_TOKEN_FOR_TESTING": ENV_TOKEN,
+            "NO_GCE_CHECK": "true",
+            # Fast retries so fault tests finish quickly; still real retries.
+            "GCS_RETRY_CONFIG_INIT_DELAY_TIME_US": "10000",
+            "GCS_RETRY_CONFIG_MAX_DELAY_TIME_US": "200000",
+        }
+
+    def fail(self, pattern: str, status: int, times: int | None = None, method=None):
+        """Answers requests whose path matches PATTERN with STATUS (TIMES times, or always)."""
+        self.faults.add(pattern, status, times, method)
+
+    def stop(self):
+        if self._proxy is not None:
+            self._proxy.shutdown()
+            self._proxy.server_close()
+            self._proxy = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def main(argv=None):
+    import argparse
+    import logging
+    import sys
+    import time
+
+    logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bucket", action="append", default=None, help="bucket(s) to create")
+    args = parser.parse_args(argv)
+    server = LocalGCS(buckets=args.bucket or ["tpubench-test"]).start()
+    print("# local GCS server running; export these in the shell that runs tpubench:")
+    for k, v in server.env().items():
+        print(f"export {k}={v!s}")
+    print(f"# buckets: {', '.join('gs://' + b for b in server.buckets)}  (Ctrl-C stops)")
+    sys.stdout.flush()
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
