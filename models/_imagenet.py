@@ -2,8 +2,11 @@
 
 Not a model (the leading underscore keeps the registry from importing it as
 one).  Every ImageNet classifier declares dataset "imagenet", takes square
-RGB images of `params["image_size"]` and reads raw-image records through
-`pipeline.image_classification_input_fn`, resized to that size.
+RGB images of `params["image_size"]` and reads prepared records through
+`pipeline.image_classification_input_fn`: JPEG records are decoded with the
+standard ResNet or Inception crop (`tpubench.data.image_preprocessing`) at
+that size, raw-image records are resized to it; then each batch is
+normalised the way the model was trained.
 """
 
 import keras
@@ -11,7 +14,8 @@ import tensorflow as tf
 
 from tpubench.data import pipeline
 
-DATASETS = ("imagenet",)
+# "imagenet2012" is the name `tpubench data prepare --dataset=tfds:imagenet2012` gives it.
+DATASETS = ("imagenet", "imagenet2012")
 # ILSVRC-2012: 1,281,167 training images, 50,000 validation images.
 EXAMPLES_PER_EPOCH = {"train": 1_281_167, "eval": 50_000}
 
@@ -30,6 +34,8 @@ def _rgb_resized(image, params):
     if image.shape[-1] == 1:
         image = tf.image.grayscale_to_rgb(image)
     size = params["image_size"]
+    if tuple(image.shape[1:3]) == (size, size):
+        return image  # JPEG records arrive decoded at the model's size
     return tf.image.resize(image, (size, size))
 
 
@@ -45,9 +51,9 @@ def inception_preprocess(image, label, mode, params):
     return _rgb_resized(image, params) / 127.5 - 1.0, label
 
 
-def input_fn(preprocess=mean_std_preprocess):
-    """The input_fn over prepared raw-image records, preprocessing a batch at a time."""
-    return pipeline.image_classification_input_fn(preprocess)
+def input_fn(preprocess=mean_std_preprocess, jpeg_style="resnet"):
+    """The input_fn over prepared JPEG (decoded in JPEG_STYLE) or raw-image records."""
+    return pipeline.image_classification_input_fn(preprocess, jpeg_style=jpeg_style)
 
 
 def scaled(filters, params):

@@ -15,7 +15,10 @@ batch/256 and weight decay 5e-4; batch 512 as in tf_cnn_benchmarks.
         --train_steps=6 --steps_per_loop=1
 
 Measured on this machine (2 vCPUs, Intel Xeon @ 2.50GHz, shared with other
-jobs; see docs/models.md): FIGURES_ALEXNET.
+jobs, so lower bounds; docs/models.md): 31.0 images/s training at batch 512
+(synthetic data; 5 timed steps after 1 warm-up step), $1.09 per ImageNet
+epoch on a GCP n1-standard-2 at the on-demand price; 4.43 GFLOPs per image
+per training step (1.55 forward).
 """
 
 import keras

@@ -10,7 +10,14 @@ at MNIST's shape):
     tpubench train --model=mnist_cnn --train_steps=150 --steps_per_loop=10
 
 Measured on this machine (2 vCPUs, Intel Xeon @ 2.50GHz, shared with other
-jobs; see docs/models.md): FIGURES_MNIST_CNN.
+jobs, so lower bounds; docs/models.md): the command above reached 0.972 eval
+accuracy on the 360 held-out digits (seed 42, 429 examples/s); 399
+examples/s training at batch 128 on synthetic data (`--use_synthetic_data
+--train_steps=100 --steps_per_loop=10`), $0.0040 per 60,000-example MNIST
+epoch on a GCP n1-standard-2 at the on-demand price; 79.7 MFLOPs per example
+per training step (24.1 forward).  The test trains 200 steps of batch 32
+with `--deterministic_input` and asserts >= 0.94 (seeds 1-3 reached
+0.953-0.958).
 """
 
 import keras

@@ -21,23 +21,19 @@ from tpubench import registry
 # per replica, so 1 and N replicas must agree exactly (up to float32 sums).
 # A new model needs an entry here: say "" if it has no such randomness.
 DETERMINISTIC_PARAMS = {
-    # Dropout masks are drawn per replica from per-replica seeds.
-    "mnist_mlp": "dropout=0.0",
-    "cifar10_cnn": "conv_dropout=0.0,dense_dropout=0.0",
-    # Batch norm normalises by per-replica batch statistics unless synchronised.
-    "resnet50": "sync_batch_norm=true",
+    # The image models (dropout, and batch norm in ResNet and Inception).
     "resnet152": "sync_batch_norm=true",
     "inception_v3": "sync_batch_norm=true,dropout=0.0",
     "vgg16": "dropout=0.0",
     "alexnet": "dropout=0.0",
     "googlenet": "dropout=0.0",
     "mnist_cnn": "conv_dropout=0.0,dense_dropout=0.0",
+    # Dropout masks are drawn per replica from per-replica seeds.
+    "mnist_mlp": "dropout=0.0",
+    "cifar10_cnn": "conv_dropout=0.0,dense_dropout=0.0",
+    # Batch norm normalises by per-replica batch statistics unless synchronised.
+    "resnet50": "sync_batch_norm=true",
 }
-
-# Models whose 4-replica comparison runs only under `make test-slow`: tracing
-# a deep tiny net once per replica costs tens of seconds on 2 cores, and the
-# 2-replica comparison (default suite) already exercises the same code.
-SLOW_AT_FOUR_REPLICAS = {"resnet152", "inception_v3", "googlenet", "vgg16"}
 
 COMMON = ["--tiny", "--use_synthetic_data", "--batch_size=8", "--seed=7"]
 # Float32 sums in a different order differ around 1e-7; any real mismatch
@@ -92,6 +88,12 @@ def test_one_replica_trains(model, one_replica):
     assert rec["global_batch_size"] == 8
     assert rec["results"]["final_step"] == 1
     assert rec["results"]["final_loss"] > 0
+
+
+# Models whose 4-replica comparison runs only under `make test-slow`: tracing
+# a deep tiny net once per replica costs tens of seconds on 2 cores, and the
+# 2-replica comparison (default suite) already exercises the same code.
+SLOW_AT_FOUR_REPLICAS = {"resnet152", "inception_v3", "googlenet", "vgg16"}
 
 
 def _replica_cases():

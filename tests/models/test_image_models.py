@@ -146,3 +146,38 @@ def test_mnist_cnn_reaches_0_94_on_digits_within_200_steps(tmp_path):
     ev = record["results"]["eval"]
     assert ev["examples"] == 360 and ev["step"] == 200
     assert ev["accuracy"] >= 0.94, ev
+
+
+IMAGENET_MODELS = ["alexnet", "googlenet", "inception_v3", "resnet152", "resnet50", "vgg16"]
+
+
+@pytest.fixture(scope="module")
+def photo_records(tmp_path_factory):
+    """Real JPEG records (crops of scikit-learn's sample photographs, 8 classes)."""
+    from tpubench.data import prepare, sources
+
+    out = str(tmp_path_factory.mktemp("photos") / "jpeg")
+    prepare.prepare("photos", out, sources.Options(examples=16))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+@pytest.mark.parametrize("name", IMAGENET_MODELS)
+def test_real_jpeg_records_reach_the_model_at_its_size(name, mode, photo_records):
+    """The real-data input_fn: decoded, cropped and normalised at the model's size."""
+    import numpy as np
+
+    from tpubench.model_api import Mode
+
+    spec = registry.get(name)
+    params = registry.resolve_params(spec, {}, tiny=True)
+    params.update(seed=0, batch_size=4, global_batch_size=4, data_dir=photo_records)
+    images, labels = next(iter(spec.input_fn(params, None, Mode(mode))))
+    size = params["image_size"]
+    assert images.shape == (4, size, size, 3) and images.dtype.name == "float32"
+    assert set(labels.numpy()) <= set(range(8))
+    x = images.numpy()
+    if name == "inception_v3":  # Inception's convention: [-1, 1]
+        assert x.min() >= -1.0 and x.max() <= 1.0 and x.max() - x.min() > 0.5
+    else:  # ImageNet mean/std: photographs land within a few standard deviations of 0
+        assert -2.5 < x.min() < 0 < x.max() < 2.8 and abs(float(np.mean(x))) < 1.5
