@@ -5,6 +5,13 @@
 embedded `digits` dataset (real handwritten digits at MNIST's shape):
 
     tpubench train --model=mnist_mlp --train_steps=400 --steps_per_loop=20
+
+Measured on this machine (2 vCPUs, Intel Xeon @ 2.50GHz, shared with other
+jobs, so lower bounds; docs/models.md): 5,328 examples/s training at batch
+128 (synthetic data, `--use_synthetic_data --train_steps=400
+--steps_per_loop=20`), $0.0003 per 60,000-example MNIST epoch on a GCP
+n1-standard-2 at the on-demand price; 3.22 MFLOPs per example per training
+step (1.34 forward).
 """
 
 import keras

@@ -14,11 +14,15 @@ class FusedBatchNorm(keras.layers.Layer):
     about 20% faster for ResNet-50 (../shared/TF_NOTES.md).  With
     `synchronized=True` the batch statistics are all-reduced across replicas,
     so N replicas normalise exactly like one replica on the global batch.
-    Channels-last only.
+    `scale=False` has no gamma (a fixed 1), as in Inception v3, where the
+    next convolution absorbs any scale.  Channels-last only.
     """
 
-    def __init__(self, momentum=0.9, epsilon=1e-5, synchronized=False, gamma_zero=False, **kw):
+    def __init__(
+        self, momentum=0.9, epsilon=1e-5, synchronized=False, gamma_zero=False, scale=True, **kw
+    ):
         super().__init__(**kw)
+        self.scale = scale
         self.momentum = momentum
         self.epsilon = epsilon
         self.synchronized = synchronized
@@ -26,12 +30,14 @@ class FusedBatchNorm(keras.layers.Layer):
 
     def build(self, input_shape):
         c = int(input_shape[-1])
-        self.gamma = self.add_weight(
-            shape=(c,),
-            initializer="zeros" if self.gamma_zero else "ones",
-            name="gamma",
-            autocast=False,
-        )
+        self.gamma = None
+        if self.scale:
+            self.gamma = self.add_weight(
+                shape=(c,),
+                initializer="zeros" if self.gamma_zero else "ones",
+                name="gamma",
+                autocast=False,
+            )
         self.beta = self.add_weight(shape=(c,), initializer="zeros", name="beta", autocast=False)
         stat = dict(trainable=False, autocast=False, aggregation="mean")
         self.moving_mean = self.add_weight(
@@ -49,8 +55,9 @@ class FusedBatchNorm(keras.layers.Layer):
         )
 
     def call(self, x, training=False):
-        gamma = tf.convert_to_tensor(self.gamma)
         beta = tf.convert_to_tensor(self.beta)
+        # The fused kernel always takes a scale: without gamma it is ones.
+        gamma = tf.convert_to_tensor(self.gamma) if self.scale else tf.ones_like(beta)
         ctx = tf.distribute.get_replica_context()
         if training and self.synchronized and ctx is not None and ctx.num_replicas_in_sync > 1:
             xf = tf.cast(x, tf.float32)
