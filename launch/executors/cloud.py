@@ -180,16 +180,21 @@ def call(argv: list[str], out, retries: int = 0) -> None:
 
 @contextlib.contextmanager
 def signals_raise():
-    """SIGTERM raises KeyboardInterrupt too, so `finally` blocks clean up for both."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt, so `finally` blocks clean up for both.
+
+    SIGINT is installed explicitly too: a launcher started in the background
+    by a shell (nohup, CI) inherits SIGINT as ignored.
+    """
 
     def _raise(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    old = signal.signal(signal.SIGTERM, _raise)
+    old = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 @contextlib.contextmanager
