@@ -2,10 +2,12 @@
 
 import sys
 
+from tpubench_launch import cli
+
 
 def run() -> None:
-    print(
-        "tpubench-launch: no subcommands yet (local-cluster and sweep come with the launch work)",
-        file=sys.stderr,
-    )
-    sys.exit(2)
+    sys.exit(cli.main())
+
+
+if __name__ == "__main__":
+    run()

@@ -65,7 +65,9 @@ def run_cli(*args, results_dir=None, env=None, timeout=300):
 
 def one_line_error(proc) -> str:
     """Asserts a failed run printed exactly one line on stderr, no traceback; returns it."""
-    lines = [x for x in proc.stderr.splitlines() if x.strip() and not x.startswith("[train]")]
+    lines = [
+        x for x in proc.stderr.splitlines() if x.strip() and not x.startswith(("[train]", "[infer"))
+    ]
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
     assert len(lines) == 1, f"expected one error line on stderr, got:\n{proc.stderr}"

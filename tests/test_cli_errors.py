@@ -154,3 +154,9 @@ def test_module_entry_point_and_console_script_agree():
     a = subprocess.run([script, "frobnicate"], capture_output=True, text=True, timeout=60)
     b, _ = run_cli("frobnicate")
     assert (a.returncode, a.stderr) == (b.returncode, b.stderr)
+
+
+def test_helpshort_lists_the_subcommands_flags():
+    proc, _ = run_cli("prices", "--helpshort")
+    assert proc.returncode == 0, proc.stderr
+    assert "--machine" in proc.stdout and "--pricing" in proc.stdout

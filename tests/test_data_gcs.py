@@ -3,9 +3,12 @@ a local GCS server (tpubench.testing.local_gcs), including faults."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 
+import pytest
 from conftest import one_line_error, run_cli
 
 from tpubench import gcs
@@ -53,6 +56,15 @@ def test_prepare_train_and_read_back_on_gcs(gcs_env):
     assert listing.returncode == 0, listing.stderr
     rows = json.loads(listing.stdout)
     assert [(r["path"], r["status"]) for r in rows] == [(path, "ok")]
+
+    report, _ = run_cli("report", f"{BUCKET}/runs", "--format=csv")  # reads gs:// without TF
+    assert report.returncode == 0, report.stderr
+    (values,) = list(csv.DictReader(io.StringIO(report.stdout)))
+    assert values["kind"] == "measured" and values["model"] == "mnist_mlp"
+    assert values["trials"] == "1" and values["run_ids"] == record["run_id"]
+    assert float(values["examples_per_sec_median"]) == pytest.approx(
+        record["results"]["examples_per_sec"], rel=1e-3
+    )
 
 
 def test_transient_503s_are_retried_and_the_run_completes(gcs_env, local_gcs, tmp_path):

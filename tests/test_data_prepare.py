@@ -196,3 +196,15 @@ def test_prepare_errors_are_one_line(tmp_path):
     assert "does not exist" in one_line_error(proc) and proc.returncode == 3
     proc, _ = run_cli("data", "frobnicate")
     assert "unknown data action 'frobnicate'" in one_line_error(proc)
+
+
+def test_text_datasets_prepare_through_the_same_command(tmp_path):
+    out = tmp_path / "topics"
+    proc, _ = run_cli("data", "prepare", "--dataset=pydoc_topics", f"--output={out}")
+    assert proc.returncode == 0, proc.stderr
+    m = _manifest(out)
+    assert m["format"] == "token_sequences"
+    counts = {k: v["examples"] for k, v in m["splits"].items()}
+    assert f"{counts['train']:>9,} examples" in proc.stdout
+    offline, _ = run_cli("data", "prepare", "--dataset=ptb", f"--output={tmp_path / 'ptb'}")
+    assert "--source=" in one_line_error(offline) and offline.returncode == 3

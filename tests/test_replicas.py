@@ -33,6 +33,12 @@ DETERMINISTIC_PARAMS = {
     "cifar10_cnn": "conv_dropout=0.0,dense_dropout=0.0",
     # Batch norm normalises by per-replica batch statistics unless synchronised.
     "resnet50": "sync_batch_norm=true",
+    "imdb_fasttext": "",
+    "imdb_bilstm": "dropout=0.0",
+    "bilstm1024": "",
+    "lstm_textgen": "",
+    "ptb_lstm": "",  # dropout is 0 in the small configuration
+    "bert_base": "dropout=0.0",
 }
 
 COMMON = ["--tiny", "--use_synthetic_data", "--batch_size=8", "--seed=7"]

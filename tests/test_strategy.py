@@ -91,3 +91,15 @@ def test_one_device_with_two_cpu_devices_is_an_error(tmp_path):
     line = one_line_error(proc)
     assert "one_device" in line and "mirrored" in line
     assert record["status"] == "failed"
+
+
+def test_only_host_zero_of_a_tpu_pod_is_chief(monkeypatch):
+    from tpubench import strategy
+
+    for var in ("CLOUD_TPU_TASK_ID", "TPU_WORKER_ID"):
+        monkeypatch.delenv(var, raising=False)
+    assert strategy._tpu_host_index() == 0
+    monkeypatch.setenv("TPU_WORKER_ID", "3")
+    assert strategy._tpu_host_index() == 3
+    monkeypatch.setenv("CLOUD_TPU_TASK_ID", "1")
+    assert strategy._tpu_host_index() == 1

@@ -269,9 +269,11 @@ def test_models_listing_gives_published_parameter_counts():
     assert rows["resnet50"]["parameters"] == 25_557_032  # the published ResNet-50 count
     # ResNet-50 v1.5 is about 4.1 G multiply-adds per 224x224 image.
     assert 7.6e9 < rows["resnet50"]["forward_flops_per_example"] < 8.8e9
-    # A training step is a forward and a backward pass of about twice its cost.
+    # A training step is a forward and a backward pass of about twice its cost;
+    # an embedding bag (imdb_fasttext) has no matmul behind its lookup, so less.
     for row in rows.values():
-        assert 2 < row["train_flops_per_example"] / row["forward_flops_per_example"] < 3.5
+        low = 1.4 if row["name"] == "imdb_fasttext" else 2
+        assert low < row["train_flops_per_example"] / row["forward_flops_per_example"] < 3.5
     assert rows["mnist_mlp"]["datasets"] == ["mnist", "digits"]
 
 

@@ -71,6 +71,7 @@ class TrainConfig:
     seed: int = 42
     model_dir: str | None = None
     results_dir: str = "runs"
+    run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
@@ -80,5 +81,68 @@ class TrainConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
+        d["cost"]["machine"] = list(self.cost.machine)
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportConfig:
+    """One `tpubench report` invocation."""
+
+    inputs: tuple[str, ...] = ()  # record files, local directories, gs:// prefixes
+    output: str | None = None  # None: terminal tables only
+    baseline: str | None = None  # group selector, e.g. "threads=1"
+    published: tuple[str, ...] = ()  # published figure sets to show beside the runs
+    allow_mixed: tuple[str, ...] = ()  # "params", "batch_size", "precision"
+    format: str = "table"  # what stdout shows: table, markdown, csv
+    title: str = "tpubench report"
+
+
+@dataclasses.dataclass(frozen=True)
+class AdviseConfig:
+    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+
+    inputs: tuple[str, ...] = ()
+    model: str = ""
+    deadline_seconds: float | None = None
+    budget_usd: float | None = None
+    epochs: float = 1.0
+    to_target: bool = False
+    price_catalog: str | None = None
+    max_age_days: float = 180.0
+    tf_version: str | None = None  # None: the installed TensorFlow's, if any
+
+
+@dataclasses.dataclass(frozen=True)
+class InferConfig:
+    """One `tpubench infer` invocation (a sweep over batch sizes), fully resolved."""
+
+    model: str = "mnist_mlp"
+    model_modules: tuple[str, ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
+    tiny: bool = False
+    batch_sizes: tuple[int, ...] = ()  # global; empty: the model's default
+    num_batches: int = 100
+    num_warmup_batches: int = 5
+    max_seconds: float | None = None
+    precision: str = "fp32"
+    xla: bool = False
+    seed: int = 42
+    checkpoint: str | None = None
+    model_dir: str | None = None  # a training run's model_dir to take weights from
+    check_accuracy: bool = True
+    eval_steps: int | None = None
+    results_dir: str = "runs"
+    log_every_secs: float = 10.0
+    hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
+    data: DataConfig = dataclasses.field(
+        default_factory=lambda: DataConfig(use_synthetic_data=True)
+    )
+    cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["params"] = dict(self.params)
+        d["batch_sizes"] = list(self.batch_sizes)
         d["cost"]["machine"] = list(self.cost.machine)
         return d

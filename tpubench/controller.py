@@ -15,8 +15,8 @@ import signal
 import sys
 import time
 
-from tpubench import errors, records
-from tpubench.config import TrainConfig
+from tpubench import errors, model_api, records
+from tpubench.config import CostConfig, DataConfig, TrainConfig
 
 DEFAULT_TRAIN_STEPS = 300
 
@@ -42,6 +42,8 @@ def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[
         "flags": records.redact_flags(flag_values),
         "config": cfg.to_dict() | {"model_dir": model_dir},
     }
+    if cfg.run_label is not None:
+        record["run_label"] = cfg.run_label
     return record, model_dir
 
 
@@ -183,18 +185,24 @@ class _Job:
         )
         if skipped:
             params["readable_records"] = skipped["readable_records"]
-        if (
-            manifest is not None
-            and "num_classes" in params
-            and "num_classes" not in dict(cfg.params)
-        ):
-            params["num_classes"] = manifest.num_classes  # the head fits the data it trains on
+        if manifest is not None:  # the head and the vocabulary fit the data it trains on
+            for key, value in manifest.fitted_params().items():
+                if key in params and key not in dict(cfg.params):
+                    params[key] = value
         epoch_examples = (
-            manifest.split("train").examples if manifest else spec.examples_per_epoch["train"]
+            model_api.examples_in(spec, manifest, "train", params)
+            if manifest
+            else spec.examples_per_epoch["train"]
         )
         total_steps = _total_steps(cfg, epoch_examples, batch)
         self.record.update(
-            model={"name": spec.name, "description": spec.description, "params": _plain(params)},
+            model={
+                "name": spec.name,
+                "description": spec.description,
+                "params": _plain(params),
+                "target_metric": spec.target_metric,
+                "target_mode": spec.target_mode,
+            },
             placement=_plain(placement.__dict__),
             data=manifest.identity()
             if manifest
@@ -295,7 +303,9 @@ class _Job:
         eval_steps = cfg.eval_steps
         if params["fixed_eval_steps"] and manifest is not None:
             # Every worker must run the same number of full eval batches.
-            full = max(1, manifest.split(manifest.eval_split()).examples // batch)
+            full = max(
+                1, model_api.examples_in(spec, manifest, manifest.eval_split(), params) // batch
+            )
             eval_steps = min(eval_steps or full, full)
         eval_every = cfg.eval_every_steps
         if cfg.target_accuracy is not None and not eval_every:
@@ -358,10 +368,11 @@ class _Job:
                     target is None
                     and cfg.target_accuracy is not None
                     and value is not None
-                    and value >= cfg.target_accuracy
+                    and model_api.reached(spec, value, cfg.target_accuracy)
                 ):
                     target = {
                         "metric": spec.target_metric,
+                        "mode": spec.target_mode,
                         "value": value,
                         "target": cfg.target_accuracy,
                         "step": self.step,
@@ -402,10 +413,14 @@ class _Job:
         if cfg.target_accuracy is not None:
             results["target"] = target or {
                 "metric": spec.target_metric,
+                "mode": spec.target_mode,
                 "target": cfg.target_accuracy,
                 "reached": False,
             }
         self.record["results"] = results
+        rnn = _recurrent(runner, placement)
+        if rnn is not None:
+            self.record["recurrent"] = rnn
         self.record["mfu"] = _mfu(spec, params, results, placement, cfg)
         self.record["cost"] = _costs(prices, results, epoch_examples, wall, target, placement)
 
@@ -516,7 +531,7 @@ def _total_steps(cfg: TrainConfig, epoch_examples: int, batch: int) -> int:
 
 def _resolve_data(cfg: TrainConfig, spec):
     """(data_dir, manifest), or (None, None) for synthetic data."""
-    from tpubench.data import digits
+    from tpubench.data import embedded
     from tpubench.data import manifest as manifest_lib
 
     if cfg.data.use_synthetic_data:
@@ -537,20 +552,20 @@ def _resolve_data(cfg: TrainConfig, spec):
             )
         return cfg.data.data_dir, manifest
     if dataset is None:
-        dataset = digits.NAME if digits.NAME in spec.datasets else None
+        dataset = next((d for d in spec.datasets if d in embedded.NAMES), None)
     elif dataset not in spec.datasets:
         raise errors.UsageError(
             f"--dataset={dataset} does not fit model {spec.name!r}; it trains on: "
             f"{', '.join(spec.datasets) or 'its own data'} (or --use_synthetic_data)"
         )
-    if dataset == digits.NAME:
-        path = digits.ensure_prepared()
+    if dataset in embedded.NAMES:
+        path = embedded.ensure_prepared(dataset)
         return path, manifest_lib.read(path)
     wanted = dataset or (spec.datasets[0] if spec.datasets else "its dataset")
+    offline = [d for d in spec.datasets if d in embedded.NAMES]
     raise errors.DataError(
         f"model {spec.name!r} needs --data_dir with prepared {wanted} records, or "
-        f"--use_synthetic_data; embedded offline data (digits) fits: "
-        f"{'yes' if digits.NAME in spec.datasets else 'no'}"
+        f"--use_synthetic_data; embedded offline data that fits: {', '.join(offline) or 'none'}"
     )
 
 
@@ -594,6 +609,16 @@ def check_prices(cfg: TrainConfig) -> None:
     """Prices the run's machines up front (pure Python): a bad --machine fails in
     milliseconds, before TensorFlow is imported."""
     _prices(cfg)
+
+
+def resolve_data(data: DataConfig, spec):
+    """(data_dir, manifest) for DATA, or (None, None) for synthetic data; train's rules."""
+    return _resolve_data(TrainConfig(data=data), spec)
+
+
+def hourly_prices(cost: CostConfig):
+    """([HourlyPrice...], note) for COST, as train prices its runs (pure Python)."""
+    return _prices(TrainConfig(cost=cost))
 
 
 def _prices(cfg: TrainConfig):
@@ -651,7 +676,7 @@ def _costs(prices, results, epoch_examples, wall, target, placement):
 
 def _mfu(spec, params, results, placement, cfg) -> dict:
     from tpubench import mfu as mfu_lib
-    from tpubench import model_info, probe
+    from tpubench import model_info
 
     out: dict = {}
     try:
@@ -660,19 +685,24 @@ def _mfu(spec, params, results, placement, cfg) -> dict:
         return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     out.update(counted)
     rate = results.get("examples_per_sec")
-    if placement.accelerator == "cpu":
-        threads = cfg.hardware.num_intra_threads or len(os.sched_getaffinity(0))
-        peak = mfu_lib.cpu_peak_flops(probe.cpu()["model"], threads)
-        out["peak_flops"] = peak["flops"]
-        out["peak_source"] = f"measured: {peak['method']} ({threads} threads)"
-    else:
-        names = [a["name"] for a in probe.accelerators(placement)] + list(cfg.cost.machine)
-        key = next((k for k in map(mfu_lib.accelerator_key, names) if k), None)
-        peak = mfu_lib.peak_flops(key, cfg.precision) if key else None
-        out["peak_flops"] = peak * placement.num_replicas if peak else None
-        out["peak_source"] = f"table: {key} {cfg.precision}" if key else "unknown accelerator"
+    out.update(
+        mfu_lib.hardware_peak(
+            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+        )
+    )
     out["mfu"] = mfu_lib.mfu(out["train_flops_per_example"], rate, out.get("peak_flops"))
     return out
+
+
+def _recurrent(runner, placement) -> dict | None:
+    """Which recurrent implementation the traced step used (None: no RNN layers)."""
+    from tpubench import recurrent
+
+    try:
+        ops = runner.traced_op_types()
+    except Exception:  # noqa: BLE001 - inspection must not fail a finished run
+        ops = None
+    return recurrent.describe(runner.model, ops, placement.accelerator)
 
 
 def _peak_rss() -> float:

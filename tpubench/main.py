@@ -14,11 +14,14 @@ import traceback
 
 SUBCOMMANDS = {
     "train": "train a model and record throughput, accuracy, MFU and cost",
+    "infer": "measure prediction throughput, latency and $ per million predictions",
     "models": "list registered models with parameters and FLOPs per example",
     "prices": "list or search the price catalog, or price a --machine",
-    "rerun": "repeat a recorded run with the same flags: tpubench rerun RECORD.json",
+    "rerun": "repeat a recorded train or infer run with the same flags: tpubench rerun RECORD.json",
     "data": "prepare, list, bench or check datasets: tpubench data prepare|list|bench|check",
     "runs": "list run records under directories or gs:// prefixes: tpubench runs DIR...",
+    "report": "compare runs: tables, charts and an HTML page from records or directories",
+    "advise": "cheapest configuration for a deadline (or fastest for a budget) from records",
 }
 
 
@@ -47,6 +50,10 @@ def run(argv: list[str] | None = None) -> None:
     from tpubench import flags as flags_lib
 
     flags_lib.define(sub)
+    # absl's --helpshort lists the "main module's" key flags: make this
+    # subcommand's flags that module's, so --helpshort shows them.
+    for name in sorted(flags_lib._defined):
+        flags_lib.FLAGS.register_key_flag_for_module(sys.argv[0], flags_lib.FLAGS[name])
     app.run(
         lambda args: _dispatch(sub, args, argv),
         argv=[f"tpubench {sub}"] + argv[2:],
@@ -63,6 +70,14 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
     except flags.Error as e:
         print(f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)", file=sys.stderr)
         sys.exit(2)
+    except SystemExit as e:
+        # absl's help flags print and exit 1; asking for help is not a failure.
+        if e.code == 1 and _HELP_FLAGS & {a.split("=")[0] for a in argv[1:]}:
+            sys.exit(0)
+        raise
+
+
+_HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
 
 
 def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
@@ -80,11 +95,14 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
     try:
         handlers = {
             "train": _train,
+            "infer": _infer,
             "models": _models,
             "prices": _prices,
             "rerun": _rerun,
             "data": _data,
             "runs": _runs,
+            "report": _report,
+            "advise": _advise,
         }
         return handlers[sub](args[1:], full_argv) or 0
     except errors.TpubenchError as e:
@@ -167,6 +185,30 @@ def _train(args, full_argv) -> int:
             f"tpubench train: {record.get('role', 'worker')} finished; the chief task writes "
             "the run record"
         )
+    return 0
+
+
+def _infer(args, full_argv) -> int:
+    from tpubench import errors, infer, report_text
+    from tpubench import flags as flags_lib
+
+    FLAGS = flags_lib.FLAGS
+    _no_positional(args, "infer")
+    cfg = None
+    try:
+        cfg = flags_lib.infer_config()
+        infer.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+    except errors.TpubenchError as e:
+        infer.record_early_failure(
+            cfg, FLAGS.results_dir, FLAGS.model, full_argv, flags_lib.flag_values(), e
+        )
+        raise
+    _import_tf_quietly(FLAGS.verbose, lambda: _configure_before_tf(cfg))
+    recs = infer.run(cfg, full_argv, flags_lib.flag_values())
+    if recs and recs[0].get("record_path"):
+        print(report_text.infer_summary(recs))
+    else:
+        print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")
     return 0
 
 
@@ -278,12 +320,23 @@ def _rerun(args, full_argv) -> int:
     record = records.read(args[0])
     old = record.get("argv", [])
     values = record.get("flags")
-    if len(old) < 2 or old[1] != "train" or not isinstance(values, dict):
-        raise errors.UsageError(f"{args[0]} records no `tpubench train` run to repeat")
+    sub = old[1] if len(old) >= 2 else None
+    if sub not in ("train", "infer") or not isinstance(values, dict):
+        raise errors.UsageError(
+            f"{args[0]} records no `tpubench train` or `tpubench infer` run to repeat"
+        )
     if "<redacted>" in values.values():
         raise errors.UsageError(f"{args[0]} has redacted flag values; it cannot be repeated as is")
     FLAGS = flags_lib.FLAGS
     skip = {"model_dir", "results_dir", "verbose"}
+    if sub == "infer":
+        if FLAGS.resume:
+            raise errors.UsageError(
+                f"--resume continues a training run; {args[0]} records `tpubench infer`"
+            )
+        skip = {"results_dir", "verbose"}  # infer reads weights from model_dir
+        if record.get("global_batch_size"):  # this record's batch size, not the whole sweep
+            values = values | {"batch_size": [str(record["global_batch_size"])]}
     new = []
     for k, v in sorted(values.items()):
         if k in skip or v is None:
@@ -294,12 +347,29 @@ def _rerun(args, full_argv) -> int:
             new.append(_as_flag(k, v))
     if FLAGS.resume:
         new.append(f"--model_dir={record['config']['model_dir']}")
-    new.append(f"--results_dir={FLAGS.results_dir or record['config']['results_dir']}")
-    cmd = [sys.executable, "-m", "tpubench", "train", *new]
-    print("tpubench rerun: " + " ".join(["tpubench", "train", *new]), file=sys.stderr, flush=True)
-    # Replace this process: Ctrl-C and SIGTERM then reach the training run
+    recorded_dir = (record.get("config") or {}).get("results_dir") or values.get("results_dir")
+    new.append(f"--results_dir={FLAGS.results_dir or recorded_dir}")
+    cmd = [sys.executable, "-m", "tpubench", sub, *new]
+    print("tpubench rerun: " + " ".join(["tpubench", sub, *new]), file=sys.stderr, flush=True)
+    # Replace this process: Ctrl-C and SIGTERM then reach the run
     # itself, which checkpoints and records before it exits.
     os.execv(sys.executable, cmd)
+
+
+def _report(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import cli
+
+    print(cli.report_main(flags_lib.report_config(args)), end="")
+    return 0
+
+
+def _advise(args, full_argv) -> int:
+    from tpubench import flags as flags_lib
+    from tpubench.report import advise
+
+    print(advise.advise(flags_lib.advise_config(args)), end="")
+    return 0
 
 
 _MULTI_FLAGS = {"model_module"}

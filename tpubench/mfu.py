@@ -58,9 +58,11 @@ def count_flops(spec, params, batch: int = 2) -> dict:
     import keras
     import tensorflow as tf
 
+    from tpubench import recurrent
     from tpubench.model_api import Mode
 
-    model = spec.build_model(params)
+    # Unrolled, so the profiler sees every time step of recurrent layers.
+    model = recurrent.unrolled_copy(spec.build_model(params))
     features_spec, labels_spec = spec.element_spec(params)
 
     def with_batch(s):
@@ -118,6 +120,33 @@ def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5
     cache[key] = entry
     cache_lib.store_json("cpu_peak.json", cache)
     return entry | {"cached": False}
+
+
+def hardware_peak(placement, precision: str, num_intra_threads: int, machines=()) -> dict:
+    """{"peak_flops", "peak_source"} for what a strategy runs on.
+
+    CPUs: the measured matmul probe at the run's thread count.  GPUs/TPUs:
+    the table entry named by the probed device or a `--machine` part, times
+    the replicas; None when neither names a known accelerator.
+    """
+    import os
+
+    from tpubench import probe
+
+    if placement.accelerator == "cpu":
+        threads = num_intra_threads or len(os.sched_getaffinity(0))
+        peak = cpu_peak_flops(probe.cpu()["model"], threads)
+        return {
+            "peak_flops": peak["flops"],
+            "peak_source": f"measured: {peak['method']} ({threads} threads)",
+        }
+    names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
+    key = next((k for k in map(accelerator_key, names) if k), None)
+    peak = peak_flops(key, precision) if key else None
+    return {
+        "peak_flops": peak * placement.num_replicas if peak else None,
+        "peak_source": f"table: {key} {precision}" if key else "unknown accelerator",
+    }
 
 
 def mfu(

@@ -15,7 +15,12 @@ builds a `ModelSpec` and registers it by name (`tpubench.registry`):
   the runner scales, reduces and differentiates;
 * `element_spec(params)` describes one example (features, labels) so
   synthetic data needs no files;
-* `examples_per_epoch` gives the canonical dataset sizes.
+* `examples_per_epoch` gives the canonical dataset sizes;
+* `target_metric` names the headline eval metric (accuracy, perplexity,
+  masked-token accuracy) and `target_mode` whether higher ("max") or lower
+  ("min") is better; `derived_metrics` computes metrics that are not means
+  of per-example values (perplexity = exp(mean token loss)) from the eval
+  means.
 
 Model code never names a device, a strategy, a file system or a flag.
 """
@@ -82,8 +87,15 @@ class ModelSpec:
         first is canonical.  `digits` (embedded) is what runs offline.
       default_params: hyperparameters; `--params k=v` overrides them.
       tiny_params: overrides that make a tiny variant for tests.
-      target_metric: the eval metric `--target_accuracy` watches.
+      target_metric: the headline eval metric; `--target_accuracy` watches it.
+      target_mode: "max" (reached at or above the target) or "min" (at or
+        below: perplexity).
       default_batch_size: global batch when `--batch_size` is not given.
+      derived_metrics: eval means (dict) -> extra metrics computed from them,
+        e.g. `perplexity_from("token_loss")`; None for none.
+      split_examples: (manifest, split, params) -> examples the model draws
+        from a prepared split (windows of a token stream); None means the
+        manifest's record count.
     """
 
     name: str
@@ -99,23 +111,62 @@ class ModelSpec:
     tiny_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     target_metric: str = "accuracy"
     default_batch_size: int = 32
+    target_mode: str = "max"
+    derived_metrics: Callable[[Mapping[str, float]], dict] | None = None
+    split_examples: Callable[[Any, str, Params], int] | None = None
+
+
+def examples_in(spec: ModelSpec, manifest, split: str, params: Params) -> int:
+    """Examples SPEC's model draws from SPLIT of a prepared dataset."""
+    if spec.split_examples is not None:
+        return int(spec.split_examples(manifest, split, params))
+    return manifest.split(split).examples
+
+
+def reached(spec: ModelSpec, value: float, target: float) -> bool:
+    """Whether an eval VALUE of the headline metric meets TARGET."""
+    return value <= target if spec.target_mode == "min" else value >= target
+
+
+def perplexity_from(metric: str = "loss") -> Callable[[Mapping[str, float]], dict]:
+    """derived_metrics for language models: perplexity = exp(mean per-token loss METRIC)."""
+    import math
+
+    def derive(means: Mapping[str, float]) -> dict:
+        loss = means.get(metric)
+        if loss is None:
+            return {}
+        return {"perplexity": math.exp(loss) if loss < 700 else math.inf}
+
+    return derive
 
 
 def classification_model_fn(model, features, labels, mode: Mode, params: Params) -> StepOutput:
     """The step logic shared by the image and text classifiers.
 
     Sparse softmax cross-entropy on logits computed in float32 (so bf16/fp16
-    models keep a stable loss), argmax predictions and 0/1 accuracy.
+    models keep a stable loss), argmax predictions and 0/1 accuracy.  A
+    model with ONE output logit is a binary classifier (Keras's sigmoid
+    head): sigmoid cross-entropy, class 1 when the logit is positive.
     """
     import tensorflow as tf
 
     training = mode == Mode.TRAIN
     logits = tf.cast(model(features, training=training), tf.float32)
-    predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    binary = logits.shape[-1] == 1
+    if binary:
+        predictions = tf.cast(logits[:, 0] > 0, tf.int32)
+    else:
+        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
     if mode == Mode.PREDICT:
         return StepOutput(predictions={"classes": predictions, "logits": logits})
     labels = tf.cast(tf.reshape(labels, [-1]), tf.int32)
-    per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    if binary:
+        per_example = tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(labels, tf.float32), logits=logits[:, 0]
+        )
+    else:
+        per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     correct = tf.cast(tf.equal(predictions, labels), tf.float32)
     aux = None
     if model.losses:

@@ -35,8 +35,11 @@ def flops(spec, params) -> dict:
     from tpubench import mfu
 
     arch = {k: v for k, v in params.items() if k not in _NOT_ARCHITECTURE}
+    # The model's source is part of the key: an edited model is counted again.
     key = hashlib.sha1(
-        json.dumps([spec.name, sorted(map(str, arch.items())), tf.__version__]).encode()
+        json.dumps(
+            [spec.name, sorted(map(str, arch.items())), tf.__version__, _source_hash(spec)]
+        ).encode()
     ).hexdigest()[:16]
     cache = cache_lib.load_json("model_info.json")
     if key not in cache:
@@ -47,6 +50,18 @@ def flops(spec, params) -> dict:
         cache[key] = mfu.count_flops(spec, counting)
         cache_lib.store_json("model_info.json", cache)
     return dict(cache[key])
+
+
+def _source_hash(spec) -> str:
+    import inspect
+    import sys
+
+    module = sys.modules.get(getattr(spec.build_model, "__module__", ""))
+    try:
+        source = inspect.getsource(module) if module else ""
+    except (OSError, TypeError):
+        source = ""
+    return hashlib.sha1(source.encode()).hexdigest()[:12]
 
 
 def describe(name: str, tiny: bool = False) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import platform
 import shutil
@@ -24,6 +26,12 @@ ISA_FLAGS = (
 
 
 def cpu() -> dict:
+    """The host CPU (a fresh copy each call; probed once per process)."""
+    return copy.deepcopy(_cpu())
+
+
+@functools.cache  # py-cpuinfo takes over a second per call
+def _cpu() -> dict:
     import cpuinfo
     import psutil
 

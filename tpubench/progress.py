@@ -20,9 +20,15 @@ def _fmt_eta(seconds: float | None) -> str:
 
 class Progress:
     def __init__(
-        self, total_steps: int, every_secs: float = 10.0, enabled: bool = True, stream=None
+        self,
+        total_steps: int,
+        every_secs: float = 10.0,
+        enabled: bool = True,
+        stream=None,
+        unit: str = "step",
     ):
         self.total = total_steps
+        self.unit = unit
         self.every = every_secs
         self.enabled = enabled
         self.stream = stream or sys.stderr
@@ -38,14 +44,15 @@ class Progress:
             )
             self._live.start()
 
-    def update(self, step: int, rate: float | None, loss: float, phase: str = "train"):
+    def update(self, step: int, rate: float | None, loss: float | None, phase: str = "train"):
         if not self.enabled:
             return
         eta = (self.total - step) / (rate / self._batch) if rate and self._batch else None
         rate_s = f"{rate:,.1f} ex/s" if rate else "warming up"
+        loss_s = f"  loss {loss:.4f}" if loss is not None else ""
         line = (
-            f"[{phase}] step {step}/{self.total} ({100 * step / max(1, self.total):.0f}%) "
-            f"{rate_s}  loss {loss:.4f}  ETA {_fmt_eta(eta)}"
+            f"[{phase}] {self.unit} {step}/{self.total} ({100 * step / max(1, self.total):.0f}%) "
+            f"{rate_s}{loss_s}  ETA {_fmt_eta(eta)}"
         )
         if self._live is not None:
             self._live.update(line)

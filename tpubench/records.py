@@ -174,11 +174,42 @@ def read(path: str) -> dict:
         record = json.loads(text)
     except json.JSONDecodeError as e:
         raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
+    return migrate(record, path)
+
+
+# Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
+# When the record shape changes, bump SCHEMA_VERSION and add the step here,
+# so every older record still reads as the current version.
+MIGRATIONS: dict = {}
+
+
+def migrate(record, path: str = "record") -> dict:
+    """Checks that RECORD is a run record and returns it as the current schema.
+
+    Older records are carried forward one version at a time through
+    MIGRATIONS; a record newer than this tpubench, or not a record at all, is
+    a UsageError naming PATH.
+    """
     if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
         raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
-    if record["schema_version"] > SCHEMA_VERSION:
+    version = record["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise errors.UsageError(
-            f"{path} has schema_version {record['schema_version']}; this tpubench reads up to "
+            f"{path} has schema_version {version!r}; accepted: an integer 1..{SCHEMA_VERSION}"
+        )
+    if version > SCHEMA_VERSION:
+        raise errors.UsageError(
+            f"{path} has schema_version {version}; this tpubench reads up to "
             f"{SCHEMA_VERSION} (upgrade tpubench)"
         )
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise errors.UsageError(
+                f"{path} has schema_version {version}, which this tpubench cannot migrate "
+                f"to {SCHEMA_VERSION}"
+            )
+        record = step(dict(record))
+        version += 1
+        record["schema_version"] = version
     return record

@@ -32,6 +32,8 @@ class Runner:
       step_batch: examples one synchronous step divides its loss by: the
         global batch (default), or one worker's batch under
         ParameterServerStrategy, where workers step independently.
+      train: build the optimizer too; False for inference, which needs the
+        network only (no optimizer slots in memory).
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class Runner:
         precision="fp32",
         xla=False,
         step_batch: int | None = None,
+        train: bool = True,
     ):
         self.spec = spec
         self.params = dict(params)
@@ -53,13 +56,15 @@ class Runner:
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
             self.model = spec.build_model(self.params)
-            optimizer = spec.build_optimizer(self.params)
-            if precision == "fp16":
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            self.optimizer = optimizer
-            # Keras 3 optimizers must be built inside the scope before a
-            # custom loop uses them under a strategy (TF_NOTES.md).
-            self.optimizer.build(self.model.trainable_variables)
+            self.optimizer = None
+            if train:
+                optimizer = spec.build_optimizer(self.params)
+                if precision == "fp16":
+                    optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+                self.optimizer = optimizer
+                # Keras 3 optimizers must be built inside the scope before a
+                # custom loop uses them under a strategy (TF_NOTES.md).
+                self.optimizer.build(self.model.trainable_variables)
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
         # --xla compiles each replica's forward and backward pass; the input
@@ -69,6 +74,7 @@ class Runner:
         self._grads_fn = (
             tf.function(self._loss_and_grads, jit_compile=True) if xla else self._loss_and_grads
         )
+        self._predict_fn = tf.function(self._predict, jit_compile=True) if xla else self._predict
         self._eval_step = None
 
     # ----------------------------------------------------------------- train
@@ -83,8 +89,38 @@ class Runner:
 
     def _train_step(self, features, labels):
         loss, grads = self._grads_fn(features, labels)
+        grads = self._clip_reduced(grads)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
+
+    def _clip_reduced(self, grads):
+        """Clips the global gradient, not each replica's share of it.
+
+        Keras 3 clips (clipnorm, global_clipnorm, clipvalue) before its
+        cross-replica sum, so N replicas would clip N partial gradients and
+        train differently from one replica.  Here the gradient is summed
+        first, clipped once, and handed over divided by N: the optimizer's
+        own sum restores it, and its own clipping finds nothing left to clip.
+        """
+        n = self.strategy.num_replicas_in_sync
+        opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+        clips = [getattr(opt, k, None) for k in ("global_clipnorm", "clipnorm", "clipvalue")]
+        if n == 1 or not any(clips):
+            return grads
+        present = [i for i, g in enumerate(grads) if g is not None]
+        dense = [tf.convert_to_tensor(grads[i]) for i in present]  # embeddings: IndexedSlices
+        dense = tf.distribute.get_replica_context().all_reduce("sum", dense)
+        global_norm, norm, value = clips
+        if global_norm:
+            dense, _ = tf.clip_by_global_norm(dense, global_norm)
+        if norm:
+            dense = [tf.clip_by_norm(g, norm) for g in dense]
+        if value:
+            dense = [tf.clip_by_value(g, -value, value) for g in dense]
+        out = list(grads)
+        for i, g in zip(present, dense, strict=True):
+            out[i] = g / n
+        return out
 
     def make_train_loop(self, next_batch):
         """Returns f(num_steps) -> (last_loss, mean_loss) running num_steps steps.
@@ -106,7 +142,19 @@ class Runner:
             self.global_step.assign_add(tf.cast(num_steps, tf.int64))
             return last, total / tf.cast(num_steps, tf.float32)
 
-        return tf.function(loop, reduce_retracing=True)
+        self.train_loop = tf.function(loop, reduce_retracing=True)
+        return self.train_loop
+
+    def traced_op_types(self) -> set[str] | None:
+        """Op types of the traced train loop (nested functions included), or None."""
+        loop = getattr(self, "train_loop", None)
+        if loop is None:
+            return None
+        graph = loop.get_concrete_function(tf.TensorSpec([], tf.int32)).graph.as_graph_def()
+        ops = {n.op for n in graph.node}
+        for fn in graph.library.function:
+            ops.update(n.op for n in fn.node_def)
+        return ops
 
     def make_ps_loop(self):
         """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
@@ -153,6 +201,18 @@ class Runner:
         dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
         return self._accumulate(dataset, max_steps)
 
+    def set_global_batch(self, global_batch: int) -> None:
+        """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
+
+        For inference sweeps, which measure one built model at several batch
+        sizes; the per-replica `params["batch_size"]` follows.
+        """
+        replicas = self.strategy.num_replicas_in_sync
+        self.global_batch = self.step_batch = int(global_batch)
+        self.params.update(
+            global_batch_size=self.global_batch, batch_size=self.global_batch // replicas
+        )
+
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
         batch = synthetic.global_batch(
@@ -162,15 +222,42 @@ class Runner:
             self.strategy, batch, self.strategy.num_replicas_in_sync
         )
 
-    def distribute(self, mode: Mode):
-        """The model's input_fn, distributed per replica by the strategy."""
-        params = dict(self.params)
+    def distribute(self, mode: Mode, **param_overrides):
+        """The model's input_fn, distributed per replica by the strategy.
+
+        PARAM_OVERRIDES change runner keys for this dataset only, e.g.
+        `fixed_eval_steps=True` for an endless stream of full eval batches.
+        """
+        params = dict(self.params) | param_overrides
 
         def dataset_fn(ctx):
             return self.spec.input_fn(params, ctx, mode)
 
         options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
         return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+
+    # --------------------------------------------------------------- predict
+    def _predict(self, features):
+        return self.spec.model_fn(self.model, features, None, Mode.PREDICT, self.params).predictions
+
+    def make_predict_step(self, next_batch):
+        """Returns f() -> predictions for one global batch, gathered on the host.
+
+        Each replica runs the model's forward pass (PREDICT mode) on its
+        share of NEXT_BATCH() (per-replica (features, labels); labels are
+        ignored); the per-replica outputs are concatenated in replica order,
+        so 1 and N replicas return the same global batch of predictions.
+        """
+        strategy = self.strategy
+
+        def step():
+            features, _ = next_batch()
+            per_replica = strategy.run(self._predict_fn, args=(features,))
+            # Gather leaf by leaf: Strategy.gather on a dict of PerReplica
+            # values returns only the first replica's part (TF 2.21).
+            return tf.nest.map_structure(lambda v: strategy.gather(v, axis=0), per_replica)
+
+        return tf.function(step)
 
     # ------------------------------------------------------------------ eval
     def _eval_replica(self, features, labels):
@@ -214,10 +301,14 @@ class Runner:
         result.update(
             {k: float(v) / count for k, v in zip(self._metric_names, total[2:], strict=True)}
         )
+        if self.spec.derived_metrics is not None:
+            result.update(self.spec.derived_metrics(result))
         result["examples"] = int(count)
         return result
 
     def checkpoint(self):
+        if self.optimizer is None:  # inference: restores the network and step only
+            return tf.train.Checkpoint(model=self.model, global_step=self.global_step)
         return tf.train.Checkpoint(
             model=self.model, optimizer=self.optimizer, global_step=self.global_step
         )

@@ -285,7 +285,19 @@ def _tpu(hw: HardwareConfig):
         devices=tuple(d.name for d in tf.config.list_logical_devices("TPU")),
         all_reduce="tpu",
         num_workers=max(1, len(resolver.cluster_spec().as_dict().get("worker", []))),
+        # On a multi-host pod slice every host runs this program (gcloud
+        # --worker=all); only host 0 writes records, metrics and checkpoints.
+        is_chief=_tpu_host_index() == 0,
     )
+
+
+def _tpu_host_index() -> int:
+    """This host's index in a TPU pod slice (0 on single-host TPUs and elsewhere)."""
+    for var in ("CLOUD_TPU_TASK_ID", "TPU_WORKER_ID"):
+        value = os.environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    return 0
 
 
 def _check_applicable(hw: HardwareConfig, accelerator: str) -> None:

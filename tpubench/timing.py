@@ -93,3 +93,29 @@ def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> di
         compile_seconds=max(0.0, sum(lt.seconds - lt.steps * steady_step for lt in first)),
     )
     return out
+
+
+def latency_summary(latencies: list[float], examples_per_batch: int, wall_seconds: float) -> dict:
+    """Inference figures from individually timed batches (seconds each).
+
+    Throughput is examples over the wall time of the whole timed section
+    (host work between batches included), not over the sum of latencies.
+    Percentiles are over every timed batch; `steady_state_after_batches`
+    says how many of them came before the latency settled (0: all steady).
+    """
+    if not latencies:
+        return {"examples_per_sec": None, "timed_batches": 0, "timed_seconds": wall_seconds}
+    examples = examples_per_batch * len(latencies)
+    return {
+        "examples_per_sec": examples / wall_seconds if wall_seconds > 0 else None,
+        "latency_p50": percentile(latencies, 50),
+        "latency_p90": percentile(latencies, 90),
+        "latency_p99": percentile(latencies, 99),
+        "latency_mean": statistics.fmean(latencies),
+        "latency_min": min(latencies),
+        "latency_max": max(latencies),
+        "steady_state_after_batches": steady_state_start(latencies),
+        "timed_batches": len(latencies),
+        "timed_examples": examples,
+        "timed_seconds": wall_seconds,
+    }

@@ -218,3 +218,43 @@ def summarize(
         "usd_per_accelerator_hour": usd_h / num_accelerators if num_accelerators > 0 else None,
         "rows": [line.to_dict() for line in price.lines],
     }
+
+
+def summarize_inference(
+    price: HourlyPrice,
+    *,
+    predictions_per_sec: float,
+    run_seconds: float,
+    num_accelerators: int,
+) -> dict:
+    """Turns a measured prediction rate into dollar figures for an infer record.
+
+    $ per million predictions = $/hour / (predictions/sec x 3600) x 1e6.  A
+    figure that cannot be computed (no rate) is None, never $0.
+
+    Args:
+      price: the machine's hourly price.
+      predictions_per_sec: measured global inference throughput.
+      run_seconds: wall time of the timed section.
+      num_accelerators: accelerators of the machine (0 for CPU only).
+
+    Returns:
+      A JSON-friendly dict: machine, pricing, usd_per_hour,
+      usd_per_million_predictions, predictions_per_usd, usd_run,
+      num_accelerators, usd_per_accelerator_hour, rows.
+    """
+    usd_h = price.usd_per_hour
+    rate_ok = _positive(predictions_per_sec) and _positive(usd_h)
+    return {
+        "machine": price.machine,
+        "pricing": price.pricing,
+        "usd_per_hour": usd_h,
+        "usd_per_million_predictions": (
+            usd_h / (predictions_per_sec * 3600.0) * 1e6 if rate_ok else None
+        ),
+        "predictions_per_usd": predictions_per_sec * 3600.0 / usd_h if rate_ok else None,
+        "usd_run": run_seconds / 3600.0 * usd_h if _positive(run_seconds) else None,
+        "num_accelerators": num_accelerators,
+        "usd_per_accelerator_hour": usd_h / num_accelerators if num_accelerators > 0 else None,
+        "rows": [line.to_dict() for line in price.lines],
+    }

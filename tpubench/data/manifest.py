@@ -22,12 +22,13 @@ class Split:
     files: tuple[str, ...]
     bytes: int = 0
     file_examples: tuple[int, ...] = ()  # examples per file, in `files` order
+    tokens: int = 0  # text layouts: token ids in the split
 
 
 @dataclasses.dataclass(frozen=True)
 class Manifest:
     name: str
-    format: str  # raw_image | jpeg_image
+    format: str  # raw_image | jpeg_image | token_sequences | token_stream (data/text.py)
     image_shape: tuple[int, ...]
     num_classes: int
     splits: dict[str, Split]
@@ -35,6 +36,13 @@ class Manifest:
     source: str = ""
     prepare_seconds: float | None = None
     data_dir: str = ""
+    # Text layouts: ids run 0..vocab_size-1, the vocabulary file lies beside
+    # the manifest, sequence_length is the longest sequence or the stream's
+    # chunk length, labels name the classes.
+    vocab_size: int = 0
+    vocabulary: str = ""
+    sequence_length: int = 0
+    labels: tuple[str, ...] = ()
 
     def split(self, name: str) -> Split:
         if name not in self.splits:
@@ -50,6 +58,15 @@ class Manifest:
                 return name
         raise errors.DataError(f"dataset {self.name!r} in {self.data_dir} has no eval split")
 
+    def fitted_params(self) -> dict:
+        """Hyperparameters a model should take from its data (head size, vocabulary)."""
+        out = {}
+        if self.num_classes:
+            out["num_classes"] = self.num_classes
+        if self.vocab_size:
+            out["vocab_size"] = self.vocab_size
+        return out
+
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["format_version"] = FORMAT_VERSION
@@ -58,16 +75,20 @@ class Manifest:
 
     def identity(self) -> dict:
         """What a run record says about its data."""
-        return {
+        out = {
             "name": self.name,
             "data_dir": self.data_dir,
             "format": self.format,
             "fingerprint": self.fingerprint,
             "splits": {
                 k: {"examples": v.examples, "files": len(v.files), "bytes": v.bytes}
+                | ({"tokens": v.tokens} if v.tokens else {})
                 for k, v in self.splits.items()
             },
         }
+        if self.vocab_size:
+            out["vocab_size"] = self.vocab_size
+        return out
 
 
 def join(base: str, name: str) -> str:
@@ -102,6 +123,7 @@ def read(data_dir: str) -> Manifest:
                 tuple(v["files"]),
                 int(v.get("bytes", 0)),
                 tuple(int(n) for n in v.get("file_examples", ())),
+                int(v.get("tokens", 0)),
             )
             for k, v in raw["splits"].items()
         }
@@ -115,6 +137,10 @@ def read(data_dir: str) -> Manifest:
             source=raw.get("source", ""),
             prepare_seconds=raw.get("prepare_seconds"),
             data_dir=data_dir,
+            vocab_size=int(raw.get("vocab_size", 0)),
+            vocabulary=raw.get("vocabulary", ""),
+            sequence_length=int(raw.get("sequence_length", 0)),
+            labels=tuple(raw.get("labels", ())),
         )
     except (KeyError, TypeError, ValueError) as e:
         raise errors.DataError(f"{path} is malformed: missing or bad field {e}") from None

@@ -69,6 +69,14 @@ def prepare(
     import tensorflow as tf
 
     _check_output(output, overwrite)
+    text = _text_preparer(dataset)
+    if text is not None:  # token data: the text preparers write their own layout
+        start = time.perf_counter()
+        manifest = text(output, options.source_dir)
+        seconds = time.perf_counter() - start
+        size = sum(s.bytes for s in manifest.splits.values())
+        count = sum(s.examples for s in manifest.splits.values())
+        return Report(manifest, seconds, 0.0, size, count)
     src = sources.get(dataset, options)
     start = time.perf_counter()
     staging = tempfile.mkdtemp(prefix="tpubench-prepare-") if gcs.is_gcs(output) else None
@@ -110,6 +118,22 @@ def prepare(
         if staging:
             shutil.rmtree(staging, ignore_errors=True)
     return Report(manifest, seconds, upload_seconds, total_bytes, total_examples)
+
+
+def _text_preparer(dataset: str):
+    from tpubench.data import text_sources
+
+    return text_sources.PREPARERS.get(dataset)
+
+
+def text_kinds() -> dict[str, str]:
+    """Text datasets `prepare` accepts, with the first line of their description."""
+    from tpubench.data import text_sources
+
+    return {
+        name: (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "text dataset"
+        for name, fn in sorted(text_sources.PREPARERS.items())
+    }
 
 
 def _check_output(output: str, overwrite: bool) -> None:

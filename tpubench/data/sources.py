@@ -250,4 +250,6 @@ def get(dataset: str, options: Options) -> Prepared:
         return folder(options)
     if dataset.startswith("tfds:") and len(dataset) > len("tfds:"):
         return tfds_source(dataset[len("tfds:") :], options)
-    raise errors.unknown("dataset", dataset, KINDS)
+    from tpubench.data import text_sources
+
+    raise errors.unknown("dataset", dataset, [*KINDS, *text_sources.PREPARERS])

@@ -1,0 +1,182 @@
+"""`tpubench-launch SUBCOMMAND [options] [-- TRAIN_FLAGS...]`: the launcher's edge.
+
+argparse rather than absl: the launcher has subcommands, and everything
+after `--` is handed to `tpubench train` untouched, which absl's global flag
+registry cannot express without defining tpubench's flags a second time.
+Every LaunchError becomes one line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tpubench_launch import errors
+
+PROG = "tpubench-launch"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (exit 2), like the rest of tpubench."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be > 0")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Run tpubench on local clusters, sweeps, cloud VMs and GKE.",
+        epilog="Flags after `--` go to `tpubench train` unchanged. See docs/launch.md.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=_Parser)
+    sub.required = True
+
+    lc = sub.add_parser(
+        "local-cluster",
+        help="a real tf.distribute cluster on localhost ports: -- TRAIN_FLAGS",
+    )
+    lc.add_argument("--workers", type=_positive, required=True, help="worker tasks (>= 1)")
+    lc.add_argument(
+        "--ps", type=_positive, default=0, help="parameter servers; > 0 adds a chief (default 0)"
+    )
+    lc.add_argument("--log-dir", help="per-task logs (default RESULTS_DIR/logs/CLUSTER_ID)")
+    lc.add_argument("--timeout", type=_seconds, help="stop the cluster after this many seconds")
+    lc.add_argument(
+        "--grace", type=_seconds, default=15.0, help="seconds between SIGTERM and SIGKILL"
+    )
+
+    sw = sub.add_parser("sweep", help="run a sweep file's grid locally, on GCE or on TPU VMs")
+    sw.add_argument("file", help="the sweep file (YAML)")
+    sw.add_argument("--executor", default="local", help="local (default), gce or tpu-vm")
+    sw.add_argument("--dry-run", action="store_true", help="print the preview and commands only")
+    sw.add_argument("--results-dir", help="override the sweep file's results_dir")
+    sw.add_argument(
+        "--max-cost", type=float, help="refuse to launch when the estimated USD total is higher"
+    )
+
+    gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
+    gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
+    gk.add_argument("--image", required=True, help="a container image with tpubench installed")
+    gk.add_argument("--workers", type=_positive, default=1, help="worker tasks (default 1)")
+    gk.add_argument("--ps", type=_positive, default=0, help="parameter servers (default 0)")
+    gk.add_argument("--gpus", type=_positive, default=0, help="GPUs per task (nvidia.com/gpu)")
+    gk.add_argument("--gpu-type", help="node selector value, e.g. nvidia-tesla-t4")
+    gk.add_argument("--tpu", help="a single-host TPU slice, e.g. gcp:tpu-v5e-8")
+    gk.add_argument("--tpu-topology", help="override the slice topology label, e.g. 2x4")
+    gk.add_argument("--cluster", help="GKE cluster name for the TPU node-pool command")
+    gk.add_argument("--zone", help="zone for the TPU node-pool command")
+    gk.add_argument("--spot", action="store_true", help="spot TPU node pool")
+    gk.add_argument("--dry-run", action="store_true", help="print the manifests only")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own, passthrough = argv, []
+    if "--" in argv:
+        cut = argv.index("--")
+        own, passthrough = argv[:cut], argv[cut + 1 :]
+    args = parser().parse_args(own)
+    name = f"{PROG} {args.command}"
+    if passthrough and args.command == "sweep":
+        print(
+            f"{name}: error: sweep takes no `--` flags; put them under flags: in the file",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        if args.command == "local-cluster":
+            return _local_cluster(args, passthrough, [PROG, *argv])
+        if args.command == "sweep":
+            from tpubench_launch import sweep_run
+
+            sweep_run.run(
+                args.file,
+                args.executor,
+                args.dry_run,
+                args.results_dir,
+                args.max_cost,
+                [PROG, *argv],
+            )
+            return 0
+        return _gke(args, passthrough)
+    except errors.LaunchError as e:
+        where = getattr(e, "record_path", None)
+        print(
+            f"{name}: error: {e}" + (f" [run record: {where}]" if where else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _local_cluster(args, passthrough, argv) -> int:
+    from tpubench_launch import cluster
+
+    opts = cluster.Options(
+        workers=args.workers,
+        ps=args.ps,
+        train_args=tuple(passthrough),
+        log_dir=args.log_dir,
+        timeout=args.timeout,
+        grace=args.grace,
+    )
+    cluster.run(opts, argv)
+    return 0
+
+
+def _gke(args, passthrough) -> int:
+    from tpubench_launch import commands, gke
+
+    comments = []
+    if args.tpu:
+        if args.workers != 1 or args.ps or args.gpus:
+            raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
+        docs = gke.tpu_manifests(args.name, args.image, args.tpu, args.tpu_topology, passthrough)
+        pool = gke.node_pool_command(
+            args.name,
+            args.tpu,
+            args.tpu_topology,
+            args.cluster or "CLUSTER",
+            args.zone or "ZONE",
+            args.spot,
+        )
+        comments.append("TPU slice node pool: " + commands.shell(pool))
+    else:
+        if args.gpu_type and not args.gpus:
+            raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
+        docs = gke.gpu_manifests(
+            args.name, args.image, args.workers, args.ps, args.gpus, args.gpu_type, passthrough
+        )
+    text = gke.render(docs, comments)
+    if args.dry_run:
+        print(text, end="")
+        return 0
+    gke.apply(text, sys.stdout)
+    print(f"applied; watch with: kubectl get jobs,pods -l tpubench/run={args.name}")
+    return 0

@@ -1,0 +1,205 @@
+"""Supervising a local cluster's processes and writing its record (see cluster.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import time
+
+from tpubench_launch import commands, errors, procs, records
+
+POLL_SECONDS = 0.2
+
+
+@dataclasses.dataclass
+class Outcome:
+    """How the cluster ended."""
+
+    procs: dict  # Task -> Popen
+    seconds: float
+    failed: object = None  # the Task that ended the run, if one failed
+    failure: str | None = None  # what happened to it
+    exit_code: int = 0
+    interrupted: str | None = None  # signal name
+    stopped: tuple = ()  # tasks the launcher stopped
+
+
+def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
+    """Starts every task, waits for the trainers, stops the rest; never hangs.
+
+    Serving tasks (PS workers and parameter servers) start first; the chief
+    retries its connections until they are up.
+    """
+    from tpubench_launch import cluster
+
+    os.makedirs(log_dir, exist_ok=True)
+    base_env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    base_env["PYTHONUNBUFFERED"] = "1"
+    chief = cluster.chief_of(tasks)
+    train = cluster.trainers(tasks)
+    order = [t for t in tasks if t not in train] + train
+    running: dict = {}
+    t0 = time.monotonic()
+    outcome = Outcome(procs=running, seconds=0.0)
+    with procs.StopRequests() as stop_requests:
+        try:
+            for task in order:
+                env = dict(base_env, TF_CONFIG=cluster.tf_config(tasks, task))
+                running[task] = procs.start(
+                    [*commands.local_tpubench(), "train", *args],
+                    os.path.join(log_dir, task.log_name),
+                    env=env,
+                    cpus=opts.cpus,
+                    echo=out if (opts.echo and task == chief) else None,
+                )
+            _write_state(tasks, running, log_dir)
+            _watch(tasks, train, running, opts, outcome, stop_requests, t0)
+        finally:
+            # Stop whatever still runs: servers after a success, everything
+            # after a failure, a timeout or an exception in the launcher itself.
+            alive = [t for t, p in running.items() if p.poll() is None]
+            outcome.stopped = tuple(alive)
+            procs.stop([running[t] for t in alive], grace=opts.grace)
+            for p in running.values():
+                procs.wait_output(p)
+    outcome.seconds = time.monotonic() - t0
+    return outcome
+
+
+def _watch(tasks, train, running, opts, outcome, stop_requests, t0) -> None:
+    while True:
+        if stop_requests.signal_name:
+            outcome.interrupted = stop_requests.signal_name
+            return
+        dead = []
+        for task, p in running.items():
+            rc = p.poll()
+            if rc is None:
+                continue
+            if task in train and rc == 0:
+                continue
+            dead.append((task, rc))
+        if dead:
+            # A task killed by a signal is the likeliest cause; the others
+            # usually fail because it vanished from their collectives.
+            dead.sort(key=lambda d: (d[1] >= 0, tasks.index(d[0])))
+            task, rc = dead[0]
+            outcome.failed = task
+            if task in train:
+                outcome.failure = procs.describe_exit(rc)
+                outcome.exit_code = errors.exit_code_of(rc)
+            else:
+                outcome.failure = f"{procs.describe_exit(rc)} while the chief was still training"
+                outcome.exit_code = errors.exit_code_of(rc) or 1
+            return
+        if all(running[t].poll() == 0 for t in train):
+            return
+        if opts.timeout and time.monotonic() - t0 > opts.timeout:
+            outcome.failure = f"did not finish within --timeout={opts.timeout:g} s"
+            outcome.exit_code = 124
+            return
+        time.sleep(POLL_SECONDS)
+
+
+def _write_state(tasks, running, log_dir) -> None:
+    """cluster.json in the log dir: which pid is which task, while the run is on."""
+    state = {
+        "tasks": [
+            {"task": t.name, "address": t.address, "pid": running[t].pid, "log": t.log_name}
+            for t in tasks
+        ]
+    }
+    records.write_atomic(os.path.join(log_dir, "cluster.json"), state)
+
+
+def section(tasks, outcome: Outcome, cluster_id: str, log_dir: str) -> dict:
+    """The record's `cluster` section."""
+    from tpubench_launch import cluster
+
+    chief = cluster.chief_of(tasks)
+    rows = []
+    for t in tasks:
+        p: subprocess.Popen | None = outcome.procs.get(t)
+        rows.append(
+            {
+                "role": t.role,
+                "index": t.index,
+                "address": t.address,
+                "chief": t == chief,
+                "pid": p.pid if p else None,
+                "exit_code": p.returncode if p else None,
+                "stopped_by_launcher": t in outcome.stopped,
+                "log": os.path.join(log_dir, t.log_name),
+            }
+        )
+    return {
+        "id": cluster_id,
+        "launcher": "tpubench-launch local-cluster",
+        "strategy": cluster.strategy_of(tasks),
+        "spec": cluster.cluster_spec(tasks),
+        "tasks": rows,
+        "failed_task": outcome.failed.name if outcome.failed else None,
+        "log_dir": log_dir,
+        "wall_seconds": round(outcome.seconds, 3),
+    }
+
+
+def finish(tasks, outcome, results, label, cluster_id, log_dir, argv, started, before, out) -> str:
+    """Amends (or writes) the run record; returns its path or raises for a failed run."""
+    from tpubench_launch import cluster
+
+    chief = cluster.chief_of(tasks)
+    found = records.with_label(results, label, exclude=before)
+    path, record = found[-1] if found else (None, None)
+    message = None
+    if outcome.interrupted:
+        message = f"interrupted by {outcome.interrupted}; stopped all {len(tasks)} task(s)"
+    elif outcome.failure:
+        if outcome.failed is None:
+            who = "the cluster "
+        else:
+            who = f"task {outcome.failed.name} (pid {outcome.procs[outcome.failed].pid}) "
+        others = len([t for t in outcome.stopped if t != outcome.failed])
+        message = f"{who}{outcome.failure}; stopped the other {others} task(s)"
+        if outcome.failed is not None:
+            log = os.path.join(log_dir, outcome.failed.log_name)
+            said = procs.last_error_line(log)
+            message += f"; its log: {log}" + (f" ({said})" if said else "")
+    if record is None:
+        record = {
+            "schema_version": records.SCHEMA_VERSION,
+            "run_id": cluster_id,
+            "kind": "train",
+            "run_label": label,
+            "started": started,
+            "argv": argv,
+            "note": "written by tpubench-launch: the chief task wrote no record",
+        }
+        path = os.path.join(results, f"{cluster_id}.json")
+    record["cluster"] = section(tasks, outcome, cluster_id, log_dir)
+    if message:
+        if record.get("error") and record["error"] != message:
+            record["cluster"]["chief_error"] = record["error"]
+        record["status"] = "interrupted" if outcome.interrupted else "failed"
+        record["error"] = message
+        record.setdefault("finished", records.now_iso())
+    elif record.get("status") != "ok":
+        # Every trainer exited 0 but the chief's record is not `ok`: trust neither.
+        message = f"the chief {chief.name} exited 0 but its record says {record.get('status')!r}"
+        record["status"] = "failed"
+        record["error"] = message
+        outcome.exit_code = 1
+    record.setdefault("finished", records.now_iso())
+    path = records.write_atomic(path, record)
+    if outcome.interrupted:
+        raise errors.Interrupted(message, record_path=path)
+    if message:
+        raise errors.TaskFailed(message, exit_code=outcome.exit_code or 1, record_path=path)
+    print(
+        f"tpubench-launch: cluster of {len(tasks)} task(s) ({record['cluster']['strategy']}) "
+        f"finished in {outcome.seconds:.1f} s; record: {path}  logs: {log_dir}",
+        file=out,
+        flush=True,
+    )
+    return path

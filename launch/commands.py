@@ -1,0 +1,69 @@
+"""Command lines: tpubench flags as argv, and reading the flags users pass through.
+
+The launcher runs tpubench only as a subprocess (`python -m tpubench train
+...` here, `python -m tpubench train ...` inside a virtualenv on a VM), so
+everything it knows about a run is on that command line.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+
+def flag(name: str, value) -> str:
+    """One absl flag: True -> --name, False -> --noname, lists comma-joined."""
+    if value is True:
+        return f"--{name}"
+    if value is False:
+        return f"--no{name}"
+    if isinstance(value, (list, tuple)):
+        return f"--{name}={','.join(str(v) for v in value)}"
+    return f"--{name}={value}"
+
+
+def flags_argv(flags: dict) -> list[str]:
+    """Flags in the order given; None values are left out (tpubench's default applies)."""
+    return [flag(k, v) for k, v in flags.items() if v is not None]
+
+
+def local_tpubench() -> list[str]:
+    """tpubench in this interpreter's environment (the one tpubench-launch runs in)."""
+    return [sys.executable, "-m", "tpubench"]
+
+
+def flag_value(args: list[str], name: str) -> str | None:
+    """The last value given for --NAME in ARGS (`--name=v` or `--name v`), else None."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg.startswith(f"--{name}="):
+            value = arg.split("=", 1)[1]
+        elif arg == f"--{name}" and i + 1 < len(args) and not args[i + 1].startswith("--"):
+            value = args[i + 1]
+    return value
+
+
+def has_flag(args: list[str], name: str) -> bool:
+    """Whether ARGS sets --NAME in any spelling (--name, --name=v, --noname)."""
+    return any(a == f"--{name}" or a.startswith(f"--{name}=") or a == f"--no{name}" for a in args)
+
+
+def without_flag(args: list[str], name: str) -> list[str]:
+    """ARGS with every --NAME=value / --NAME value / --noNAME removed."""
+    out, skip = [], False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg.startswith(f"--{name}=") or arg == f"--no{name}":
+            continue
+        if arg == f"--{name}":
+            skip = i + 1 < len(args) and not args[i + 1].startswith("--")
+            continue
+        out.append(arg)
+    return out
+
+
+def shell(argv: list[str]) -> str:
+    """ARGV as one copy-pasteable shell line."""
+    return shlex.join(argv)

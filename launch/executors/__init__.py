@@ -1,0 +1,1 @@
+"""Where sweep configurations run: this machine, GCE VMs or Cloud TPU VMs."""

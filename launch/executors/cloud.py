@@ -1,0 +1,284 @@
+"""What GCE and TPU-VM runs share: settings, the `gcloud` runner, and the run plan engine.
+
+Each configuration becomes a `Plan`: commands to set up (create VMs,
+install tpubench), the run commands (one `gcloud ... ssh` per task, run
+together), commands that bring results back (logs, records) and the
+teardown (delete).  `execute` runs a plan so that teardown always happens:
+after a success, a failed command, a dead task, Ctrl-C or SIGTERM.  The dry
+run prints the same commands in the same order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from tpubench_launch import commands, errors, procs
+
+SETTINGS = (
+    "project",
+    "zone",
+    "bucket",
+    "spot",
+    "package",
+    "image_family",
+    "image_project",
+    "tpu_runtime",
+    "boot_disk_gb",
+    "overhead_seconds",
+    "name_prefix",
+    "port",
+)
+VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
+SSH_RETRIES = 5  # a new VM's sshd may need a minute
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    project: str
+    zone: str
+    bucket: str  # gs://... : records under records/, model dirs under model_dirs/
+    spot: bool = False
+    package: str | None = None  # a local wheel/sdist to install instead of PyPI's tpubench
+    image_family: str | None = None
+    image_project: str | None = None
+    tpu_runtime: str | None = None
+    boot_disk_gb: int = 100
+    overhead_seconds: float = 300.0
+    name_prefix: str = "tpubench"
+    port: int = 2222
+
+    @property
+    def records(self) -> str:
+        return self.bucket.rstrip("/") + "/records"
+
+    def model_dir(self, config_id: str) -> str:
+        return self.bucket.rstrip("/") + f"/model_dirs/{config_id}"
+
+    @property
+    def where(self) -> list[str]:
+        return [f"--zone={self.zone}", f"--project={self.project}"]
+
+    @property
+    def ssh(self) -> list[str]:
+        """Placement plus --quiet: ssh/scp must never wait for an answer (no stdin)."""
+        return [*self.where, "--quiet"]
+
+
+def settings(sweep, executor: str) -> Settings:
+    """The sweep file's `cloud:` mapping, checked.
+
+    Raises:
+      UsageError: a missing or unknown key, or a bucket that is not gs://.
+    """
+    raw = dict(sweep.cloud)
+    for key in raw:
+        if key not in SETTINGS:
+            raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
+    missing = [k for k in ("project", "zone", "bucket") if not raw.get(k)]
+    if missing:
+        raise errors.UsageError(
+            f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
+            "(e.g. cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb})"
+        )
+    if not str(raw["bucket"]).startswith("gs://"):
+        raise errors.UsageError(
+            f"{sweep.path}: cloud.bucket={raw['bucket']} must be a gs:// path (VMs write there)"
+        )
+    if raw.get("package") and not os.path.isfile(raw["package"]):
+        raise errors.UsageError(
+            f"{sweep.path}: cloud.package={raw['package']} is not a file (build one with "
+            "`pip wheel --no-deps -w dist .`)"
+        )
+    data_dir = sweep.configs[0].fixed_flags.get("data_dir") if sweep.configs else None
+    if data_dir and not str(data_dir).startswith("gs://"):
+        raise errors.UsageError(
+            f"{sweep.path}: flags.data_dir={data_dir} must be on gs:// for --executor={executor}"
+        )
+    return Settings(**{k: v for k, v in raw.items() if v is not None})
+
+
+def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> str:
+    """A valid, deterministic GCE/TPU name: lowercase letters, digits, dashes, <= 63 chars."""
+    slug = re.sub(r"[^a-z0-9-]+", "-", sweep_name.lower()).strip("-") or "sweep"
+    tail = "-" + config_id.removeprefix("cfg-")[:8] + (f"-{suffix}" if suffix else "")
+    head = f"{s.name_prefix}-{slug}"[: 63 - len(tail)].rstrip("-")
+    if not head[:1].isalpha():
+        head = "t" + head[: 62 - len(tail)]
+    return head + tail
+
+
+def install_script(s: Settings, extra: str) -> str:
+    """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it."""
+    spec = f"./{os.path.basename(s.package)}" if s.package else "tpubench"
+    return (
+        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then "
+        "sudo apt-get -qq update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
+        f"python3 -m venv {VENV}; {VENV}/bin/pip install -q --upgrade pip; "
+        f"{VENV}/bin/pip install -q '{spec}[{extra}]'"
+    )
+
+
+def run_script(train_flags: list[str], log_file: str, tf_config: str | None = None) -> str:
+    """Shell run on a VM for one task: tpubench train, output also kept in LOG_FILE."""
+    env = f"export TF_CONFIG={commands.shell([tf_config])}; " if tf_config else ""
+    train = commands.shell([f"{VENV}/bin/python", "-m", "tpubench", "train", *train_flags])
+    return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{log_file}"
+
+
+@dataclasses.dataclass
+class Plan:
+    """Every gcloud command of one configuration, in order."""
+
+    config_id: str
+    setup: list[list[str]]
+    tasks: list[tuple[str, list[str]]]  # (task name, gcloud ssh argv), run together
+    trainers: list[str]  # task names whose exit ends the run (others serve)
+    collect: list[list[str]]  # logs and records back home (also after a failure)
+    teardown: list[list[str]]  # delete: always
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def commands(self) -> list[list[str]]:
+        return [*self.setup, *(a for _, a in self.tasks), *self.collect, *self.teardown]
+
+
+def check_gcloud() -> None:
+    if shutil.which("gcloud") is None:
+        raise errors.CloudError(
+            "gcloud not found on PATH: install the Google Cloud CLI and run `gcloud auth "
+            "login`, or add --dry-run to print the commands"
+        )
+
+
+def show(argv: list[str], out) -> None:
+    print("$ " + commands.shell(argv), file=out, flush=True)
+
+
+def call(argv: list[str], out, retries: int = 0) -> None:
+    """Runs one gcloud command in the foreground (output shown).
+
+    Raises:
+      CloudError: it failed (after RETRIES more tries for ssh/scp exit 255).
+    """
+    show(argv, out)
+    for attempt in range(retries + 1):
+        rc = subprocess.run(argv, stdin=subprocess.DEVNULL).returncode
+        if rc == 0:
+            return
+        if rc != 255 or attempt == retries:
+            break
+        time.sleep(min(30, 5 * (attempt + 1)))
+    raise errors.CloudError(f"`{commands.shell(argv[:4])} ...` failed with exit code {rc}")
+
+
+@contextlib.contextmanager
+def signals_raise():
+    """SIGTERM raises KeyboardInterrupt too, so `finally` blocks clean up for both."""
+
+    def _raise(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def signals_ignored():
+    """Cleanup must finish: a second Ctrl-C must not leave a VM running."""
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def execute(plan: Plan, log_dir: str, out=None) -> None:
+    """Runs PLAN; teardown always runs.
+
+    Raises:
+      CloudError: a setup command failed.  TaskFailed: a task failed.
+      Interrupted: Ctrl-C/SIGTERM.  (Each after teardown.)
+    """
+    out = out or sys.stdout
+    ran = False
+    try:
+        with signals_raise():
+            for i, argv in enumerate(plan.setup):
+                call(argv, out, retries=SSH_RETRIES if i and _is_ssh(argv) else 0)
+            ran = True
+            _run_tasks(plan, log_dir, out)
+    except KeyboardInterrupt as e:
+        raise errors.Interrupted(
+            f"interrupted ({e or 'SIGINT'}) during {plan.config_id}; its VMs were deleted; run "
+            "the same command again to resume"
+        ) from None
+    finally:
+        with signals_ignored():
+            if ran:
+                for argv in plan.collect:
+                    best_effort(argv, out)
+            failed = [a for a in plan.teardown if not best_effort(a, out)]
+            if failed:
+                print(
+                    "tpubench-launch: WARNING: delete failed; check and delete by hand: "
+                    + "; ".join(commands.shell(a) for a in failed),
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+
+def _is_ssh(argv: list[str]) -> bool:
+    return "ssh" in argv or "scp" in argv
+
+
+def best_effort(argv: list[str], out) -> bool:
+    show(argv, out)
+    try:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True)
+        return p.wait(timeout=1800) == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _run_tasks(plan: Plan, log_dir: str, out) -> None:
+    """Starts every task's ssh together; the first failure (or a server exiting) stops all."""
+    for _, argv in plan.tasks:
+        show(argv, out)
+    running = {}
+    try:
+        for name, argv in plan.tasks:
+            echo = out if name == plan.trainers[0] else None
+            running[name] = procs.start(argv, os.path.join(log_dir, f"{name}.ssh.log"), echo=echo)
+        while True:
+            for name, p in running.items():
+                rc = p.poll()
+                if rc is None or (rc == 0 and name in plan.trainers):
+                    continue
+                what = procs.describe_exit(rc)
+                if name not in plan.trainers:
+                    what += " while the chief was still training"
+                log = os.path.join(log_dir, f"{name}.ssh.log")
+                said = procs.last_error_line(log)
+                raise errors.TaskFailed(
+                    f"{plan.config_id}: task {name} {what}; its log: {log}"
+                    + (f" ({said})" if said else ""),
+                    exit_code=errors.exit_code_of(rc) or 1,
+                )
+            if all(running[n].poll() == 0 for n in plan.trainers):
+                return
+            time.sleep(0.2)
+    finally:
+        procs.stop(list(running.values()), grace=5.0)
+        for p in running.values():
+            procs.wait_output(p)

@@ -1,0 +1,145 @@
+"""Runs a sweep's configurations one after another on this machine.
+
+`threads: N` pins the run to the first N CPUs this launcher may use
+(os.sched_setaffinity in the child, before it execs) and sizes both of
+TensorFlow's thread pools to N, so a 1-vCPU vs 2-vCPU study runs here.
+Cluster strategies run as a real local cluster (cluster.py).  Every run's
+output goes to RESULTS_DIR/logs/CONFIG_ID.log; records land in RESULTS_DIR.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+from tpubench_launch import cluster, commands, errors, procs, records
+
+
+def available_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def pinned(config) -> frozenset[int] | None:
+    """The CPU ids a configuration runs on (None: not pinned).
+
+    Raises:
+      UsageError: more threads than CPUs available here.
+    """
+    n = config.settings.get("threads")
+    if n is None:
+        return None
+    cpus = available_cpus()
+    if n > len(cpus):
+        raise errors.UsageError(
+            f"{config.id} ({config.describe()}): threads={n} needs {n} CPUs but this machine "
+            f"lets tpubench-launch use {len(cpus)}; accepted: 1..{len(cpus)}"
+        )
+    return frozenset(cpus[:n])
+
+
+def run_flags(config, results_dir: str) -> dict:
+    return {
+        **config.train_flags(),
+        "results_dir": results_dir,
+        "model_dir": os.path.join(results_dir, "model_dirs", config.id),
+        "run_label": config.id,
+    }
+
+
+def command_line(config, results_dir: str) -> str:
+    """What runs for CONFIG, as a shell line (the dry run prints it)."""
+    args = commands.flags_argv(run_flags(config, results_dir))
+    cpus = pinned(config)
+    pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus else []
+    if config.is_cluster:
+        shape = [f"--workers={config.workers}"] + ([f"--ps={config.ps}"] if config.ps else [])
+        return commands.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
+    return commands.shell([*pin, "tpubench", "train", *args])
+
+
+def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, str]:
+    """Runs CONFIG to the end; returns (exit code, one-line outcome).
+
+    Raises:
+      Interrupted: Ctrl-C/SIGTERM (the run was stopped and recorded first).
+    """
+    log_dir = os.path.join(results_dir, "logs")
+    args = commands.flags_argv(run_flags(config, results_dir))
+    cpus = pinned(config)
+    if config.is_cluster:
+        opts = cluster.Options(
+            workers=config.workers,
+            ps=config.ps,
+            train_args=tuple(args),
+            log_dir=os.path.join(log_dir, config.id),
+            cpus=cpus,
+            echo=False,
+        )
+        try:
+            with open(os.devnull, "w") as quiet:
+                cluster.run(opts, launcher_argv, out=quiet)
+        except errors.TaskFailed as e:
+            return e.exit_code, str(e)
+        return 0, _summary(results_dir, config.id)
+    log = os.path.join(log_dir, f"{config.id}.log")
+    with procs.StopRequests() as stop:
+        p = procs.start([*commands.local_tpubench(), "train", *args], log, cpus=cpus)
+        try:
+            while p.poll() is None:
+                if stop.signal_name:
+                    procs.stop([p])  # tpubench checkpoints and records `interrupted`
+                    raise errors.Interrupted(
+                        f"interrupted by {stop.signal_name} during {config.id}; run the same "
+                        "command again to resume (finished configurations are skipped)"
+                    )
+                time.sleep(0.2)
+        finally:
+            procs.kill([p])
+    if p.returncode != 0:
+        said = procs.last_error_line(log) or procs.describe_exit(p.returncode)
+        return errors.exit_code_of(p.returncode), f"{said} (log: {log})"
+    return 0, _summary(results_dir, config.id)
+
+
+def _summary(results_dir: str, label: str) -> str:
+    found = records.with_label(results_dir, label)
+    if not found:
+        return "finished, but no record carries its label"
+    path, rec = found[-1]
+    rate = (rec.get("results") or {}).get("examples_per_sec")
+    shown = f"{rate:,.1f} examples/s" if rate else "no throughput"
+    return f"{rec.get('status')}: {shown}; record: {path}"
+
+
+def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str]]:
+    """Runs TODO in order with a progress bar; returns (config, exit code, outcome) each."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    out = out or sys.stdout
+    for c in todo:
+        pinned(c)  # every threads value fits this machine, before anything runs
+    results = []
+    console = Console(file=out, highlight=False, markup=False, soft_wrap=True)
+    columns = (
+        TextColumn("sweep {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    # On a terminal a live bar under the per-configuration lines; elsewhere
+    # (CI logs, files) the "[i/N]" lines are the progress.
+    bar = Progress(*columns, console=console, transient=True) if console.is_terminal else None
+    with bar or contextlib.nullcontext():
+        task = bar.add_task(sweep.name, total=len(todo)) if bar else None
+        for i, config in enumerate(todo, 1):
+            console.print(f"[{i}/{len(todo)}] {config.id} {config.describe()} ...")
+            code, outcome = run_one(config, sweep.results_dir, launcher_argv)
+            status = "done" if code == 0 else f"FAILED (exit {code})"
+            console.print(f"[{i}/{len(todo)}] {config.id} {status}: {outcome}")
+            results.append((config, code, outcome))
+            if bar:
+                bar.advance(task)
+    return results

@@ -1,0 +1,153 @@
+"""Child processes the launcher owns: started in their own process group, stopped for sure.
+
+Every child gets its own session (process group), so stopping it also stops
+whatever it started, and a Ctrl-C in the terminal reaches only the launcher,
+which then stops its children in order: SIGTERM (tpubench checkpoints and
+writes an `interrupted` record), a grace period, then SIGKILL.  Nothing the
+launcher started outlives it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+
+
+def start(
+    argv: list[str],
+    log_path: str,
+    env: dict | None = None,
+    cpus: frozenset[int] | None = None,
+    echo=None,
+) -> subprocess.Popen:
+    """Starts ARGV with stdout+stderr going to LOG_PATH (and to ECHO, a text stream, if given).
+
+    CPUS pins the child (and everything it starts) to those CPU ids before it
+    execs, so thread-count studies see only that many cores.
+    """
+    os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
+    preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    log = open(log_path, "wb")  # noqa: SIM115 - handed to the child / the echo thread
+    if echo is None:
+        try:
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
+        finally:
+            log.close()  # the child holds its own copy
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+        preexec_fn=preexec,
+    )
+    thread = threading.Thread(target=_tee, args=(proc.stdout, log, echo), daemon=True)
+    thread.start()
+    proc._tee_thread = thread  # joined by wait_output()
+    return proc
+
+
+def _tee(pipe, log, echo) -> None:
+    with log, pipe:
+        for line in iter(pipe.readline, b""):
+            log.write(line)
+            log.flush()
+            with contextlib.suppress(Exception):  # a closed console must not kill the log
+                echo.write(line.decode(errors="replace"))
+                echo.flush()
+
+
+def wait_output(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Waits until an echoed child's output is fully written to its log."""
+    thread = getattr(proc, "_tee_thread", None)
+    if thread is not None:
+        thread.join(timeout)
+
+
+def stop(procs: list[subprocess.Popen], grace: float = 15.0) -> None:
+    """SIGTERM to each running child's process group, then SIGKILL after GRACE seconds."""
+    running = [p for p in procs if p.poll() is None]
+    for p in running:
+        _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in running:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+    kill(procs)
+
+
+def kill(procs: list[subprocess.Popen]) -> None:
+    """SIGKILL to every child's process group (also to exited leaders' leftovers)."""
+    for p in procs:
+        _signal_group(p, signal.SIGKILL)
+    for p in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=10)
+
+
+def _signal_group(p: subprocess.Popen, sig) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, sig)
+
+
+class StopRequests:
+    """Turns SIGINT/SIGTERM into a flag the supervising loop polls.
+
+    Used as a context manager around a loop that must clean up before it
+    returns: the first signal sets `.signal_name`; the loop stops its children
+    and reports an interrupted run.
+    """
+
+    def __init__(self):
+        self.signal_name: str | None = None
+        self._old = {}
+
+    def __enter__(self):
+        for s in (signal.SIGINT, signal.SIGTERM):
+            self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.signal_name = self.signal_name or signal.Signals(signum).name
+
+    def __exit__(self, *exc):
+        for s, h in self._old.items():
+            signal.signal(s, h)
+        return False
+
+
+def describe_exit(returncode: int) -> str:
+    """'exited with code 3' / 'was killed by SIGKILL'."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with code {returncode}"
+
+
+def last_error_line(log_path: str, limit: int = 240) -> str | None:
+    """The last line of a log that looks like an error message, shortened."""
+    try:
+        with open(log_path, errors="replace") as f:
+            lines = [x.strip() for x in f.read().splitlines() if x.strip()]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if "error" in line.lower():
+            return line[:limit]
+    return None

@@ -1,0 +1,264 @@
+"""Sweep files: a YAML grid of models x machines x batch sizes x precisions x threads x strategies.
+
+    name: threads                    # default: the file's stem
+    results_dir: runs/threads        # local; default runs/sweeps/NAME
+    grid:                            # every combination is one configuration
+      models: [mnist_mlp]
+      machines:                      # a mapping sets linked values together
+        - {machine: gcp:n1-standard-1, threads: 1}
+        - {machine: gcp:n1-standard-2, threads: 2}
+      batch_sizes: [64, 128]
+      precisions: [fp32]
+      strategies: [one_device, {strategy: multi_worker, workers: 2}]
+    flags: {train_steps: 200}        # tpubench train flags for every configuration
+    estimate: {seconds: 30}          # or {steps_per_second: 50}: for the cost preview
+    cloud: {...}                     # gce / tpu-vm settings (executors/cloud.py)
+
+A configuration's identity is a stable hash of its settings, its fixed flags
+and the executor; it is passed as `--run_label`, so a record in the
+results directory with that label marks it done (resume).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import pathlib
+
+from tpubench_launch import errors
+
+AXES = {
+    "models": "model",
+    "machines": "machine",
+    "batch_sizes": "batch_size",
+    "precisions": "precision",
+    "threads": "threads",
+    "strategies": "strategy",
+}
+KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
+TOP_KEYS = ("name", "results_dir", "grid", "flags", "estimate", "cloud")
+PRECISIONS = ("fp32", "bf16", "fp16")
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
+CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
+# The launcher owns these flags: it points each configuration at its results.
+OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
+EXECUTORS = ("local", "gce", "tpu-vm")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One point of the grid."""
+
+    id: str  # also its --run_label
+    settings: dict  # a subset of KEYS
+    fixed_flags: dict
+
+    @property
+    def strategy(self) -> str | None:
+        return self.settings.get("strategy")
+
+    @property
+    def is_cluster(self) -> bool:
+        return self.strategy in CLUSTER_STRATEGIES
+
+    @property
+    def workers(self) -> int:
+        return self.settings.get("workers", 2) if self.is_cluster else 1
+
+    @property
+    def ps(self) -> int:
+        default = 1 if self.strategy == "parameter_server" else 0
+        return self.settings.get("ps", default)
+
+    def train_flags(self) -> dict:
+        """tpubench train flags (without results_dir, model_dir, run_label)."""
+        s = self.settings
+        out = {
+            "model": s.get("model"),
+            "machine": s.get("machine"),
+            "batch_size": s.get("batch_size"),
+            "precision": s.get("precision"),
+        }
+        if "threads" in s:
+            out["num_intra_threads"] = out["num_inter_threads"] = s["threads"]
+        if self.strategy and not self.is_cluster:
+            out["strategy"] = self.strategy
+        out.update(self.fixed_flags)
+        return {k: v for k, v in out.items() if v is not None}
+
+    def describe(self) -> str:
+        s = self.settings
+        parts = [str(s[k]) for k in ("model", "machine") if k in s]
+        if "batch_size" in s:
+            parts.append(f"batch {s['batch_size']}")
+        if "precision" in s:
+            parts.append(s["precision"])
+        if "threads" in s:
+            parts.append(f"{s['threads']} thread(s)")
+        if self.strategy:
+            shape = f" {self.workers}w" + (f"+{self.ps}ps" if self.ps else "")
+            parts.append(self.strategy + (shape if self.is_cluster else ""))
+        return " ".join(parts) or "defaults"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    name: str
+    path: str
+    results_dir: str
+    configs: tuple[Config, ...]
+    estimate: dict
+    cloud: dict
+
+
+def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
+    """Reads and expands a sweep file.
+
+    Raises:
+      UsageError: unreadable file, bad YAML, unknown keys or bad values (one
+        line naming the key and what is accepted).
+    """
+    import yaml
+
+    if executor not in EXECUTORS:
+        raise errors.unknown("--executor", executor, EXECUTORS)
+    p = pathlib.Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text())
+    except OSError as e:
+        raise errors.UsageError(f"cannot read sweep file {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where else ""
+        raise errors.UsageError(
+            f"{path} is not valid YAML{at}: {getattr(e, 'problem', e)}"
+        ) from None
+    if not isinstance(doc, dict):
+        raise errors.UsageError(f"{path}: a sweep file is a mapping with a 'grid' key")
+    for key in doc:
+        if key not in TOP_KEYS:
+            raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
+    name = str(doc.get("name") or p.stem)
+    grid = _mapping(doc, "grid", path)
+    fixed = _mapping(doc, "flags", path)
+    points = _expand(grid, path)
+    for key in fixed:
+        if key in OWNED_FLAGS:
+            raise errors.UsageError(
+                f"{path}: flags.{key} is set by tpubench-launch for each configuration; "
+                "use results_dir: at the top of the file (or --results-dir)"
+            )
+    configs, seen = [], set()
+    for settings in points:
+        clash = _clash(settings, fixed)
+        if clash:
+            raise errors.UsageError(
+                f"{path}: flags.{clash} is also set by the grid; set it in one place"
+            )
+        ident = config_id(settings, fixed, executor)
+        if ident not in seen:
+            seen.add(ident)
+            configs.append(Config(ident, settings, dict(fixed)))
+    return Sweep(
+        name=name,
+        path=str(p),
+        results_dir=results_dir or str(doc.get("results_dir") or f"runs/sweeps/{name}"),
+        configs=tuple(configs),
+        estimate=_mapping(doc, "estimate", path),
+        cloud=_mapping(doc, "cloud", path),
+    )
+
+
+def config_id(settings: dict, fixed: dict, executor: str) -> str:
+    """A stable id: the same settings, flags and executor always give the same id."""
+    blob = json.dumps(
+        {"executor": executor, "settings": settings, "flags": fixed}, sort_keys=True, default=str
+    )
+    return "cfg-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def _mapping(doc: dict, key: str, path: str) -> dict:
+    value = doc.get(key) or {}
+    if not isinstance(value, dict):
+        raise errors.UsageError(f"{path}: '{key}' must be a mapping, got {type(value).__name__}")
+    return value
+
+
+def _expand(grid: dict, path: str) -> list[dict]:
+    axes = []
+    for axis in grid:
+        if axis not in AXES:
+            raise errors.unknown(f"grid axis in {path}:", axis, AXES)
+    for axis, key in AXES.items():
+        if axis not in grid:
+            continue
+        values = grid[axis]
+        if not isinstance(values, list) or not values:
+            raise errors.UsageError(f"{path}: grid.{axis} must be a non-empty list")
+        axes.append([_point(axis, key, v, path) for v in values])
+    out = []
+    for combo in itertools.product(*axes):
+        settings: dict = {}
+        for part in combo:
+            for k, v in part.items():
+                if k in settings:
+                    raise errors.UsageError(f"{path}: '{k}' is set by two grid axes; set it in one")
+                settings[k] = v
+        _check_settings(settings, path)
+        out.append(settings)
+    return out
+
+
+def _point(axis: str, key: str, value, path: str) -> dict:
+    where = f"{path}: grid.{axis}"
+    part = dict(value) if isinstance(value, dict) else {key: value}
+    for k, v in part.items():
+        if k not in KEYS:
+            raise errors.unknown(f"key in {where}:", k, KEYS)
+        if k in ("batch_size", "threads", "workers") and (
+            not isinstance(v, int) or isinstance(v, bool) or v < 1
+        ):
+            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
+        if k == "ps" and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise errors.UsageError(f"{where}: ps={v!r} must be a whole number >= 0")
+        if k == "precision" and v not in PRECISIONS:
+            raise errors.unknown(f"precision in {where}:", v, PRECISIONS)
+        if k == "strategy" and v not in STRATEGIES:
+            raise errors.unknown(f"strategy in {where}:", v, STRATEGIES)
+        if k in ("model", "machine") and (not isinstance(v, str) or not v.strip()):
+            raise errors.UsageError(f"{where}: {k}={v!r} must be a non-empty string")
+    return part
+
+
+def _check_settings(settings: dict, path: str) -> None:
+    strategy = settings.get("strategy")
+    for k in ("workers", "ps"):
+        if k in settings and strategy not in CLUSTER_STRATEGIES:
+            raise errors.UsageError(
+                f"{path}: {k}={settings[k]} needs strategy multi_worker or parameter_server "
+                f"(got {strategy or 'none'})"
+            )
+    if strategy == "multi_worker" and settings.get("ps"):
+        raise errors.UsageError(f"{path}: ps={settings['ps']} needs strategy parameter_server")
+    if strategy == "parameter_server" and settings.get("ps", 1) < 1:
+        raise errors.UsageError(f"{path}: strategy parameter_server needs ps >= 1")
+
+
+def _clash(settings: dict, fixed: dict) -> str | None:
+    derived = {
+        "model": "model",
+        "machine": "machine",
+        "batch_size": "batch_size",
+        "precision": "precision",
+        "threads": ("num_intra_threads", "num_inter_threads"),
+        "strategy": "strategy",
+    }
+    for key, flags in derived.items():
+        if key not in settings:
+            continue
+        for f in (flags,) if isinstance(flags, str) else flags:
+            if f in fixed:
+                return f
+    return None

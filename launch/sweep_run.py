@@ -1,0 +1,131 @@
+"""`tpubench-launch sweep FILE --executor=...`: resume check, cost preview, then the runs."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tpubench_launch import commands, errors, preview, records, sweep
+from tpubench_launch.executors import cloud, gce, local, tpu_vm
+
+CLOUD = {"gce": gce, "tpu-vm": tpu_vm}
+
+
+def done_ids(results_dir: str) -> set[str]:
+    """Labels of configurations that already have a finished record."""
+    return {
+        r["run_label"]
+        for _, r in records.read_all(results_dir)
+        if r.get("run_label") and r.get("status") in records.DONE_STATUSES
+    }
+
+
+def run(
+    path: str,
+    executor: str,
+    dry_run: bool,
+    results_dir: str | None,
+    max_cost: float | None,
+    argv: list[str],
+    out=None,
+) -> None:
+    """Runs the sweep; raises TaskFailed when any configuration failed."""
+    out = out or sys.stdout
+    sw = sweep.load(path, executor, results_dir)
+    if not sw.configs:
+        raise errors.UsageError(f"{path}: the grid is empty")
+    if "://" in sw.results_dir:
+        raise errors.UsageError(
+            f"results_dir={sw.results_dir}: the sweep's results directory is local (cloud runs "
+            "write to cloud.bucket and are copied here)"
+        )
+    settings = cloud.settings(sw, executor) if executor in CLOUD else None
+    log_dir = os.path.join(sw.results_dir, "logs")
+    if settings and not dry_run:
+        cloud.check_gcloud()
+        os.makedirs(sw.results_dir, exist_ok=True)
+        # Records of earlier runs, perhaps from another machine: resume needs them.
+        cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sw.results_dir], out)
+    done = done_ids(sw.results_dir)
+    todo = [c for c in sw.configs if c.id not in done]
+    skipped = len(sw.configs) - len(todo)
+    print(
+        f"sweep {sw.name}: {len(sw.configs)} configuration(s), {skipped} already recorded in "
+        f"{sw.results_dir}, {len(todo)} to run (--executor={executor})",
+        file=out,
+    )
+    pricing = (
+        "spot"
+        if settings and settings.spot
+        else sw.configs[0].fixed_flags.get("pricing", "on_demand")
+    )
+    if executor in CLOUD:
+        module = CLOUD[executor]
+        plans = [module.plan(c, sw, settings, log_dir) for c in todo]  # all checked up front
+        rows = preview.rows(sw, sw.configs, done, pricing, module.vms, settings.overhead_seconds)
+        title = (
+            f"cost preview ({pricing}; VM price x estimated time incl. "
+            f"{settings.overhead_seconds:g} s to create, install and delete):"
+        )
+    else:
+        for c in todo:
+            local.pinned(c)
+        rows = preview.rows(sw, sw.configs, done, pricing, lambda c: 1)
+        title = (
+            f"cost preview ({pricing}; what these runs would cost on the machines named; "
+            "running them here costs nothing extra):"
+        )
+    print(preview.render(rows, title), file=out, flush=True)
+    total = preview.total_usd(rows)
+    if max_cost is not None and total > max_cost:
+        raise errors.UsageError(
+            f"the estimated cost ${total:,.2f} is over --max-cost={max_cost:g}; nothing was "
+            "launched (raise --max-cost or trim the grid)"
+        )
+    if not todo:
+        print(f"sweep {sw.name}: nothing to run; records are in {sw.results_dir}", file=out)
+        return
+    if dry_run:
+        print("dry run: these commands would run, in this order:", file=out)
+        for i, c in enumerate(todo):
+            print(f"# {c.id}: {c.describe()}", file=out)
+            if executor in CLOUD:
+                for note in plans[i].notes:
+                    print(f"# {note}", file=out)
+                for argv_ in plans[i].commands():
+                    print(commands.shell(argv_), file=out)
+            else:
+                print(local.command_line(c, sw.results_dir), file=out)
+        return
+    if executor in CLOUD:
+        results = _run_cloud(sw, todo, plans, log_dir, out)
+    else:
+        results = local.execute(sw, todo, argv, out)
+    failed = [(c, code, what) for c, code, what in results if code]
+    if failed:
+        ids = ", ".join(c.id for c, _, _ in failed)
+        raise errors.TaskFailed(
+            f"{len(failed)} of {len(todo)} configuration(s) failed ({ids}); first: "
+            f"{failed[0][2]}; rerun the same command to retry them (finished ones are skipped)",
+            exit_code=failed[0][1],
+        )
+    print(
+        f"sweep {sw.name}: {len(todo)} configuration(s) done; records in {sw.results_dir}", file=out
+    )
+
+
+def _run_cloud(sw, todo, plans, log_dir, out) -> list:
+    results = []
+    for i, (c, plan) in enumerate(zip(todo, plans, strict=True), 1):
+        print(f"[{i}/{len(todo)}] {c.id} {c.describe()}", file=out, flush=True)
+        try:
+            cloud.execute(plan, log_dir, out)
+        except (errors.TaskFailed, errors.CloudError) as e:
+            results.append((c, e.exit_code, str(e)))
+            print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
+            continue
+        found = records.with_label(sw.results_dir, c.id)
+        what = f"record: {found[-1][0]}" if found else f"no record copied from {plan.config_id}"
+        results.append((c, 0, what))
+        print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
+    return results

@@ -1,0 +1,165 @@
+"""`tpubench report` and `tpubench advise` as a user runs them: exit codes, files,
+one-line errors, no TensorFlow, and the HTML page in a real headless browser."""
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import one_line_error
+from PIL import Image
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+
+# Runs the CLI in-process and fails (exit 99) if anything imported TensorFlow.
+_NO_TF = """
+import sys
+from tpubench import main
+try:
+    main.run(["tpubench", *sys.argv[1:]])
+    code = 0
+except SystemExit as e:
+    code = e.code or 0
+if "tensorflow" in sys.modules:
+    print("tensorflow was imported", file=sys.stderr)
+    code = 99
+sys.exit(code)
+"""
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-c", _NO_TF, *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_report_cli_writes_files_without_tensorflow(tmp_path):
+    out = tmp_path / "out"
+    proc = cli("report", FIXTURES / "threads", f"--output={out}", "--baseline=threads=2")
+    assert proc.returncode == 0, proc.stderr
+    assert "Throughput and cost per configuration" in proc.stdout
+    assert re.search(r"mnist_mlp · gcp:n1-standard-1 · threads=1 +│ +6 │ +1,025 │", proc.stdout)
+    assert f"wrote {out}/report.html" in proc.stdout
+    names = {p.name for p in out.iterdir()}
+    assert {"summary.csv", "report.md", "report.html", "throughput.png", "relative.png"} <= names
+    assert {"scaling.png", "cost_time.png", "excluded.csv", "pareto.csv"} <= names
+    relative = (out / "relative.csv").read_text()
+    assert (
+        "mnist_mlp · gcp:n1-standard-1 · threads=1,mnist_mlp · gcp:n1-standard-2 · threads=2,"
+        in relative
+    )
+
+
+def test_report_csv_on_stdout():
+    proc = cli("report", FIXTURES / "gpus", "--format=csv")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("kind,configuration,model,machine,")
+    assert len(lines) == 4 and all(x.startswith("measured,resnet50") for x in lines[1:])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "give run records, directories or gs:// prefixes"),
+        ((FIXTURES / "mixed",), "--allow_mixed="),
+        ((FIXTURES / "threads", "--baseline=threads=9"), "--baseline=threads=9 matches no"),
+        ((FIXTURES / "threads", "--published=dgx"), "unknown --published set 'dgx'"),
+        ((FIXTURES / "threads", "--format=pdf"), "--format"),
+    ],
+)
+def test_report_errors_are_one_line(args, message):
+    proc = cli("report", *args)
+    assert proc.returncode == 2
+    assert message in one_line_error(proc)
+
+
+def test_advise_cli_without_tensorflow():
+    proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m")
+    assert proc.returncode == 0, proc.stderr
+    assert "on-demand: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $1.10" in proc.stdout
+    assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.1956" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--deadline=soon",), "--deadline='soon' is not a positive duration"),
+        (("--deadline=1h", "--budget=3"), "exactly one of --deadline"),
+        (("--budget=-1",), "--budget=-1.0 must be > 0"),
+        (("--model=", "--deadline=1h"), "--model is required"),
+    ],
+)
+def test_advise_errors_are_one_line(args, message):
+    proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", *args)
+    assert proc.returncode == 2
+    assert message in one_line_error(proc)
+
+
+# A probe appended to a copy of the page: after load it lists what the
+# browser decoded (images) and laid out (tables).
+_PROBE = """<script>
+window.addEventListener("load", () => {
+  const images = [...document.images].map(i =>
+      [i.closest("figure").id, i.complete, i.naturalWidth, i.naturalHeight, i.width]);
+  const tables = [...document.querySelectorAll("table")].map(t =>
+      [t.id, t.rows.length, t.rows[1].cells[0].innerText, t.getBoundingClientRect().height]);
+  const pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify({images, tables});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def test_html_page_renders_in_headless_chromium(tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    out = tmp_path / "out"
+    proc = cli("report", FIXTURES / "threads", f"--output={out}")
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "report.html").read_text()
+    assert "http://" not in page and "https://" not in page  # self-contained
+    (tmp_path / "probe.html").write_text(page.replace("</body>", _PROBE + "</body>"))
+    dom = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            (tmp_path / "probe.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    probe = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    images = {name: rest for name, *rest in probe["images"]}
+    assert set(images) == {
+        "figure-throughput",
+        "figure-relative",
+        "figure-scaling",
+        "figure-cost_time",
+    }
+    for name, (complete, width, height, shown) in images.items():
+        png = Image.open(out / f"{name.removeprefix('figure-')}.png")
+        assert complete and (width, height) == png.size, name  # decoded, full size
+        assert shown > 300, name
+    tables = {name: rest for name, *rest in probe["tables"]}
+    assert tables["table-summary"][:2] == [5, "cifar10_cnn · gcp:n1-standard-1 · threads=1"]
+    assert tables["table-excluded"][0] == 5
+    assert all(height > 40 for _, _, height in tables.values())

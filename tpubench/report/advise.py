@@ -1,0 +1,299 @@
+"""`tpubench advise`: the cheapest configuration that meets a deadline, or the
+fastest within a budget, from measured records and catalog prices.
+
+Time comes from the records (median throughput over trials, or median time
+to the target accuracy); prices come from the catalog now, on-demand and
+spot side by side, for every machine the records were priced as.  Measured
+figures can mislead a decision in known ways, so the answer warns when
+records are old, come from another TensorFlow version, measured a tiny
+variant, or were input-bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import importlib.metadata
+
+from tpubench import errors
+from tpubench.config import AdviseConfig
+from tpubench.cost import catalog as catalog_lib
+from tpubench.cost import pricing
+from tpubench.report import group as group_lib
+from tpubench.report import load, render, stats, tables
+
+_TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-tpu", "tf-nightly")
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One configuration priced as one machine."""
+
+    group: group_lib.Group
+    machine: str
+    seconds: float  # median time for the job
+    seconds_slow: float  # at the slow end of the interval
+    usd_per_hour: dict  # pricing -> USD/hour or None
+    price_dates: dict  # pricing -> "as_of" text
+
+    def usd(self, which: str) -> float | None:
+        rate = self.usd_per_hour.get(which)
+        return None if rate is None else self.seconds / 3600.0 * rate
+
+
+def duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def installed_tf_version() -> str | None:
+    """The installed TensorFlow's version from package metadata (TensorFlow is not imported)."""
+    for name in _TF_DISTRIBUTIONS:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _job_seconds(g: group_lib.Group, cfg: AdviseConfig) -> tuple[float, float] | None:
+    if cfg.to_target:
+        iv = stats.median_interval([r.target_seconds for r in g.runs])
+        return None if iv is None else (iv.median, iv.high)
+    examples = [r.examples_per_epoch for r in g.runs if r.examples_per_epoch]
+    rate = stats.median_interval([r.examples_per_sec for r in g.runs])
+    if not examples:
+        return None
+    work = cfg.epochs * sorted(examples)[len(examples) // 2]
+    return work / rate.median, work / rate.low
+
+
+def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[list, list]:
+    """(candidates, notes): each group x each machine its records were priced as."""
+    out, notes = [], []
+    for g in groups:
+        secs = _job_seconds(g, cfg)
+        if secs is None:
+            why = "no run reached the target" if cfg.to_target else "no epoch size recorded"
+            notes.append(f"{g.label}: left out ({why})")
+            continue
+        machines = dict.fromkeys(m.get("machine") for r in g.runs for m in r.machines)
+        for machine in machines:
+            overrides = [
+                m["usd_per_hour"]
+                for r in g.runs
+                for m in r.machines
+                if m.get("machine") == machine and m.get("pricing") == "override"
+            ]
+            prices, dates = {}, {}
+            for which in catalog_lib.PRICINGS:
+                if overrides:  # --price_per_hour: the user's price, no catalog row
+                    prices[which] = overrides[0] if which == "on_demand" else None
+                    dates[which] = "override"
+                    continue
+                try:
+                    hourly = pricing.hourly(machine, cat, which)
+                except errors.TpubenchError:
+                    prices[which], dates[which] = None, ""
+                    continue
+                prices[which] = hourly.usd_per_hour
+                dates[which] = ", ".join(sorted({line.as_of.isoformat() for line in hourly.lines}))
+            if not machine or all(v is None for v in prices.values()):
+                notes.append(f"{g.label} as {machine or 'an unpriced machine'}: no price")
+                continue
+            out.append(Candidate(g, machine, secs[0], secs[1], prices, dates))
+    return out, notes
+
+
+def _meets(c: Candidate, cfg: AdviseConfig, which: str) -> bool:
+    if cfg.deadline_seconds is not None:
+        return c.seconds <= cfg.deadline_seconds and c.usd(which) is not None
+    cost = c.usd(which)
+    return cost is not None and cost <= cfg.budget_usd
+
+
+def _yes(c: Candidate, cfg: AdviseConfig, which: str) -> str:
+    if c.usd(which) is None:
+        return "n/a"
+    return "yes" if _meets(c, cfg, which) else "no"
+
+
+def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
+    """One line: the pick under WHICH pricing, its runner-up and the reason."""
+    ok = [c for c in cands if _meets(c, cfg, which)]
+    name = which.replace("_", "-")
+    if cfg.deadline_seconds is not None:
+        ok.sort(key=lambda c: (c.usd(which), c.seconds))
+        goal = f"finish within {duration(cfg.deadline_seconds)}"
+    else:
+        ok.sort(key=lambda c: (c.seconds, c.usd(which)))
+        goal = f"cost at most {render.money(cfg.budget_usd)}"
+    if not ok:
+        priced = [c for c in cands if c.usd(which) is not None]
+        if not priced:
+            return f"{name}: no configuration has a {name} price in the catalog"
+        best = (
+            min(priced, key=lambda c: c.seconds)
+            if cfg.deadline_seconds is not None
+            else min(priced, key=lambda c: c.usd(which))
+        )
+        return (
+            f"{name}: no configuration can {goal}; the closest is {_name(best)}: "
+            f"{duration(best.seconds)} for {render.money(best.usd(which))}"
+        )
+    pick = ok[0]
+    best = "cheapest" if cfg.deadline_seconds is not None else "fastest"
+    line = (
+        f"{name}: {_name(pick)}: {duration(pick.seconds)} for {render.money(pick.usd(which))} "
+        f"({best} of {len(ok)} that {goal})"
+    )
+    if len(ok) > 1:
+        r = ok[1]
+        if cfg.deadline_seconds is not None:
+            extra = r.usd(which) / pick.usd(which) - 1 if pick.usd(which) else 0.0
+            why = f"{extra:+.0%} cost"
+        else:
+            why = f"{r.seconds / pick.seconds - 1:+.0%} time"
+        line += (
+            f"; runner-up {_name(r)}: {duration(r.seconds)} for "
+            f"{render.money(r.usd(which))} ({why})"
+        )
+    if cfg.deadline_seconds is not None and pick.seconds_slow > cfg.deadline_seconds:
+        line += (
+            f"; at the slow end of its interval it takes {duration(pick.seconds_slow)}, "
+            "past the deadline"
+        )
+    return line
+
+
+def _name(c: Candidate) -> str:
+    label = c.group.label
+    return label if c.machine in label else f"{label} as {c.machine}"
+
+
+def warnings(groups: list[group_lib.Group], cfg: AdviseConfig, now: dt.datetime) -> list[str]:
+    runs = [r for g in groups for r in g.runs]
+    out = []
+    old = []
+    for r in runs:
+        try:
+            finished = dt.datetime.fromisoformat(r.finished or "")
+        except ValueError:
+            continue
+        if finished.tzinfo is None:
+            finished = finished.replace(tzinfo=dt.timezone.utc)
+        if (now - finished).days > cfg.max_age_days:
+            old.append(r)
+    if old:
+        newest = max(r.finished for r in old)[:10]
+        out.append(
+            f"{len(old)} of {len(runs)} records are older than {cfg.max_age_days:g} days "
+            f"(newest of them {newest}): software and prices may have moved; rerun them"
+        )
+    want = cfg.tf_version or installed_tf_version()
+    versions = sorted({r.tf_version or "?" for r in runs})
+    if want and any(v != want for v in versions):
+        out.append(
+            f"records come from TensorFlow {', '.join(versions)}; this installation has {want}"
+        )
+    elif len(versions) > 1:
+        out.append(f"records come from several TensorFlow versions: {', '.join(versions)}")
+    bound = [r for r in runs if load.input_bound(r.input_verdict)]
+    if bound:
+        labels = sorted({g.label for g in groups for r in g.runs if r in bound})
+        out.append(
+            f"input-bound (--compare_synthetic): {'; '.join(labels)}: faster hardware will not "
+            "help them until the input pipeline keeps up"
+        )
+    # Synthetic data never leaves the device: no input pipeline to be bound by.
+    real = [r for r in runs if r.dims["dataset"] != "synthetic"]
+    unknown = sum((r.input_verdict or "unknown").startswith("unknown") for r in real)
+    if unknown:
+        out.append(
+            f"{unknown} of {len(real)} records on real data have no input-bound check (unknown "
+            "whether the input pipeline limited them; train with --compare_synthetic to know)"
+        )
+    if any(g.dims["tiny"] for g in groups):
+        out.append(
+            "some records measured --tiny variants: they predict little about the full model"
+        )
+    if any("host's vCPU count" in (r.price_note or "") for r in runs):
+        out.append(
+            "CPU runs without --machine were measured on this host and priced as cloud VMs of its "
+            "vCPU count"
+        )
+    return out
+
+
+def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
+    """The advice as text: candidates, picks per pricing, warnings."""
+    if (cfg.deadline_seconds is None) == (cfg.budget_usd is None):
+        raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
+    loaded = load.load(list(cfg.inputs))
+    runs = [r for r in loaded.runs if r.dims["model"] == cfg.model]
+    if not runs:
+        models = sorted({r.dims["model"] for r in loaded.runs})
+        raise errors.UsageError(
+            f"no ok runs of model {cfg.model!r} in {', '.join(cfg.inputs)}; "
+            f"models with ok runs: {', '.join(models) or 'none'}"
+        )
+    groups = group_lib.group(runs)
+    # Batch and precision are choices advice may weigh; another network is not.
+    notes = group_lib.check_comparable(groups, allow=("batch_size", "precision"), hint="")
+    cands, skipped = candidates(groups, cfg, catalog_lib.load(cfg.price_catalog))
+    if not cands:
+        raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")
+    job = "to the target accuracy" if cfg.to_target else f"for {cfg.epochs:g} epoch(s)"
+    t = tables.Table(
+        "advise",
+        f"{cfg.model}: configurations {job} (time: median over trials; slow end of the interval)",
+        [
+            "configuration",
+            "machine",
+            "trials",
+            "time",
+            "slow end",
+            "$ on-demand",
+            "$ spot",
+            "meets (on-demand / spot)",
+            "prices as of",
+        ],
+        [
+            [
+                " · ".join(p for p in c.group.label.split(" · ") if p != c.group.dims["machine"]),
+                c.machine,
+                str(len(c.group.runs)),
+                duration(c.seconds),
+                duration(c.seconds_slow),
+                render.money(c.usd("on_demand")),
+                render.money(c.usd("spot")),
+                " / ".join(_yes(c, cfg, which) for which in catalog_lib.PRICINGS),
+                " / ".join(d for d in dict.fromkeys(c.price_dates.values()) if d) or "n/a",
+            ]
+            for c in sorted(cands, key=lambda c: c.seconds)
+        ],
+        [],
+        [],
+    )
+    out = [render.terminal(t), "Advice:"]
+    out += [f"  {choose(cands, cfg, which)}" for which in catalog_lib.PRICINGS]
+    out.append("  (spot/preemptible machines can be stopped at any time; checkpoint to resume)")
+    warn = warnings(groups, cfg, now or dt.datetime.now(dt.timezone.utc))
+    extra = (
+        notes
+        + skipped
+        + [
+            f"excluded: {x.run_id or x.path}: {x.reason}"
+            for x in loaded.excluded
+            if x.model in (cfg.model, "")
+        ]
+    )
+    if warn or extra:
+        out.append("Warnings:")
+        out += [f"  - {w}" for w in warn + extra]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,271 @@
+"""Run records in, flat `Run` rows out: local files, directories and gs:// prefixes.
+
+Only `ok` records are results; every other record is listed as excluded
+with its reason, so a failed or interrupted trial never disappears silently.
+Reading never imports TensorFlow: local files are read directly and gs://
+objects through `tpubench.gcs` (google-cloud-storage).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from tpubench import errors, gcs, records
+
+# Model params the controller adds at run time: they describe the run, not
+# the network, and are compared on their own (batch) or not at all (seed).
+_RUNTIME_PARAMS = frozenset(
+    {
+        "batch_size",
+        "global_batch_size",
+        "seed",
+        "data_dir",
+        "deterministic",
+        "cache",
+        "fixed_eval_steps",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Excluded:
+    """A record (or file) that is not a result, and why."""
+
+    path: str
+    run_id: str
+    model: str
+    status: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """The figures of one `ok` run record that reports compare.
+
+    `dims` holds what defines its configuration (see group.DIMENSIONS); the
+    other fields are measurements and their context.  Cost figures are those
+    of the record's first priced machine, `machine`; `machines` keeps every
+    priced machine of the record for `advise`.
+    """
+
+    path: str
+    run_id: str
+    dims: dict
+    params: dict
+    examples_per_sec: float
+    step_time_p50: float | None
+    examples_per_epoch: int | None
+    accuracy: float | None
+    target: float | None
+    target_seconds: float | None
+    usd_per_hour: float | None
+    usd_per_epoch: float | None
+    usd_per_million: float | None
+    pricing: str | None
+    price_dates: tuple[str, ...]
+    price_note: str | None
+    machines: tuple[dict, ...]
+    host_cores: int | None
+    tf_version: str | None
+    finished: str | None
+    input_verdict: str | None
+    input_ratio: float | None
+
+    @property
+    def seconds_per_epoch(self) -> float | None:
+        if not self.examples_per_epoch:
+            return None
+        return self.examples_per_epoch / self.examples_per_sec
+
+    @property
+    def seconds_per_million(self) -> float:
+        return 1e6 / self.examples_per_sec
+
+
+@dataclasses.dataclass
+class Loaded:
+    runs: list[Run]
+    excluded: list[Excluded]
+    sources: list[str]
+
+
+def expand(inputs: list[str]) -> list[tuple[str, bool]]:
+    """(path, named) for each record file: NAMED is False for files found by a scan.
+
+    Directories are scanned recursively for *.json (hidden entries skipped);
+    a gs:// URL ending in .json is one object, any other gs:// URL a prefix.
+    """
+    if not inputs:
+        raise errors.UsageError(
+            "give run records, directories or gs:// prefixes, e.g. `tpubench report runs/`"
+        )
+    out: list[tuple[str, bool]] = []
+    for item in inputs:
+        out += [(path, path == item) for path in records.find(item)]
+    return out
+
+
+def _read_text(path: str) -> str:
+    if gcs.is_gcs(path):
+        data = gcs.read_bytes(path)
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise errors.UsageError(f"cannot read run record {path}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.UsageError(f"{path} is not a run record (not UTF-8 text)") from None
+
+
+def parse(text: str, path: str) -> dict:
+    """A record from JSON text, migrated to the current schema (UsageError if not one)."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
+    return records.migrate(record, path)
+
+
+def load(inputs: list[str]) -> Loaded:
+    """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
+
+    A file named explicitly that is not a record is an error; a non-record
+    JSON file met while scanning a directory is listed as excluded.  A run
+    id seen twice (overlapping inputs) counts once.
+    """
+    runs, excluded, seen = [], [], set()
+    for path, named in expand(list(inputs)):
+        try:
+            record = parse(_read_text(path), path)
+        except errors.UsageError as e:
+            if named:
+                raise
+            excluded.append(Excluded(path, "", "", "skipped", str(e).replace(f"{path} ", "", 1)))
+            continue
+        if record["run_id"] in seen:
+            continue
+        seen.add(record["run_id"])
+        run, reason = from_record(record, path)
+        if run is None:
+            excluded.append(
+                Excluded(
+                    path,
+                    record["run_id"],
+                    (record.get("model") or {}).get("name") or _cfg(record).get("model", ""),
+                    str(record.get("status")),
+                    reason,
+                )
+            )
+        else:
+            runs.append(run)
+    if not runs and not excluded:
+        raise errors.UsageError(f"no run records (*.json) found in {', '.join(inputs)}")
+    return Loaded(runs, excluded, list(inputs))
+
+
+def _cfg(record: dict) -> dict:
+    return record.get("config") or {}
+
+
+def _status_reason(record: dict) -> str | None:
+    status = record.get("status")
+    if status == "ok":
+        return None
+    if status == "running":
+        return "no final record: the run is still going or was killed"
+    return record.get("error") or f"status {status}"
+
+
+def from_record(record: dict, path: str) -> tuple[Run | None, str]:
+    """(Run, "") for a result, or (None, why it is not one)."""
+    reason = _status_reason(record)
+    if reason:
+        return None, reason
+    results = record.get("results") or {}
+    rate = results.get("examples_per_sec")
+    if not isinstance(rate, (int, float)) or not rate > 0:
+        return None, "no throughput was measured (too few steps after warm-up?)"
+    cfg = _cfg(record)
+    hw = cfg.get("hardware") or {}
+    placement = record.get("placement") or {}
+    model = record.get("model") or {}
+    params = {k: v for k, v in (model.get("params") or {}).items() if k not in _RUNTIME_PARAMS}
+    cost_rows = (record.get("cost") or {}).get("machines") or []
+    first = cost_rows[0] if cost_rows else {}
+    data = record.get("data") or {}
+    diagnosis = results.get("input_diagnosis") or {}
+    target = results.get("target") or {}
+    eval_ = results.get("eval") or {}
+    cpu = (record.get("hardware") or {}).get("cpu") or {}
+    dims = {
+        "kind": record.get("kind", "train"),
+        # Inference and training rates are different quantities: a non-train
+        # kind is its own "model", so no table, chart or advice mixes them.
+        "model": _model_key(model.get("name") or cfg.get("model", "?"), record),
+        "machine": _machine_name(first),
+        "dataset": data.get("name", "?"),
+        "params": _params_text(params),
+        "tiny": bool(cfg.get("tiny")),
+        "batch": record.get("global_batch_size"),
+        "per_replica_batch": record.get("per_replica_batch_size"),
+        "precision": cfg.get("precision", "fp32"),
+        "xla": bool(cfg.get("xla")),
+        "accelerator": placement.get("accelerator") or hw.get("accelerator"),
+        "strategy": placement.get("strategy") or hw.get("strategy"),
+        "replicas": placement.get("num_replicas", 1),
+        "workers": placement.get("num_workers", 1),
+        "all_reduce": placement.get("all_reduce") or hw.get("all_reduce"),
+        "threads": hw.get("num_intra_threads", 0),
+        "inter_threads": hw.get("num_inter_threads", 0),
+        "steps_per_loop": cfg.get("steps_per_loop", 1),
+    }
+    run = Run(
+        path=path,
+        run_id=record["run_id"],
+        dims=dims,
+        params=params,
+        examples_per_sec=float(rate),
+        step_time_p50=results.get("step_time_p50"),
+        examples_per_epoch=record.get("examples_per_epoch"),
+        accuracy=eval_.get("accuracy"),
+        target=target.get("target"),
+        target_seconds=target.get("seconds") if target.get("reached", True) else None,
+        usd_per_hour=first.get("usd_per_hour"),
+        usd_per_epoch=first.get("usd_per_epoch"),
+        usd_per_million=first.get("usd_per_million_examples")
+        or first.get("usd_per_million_predictions"),
+        pricing=first.get("pricing"),
+        price_dates=tuple(sorted({r.get("as_of", "?") for r in first.get("rows") or []})),
+        price_note=(record.get("cost") or {}).get("note"),
+        machines=tuple(cost_rows),
+        host_cores=cpu.get("affinity_cores") or cpu.get("logical_cores"),
+        tf_version=(record.get("software") or {}).get("tensorflow"),
+        finished=record.get("finished") or record.get("started"),
+        input_verdict=diagnosis.get("verdict"),
+        input_ratio=diagnosis.get("ratio"),
+    )
+    return run, ""
+
+
+def _model_key(name: str, record: dict) -> str:
+    kind = record.get("kind", "train")
+    return name if kind == "train" else f"{name} [{kind}]"
+
+
+def _machine_name(cost: dict) -> str:
+    if cost.get("pricing") == "override" and not cost.get("machine"):
+        return f"${cost.get('usd_per_hour')}/h (--price_per_hour)"
+    return cost.get("machine") or "unpriced"
+
+
+def input_bound(verdict: str | None) -> bool:
+    """True when `--compare_synthetic` judged the run input-bound (None: not checked)."""
+    return (verdict or "").lower().replace("-", "_").replace(" ", "_") == "input_bound"
+
+
+def _params_text(params: dict) -> str:
+    return ",".join(f"{k}={params[k]}" for k in sorted(params))

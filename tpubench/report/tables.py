@@ -1,0 +1,356 @@
+"""The report's tables: text cells for people, raw numbers for CSV.
+
+Each builder returns a `Table` holding both forms of the same numbers (from
+compare.py); render.py turns a Table into Markdown, CSV or terminal text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tpubench.report import compare, load, published, render, stats
+
+
+@dataclasses.dataclass
+class Table:
+    name: str  # file stem: summary -> summary.csv
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    csv_columns: list[str]
+    csv_rows: list[list]
+    notes: list[str] = dataclasses.field(default_factory=list)
+    brief: tuple[str, ...] = ()  # the columns a terminal shows (default: all)
+
+
+def _m(iv: stats.Interval | None):
+    return None if iv is None else iv.median
+
+
+def _ivcsv(iv: stats.Interval | None) -> list:
+    if iv is None:
+        return [None, None, None]
+    return [iv.median, iv.low, iv.high]
+
+
+def summary(summaries: list[compare.Summary]) -> Table:
+    columns = [
+        "configuration",
+        "trials",
+        "examples/sec",
+        "interval",
+        "step p50 (ms)",
+        "s/epoch",
+        "$/hour",
+        "$/epoch",
+        "$/epoch interval",
+        "accuracy",
+        "to target (s)",
+        "TF",
+        "prices as of",
+        "input",
+    ]
+    dims = [d for d in ("model", "machine", "dataset", "batch", "precision", "threads", "replicas")]
+    csv_columns = [
+        "kind",
+        "configuration",
+        *dims,
+        "trials",
+        "examples_per_sec_median",
+        "examples_per_sec_low",
+        "examples_per_sec_high",
+        "interval_confidence",
+        "step_ms_p50_median",
+        "seconds_per_epoch_median",
+        "usd_per_hour_median",
+        "usd_per_epoch_median",
+        "usd_per_epoch_low",
+        "usd_per_epoch_high",
+        "usd_per_million_examples_median",
+        "accuracy_median",
+        "seconds_to_target_median",
+        "target_reached",
+        "pricing",
+        "tf_versions",
+        "price_dates",
+        "input_verdicts",
+        "run_ids",
+    ]
+    rows, csv_rows = [], []
+    for s in summaries:
+        g = s.group
+        target = (
+            f"{render.num(_m(s.target_seconds))} ({s.target_reached})"
+            if s.target_reached
+            else "n/a"
+        )
+        rows.append(
+            [
+                s.label,
+                str(s.rate.n),
+                render.num(s.rate.median),
+                render.span(s.rate),
+                render.num(_m(s.step_ms), 2),
+                render.num(_m(s.epoch_seconds), 2),
+                render.money(_m(s.usd_per_hour)),
+                render.money(_m(s.usd_per_epoch)),
+                render.span(s.usd_per_epoch, render.money),
+                render.num(_m(s.accuracy), 4),
+                target,
+                ", ".join(s.tf_versions),
+                ", ".join(s.price_dates) or "n/a",
+                ", ".join(s.input_verdicts)
+                or ("synthetic data" if g.dims["dataset"] == "synthetic" else "unknown"),
+            ]
+        )
+        csv_rows.append(
+            [
+                "measured",
+                s.label,
+                *(g.dims[d] for d in dims),
+                s.rate.n,
+                *_ivcsv(s.rate),
+                round(s.rate.confidence, 4),
+                _m(s.step_ms),
+                _m(s.epoch_seconds),
+                _m(s.usd_per_hour),
+                *_ivcsv(s.usd_per_epoch),
+                _m(s.usd_per_million),
+                _m(s.accuracy),
+                _m(s.target_seconds),
+                s.target_reached,
+                s.pricing,
+                " ".join(s.tf_versions),
+                " ".join(s.price_dates),
+                " ".join(s.input_verdicts),
+                " ".join(r.run_id for r in g.runs),
+            ]
+        )
+    notes = [
+        "Figures are medians over trials; the interval is the distribution-free "
+        "(order-statistic) interval of the median at the confidence shown; fewer than 6 "
+        "trials give only the range, at its real confidence."
+    ]
+    brief = (
+        "configuration",
+        "trials",
+        "examples/sec",
+        "interval",
+        "s/epoch",
+        "$/hour",
+        "$/epoch",
+        "accuracy",
+        "to target (s)",
+    )
+    return Table(
+        "summary",
+        "Throughput and cost per configuration",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+        brief,
+    )
+
+
+def relative(rel: list[compare.Relative]) -> Table:
+    columns = ["configuration", "baseline", "time ×", "time interval", "cost ×", "cost interval"]
+    rows, csv_rows = [], []
+    for r in rel:
+        cost_iv = (
+            f"{render.ratio(r.cost_low)}–{render.ratio(r.cost_high)}"
+            if r.cost is not None
+            else "n/a"
+        )
+        rows.append(
+            [
+                r.summary.label,
+                r.baseline.label,
+                render.ratio(r.time),
+                f"{render.ratio(r.time_low)}–{render.ratio(r.time_high)}",
+                render.ratio(r.cost),
+                cost_iv,
+            ]
+        )
+        csv_rows.append(
+            [
+                r.summary.label,
+                r.baseline.label,
+                r.time,
+                r.time_low,
+                r.time_high,
+                r.cost,
+                r.cost_low,
+                r.cost_high,
+            ]
+        )
+    csv_columns = [
+        "configuration",
+        "baseline",
+        "time_ratio",
+        "time_ratio_low",
+        "time_ratio_high",
+        "cost_ratio",
+        "cost_ratio_low",
+        "cost_ratio_high",
+    ]
+    notes = [
+        "Time is seconds per example and cost $ per example, each over the baseline's median "
+        "(below 1 is better); intervals are the configuration's own interval over that median."
+    ]
+    return Table(
+        "relative",
+        "Training time and cost relative to the baseline",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+    )
+
+
+def scaling(series: list[compare.ScalingSeries]) -> Table:
+    columns = ["series", "count", "examples/sec", "interval", "ideal", "speedup", "efficiency"]
+    rows, csv_rows = [], []
+    for s in series:
+        for p in s.points:
+            rows.append(
+                [
+                    s.name,
+                    f"{s.dim}={p.count}",
+                    render.num(p.summary.rate.median),
+                    render.span(p.summary.rate),
+                    render.num(p.ideal),
+                    f"{p.speedup:.2f}×",
+                    f"{p.efficiency:.1f}%",
+                ]
+            )
+            csv_rows.append(
+                [s.name, s.dim, p.count, *_ivcsv(p.summary.rate), p.ideal, p.speedup, p.efficiency]
+            )
+    csv_columns = [
+        "series",
+        "dimension",
+        "count",
+        "examples_per_sec_median",
+        "examples_per_sec_low",
+        "examples_per_sec_high",
+        "ideal",
+        "speedup",
+        "efficiency_percent",
+    ]
+    notes = ["Ideal: the smallest count's median rate, scaled linearly; efficiency = rate / ideal."]
+    return Table(
+        "scaling", "Scaling against the ideal line", columns, rows, csv_columns, csv_rows, notes
+    )
+
+
+def pareto(front: dict[str, list[compare.ParetoPoint]]) -> Table:
+    columns = ["model", "configuration", "s/epoch", "$/epoch", "Pareto front"]
+    rows, csv_rows = [], []
+    for model, points in front.items():
+        for p in points:
+            rows.append(
+                [
+                    model,
+                    p.summary.label,
+                    render.num(p.seconds, 2),
+                    render.money(p.usd),
+                    "yes" if p.on_front else "no",
+                ]
+            )
+            csv_rows.append([model, p.summary.label, p.seconds, p.usd, p.on_front])
+    csv_columns = ["model", "configuration", "seconds_per_epoch", "usd_per_epoch", "on_front"]
+    notes = [
+        "On the front: no other configuration of the model is both faster and cheaper per epoch."
+    ]
+    return Table(
+        "pareto",
+        "Cost per epoch against time per epoch",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+    )
+
+
+def published_table(figures: list[published.Figure]) -> Table:
+    columns = [
+        "source",
+        "model",
+        "hardware",
+        "devices",
+        "batch/device",
+        "data",
+        "examples/sec",
+        "note",
+    ]
+    rows = [
+        [
+            f.source,
+            f.model,
+            f.hardware,
+            str(f.devices),
+            str(f.batch_per_device),
+            f.data,
+            render.num(f.examples_per_sec),
+            f.note,
+        ]
+        for f in figures
+    ]
+    csv_columns = [
+        "kind",
+        "set",
+        "source",
+        "model",
+        "hardware",
+        "devices",
+        "batch_per_device",
+        "data",
+        "examples_per_sec",
+        "note",
+    ]
+    csv_rows = [
+        [
+            "published",
+            f.set,
+            f.source,
+            f.model,
+            f.hardware,
+            f.devices,
+            f.batch_per_device,
+            f.data,
+            f.examples_per_sec,
+            f.note,
+        ]
+        for f in figures
+    ]
+    notes = [
+        "Published by the studies on their hardware and software (not measured here); shown "
+        "for orientation, never part of a median, a baseline or advice."
+    ]
+    return Table(
+        "published",
+        "Published figures (not measured by this report)",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+    )
+
+
+def excluded(items: list[load.Excluded]) -> Table:
+    columns = ["record", "model", "status", "reason"]
+    rows = [[x.run_id or x.path, x.model or "?", x.status, x.reason] for x in items]
+    csv_rows = [[x.path, x.run_id, x.model, x.status, x.reason] for x in items]
+    return Table(
+        "excluded",
+        "Records that are not results",
+        columns,
+        rows,
+        ["path", "run_id", "model", "status", "reason"],
+        csv_rows,
+    )
