@@ -181,3 +181,24 @@ def test_real_jpeg_records_reach_the_model_at_its_size(name, mode, photo_records
         assert x.min() >= -1.0 and x.max() <= 1.0 and x.max() - x.min() > 0.5
     else:  # ImageNet mean/std: photographs land within a few standard deviations of 0
         assert -2.5 < x.min() < 0 < x.max() < 2.8 and abs(float(np.mean(x))) < 1.5
+
+
+def test_batch_norm_without_scale_matches_keras():
+    """Inception v3's batch norm: no gamma, and the same numbers as Keras's layer."""
+    import keras
+    import numpy as np
+
+    from tpubench import layers
+
+    x = np.random.default_rng(0).normal(2.0, 3.0, size=(4, 5, 5, 6)).astype("float32")
+    ours = layers.FusedBatchNorm(momentum=0.99, epsilon=1e-3, scale=False)
+    ref = keras.layers.BatchNormalization(momentum=0.99, epsilon=1e-3, scale=False)
+    np.testing.assert_allclose(ours(x, training=True), ref(x, training=True), atol=1e-4)
+    # Inference uses the moving statistics with a scale of 1.  (They differ from
+    # Keras's by n/(n-1): the fused kernel keeps the unbiased batch variance.)
+    mean, var = ours.moving_mean.numpy(), ours.moving_variance.numpy()
+    expected = (x - mean) / np.sqrt(var + 1e-3) + ours.beta.numpy()
+    np.testing.assert_allclose(ours(x, training=False), expected, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(mean, 0.0), "the training call updated the moving mean"
+    assert [w.name for w in ours.trainable_weights] == ["beta"]
+    assert len(ours.weights) == len(ref.weights) == 3  # beta, moving mean, moving variance
