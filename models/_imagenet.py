@@ -9,9 +9,9 @@ that size, raw-image records are resized to it; then each batch is
 normalised the way the model was trained.
 """
 
-import keras
 import tensorflow as tf
 
+from tpubench import optim
 from tpubench.data import pipeline
 
 # "imagenet2012" is the name `tpubench data prepare --dataset=tfds:imagenet2012` gives it.
@@ -62,12 +62,15 @@ def scaled(filters, params):
 
 
 def l2(params):
-    """Weight decay as a Keras regularizer (None when 0), summed into aux_loss."""
+    """Weight decay as a regularizer (None when 0), summed into aux_loss: wd/2 * sum(w**2)."""
     wd = params["weight_decay"]
-    return keras.regularizers.L2(wd / 2) if wd else None
+    return optim.L2(wd / 2) if wd else None
 
 
 def momentum_sgd(params):
-    """SGD with momentum 0.9, learning rate base x global batch / 256 (linear scaling)."""
+    """SGD with momentum 0.9, learning rate base x global batch / 256 (linear scaling).
+
+    Keras 3's SGD arithmetic in one fused kernel per variable (tpubench.optim).
+    """
     lr = params["base_learning_rate"] * params["global_batch_size"] / 256
-    return keras.optimizers.SGD(learning_rate=lr, momentum=0.9)
+    return optim.MomentumSGD(learning_rate=lr, momentum=0.9)

@@ -38,9 +38,7 @@ def _conv(filters, kernel, stride, params):
         padding="same",
         use_bias=False,
         kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", seed=params["seed"]),
-        kernel_regularizer=keras.regularizers.L2(params["weight_decay"] / 2)
-        if params["weight_decay"]
-        else None,
+        kernel_regularizer=_imagenet.l2(params),
     )
 
 

@@ -82,6 +82,7 @@ def software() -> dict:
         "cuda": build.get("cuda_version"),
         "cudnn": build.get("cudnn_version"),
         "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default(on)"),
+        "cudnn_batchnorm_persistent": os.environ.get("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"),
         "nvidia_driver": _nvidia_driver(),
         "platform": platform.platform(),
     }

@@ -1,0 +1,95 @@
+"""tpubench.optim's fused optimizer and L2 penalty compute what Keras 3's do.
+
+The expected values come from Keras's own SGD and L2 run on the same
+variables and gradients, on one device and under MirroredStrategy with two
+logical CPU devices (a fresh process, since logical devices are fixed once).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    replicas = int(sys.argv[1])
+    if replicas > 1:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
+    import keras
+    from tpubench import optim
+
+    def train(make_opt, nesterov, strategy):
+        keras.utils.set_random_seed(3)
+        with strategy.scope():
+            w = keras.Variable(np.linspace(-1, 1, 12).reshape(3, 4).astype("float32"))
+            b = keras.Variable(np.ones(4, "float32"))
+            opt = make_opt(learning_rate=0.05, momentum=0.9, nesterov=nesterov)
+            opt.build([w, b])
+        x = tf.constant(np.random.default_rng(0).standard_normal((8, 3)).astype("float32"))
+
+        @tf.function
+        def step():
+            def replica_fn():
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(tf.square(tf.matmul(x, w) + b)) / replicas
+                grads = tape.gradient(loss, [w, b])
+                opt.apply_gradients(zip(grads, [w, b]))
+            strategy.run(replica_fn)
+
+        for _ in range(4):
+            step()
+        return np.concatenate([np.ravel(w.numpy()), b.numpy()])
+
+    if replicas > 1:
+        strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
+    else:
+        strategy = tf.distribute.get_strategy()
+    for nesterov in (False, True):
+        want = train(keras.optimizers.SGD, nesterov, strategy)
+        got = train(optim.MomentumSGD, nesterov, strategy)
+        moved = float(np.abs(want - np.concatenate(
+            [np.linspace(-1, 1, 12), np.ones(4)])).max())
+        print(f"nesterov={nesterov} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f}")
+
+    w = keras.Variable(np.linspace(-2, 2, 10).astype("float32"))
+    print(f"l2 keras={float(keras.regularizers.L2(0.003)(w)):.8f} "
+          f"tpubench={float(optim.L2(0.003)(w)):.8f}")
+    """
+)
+
+
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_momentum_sgd_and_l2_match_keras(replicas):
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(replicas)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("nesterov", "l2"))]
+    assert len(lines) == 3, proc.stdout
+    for line in lines[:2]:
+        fields = dict(kv.split("=") for kv in line.split())
+        assert float(fields["moved"]) > 0.05, line  # the updates really moved the weights
+        assert float(fields["maxdiff"]) < 1e-5, line
+    l2 = dict(kv.split("=") for kv in lines[2].split()[1:])
+    # 0.003 * sum(w**2) over linspace(-2, 2, 10), computed here independently.
+    expected = 0.003 * sum((-2 + 4 * i / 9) ** 2 for i in range(10))
+    assert float(lines[2].split()[1].split("=")[1]) == pytest.approx(expected, rel=1e-5)
+    assert float(l2["tpubench"]) == pytest.approx(expected, rel=1e-5)
+
+
+def test_imagenet_models_use_the_fused_optimizer():
+    from tpubench import optim, registry
+
+    spec = registry.get("resnet50")
+    params = registry.resolve_params(spec, {}, tiny=True) | {"global_batch_size": 64}
+    opt = spec.build_optimizer(params)
+    assert isinstance(opt, optim.MomentumSGD)
+    assert float(opt.learning_rate) == pytest.approx(0.1 * 64 / 256)

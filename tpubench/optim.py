@@ -1,0 +1,71 @@
+"""Optimizers and weight decay that models may share, fast under TensorFlow.
+
+Same arithmetic, variables and checkpoints as their Keras 3 counterparts,
+fewer GPU kernels per step.  Keras 3 writes each optimizer update and each
+L2 penalty as several element-wise ops; in a graph that XLA does not fuse
+(the default, `--xla` off) every op is a kernel launch, and ResNet-50 has
+161 variables.  On one H100 (ResNet-50, fp16, batch 256, docs/gpu.md) the
+fused momentum update alone took tpubench from 3,599 to 4,001 images/s.
+No devices, strategies or flags here: models call these like any layer.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+def _tf_variable(v):
+    """The tf.Variable behind a Keras 3 variable (the replica's own component
+    inside a distributed update)."""
+    return v.value if isinstance(v, keras.Variable) else v
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
+class MomentumSGD(keras.optimizers.SGD):
+    """Keras 3 SGD whose TensorFlow update is one fused kernel per variable.
+
+    With momentum, `ResourceApplyKerasMomentum` computes what Keras 3 spells
+    out in four ops: accum = momentum * accum - lr * grad, then var += accum
+    (Nesterov: var += momentum * accum - lr * grad), the kernel tf.keras 2
+    and tf_cnn_benchmarks used.  Sparse gradients (embeddings), momentum 0
+    and other Keras backends take Keras's own path.
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        if (
+            self.momentum == 0
+            or isinstance(gradient, tf.IndexedSlices)
+            or keras.backend.backend() != "tensorflow"
+        ):
+            return super().update_step(gradient, variable, learning_rate)
+        var = _tf_variable(variable)
+        accum = _tf_variable(self.momentums[self._get_variable_index(variable)])
+        dtype = var.dtype
+        return tf.raw_ops.ResourceApplyKerasMomentum(
+            var=var.handle,
+            accum=accum.handle,
+            lr=tf.cast(learning_rate, dtype),
+            grad=tf.cast(gradient, dtype),
+            momentum=tf.cast(self.momentum, dtype),
+            use_nesterov=self.nesterov,
+        )
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
+class L2(keras.regularizers.Regularizer):
+    """`l2 * sum(w ** 2)`, as keras.regularizers.L2, through one `L2Loss` kernel.
+
+    Keras's L2 is square, sum and multiply forward and as many ops again
+    backward, for every regularised kernel; `tf.nn.l2_loss` (sum(w**2) / 2)
+    is one op each way, as in tf_cnn_benchmarks.
+    """
+
+    def __init__(self, l2=0.01):
+        self.l2 = float(l2)
+
+    def __call__(self, x):
+        return (2.0 * self.l2) * tf.nn.l2_loss(tf.cast(x, tf.float32))
+
+    def get_config(self):
+        return {"l2": self.l2}
