@@ -162,6 +162,9 @@ class _Sweep:
                 results["eval_note"] = "synthetic data: no accuracy is reported"
             record["results"] = results
             record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
+            if index == 0:  # price what ran: the probed accelerators
+                accel = self.base["hardware"]["accelerators"]
+                prices = controller.hourly_prices(self.cfg.cost, accel)
             record["cost"] = _costs(prices, results, placement)
             record.update(status="ok", finished=records.now_iso())
             record["record_path"] = self._write(record)

@@ -26,9 +26,15 @@ def _si(x, unit):
 
 
 def _money(x):
-    if x is None:
-        return "n/a"
-    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}" if x >= 0.0001 else f"${x:.2e}"
+    from tpubench.cost import money
+
+    return money.usd(x)
+
+
+def _price_age(used: dict) -> str:
+    from tpubench.cost import catalog
+
+    return catalog.age_note(x["as_of"] for x in used.values())
 
 
 def train_summary(record: dict) -> str:
@@ -171,6 +177,10 @@ def train_summary(record: dict) -> str:
         console.print(c)
         for x in used.values():
             console.print(f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}")
+        if used:
+            console.print(f"  {_price_age(used)}")
+    elif cost.get("note"):
+        console.print(f"cost: {cost['note']}", soft_wrap=True)
     console.print(f"record: {record.get('record_path')}   model_dir: {cfg.get('model_dir')}")
     return out.getvalue().rstrip()
 
@@ -284,6 +294,10 @@ def infer_summary(recs: list[dict]) -> str:
                 f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}",
                 soft_wrap=True,
             )
+        if used:
+            console.print(f"  {_price_age(used)}")
+    elif cost.get("note"):
+        console.print(f"cost: {cost['note']}", soft_wrap=True)
     for rec in recs:
         console.print(f"record: {rec.get('record_path')}", soft_wrap=True)
     return out.getvalue().rstrip()

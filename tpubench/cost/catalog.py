@@ -157,6 +157,38 @@ class Catalog:
         return [r for r in self.rows if all(w in haystack(r) for w in words)]
 
 
+def months_between(earlier: datetime.date, later: datetime.date) -> int:
+    """Whole calendar months from `earlier` to `later` (0 if `later` is not after it)."""
+    months = (later.year - earlier.year) * 12 + later.month - earlier.month
+    if later.day < earlier.day:
+        months -= 1
+    return max(months, 0)
+
+
+def age_note(dates: Iterable, today: datetime.date | None = None) -> str:
+    """Says how old the prices used are: 'prices as of 2025-01-01 (22 months old)'.
+
+    Args:
+      dates: the `as_of` dates (date objects or ISO strings) of the rows used.
+      today: the reference day (default: today).
+
+    Returns:
+      One phrase; a range names the oldest age ('prices as of 2025-01-01 to
+      2026-11-23; the oldest 22 months old'); 'no prices used' if `dates` is empty.
+    """
+    parsed = sorted(
+        {d if isinstance(d, datetime.date) else datetime.date.fromisoformat(str(d)) for d in dates}
+    )
+    if not parsed:
+        return "no prices used"
+    today = today or datetime.date.today()
+    months = months_between(parsed[0], today)
+    age = "less than a month old" if months == 0 else f"{months} month{'s' * (months != 1)} old"
+    if len(parsed) == 1:
+        return f"prices as of {parsed[0].isoformat()} ({age})"
+    return f"prices as of {parsed[0].isoformat()} to {parsed[-1].isoformat()}; the oldest {age}"
+
+
 def _dates(rows: Iterable[Row]) -> str:
     return ", ".join(f"{r.as_of.isoformat()} ({r.status})" for r in rows)
 
