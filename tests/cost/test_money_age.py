@@ -27,8 +27,12 @@ def test_money_has_three_significant_digits_and_no_exponent(x, text):
 
 @pytest.mark.parametrize(
     "earlier, later, months",
-    [("2025-01-01", "2026-11-23", 22), ("2025-01-24", "2026-11-23", 21), ("2026-11-23", "2026-11-23", 0)],
-)  # fmt: skip
+    [
+        ("2025-01-01", "2026-11-23", 22),
+        ("2025-01-24", "2026-11-23", 21),
+        ("2026-11-23", "2026-11-23", 0),
+    ],
+)
 def test_months_between_counts_whole_calendar_months(earlier, later, months):
     d = datetime.date.fromisoformat
     assert catalog.months_between(d(earlier), d(later)) == months
