@@ -238,6 +238,9 @@ def _prices(args, full_argv) -> int:
     from tpubench.cost import cli
 
     FLAGS = flags_lib.FLAGS
+    if args and args[0] == "import":
+        print(cli.import_main(args[1:]))
+        return 0
     query = " ".join(args)
     outputs = [
         cli.prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)

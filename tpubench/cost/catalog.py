@@ -18,6 +18,7 @@ import datetime
 import importlib.resources
 import io
 import math
+import os
 import re
 from collections.abc import Iterable
 
@@ -193,12 +194,46 @@ def _dates(rows: Iterable[Row]) -> str:
     return ", ".join(f"{r.as_of.isoformat()} ({r.status})" for r in rows)
 
 
+USER_FILE = "prices.csv"
+
+
+def user_path() -> str:
+    """The user catalog written by `tpubench prices import`: $TPUBENCH_CACHE/prices.csv
+    (default ~/.cache/tpubench/prices.csv)."""
+    from tpubench import cache
+
+    return cache.path(USER_FILE)
+
+
+def load_user(path: str | None = None) -> list[Row]:
+    """The user catalog's rows ([] when there is none)."""
+    path = path or user_path()
+    if not os.path.exists(path):
+        return []
+    return parse(_read_text(path), path)
+
+
+def write(rows: Iterable[Row], path: str) -> None:
+    """Writes rows as a catalog CSV, atomically (a temp file, then a rename)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in rows:
+            d = r.to_dict()
+            w.writerow(["" if d[c] is None else d[c] for c in COLUMNS])
+    os.replace(tmp, path)
+
+
 def load(path: str | None = None) -> Catalog:
     """Reads and validates a price catalog.
 
     Args:
       path: a local CSV file or a `gs://` object; None reads the catalog
-        shipped with tpubench.
+        shipped with tpubench, overridden by the user catalog (`user_path()`)
+        where that has rows: a key the user catalog prices keeps only the
+        shipped rows marked historical.
 
     Returns:
       The validated catalog.
@@ -215,9 +250,14 @@ def load(path: str | None = None) -> Catalog:
         except OSError as e:  # a broken install, not a user error, but say so plainly
             raise errors.PriceError(f"cannot read the shipped price catalog {name}: {e}") from e
     else:
-        name = path
-        text = _read_text(path)
-    return Catalog(parse(text, name), name)
+        return Catalog(parse(_read_text(path), path), path)
+    rows = parse(text, name)
+    user = load_user()
+    if user:
+        mine = {r.key for r in user}
+        rows = [r for r in rows if r.key not in mine or r.status == "historical"] + user
+        name = f"{name} + {user_path()}"
+    return Catalog(rows, name)
 
 
 def _read_text(path: str) -> str:
