@@ -221,7 +221,8 @@ def test_reading_a_missing_record(tmp_path):
     [
         ("Tesla V100-SXM2-16GB", "v100"),
         ("NVIDIA A100-SXM4-40GB", "a100"),
-        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
         ("Tesla T4", "t4"),
         ("NVIDIA L4", "l4"),
         ("Tesla P100-PCIE-16GB", "p100"),

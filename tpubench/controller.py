@@ -665,12 +665,18 @@ def _mfu(spec, params, results, placement, cfg) -> dict:
         return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     out.update(counted)
     rate = results.get("examples_per_sec")
-    out.update(
-        mfu_lib.hardware_peak(
-            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+
+    def peak(reprobe=False):
+        return mfu_lib.hardware_peak(
+            placement,
+            cfg.precision,
+            cfg.hardware.num_intra_threads,
+            cfg.cost.machine,
+            peak_flops_override=cfg.cost.peak_flops,
+            reprobe=reprobe,
         )
-    )
-    out["mfu"] = mfu_lib.mfu(out["train_flops_per_example"], rate, out.get("peak_flops"))
+
+    out.update(mfu_lib.judged(out["train_flops_per_example"], rate, peak(), lambda: peak(True)))
     return out
 
 

@@ -228,6 +228,12 @@ def define_pricing(with_override: bool = True):
     f.DEFINE_enum("pricing", "on_demand", list(catalog.PRICINGS), "Price column to use.")
     if with_override:
         f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
+        f.DEFINE_float(
+            "peak_flops",
+            None,
+            "Override: the peak FLOP/s MFU is measured against (whole machine), e.g. 1.2e11.",
+            lower_bound=1.0,
+        )
     f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
 
 
@@ -522,6 +528,7 @@ def _cost_config() -> config.CostConfig:
         pricing=FLAGS.pricing,
         price_per_hour=FLAGS.price_per_hour,
         price_catalog=FLAGS.price_catalog,
+        peak_flops=FLAGS["peak_flops"].value if "peak_flops" in FLAGS else None,
     )
 
 

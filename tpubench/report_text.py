@@ -141,8 +141,14 @@ def train_summary(record: dict) -> str:
             "MFU",
             (f"{100 * mfu:.2f}% of {_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})")
             if mfu is not None
-            else f"n/a ({m.get('peak_source', m.get('note', ''))})",
+            else m.get("mfu_note") or f"n/a ({m.get('peak_source', m.get('note', ''))})",
         )
+        if m.get("mfu_measured_peak") is not None:
+            t.add_row(
+                "MFU (measured peak)",
+                f"{100 * m['mfu_measured_peak']:.2f}% of "
+                f"{_si(m.get('peak_flops_measured'), 'FLOP/s')} ({m.get('peak_measured_source')})",
+            )
     console.print(t)
     cost = record.get("cost") or {}
     if cost.get("machines"):
@@ -256,6 +262,9 @@ def infer_summary(recs: list[dict]) -> str:
             f"{_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})",
             soft_wrap=True,
         )
+    notes = {rec.get("mfu", {}).get("mfu_note") for rec in recs} - {None}
+    for note in sorted(notes):
+        console.print(f"MFU {note}", soft_wrap=True)
     ev = first["results"].get("eval")
     if ev:
         console.print(

@@ -10,7 +10,9 @@ from tpubench.cost import catalog, cli, detect, run, skypilot
 
 # The column orders of SkyPilot's catalogs/v7 files, as they are.
 GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
-GCP = GCP_HEADER + """AvailabilityZone,Price,SpotPrice
+GCP = (
+    GCP_HEADER
+    + """AvailabilityZone,Price,SpotPrice
 a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.2,0.3
 a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-b,1.2,0.25
 a3-highgpu-1g,26.0,234.0,,,,europe-west4,europe-west4-b,1.9,0.5
@@ -22,13 +24,17 @@ n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.2,0.05
 ,,,tpu-v5litepod-8,1,tpu-v5litepod-8,us-central1,us-central1-a,8.8,2.4
 ,,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-b,700.0,700.0
 """
+)
 AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,"
-AWS = AWS_HEADER + """SpotPrice,Region,AvailabilityZone
+AWS = (
+    AWS_HEADER
+    + """SpotPrice,Region,AvailabilityZone
 g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': []}",0.9,0.40,us-east-1,use1-az1
 g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': []}",0.9,0.35,us-east-1,use1-az2
 p5.48xlarge,H100,8.0,192.0,2048.0,"{'Gpus': []}",60.0,,us-east-1,use1-az4
 c5.xlarge,,,4.0,8.0,,0.18,0.07,us-east-1,use1-az1
 """
+)
 
 
 @pytest.fixture()
