@@ -108,3 +108,28 @@ def test_gpu_probe_runs_where_a_gpu_is_visible():
         assert measured["flops"] > 0
         if sheet:  # a matmul never beats the datasheet's dense peak
             assert measured["flops"] < sheet.tflops * 1e12 * 1.02
+
+
+def test_peak_cli_bad_format_is_one_line(tmp_path):
+    from conftest import one_line_error, run_cli
+
+    proc, _ = run_cli("peak", "--format=xml", env={"TPUBENCH_CACHE": str(tmp_path)})
+    assert proc.returncode == 2
+    assert "xml" in one_line_error(proc) and "json" in proc.stderr
+
+
+@pytest.mark.slow
+def test_peak_cli_measures_and_caches_per_precision(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    from tpubench import probe
+
+    proc, _ = run_cli("peak", "--format=json", env={"TPUBENCH_CACHE": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["cache"] == str(tmp_path / "cpu_peaks.json")
+    expected = peaks.cpu_precisions(probe.cpu()["isa"])
+    assert [r["precision"] for r in data["cpu"]["peaks"]] == expected
+    assert all(r["flops"] > 1e8 and not r["cached"] for r in data["cpu"]["peaks"])

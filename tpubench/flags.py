@@ -256,6 +256,17 @@ def define_prices():
     define_pricing(with_override=False)
 
 
+def define_peak():
+    flags.DEFINE_bool("reprobe", False, "Measure the CPU peaks afresh (on a quiet machine).")
+    flags.DEFINE_string("format", "table", "Output format: table or json.")
+    flags.DEFINE_integer(
+        "num_intra_threads",
+        0,
+        "Thread count to probe besides 1 (0: this host's cores).",
+        lower_bound=0,
+    )
+
+
 def define_rerun():
     flags.DEFINE_bool(
         "resume",
@@ -604,6 +615,7 @@ def define(subcommand: str) -> None:
         "infer": define_infer,
         "models": define_models,
         "prices": define_prices,
+        "peak": define_peak,
         "rerun": define_rerun,
         "data": define_data,
         "runs": define_runs,
