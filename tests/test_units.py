@@ -54,6 +54,17 @@ def test_summarize_excludes_warm_up_loops():
     assert s["time_to_first_loop"] == 5.0
     assert s["steady_state_after_loops"] == 1
     assert s["compile_seconds"] == pytest.approx(5.0 - 10 * 0.1)
+    assert s["step_time_samples"] == 4
+
+
+def test_one_timed_loop_says_n_is_1():
+    from tpubench import report_text
+
+    s = timing.summarize([LoopTime(10, 5.0, 1280), LoopTime(10, 0.3263, 1280)], 1, 1)
+    assert s["step_time_samples"] == 1
+    record = {"model": {"name": "m"}, "results": s, "config": {"steps_per_loop": 10}}
+    text = report_text.train_summary(record)
+    assert "32.63 / 32.63 / 32.63 ms" in text and "n=1: one timed loop" in text
 
 
 def test_summarize_skips_a_slow_start_after_warm_up():

@@ -37,6 +37,15 @@ def _price_age(used: dict) -> str:
     return catalog.age_note(x["as_of"] for x in used.values())
 
 
+def _samples(n) -> str:
+    """'; n=1: one timed loop, so p50 = p90 = p99' -- percentiles of one sample say nothing."""
+    if n is None:
+        return ""
+    if n == 1:
+        return "; n=1: one timed loop, so all three are that loop; run more steps for a spread"
+    return f"; n={n} loops"
+
+
 def train_summary(record: dict) -> str:
     """A results table and a cost table for a finished train record."""
     r = record.get("results", {})
@@ -63,7 +72,9 @@ def train_summary(record: dict) -> str:
     t.add_row(
         "step time p50 / p90 / p99",
         f"{_ms(r.get('step_time_p50'))} / {_ms(r.get('step_time_p90'))} / "
-        f"{_ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')})",
+        f"{_ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')}"
+        + _samples(r.get("step_time_samples"))
+        + ")",
     )
     t.add_row(
         "time to first loop",
