@@ -22,7 +22,7 @@ import time
 from tpubench import cache as cache_lib
 
 CACHE_FILE = "cpu_peaks.json"
-DATASHEET_AS_OF = "2024-01-01"
+DATASHEET_AS_OF = "2026-11-23"  # when the rows were transcribed (docs/cost.md)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,7 +88,7 @@ def read(text: str, name: str, as_of: datetime.date) -> list[catalog_lib.Row]:
     here = [r for r in rows if r["Region"] == region]
     if not here:
         raise errors.PriceError(f"{name}: no {cloud} rows in region {region}")
-    source = f"SkyPilot-format {cloud} vms.csv {os.path.basename(name)} (imported)"
+    source = f"{name} (SkyPilot-format {cloud} catalog, imported)"
     out = _aws(here, source, as_of) if cloud == "aws" else _gcp(here, source, as_of)
     if not out:
         raise errors.PriceError(f"{name}: no priced rows in region {region}")
