@@ -404,3 +404,17 @@ def test_digits_eval_pipeline_covers_the_test_split(prepared, digit_arrays):
     assert sizes == [100, 100, 100, 60], "eval keeps the last partial batch"
     labels = np.concatenate([np.asarray(y) for _, y in ds])
     assert sorted(labels.tolist()) == sorted(digit_arrays["test"][1].tolist())
+
+
+def test_parameter_server_runs_are_counted_in_workers():
+    from tpubench import report_text
+
+    results = {"examples_per_sec": 9448.2, "examples_per_sec_per_replica": 4724.1}
+    record = {
+        "model": {"name": "m"},
+        "results": results,
+        "placement": {"strategy": "parameter_server", "num_workers": 2, "num_replicas": 1},
+    }
+    text = report_text.train_summary(record)
+    assert "2 worker(s)" in text and "1 replica(s)" not in text
+    assert "9,448.2  (per worker 4,724.1)" in text

@@ -37,6 +37,18 @@ def _price_age(used: dict) -> str:
     return catalog.age_note(x["as_of"] for x in used.values())
 
 
+def _replicas(p: dict) -> str:
+    """'2 worker(s)' under parameter servers (each worker steps on its own batch share, so
+    the rate is split by workers); 'N replica(s)' otherwise."""
+    if _ps(p):
+        return f"{p['num_workers']} worker(s)"
+    return f"{p.get('num_replicas')} replica(s)"
+
+
+def _ps(p: dict) -> bool:
+    return p.get("strategy") == "parameter_server" and bool(p.get("num_workers"))
+
+
 def _samples(n) -> str:
     """'; n=1: one timed loop, so p50 = p90 = p99' -- percentiles of one sample say nothing."""
     if n is None:
@@ -56,7 +68,7 @@ def train_summary(record: dict) -> str:
     console = Console(file=out, width=110, force_terminal=False, color_system=None)
     title = (
         f"{record['model']['name']} on {data.get('name')} — {p.get('accelerator')} / "
-        f"{p.get('strategy')}, {p.get('num_replicas')} replica(s), {cfg.get('precision')}, "
+        f"{p.get('strategy')}, {_replicas(p)}, {cfg.get('precision')}, "
         f"global batch {record.get('global_batch_size')}"
     )
     t = Table(title=title, show_header=False, title_justify="left")
@@ -65,7 +77,8 @@ def train_summary(record: dict) -> str:
     rate = r.get("examples_per_sec")
     t.add_row(
         "examples/sec",
-        f"{_num(rate)}  (per replica {_num(r.get('examples_per_sec_per_replica'))})"
+        f"{_num(rate)}  (per {'worker' if _ps(p) else 'replica'} "
+        f"{_num(r.get('examples_per_sec_per_replica'))})"
         if rate
         else r.get("note", "n/a"),
     )
