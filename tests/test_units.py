@@ -54,6 +54,17 @@ def test_summarize_excludes_warm_up_loops():
     assert s["time_to_first_loop"] == 5.0
     assert s["steady_state_after_loops"] == 1
     assert s["compile_seconds"] == pytest.approx(5.0 - 10 * 0.1)
+    assert s["step_time_samples"] == 4
+
+
+def test_one_timed_loop_says_n_is_1():
+    from tpubench import report_text
+
+    s = timing.summarize([LoopTime(10, 5.0, 1280), LoopTime(10, 0.3263, 1280)], 1, 1)
+    assert s["step_time_samples"] == 1
+    record = {"model": {"name": "m"}, "results": s, "config": {"steps_per_loop": 10}}
+    text = report_text.train_summary(record)
+    assert "32.63 / 32.63 / 32.63 ms" in text and "n=1: one timed loop" in text
 
 
 def test_summarize_skips_a_slow_start_after_warm_up():
@@ -221,7 +232,8 @@ def test_reading_a_missing_record(tmp_path):
     [
         ("Tesla V100-SXM2-16GB", "v100"),
         ("NVIDIA A100-SXM4-40GB", "a100"),
-        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
         ("Tesla T4", "t4"),
         ("NVIDIA L4", "l4"),
         ("Tesla P100-PCIE-16GB", "p100"),
@@ -392,3 +404,17 @@ def test_digits_eval_pipeline_covers_the_test_split(prepared, digit_arrays):
     assert sizes == [100, 100, 100, 60], "eval keeps the last partial batch"
     labels = np.concatenate([np.asarray(y) for _, y in ds])
     assert sorted(labels.tolist()) == sorted(digit_arrays["test"][1].tolist())
+
+
+def test_parameter_server_runs_are_counted_in_workers():
+    from tpubench import report_text
+
+    results = {"examples_per_sec": 9448.2, "examples_per_sec_per_replica": 4724.1}
+    record = {
+        "model": {"name": "m"},
+        "results": results,
+        "placement": {"strategy": "parameter_server", "num_workers": 2, "num_replicas": 1},
+    }
+    text = report_text.train_summary(record)
+    assert "2 worker(s)" in text and "1 replica(s)" not in text
+    assert "9,448.2  (per worker 4,724.1)" in text

@@ -41,12 +41,13 @@ class DataConfig:
 
 @dataclasses.dataclass(frozen=True)
 class CostConfig:
-    """How the run is priced."""
+    """How the run is priced, and the peak its MFU is measured against."""
 
     machine: tuple[str, ...] = ()
     pricing: str = "on_demand"
     price_per_hour: float | None = None
     price_catalog: str | None = None
+    peak_flops: float | None = None  # --peak_flops: overrides the datasheet or probed peak
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,6 @@ model_dir lets the same command resume).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import signal
@@ -226,6 +225,7 @@ class _Job:
             "accelerators": probe.accelerators(placement),
         }
         self.record["software"] = probe.software()
+        prices = _prices(cfg, self.record["hardware"]["accelerators"])  # price what ran
         if self.is_chief and self.write_records:
             records.write(self.record, cfg.results_dir)  # a "running" record, replaced at the end
         self._train(
@@ -616,42 +616,22 @@ def resolve_data(data: DataConfig, spec):
     return _resolve_data(TrainConfig(data=data), spec)
 
 
-def hourly_prices(cost: CostConfig):
+def hourly_prices(cost: CostConfig, accelerators=None):
     """([HourlyPrice...], note) for COST, as train prices its runs (pure Python)."""
-    return _prices(TrainConfig(cost=cost))
+    return _prices(TrainConfig(cost=cost), accelerators)
 
 
-def _prices(cfg: TrainConfig):
-    from tpubench.cost import catalog, pricing
+def _prices(cfg: TrainConfig, accelerators=None):
+    from tpubench.cost import run as run_pricing
 
-    if cfg.cost.price_per_hour is not None:
-        spec = cfg.cost.machine[0] if cfg.cost.machine else None
-        return [pricing.override(cfg.cost.price_per_hour, spec)], None
-    cat = catalog.load(cfg.cost.price_catalog)
-    machines = list(cfg.cost.machine)
-    defaulted = False
-    if not machines:
-        machines = _default_machines(cat)
-        defaulted = True
-    out = []
-    for spec in machines:
-        out.append(pricing.hourly(spec, cat, cfg.cost.pricing))
-        if cfg.cost.pricing == "on_demand":
-            with contextlib.suppress(errors.TpubenchError):  # no spot price: show on-demand only
-                out.append(pricing.hourly(spec, cat, "spot"))
-    return out, (
-        "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
-        if defaulted
-        else None
+    c = cfg.cost
+    return run_pricing.prices(
+        machines=tuple(c.machine),
+        price_per_hour=c.price_per_hour,
+        catalog_path=c.price_catalog,
+        pricing_kind=c.pricing,
+        accelerators=accelerators,
     )
-
-
-def _default_machines(cat) -> list[str]:
-    """Cloud VMs with this host's vCPU count, for a CPU run given no --machine."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    size = next((s for s in (1, 2, 4, 8, 16, 32, 64, 96) if s >= n), 96)
-    keys = [f"gcp:n1-standard-{size}", f"gcp:n1-highcpu-{size}", f"gcp:c2-standard-{size}"]
-    return [k for k in keys if k in cat]
 
 
 def _costs(prices, results, epoch_examples, wall, target, placement):
@@ -685,12 +665,18 @@ def _mfu(spec, params, results, placement, cfg) -> dict:
         return {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     out.update(counted)
     rate = results.get("examples_per_sec")
-    out.update(
-        mfu_lib.hardware_peak(
-            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+
+    def peak(reprobe=False):
+        return mfu_lib.hardware_peak(
+            placement,
+            cfg.precision,
+            cfg.hardware.num_intra_threads,
+            cfg.cost.machine,
+            peak_flops_override=cfg.cost.peak_flops,
+            reprobe=reprobe,
         )
-    )
-    out["mfu"] = mfu_lib.mfu(out["train_flops_per_example"], rate, out.get("peak_flops"))
+
+    out.update(mfu_lib.judged(out["train_flops_per_example"], rate, peak(), lambda: peak(True)))
     return out
 
 

@@ -228,6 +228,12 @@ def define_pricing(with_override: bool = True):
     f.DEFINE_enum("pricing", "on_demand", list(catalog.PRICINGS), "Price column to use.")
     if with_override:
         f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
+        f.DEFINE_float(
+            "peak_flops",
+            None,
+            "Override: the peak FLOP/s MFU is measured against (whole machine), e.g. 1.2e11.",
+            lower_bound=1.0,
+        )
     f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
 
 
@@ -248,6 +254,17 @@ def define_models():
 def define_prices():
     flags.DEFINE_enum("format", "table", ["table", "csv", "json"], "Output format.")
     define_pricing(with_override=False)
+
+
+def define_peak():
+    flags.DEFINE_bool("reprobe", False, "Measure the CPU peaks afresh (on a quiet machine).")
+    flags.DEFINE_string("format", "table", "Output format: table or json.")
+    flags.DEFINE_integer(
+        "num_intra_threads",
+        0,
+        "Thread count to probe besides 1 (0: this host's cores).",
+        lower_bound=0,
+    )
 
 
 def define_rerun():
@@ -522,6 +539,7 @@ def _cost_config() -> config.CostConfig:
         pricing=FLAGS.pricing,
         price_per_hour=FLAGS.price_per_hour,
         price_catalog=FLAGS.price_catalog,
+        peak_flops=FLAGS["peak_flops"].value if "peak_flops" in FLAGS else None,
     )
 
 
@@ -597,6 +615,7 @@ def define(subcommand: str) -> None:
         "infer": define_infer,
         "models": define_models,
         "prices": define_prices,
+        "peak": define_peak,
         "rerun": define_rerun,
         "data": define_data,
         "runs": define_runs,

@@ -162,6 +162,9 @@ class _Sweep:
                 results["eval_note"] = "synthetic data: no accuracy is reported"
             record["results"] = results
             record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
+            if index == 0:  # price what ran: the probed accelerators
+                accel = self.base["hardware"]["accelerators"]
+                prices = controller.hourly_prices(self.cfg.cost, accel)
             record["cost"] = _costs(prices, results, placement)
             record.update(status="ok", finished=records.now_iso())
             record["record_path"] = self._write(record)
@@ -235,7 +238,11 @@ class _Sweep:
         except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a benchmark
             counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
         peak = mfu.hardware_peak(
-            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
+            placement,
+            cfg.precision,
+            cfg.hardware.num_intra_threads,
+            cfg.cost.machine,
+            peak_flops_override=cfg.cost.peak_flops,
         )
         accuracy = None
         if manifest is not None and cfg.check_accuracy:
@@ -386,8 +393,8 @@ def _checksum(out) -> float:
 def _mfu(counted: dict, peak: dict, rate) -> dict:
     from tpubench import mfu as mfu_lib
 
-    out = dict(counted) | peak
-    out["mfu"] = mfu_lib.mfu(out.get("forward_flops_per_example"), rate, out.get("peak_flops"))
+    out = dict(counted)
+    out.update(mfu_lib.judged(out.get("forward_flops_per_example"), rate, peak))
     out["flops_counted"] = "forward pass only (inference)"
     return out
 

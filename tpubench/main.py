@@ -16,7 +16,8 @@ SUBCOMMANDS = {
     "train": "train a model and record throughput, accuracy, MFU and cost",
     "infer": "measure prediction throughput, latency and $ per million predictions",
     "models": "list registered models with parameters and FLOPs per example",
-    "prices": "list or search the price catalog, or price a --machine",
+    "prices": "list or search the price catalog, price a --machine, or import SkyPilot files",
+    "peak": "show (or --reprobe) the peak FLOP/s that MFU is measured against",
     "rerun": "repeat a recorded train or infer run with the same flags: tpubench rerun RECORD.json",
     "data": "prepare, list, bench or check datasets: tpubench data prepare|list|bench|check",
     "runs": "list run records under directories or gs:// prefixes: tpubench runs DIR...",
@@ -98,6 +99,7 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
             "infer": _infer,
             "models": _models,
             "prices": _prices,
+            "peak": _peak,
             "rerun": _rerun,
             "data": _data,
             "runs": _runs,
@@ -233,11 +235,35 @@ def _models(args, full_argv) -> int:
     return 0
 
 
+def _peak(args, full_argv) -> int:
+    from tpubench import errors, peak_cli
+    from tpubench import flags as flags_lib
+
+    FLAGS = flags_lib.FLAGS
+    if args:
+        raise errors.UsageError(f"tpubench peak takes no arguments, got {' '.join(args)!r}")
+    if FLAGS.format not in peak_cli.FORMATS:
+        raise errors.unknown("--format", FLAGS.format, peak_cli.FORMATS)
+
+    def threads():
+        import tensorflow as tf
+
+        if FLAGS.num_intra_threads:
+            tf.config.threading.set_intra_op_parallelism_threads(FLAGS.num_intra_threads)
+
+    _import_tf_quietly(FLAGS.verbose, threads)
+    print(peak_cli.render(peak_cli.collect(FLAGS.reprobe, FLAGS.num_intra_threads), FLAGS.format))
+    return 0
+
+
 def _prices(args, full_argv) -> int:
     from tpubench import flags as flags_lib
     from tpubench.cost import cli
 
     FLAGS = flags_lib.FLAGS
+    if args and args[0] == "import":
+        print(cli.import_main(args[1:]))
+        return 0
     query = " ".join(args)
     outputs = [
         cli.prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)

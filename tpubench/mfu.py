@@ -9,43 +9,20 @@ datasheet one: say so when reporting).
 
 from __future__ import annotations
 
-import hashlib
-import time
-
-from tpubench import cache as cache_lib
-
-# Dense peak TFLOP/s per accelerator (chip or GPU) by precision.  fp32 on
-# A100/H100/L4 is the TF32 tensor-core rate TensorFlow uses by default for
-# fp32 matmuls; K80 is one GK210 (GCE's "1 GPU").  Sources: vendor datasheets.
-PEAK_TFLOPS = {
-    "tpu-v2": {"bf16": 45.0, "fp32": 45.0},
-    "tpu-v3": {"bf16": 123.0, "fp32": 123.0},
-    "tpu-v4": {"bf16": 275.0, "fp32": 275.0},
-    "tpu-v5e": {"bf16": 197.0, "fp32": 197.0},
-    "tpu-v5p": {"bf16": 459.0, "fp32": 459.0},
-    "tpu-v6e": {"bf16": 918.0, "fp32": 918.0},
-    "k80": {"fp32": 4.37, "fp16": 4.37, "bf16": 4.37},
-    "p100": {"fp32": 9.3, "fp16": 18.7, "bf16": 9.3},
-    "v100": {"fp32": 15.7, "fp16": 125.0, "bf16": 15.7},
-    "t4": {"fp32": 8.1, "fp16": 65.0, "bf16": 8.1},
-    "l4": {"fp32": 60.0, "fp16": 121.0, "bf16": 121.0},
-    "a100": {"fp32": 156.0, "fp16": 312.0, "bf16": 312.0},
-    "h100": {"fp32": 494.0, "fp16": 989.0, "bf16": 989.0},
-}
-
 
 def accelerator_key(device_name: str) -> str | None:
-    """Maps a device description ('Tesla V100-SXM2-16GB', 'TPU v4') to a table key."""
-    name = device_name.lower().replace(" ", "")
-    for key in sorted(PEAK_TFLOPS, key=len, reverse=True):
-        if key.replace("-", "") in name.replace("-", ""):
-            return key
-    return None
+    """Maps a device description ('Tesla V100-SXM2-16GB', 'TPU v4') to a datasheet key."""
+    from tpubench import peaks
+
+    return peaks.accelerator_key(device_name)
 
 
 def peak_flops(key: str, precision: str) -> float | None:
-    row = PEAK_TFLOPS.get(key)
-    return row[precision] * 1e12 if row and precision in row else None
+    """Datasheet FLOP/s of `key` at `precision` (dense, TF's default math), None if unknown."""
+    from tpubench import peaks
+
+    sheet = peaks.datasheet(key, precision)
+    return sheet.tflops * 1e12 if sheet else None
 
 
 def count_flops(spec, params, batch: int = 2) -> dict:
@@ -90,63 +67,60 @@ def count_flops(spec, params, batch: int = 2) -> dict:
     return result
 
 
-def cpu_peak_flops(cpu_model: str, threads: int, n: int = 2048, repeats: int = 5) -> dict:
-    """Best fp32 matmul rate of N^3 products on this CPU, cached per machine.
+def hardware_peak(
+    placement,
+    precision: str,
+    num_intra_threads: int,
+    machines=(),
+    *,
+    peak_flops_override: float | None = None,
+    reprobe: bool = False,
+) -> dict:
+    """{"peak_flops", "peak_source", ...} for what a strategy runs on.
 
-    The cache key is the CPU model, the intra-op thread count and the TF
-    version, so a thread-count sweep gets a peak per setting.
-    """
-    import tensorflow as tf
-
-    key = hashlib.sha1(f"{cpu_model}|{threads}|{tf.__version__}|{n}".encode()).hexdigest()[:16]
-    cache = cache_lib.load_json("cpu_peak.json")
-    if key in cache:
-        return cache[key] | {"cached": True}
-    a = tf.random.normal([n, n])
-    b = tf.random.normal([n, n])
-    matmul = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)))
-    matmul(a, b).numpy()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        matmul(a, b).numpy()
-        best = min(best, time.perf_counter() - start)
-    entry = {
-        "flops": 2 * n**3 / best,
-        "method": f"fp32 matmul {n}^3, best of {repeats}",
-        "cpu_model": cpu_model,
-        "threads": threads,
-    }
-    cache[key] = entry
-    cache_lib.store_json("cpu_peak.json", cache)
-    return entry | {"cached": False}
-
-
-def hardware_peak(placement, precision: str, num_intra_threads: int, machines=()) -> dict:
-    """{"peak_flops", "peak_source"} for what a strategy runs on.
-
-    CPUs: the measured matmul probe at the run's thread count.  GPUs/TPUs:
-    the table entry named by the probed device or a `--machine` part, times
-    the replicas; None when neither names a known accelerator.
+    `--peak_flops` wins.  CPUs: the measured matmul probe at the run's thread
+    count and precision (fp32's when the CPU has no native bf16/fp16).
+    GPUs/TPUs: the datasheet row of the probed device or a `--machine` part at
+    `precision`, with its math mode, times the replicas; on a GPU also the
+    measured matmul peak ("peak_flops_measured").
     """
     import os
 
-    from tpubench import probe
+    from tpubench import peaks, probe
 
+    if peak_flops_override:
+        return {"peak_flops": peak_flops_override, "peak_source": "--peak_flops (given)"}
     if placement.accelerator == "cpu":
+        cpu = probe.cpu()
         threads = num_intra_threads or len(os.sched_getaffinity(0))
-        peak = cpu_peak_flops(probe.cpu()["model"], threads)
+        native = peaks.cpu_precisions(cpu.get("isa", []))
+        which = precision if precision in native else "fp32"
+        peak = peaks.cpu_peak(cpu["model"], threads, which, reprobe=reprobe)
+        emulated = "" if which == precision else f"; no native {precision} on this CPU"
         return {
             "peak_flops": peak["flops"],
-            "peak_source": f"measured: {peak['method']} ({threads} threads)",
+            "peak_source": f"measured: {peak['method']} ({threads} threads{emulated})",
+            "peak_precision": which,
         }
     names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
     key = next((k for k in map(accelerator_key, names) if k), None)
-    peak = peak_flops(key, precision) if key else None
-    return {
-        "peak_flops": peak * placement.num_replicas if peak else None,
-        "peak_source": f"table: {key} {precision}" if key else "unknown accelerator",
+    sheet = peaks.datasheet(key, precision) if key else None
+    out = {
+        "peak_flops": sheet.tflops * 1e12 * placement.num_replicas if sheet else None,
+        "peak_source": f"datasheet: {key} {precision}, {sheet.math} ({sheet.source})"
+        if sheet
+        else (f"datasheet: {key} has no {precision} row" if key else "unknown accelerator"),
     }
+    if placement.accelerator == "gpu":
+        try:
+            measured = peaks.gpu_matmul_peak(precision)
+        except Exception as e:  # noqa: BLE001 - a probe must not fail a finished run
+            measured = None
+            out["peak_measured_note"] = f"GPU probe failed: {type(e).__name__}"
+        if measured:
+            out["peak_flops_measured"] = measured["flops"] * placement.num_replicas
+            out["peak_measured_source"] = f"measured: {measured['method']}"
+    return out
 
 
 def mfu(
@@ -155,3 +129,42 @@ def mfu(
     if not (train_flops_per_example and examples_per_sec and peak):
         return None
     return train_flops_per_example * examples_per_sec / peak
+
+
+def judged(flops_per_example, examples_per_sec, peak: dict, reprobe=None) -> dict:
+    """MFU against the peak (and the measured GPU peak), refusing a figure above 100%.
+
+    Args:
+      flops_per_example: FLOPs one example costs (train step or forward pass).
+      examples_per_sec: the measured rate.
+      peak: `hardware_peak`'s dict.
+      reprobe: a callable returning a fresh `hardware_peak` dict, tried once
+        when the MFU would pass 100% against a measured CPU peak.
+
+    Returns:
+      {"mfu": fraction or None, "mfu_measured_peak": ..., "mfu_note": why None}
+      plus the peak fields (updated when re-probed).  An MFU above 100% is
+      never returned as a figure: the peak is wrong, and the note says how to
+      fix it.
+    """
+    out = dict(peak)
+    value = mfu(flops_per_example, examples_per_sec, out.get("peak_flops"))
+    if value is not None and value > 1 and reprobe and out["peak_source"].startswith("measured"):
+        out.update(reprobe())
+        out["peak_reprobed"] = True
+        value = mfu(flops_per_example, examples_per_sec, out.get("peak_flops"))
+    if value is not None and value > 1:
+        out["mfu"] = None
+        out["mfu_over_100"] = value
+        out["mfu_note"] = (
+            f"not shown: {100 * value:.1f}% would exceed 100%, so the peak "
+            f"({out['peak_flops'] / 1e9:,.1f} GFLOP/s, {out['peak_source']}) is wrong; run "
+            "`tpubench peak --reprobe` on a quiet machine or pass --peak_flops=FLOP/s"
+        )
+    else:
+        out["mfu"] = value
+    measured = out.get("peak_flops_measured")
+    if measured:
+        m = mfu(flops_per_example, examples_per_sec, measured)
+        out["mfu_measured_peak"] = m if m is not None and m <= 1 else None
+    return out

@@ -26,9 +26,36 @@ def _si(x, unit):
 
 
 def _money(x):
-    if x is None:
-        return "n/a"
-    return f"${x:,.2f}" if x >= 1 else f"${x:,.4f}" if x >= 0.0001 else f"${x:.2e}"
+    from tpubench.cost import money
+
+    return money.usd(x)
+
+
+def _price_age(used: dict) -> str:
+    from tpubench.cost import catalog
+
+    return catalog.age_note(x["as_of"] for x in used.values())
+
+
+def _replicas(p: dict) -> str:
+    """'2 worker(s)' under parameter servers (each worker steps on its own batch share, so
+    the rate is split by workers); 'N replica(s)' otherwise."""
+    if _ps(p):
+        return f"{p['num_workers']} worker(s)"
+    return f"{p.get('num_replicas')} replica(s)"
+
+
+def _ps(p: dict) -> bool:
+    return p.get("strategy") == "parameter_server" and bool(p.get("num_workers"))
+
+
+def _samples(n) -> str:
+    """'; n=1: one timed loop, so p50 = p90 = p99' -- percentiles of one sample say nothing."""
+    if n is None:
+        return ""
+    if n == 1:
+        return "; n=1: one timed loop, so all three are that loop; run more steps for a spread"
+    return f"; n={n} loops"
 
 
 def train_summary(record: dict) -> str:
@@ -41,7 +68,7 @@ def train_summary(record: dict) -> str:
     console = Console(file=out, width=110, force_terminal=False, color_system=None)
     title = (
         f"{record['model']['name']} on {data.get('name')} — {p.get('accelerator')} / "
-        f"{p.get('strategy')}, {p.get('num_replicas')} replica(s), {cfg.get('precision')}, "
+        f"{p.get('strategy')}, {_replicas(p)}, {cfg.get('precision')}, "
         f"global batch {record.get('global_batch_size')}"
     )
     t = Table(title=title, show_header=False, title_justify="left")
@@ -50,14 +77,17 @@ def train_summary(record: dict) -> str:
     rate = r.get("examples_per_sec")
     t.add_row(
         "examples/sec",
-        f"{_num(rate)}  (per replica {_num(r.get('examples_per_sec_per_replica'))})"
+        f"{_num(rate)}  (per {'worker' if _ps(p) else 'replica'} "
+        f"{_num(r.get('examples_per_sec_per_replica'))})"
         if rate
         else r.get("note", "n/a"),
     )
     t.add_row(
         "step time p50 / p90 / p99",
         f"{_ms(r.get('step_time_p50'))} / {_ms(r.get('step_time_p90'))} / "
-        f"{_ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')})",
+        f"{_ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')}"
+        + _samples(r.get("step_time_samples"))
+        + ")",
     )
     t.add_row(
         "time to first loop",
@@ -135,8 +165,14 @@ def train_summary(record: dict) -> str:
             "MFU",
             (f"{100 * mfu:.2f}% of {_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})")
             if mfu is not None
-            else f"n/a ({m.get('peak_source', m.get('note', ''))})",
+            else m.get("mfu_note") or f"n/a ({m.get('peak_source', m.get('note', ''))})",
         )
+        if m.get("mfu_measured_peak") is not None:
+            t.add_row(
+                "MFU (measured peak)",
+                f"{100 * m['mfu_measured_peak']:.2f}% of "
+                f"{_si(m.get('peak_flops_measured'), 'FLOP/s')} ({m.get('peak_measured_source')})",
+            )
     console.print(t)
     cost = record.get("cost") or {}
     if cost.get("machines"):
@@ -171,6 +207,10 @@ def train_summary(record: dict) -> str:
         console.print(c)
         for x in used.values():
             console.print(f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}")
+        if used:
+            console.print(f"  {_price_age(used)}")
+    elif cost.get("note"):
+        console.print(f"cost: {cost['note']}", soft_wrap=True)
     console.print(f"record: {record.get('record_path')}   model_dir: {cfg.get('model_dir')}")
     return out.getvalue().rstrip()
 
@@ -246,6 +286,9 @@ def infer_summary(recs: list[dict]) -> str:
             f"{_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})",
             soft_wrap=True,
         )
+    notes = {rec.get("mfu", {}).get("mfu_note") for rec in recs} - {None}
+    for note in sorted(notes):
+        console.print(f"MFU {note}", soft_wrap=True)
     ev = first["results"].get("eval")
     if ev:
         console.print(
@@ -284,6 +327,10 @@ def infer_summary(recs: list[dict]) -> str:
                 f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}",
                 soft_wrap=True,
             )
+        if used:
+            console.print(f"  {_price_age(used)}")
+    elif cost.get("note"):
+        console.print(f"cost: {cost['note']}", soft_wrap=True)
     for rec in recs:
         console.print(f"record: {rec.get('record_path')}", soft_wrap=True)
     return out.getvalue().rstrip()

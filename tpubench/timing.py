@@ -54,7 +54,8 @@ def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> di
     """Throughput and step-time figures from the loops after warm-up.
 
     Returns a dict with examples_per_sec (global), examples_per_sec_per_replica,
-    step_time_p50/p90/p99 (seconds, each loop's mean step time), steady-state
+    step_time_p50/p90/p99 (seconds, each loop's mean step time) over
+    step_time_samples loops, steady-state
     loop index, compile/time-to-first-loop, measured steps and seconds.
     """
     first = loops[:warmup_loops]
@@ -87,6 +88,7 @@ def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> di
         step_time_p90=percentile(per_step[settle:], 90),
         step_time_p99=percentile(per_step[settle:], 99),
         step_time_mean=seconds / sum(lt.steps for lt in steady),
+        step_time_samples=len(steady),
         steady_state_after_loops=warmup_loops + settle,
         measured_steps=sum(lt.steps for lt in steady),
         measured_seconds=seconds,

@@ -44,16 +44,67 @@ def test_shipped_catalog_has_every_required_key(shipped):
 def test_shipped_current_rows(shipped):
     v100 = shipped.lookup("gcp:v100")
     assert (v100.on_demand, v100.spot) == (2.48, 0.992)
-    assert v100.as_of == datetime.date(2025, 1, 1)
+    assert v100.as_of == datetime.date(2026, 11, 23)
     assert v100.status == "confirmed"
     assert "SkyPilot" in v100.source
+    assert shipped.lookup("gcp:v100@2025").as_of == datetime.date(2025, 1, 1)
     assert shipped.lookup("gcp:tpu-v2-8").count == 4
     assert shipped.lookup("aws:p4d.24xlarge").count == 8
     assert shipped.lookup("aws:p5.48xlarge").status == "stale"
-    assert shipped.lookup("gcp:a3-highgpu-8g").status == "unconfirmed"
+    # The 2025 secondary figure is kept as history beside the catalog's host + 8 GPUs.
+    assert shipped.lookup("gcp:a3-highgpu-8g@2025").on_demand == 88.49
+    assert shipped.lookup("gcp:a3-highgpu-8g").on_demand == pytest.approx(9.46006 + 33.60609)
     assert shipped.lookup("aws:c5.xlarge").count == 0
     # A spot range in the reference is stored as its low end.
     assert shipped.lookup("aws:p3.2xlarge").spot == 0.52
+
+
+# Issue 12 item 4: every current GPU machine shape of GCP and AWS.
+GPU_SHAPES = {
+    **{f"gcp:a3-highgpu-{n}g": ("h100", n) for n in (1, 2, 4, 8)},
+    "gcp:a3-megagpu-8g": ("h100", 8),
+    **{f"gcp:a2-highgpu-{n}g": ("a100-40gb", n) for n in (1, 2, 4, 8)},
+    **{f"gcp:a2-ultragpu-{n}g": ("a100-80gb", n) for n in (1, 2, 4, 8)},
+    "gcp:g2-standard-4": ("l4", 1), "gcp:g2-standard-48": ("l4", 4),
+    "gcp:g2-standard-96": ("l4", 8),
+    "aws:p5.48xlarge": ("h100", 8), "aws:p4d.24xlarge": ("a100-40gb", 8),
+    "aws:g5.xlarge": ("a10g", 1), "aws:g5.48xlarge": ("a10g", 8),
+    "aws:g6.xlarge": ("l4", 1), "aws:g6.48xlarge": ("l4", 8),
+    "aws:g4dn.xlarge": ("t4", 1), "aws:g4dn.12xlarge": ("t4", 4),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(GPU_SHAPES))
+def test_gpu_machine_shapes_are_priced_with_their_accelerators(shipped, key):
+    from tpubench.cost import machine
+
+    accel = machine.parse(key).accelerators(shipped)
+    assert (accel.kind, accel.name, accel.count) == ("gpu", *GPU_SHAPES[key])
+    row = shipped.lookup(key)
+    assert row.on_demand > 0 and row.source and row.as_of.year >= 2025
+
+
+@pytest.mark.parametrize("gpu", ["t4", "v100", "p100"])
+def test_n1_with_an_attached_gpu_is_priced_as_host_plus_gpus(shipped, gpu):
+    from tpubench.cost import pricing
+
+    price = pricing.hourly(f"gcp:n1-standard-8+2xgcp:{gpu}", shipped)
+    expected = (
+        shipped.lookup("gcp:n1-standard-8").on_demand + 2 * shipped.lookup(f"gcp:{gpu}").on_demand
+    )
+    assert price.usd_per_hour == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "slice_, chips",
+    [("tpu-v2-8", 4), ("tpu-v3-32", 16), ("tpu-v4-8", 4), ("tpu-v5e-4", 4), ("tpu-v5p-16", 8),
+     ("tpu-v6e-8", 8)],
+)  # fmt: skip
+def test_every_tpu_generation_prices_its_slices(shipped, slice_, chips):
+    from tpubench.cost import machine
+
+    accel = machine.parse(f"gcp:{slice_}").accelerators(shipped)
+    assert (accel.kind, accel.count) == ("tpu", chips)
 
 
 def test_derived_n1_shapes_follow_the_per_vcpu_and_gib_prices(shipped):
@@ -125,7 +176,7 @@ def test_search(shipped):
 
 def test_row_to_dict_is_json_friendly(shipped):
     d = json.loads(json.dumps(shipped.lookup("gcp:v100").to_dict()))
-    assert d["as_of"] == "2025-01-01"
+    assert d["as_of"] == "2026-11-23"
     assert d["on_demand"] == 2.48
 
 
@@ -233,9 +284,10 @@ def test_gs_catalog_reads_through_google_cloud_storage(gcs_env):
 
 def test_format_rows_table(shipped):
     text = cli.format_rows(shipped.search("gcp v100"), "table")
-    header, row = text.splitlines()
+    header, old, new = text.splitlines()
     assert header.split() == ["key", "unit", "on_demand", "spot", "as_of", "status", "source"]
-    assert row.split()[:6] == ["gcp:v100", "gpu-hour", "2.48", "0.992", "2025-01-01", "confirmed"]
+    assert old.split()[:6] == ["gcp:v100", "gpu-hour", "2.48", "0.992", "2025-01-01", "confirmed"]
+    assert new.split()[:6] == ["gcp:v100", "gpu-hour", "2.48", "0.992", "2026-11-23", "confirmed"]
 
 
 def test_format_rows_csv_round_trips(shipped, tmp_path):

@@ -27,7 +27,7 @@ def cat():
         ("2xgcp:tpu-v5e-8", "spot", 16 * 0.213),
         ("gcp:tpu-v4-8", "on_demand", 4 * 3.22),
         ("gcp:tpu-v5p-8", "on_demand", 4 * 4.20),
-        ("gcp:tpu-v6e-8", "spot", 8 * 0.648),
+        ("gcp:tpu-v6e-8", "spot", 8 * 0.64833),
         ("gcp:tpu-v2-8", "on_demand", 4.50),
         ("gcp:tpu-v2-8", "spot", 1.35),
         ("gcp:tpu-v2-32", "on_demand", 4 * 4.50),
@@ -56,7 +56,7 @@ def test_lines_say_which_rows_were_used(cat):
     host, gpus = price.lines
     assert (host.count, host.key, host.status) == (1, "gcp:n1-standard-8", "derived")
     assert (gpus.count, gpus.row_key, gpus.unit_price, gpus.subtotal) == (4, "gcp:v100", 2.48, 9.92)
-    assert gpus.as_of.isoformat() == "2025-01-01"
+    assert gpus.as_of.isoformat() == "2026-11-23"
     assert "SkyPilot" in gpus.source
     assert price.machine == "gcp:n1-standard-8+4xgcp:v100"
 
@@ -152,7 +152,7 @@ def test_summarize_with_catalog_rows(cat):
     assert s["usd_to_target"] is None
     assert [(r["row_key"], r["as_of"]) for r in s["rows"]] == [
         ("gcp:n1-standard-8", "2025-01-01"),
-        ("gcp:v100", "2025-01-01"),
+        ("gcp:v100", "2026-11-23"),
     ]
     assert all(r["source"] for r in s["rows"])
 

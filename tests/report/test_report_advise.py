@@ -48,8 +48,8 @@ def test_cheapest_within_deadline_with_runner_up_on_demand_and_spot():
     )
     t4_spot, t8_spot = EPOCH / 1550 / 3600 * 4 * 0.213, EPOCH / 3000 / 3600 * 8 * 0.213
     spot = _line(text, "spot:")
-    assert spot.startswith(f"spot: {T4}: 13.8 min for ${t4_spot:.4f} (cheapest of 2 ")
-    assert f"runner-up {T8}: 7.1 min for ${t8_spot:.4f}" in spot
+    assert spot.startswith(f"spot: {T4}: 13.8 min for ${t4_spot:.3f} (cheapest of 2 ")
+    assert f"runner-up {T8}: 7.1 min for ${t8_spot:.3f}" in spot
     # the GPU rows show on-demand cost and no spot price (the n1 host has none)
     g2 = _line(text, "│ resnet50 · accelerator=gpu · replicas=2 ")
     assert f"${EPOCH / 390 / 3600 * (0.379998 + 2 * 2.48):.2f}" in g2 and "yes / n/a" in g2
@@ -76,9 +76,7 @@ def test_fastest_within_budget():
         f"on-demand: {T4}: 13.8 min for $1.10 (fastest of 1 "
     )
     spot = _line(text, "spot:")
-    assert spot.startswith(
-        f"spot: {T8}: 7.1 min for $0.2021 (fastest of 2 that cost at most $1.12)"
-    )
+    assert spot.startswith(f"spot: {T8}: 7.1 min for $0.202 (fastest of 2 that cost at most $1.12)")
     assert spot.endswith(f"(+{3000 / 1550 - 1:.0%} time)")
 
 
@@ -86,9 +84,9 @@ def test_to_target_uses_recorded_time_to_accuracy():
     text = _advice(deadline_seconds=1800, to_target=True)
     # medians: 1 GPU 3600 s, 2 GPUs 1900 s, 4 GPUs 1050 s (2 of 3 reached), v5e-4 500 s, v5e-8 260 s
     assert _line(text, "on-demand:").startswith(
-        f"on-demand: {T4}: {500 / 60:.1f} min for ${500 / 3600 * 4.8:.4f} (cheapest of 3 "
+        f"on-demand: {T4}: {500 / 60:.1f} min for ${500 / 3600 * 4.8:.3f} (cheapest of 3 "
     )
-    assert f"runner-up {T8}: {260 / 60:.1f} min for ${260 / 3600 * 9.6:.4f}" in text
+    assert f"runner-up {T8}: {260 / 60:.1f} min for ${260 / 3600 * 9.6:.3f}" in text
 
 
 def test_warnings_old_other_tf_input_bound():

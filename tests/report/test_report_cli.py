@@ -1,6 +1,7 @@
 """`tpubench report` and `tpubench advise` as a user runs them: exit codes, files,
 one-line errors, no TensorFlow, and the HTML page in a real headless browser."""
 
+import datetime
 import json
 import pathlib
 import re
@@ -81,7 +82,11 @@ def test_advise_cli_without_tensorflow():
     proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m")
     assert proc.returncode == 0, proc.stderr
     assert "on-demand: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $1.10" in proc.stdout
-    assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.1956" in proc.stdout
+    assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.196" in proc.stdout
+    # The age of the prices, counted here from the fixtures' catalog date.
+    today = datetime.date.today()
+    months = (today.year - 2025) * 12 + today.month - 1
+    assert f"prices as of 2025-01-01 ({months} months old)" in proc.stdout
 
 
 @pytest.mark.parametrize(

@@ -186,3 +186,13 @@ def test_inference_records_never_mix_with_training(tmp_path):
     assert compare.default_baselines(groups).keys() == {"mnist_mlp", "mnist_mlp [infer]"}
     text = render.terminal(tables.summary([compare.summarize(g) for g in groups]))
     assert "mnist_mlp [infer] · gcp:n1-standard-1" in text
+
+
+def test_skip_corrupt_counts_are_not_model_params():
+    import json
+
+    record = json.loads((FIXTURES / "threads" / "cnn-t1-0.json").read_text())
+    record["model"]["params"]["readable_records"] = {"train-0.tfrecord": 1257}
+    run, _ = load.from_record(record, "x.json")
+    assert "readable_records" not in run.params
+    assert "readable_records" not in run.dims.get("params", "")

@@ -18,6 +18,7 @@ import datetime
 import importlib.resources
 import io
 import math
+import os
 import re
 from collections.abc import Iterable
 
@@ -157,8 +158,72 @@ class Catalog:
         return [r for r in self.rows if all(w in haystack(r) for w in words)]
 
 
+def months_between(earlier: datetime.date, later: datetime.date) -> int:
+    """Whole calendar months from `earlier` to `later` (0 if `later` is not after it)."""
+    months = (later.year - earlier.year) * 12 + later.month - earlier.month
+    if later.day < earlier.day:
+        months -= 1
+    return max(months, 0)
+
+
+def age_note(dates: Iterable, today: datetime.date | None = None) -> str:
+    """Says how old the prices used are: 'prices as of 2025-01-01 (22 months old)'.
+
+    Args:
+      dates: the `as_of` dates (date objects or ISO strings) of the rows used.
+      today: the reference day (default: today).
+
+    Returns:
+      One phrase; a range names the oldest age ('prices as of 2025-01-01 to
+      2026-11-23; the oldest 22 months old'); 'no prices used' if `dates` is empty.
+    """
+    parsed = sorted(
+        {d if isinstance(d, datetime.date) else datetime.date.fromisoformat(str(d)) for d in dates}
+    )
+    if not parsed:
+        return "no prices used"
+    today = today or datetime.date.today()
+    months = months_between(parsed[0], today)
+    age = "less than a month old" if months == 0 else f"{months} month{'s' * (months != 1)} old"
+    if len(parsed) == 1:
+        return f"prices as of {parsed[0].isoformat()} ({age})"
+    return f"prices as of {parsed[0].isoformat()} to {parsed[-1].isoformat()}; the oldest {age}"
+
+
 def _dates(rows: Iterable[Row]) -> str:
     return ", ".join(f"{r.as_of.isoformat()} ({r.status})" for r in rows)
+
+
+USER_FILE = "prices.csv"
+
+
+def user_path() -> str:
+    """The user catalog written by `tpubench prices import`: $TPUBENCH_CACHE/prices.csv
+    (default ~/.cache/tpubench/prices.csv)."""
+    from tpubench import cache
+
+    return cache.path(USER_FILE)
+
+
+def load_user(path: str | None = None) -> list[Row]:
+    """The user catalog's rows ([] when there is none)."""
+    path = path or user_path()
+    if not os.path.exists(path):
+        return []
+    return parse(_read_text(path), path)
+
+
+def write(rows: Iterable[Row], path: str) -> None:
+    """Writes rows as a catalog CSV, atomically (a temp file, then a rename)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for r in rows:
+            d = r.to_dict()
+            w.writerow(["" if d[c] is None else d[c] for c in COLUMNS])
+    os.replace(tmp, path)
 
 
 def load(path: str | None = None) -> Catalog:
@@ -166,7 +231,9 @@ def load(path: str | None = None) -> Catalog:
 
     Args:
       path: a local CSV file or a `gs://` object; None reads the catalog
-        shipped with tpubench.
+        shipped with tpubench, overridden by the user catalog (`user_path()`)
+        where that has rows: a key the user catalog prices keeps only the
+        shipped rows marked historical.
 
     Returns:
       The validated catalog.
@@ -183,9 +250,14 @@ def load(path: str | None = None) -> Catalog:
         except OSError as e:  # a broken install, not a user error, but say so plainly
             raise errors.PriceError(f"cannot read the shipped price catalog {name}: {e}") from e
     else:
-        name = path
-        text = _read_text(path)
-    return Catalog(parse(text, name), name)
+        return Catalog(parse(_read_text(path), path), path)
+    rows = parse(text, name)
+    user = load_user()
+    if user:
+        mine = {r.key for r in user}
+        rows = [r for r in rows if r.key not in mine or r.status == "historical"] + user
+        name = f"{name} + {user_path()}"
+    return Catalog(rows, name)
 
 
 def _read_text(path: str) -> str:

@@ -169,13 +169,32 @@ def prices_main(
             )
         price = pricing_lib.hourly(machine, cat, pricing)
         accel = machine_lib.parse(machine).accelerators(cat)
-        return format_price(price, accel, fmt)
+        text = format_price(price, accel, fmt)
+        ages = catalog_lib.age_note(line.as_of for line in price.lines)
+        return text + (f"\n{ages}" if fmt == "table" else "")
     rows = cat.search(query)
     if not rows:
         raise errors.UsageError(
             f"no price rows in {cat.path} match {query!r}{_suggest(query, cat)}"
         )
-    return format_rows(rows, fmt)
+    text = format_rows(rows, fmt)
+    if fmt == "table":
+        current = [r.as_of for r in rows if r.status != "historical"] or [r.as_of for r in rows]
+        text += f"\n\n{len(rows)} row(s) from {cat.path}; current {catalog_lib.age_note(current)}"
+    return text
+
+
+def import_main(paths: list[str]) -> str:
+    """Runs `tpubench prices import FILE...`: SkyPilot-format files into the user catalog."""
+    from tpubench.cost import skypilot
+
+    target, n = skypilot.import_files(paths)
+    rows = catalog_lib.load_user(target)
+    return (
+        f"imported {n} price row(s) from {len(paths)} file(s) into {target} "
+        f"({len(rows)} row(s) there; {catalog_lib.age_note(r.as_of for r in rows)}); "
+        "they override the shipped rows of the same keys"
+    )
 
 
 def _suggest(query: str, cat: catalog_lib.Catalog) -> str:

@@ -280,7 +280,8 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         [],
         [],
     )
-    out = [render.terminal(t), "Advice:"]
+    used = {d for c in cands for text in c.price_dates.values() for d in text.split(", ") if d}
+    out = [render.terminal(t), catalog_lib.age_note(used), "Advice:"]
     out += [f"  {choose(cands, cfg, which)}" for which in catalog_lib.PRICINGS]
     out.append("  (spot/preemptible machines can be stopped at any time; checkpoint to resume)")
     warn = warnings(groups, cfg, now or dt.datetime.now(dt.timezone.utc))

@@ -110,6 +110,11 @@ def build(cfg: ReportConfig) -> Report:
 
 def _warnings(summaries, notes, loaded) -> list[str]:
     out = list(notes)
+    dates = {d for s in summaries for d in s.price_dates}
+    if dates:  # every price used says how old it is
+        from tpubench.cost import catalog
+
+        out.append(f"costs use {catalog.age_note(dates)}")
     single = [s.label for s in summaries if s.rate.n == 1]
     if single:
         out.append(

@@ -24,6 +24,7 @@ _RUNTIME_PARAMS = frozenset(
         "deterministic",
         "cache",
         "fixed_eval_steps",
+        "readable_records",  # --skip_corrupt's per-file counts: the data, not the network
     }
 )
 

@@ -35,7 +35,9 @@ def prices_note(summaries: list[compare.Summary]) -> str:
     pricing = sorted({s.pricing for s in summaries if s.pricing != "n/a"})
     if not dates:
         return "no prices recorded"
-    return f"{'/'.join(pricing)} prices as of {', '.join(dates)}"
+    from tpubench.cost import catalog
+
+    return f"{'/'.join(pricing)} {catalog.age_note(dates)}"
 
 
 def throughput(summaries: list[compare.Summary]):

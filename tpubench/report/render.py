@@ -29,11 +29,9 @@ def ratio(x: float | None) -> str:
 
 
 def money(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    if x >= 1:
-        return f"${x:,.2f}"
-    return f"${x:.4f}" if x >= 0.0001 else f"${x:.3g}"
+    from tpubench.cost import money as money_lib
+
+    return money_lib.usd(x)
 
 
 def span(iv: stats.Interval | None, fmt=num) -> str:

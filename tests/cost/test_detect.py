@@ -1,0 +1,109 @@
+"""Pricing what ran: device names to catalog ids, and the smallest machine that carries them."""
+
+import pytest
+
+from tpubench.cost import catalog, detect, run
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return catalog.load()
+
+
+def gpus(name, n=1):
+    return [{"kind": "gpu", "name": name, "compute_capability": (9, 0)}] * n
+
+
+@pytest.mark.parametrize(
+    "name, ident",
+    [
+        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("NVIDIA H100 PCIe", "h100"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-80gb"),
+        ("Tesla V100-SXM2-16GB", "v100"),
+        ("Tesla T4", "t4"),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA A10G", "a10g"),
+        ("Tesla P100-PCIE-16GB", "p100"),
+        ("Tesla K80", "k80"),
+        ("NVIDIA GeForce RTX 4090", None),
+    ],
+)
+def test_gpu_names_map_to_catalog_ids(name, ident):
+    assert detect.accelerator_id("gpu", name) == ident
+
+
+@pytest.mark.parametrize(
+    "name, ident",
+    [("TPU v2", "tpu-v2"), ("TPU v4", "tpu-v4"), ("TPU v5 lite", "tpu-v5e"), ("TPU v5p", "tpu-v5p"),
+     ("TPU v6 lite", "tpu-v6e"), ("TPU v6e", "tpu-v6e")],
+)  # fmt: skip
+def test_tpu_names_map_to_catalog_ids(name, ident):
+    assert detect.accelerator_id("tpu", name) == ident
+
+
+def test_detect_counts_like_devices_and_ignores_a_stray_one():
+    found = detect.detect(gpus("Tesla T4", 4) + gpus("NVIDIA GeForce GT 710"))
+    assert (found.kind, found.id, found.count) == ("gpu", "t4", 4)
+    assert detect.detect([]) is None
+
+
+def test_one_h100_is_priced_as_a3_highgpu_1g_not_as_a_cpu_vm(shipped):
+    prices, note = run.prices(accelerators=gpus("NVIDIA H100 80GB HBM3"))
+    first = prices[0]
+    assert (first.machine, first.pricing) == ("gcp:a3-highgpu-1g", "on_demand")
+    assert first.usd_per_hour == shipped.lookup("gcp:a3-highgpu-1g").on_demand
+    assert "gcp:a3-highgpu-1g" in note and "1 x NVIDIA H100 80GB HBM3" in note
+    assert not any(p.machine.startswith("gcp:n1-") for p in prices)
+    # AWS sells H100s eight at a time: said, not hidden.
+    assert "aws:p5.48xlarge (carries 8)" in note
+
+
+def test_a_gpu_sold_alone_gets_an_n1_host_with_4_vcpus_per_gpu(shipped):
+    prices, note = run.prices(accelerators=gpus("Tesla V100-SXM2-16GB", 2))
+    assert prices[0].machine == "gcp:n1-standard-8+2xgcp:v100"
+    expected = shipped.lookup("gcp:n1-standard-8").on_demand + 2 * 2.48
+    assert prices[0].usd_per_hour == pytest.approx(expected)
+
+
+def test_l4_is_never_put_on_an_n1_host():
+    prices, _ = run.prices(accelerators=gpus("NVIDIA L4"))
+    assert prices[0].machine == "gcp:g2-standard-4"
+
+
+def test_the_smallest_machine_with_enough_accelerators_is_chosen():
+    prices, note = run.prices(accelerators=gpus("NVIDIA A100-SXM4-40GB", 3))
+    assert prices[0].machine == "gcp:a2-highgpu-4g"
+    assert "it carries 4" in note
+
+
+def test_tpu_chips_price_as_a_slice(shipped):
+    prices, note = run.prices(accelerators=[{"kind": "tpu", "name": "TPU v5 lite"}] * 8)
+    assert prices[0].machine == "gcp:tpu-v5e-8"
+    assert prices[0].usd_per_hour == pytest.approx(8 * shipped.lookup("gcp:tpu-v5e").on_demand)
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H200", "Tesla K80", "NVIDIA GeForce RTX 4090"])
+def test_no_catalog_machine_is_one_line_and_no_price(name):
+    prices, note = run.prices(accelerators=gpus(name))
+    assert prices == []
+    assert note.startswith("not priced:") and "\n" not in note and "--machine" in note
+
+
+def test_a_cpu_run_is_priced_as_vms_with_the_host_vcpus():
+    prices, note = run.prices(accelerators=[], host_vcpus=6)
+    assert [p.machine for p in prices if p.pricing == "on_demand"] == [
+        "gcp:n1-standard-8",
+        "gcp:n1-highcpu-8",
+        "gcp:c2-standard-8",
+    ]
+    assert "vCPU" in note
+
+
+def test_machine_and_override_win_over_detection():
+    prices, note = run.prices(machines=("aws:g5.xlarge",), accelerators=gpus("NVIDIA H100"))
+    assert prices[0].machine == "aws:g5.xlarge" and note is None
+    prices, note = run.prices(price_per_hour=3.0, accelerators=gpus("NVIDIA H100"))
+    assert (prices[0].pricing, prices[0].usd_per_hour) == ("override", 3.0)

@@ -1,0 +1,106 @@
+"""`tpubench prices import`: SkyPilot-format vms.csv files into the user catalog."""
+
+import datetime
+import os
+
+import pytest
+
+from tpubench import errors
+from tpubench.cost import catalog, cli, detect, run, skypilot
+
+# The column orders of SkyPilot's catalogs/v7 files, as they are.
+GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+GCP = (
+    GCP_HEADER
+    + """AvailabilityZone,Price,SpotPrice
+a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.2,0.3
+a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-b,1.2,0.25
+a3-highgpu-1g,26.0,234.0,,,,europe-west4,europe-west4-b,1.9,0.5
+n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.2,0.05
+,,,H100,1,"{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]}",us-central1,us-central1-a,3.0,1.0
+,,,H100,1,"{'Gpus': [{'MemoryInfo': {'SizeInMiB': 81920}}]}",us-central1,us-central1-b,3.0,0.75
+,,,T4,1,"{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]}",us-central1,us-central1-a,0.4,0.1
+,,,tpu-v5litepod-4,1,tpu-v5litepod-4,us-central1,us-central1-a,4.4,1.2
+,,,tpu-v5litepod-8,1,tpu-v5litepod-8,us-central1,us-central1-a,8.8,2.4
+,,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-b,700.0,700.0
+"""
+)
+AWS_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,"
+AWS = (
+    AWS_HEADER
+    + """SpotPrice,Region,AvailabilityZone
+g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': []}",0.9,0.40,us-east-1,use1-az1
+g6.xlarge,L4,1.0,4.0,16.0,"{'Gpus': []}",0.9,0.35,us-east-1,use1-az2
+p5.48xlarge,H100,8.0,192.0,2048.0,"{'Gpus': []}",60.0,,us-east-1,use1-az4
+c5.xlarge,,,4.0,8.0,,0.18,0.07,us-east-1,use1-az1
+"""
+)
+
+
+@pytest.fixture()
+def files(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUBENCH_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "gcp").mkdir()
+    (tmp_path / "aws").mkdir()
+    gcp, aws = tmp_path / "gcp" / "vms.csv", tmp_path / "aws" / "vms.csv"
+    gcp.write_text(GCP)
+    aws.write_text(AWS)
+    day = datetime.datetime(2026, 10, 5, 12, 0).timestamp()
+    os.utime(gcp, (day, day))
+    os.utime(aws, (day, day))
+    return str(gcp), str(aws)
+
+
+def test_import_writes_the_user_catalog_and_overrides_the_shipped_rows(files):
+    text = cli.import_main(list(files))
+    target = catalog.user_path()
+    assert target in text and os.path.exists(target)
+    cat = catalog.load()
+    # GCP: host + GPU in one machine, on-demand and the lowest spot of the region's zones.
+    a3 = cat.lookup("gcp:a3-highgpu-1g")
+    assert (a3.on_demand, a3.spot, a3.count) == (pytest.approx(4.2), pytest.approx(1.0), 1)
+    assert a3.as_of == datetime.date(2026, 10, 5) and "vms.csv" in a3.source
+    assert "accel=h100" in a3.notes
+    t4 = cat.lookup("gcp:t4")
+    assert (t4.kind, t4.on_demand, t4.spot) == ("gpu", 0.4, 0.1)
+    # TPU v5e per chip from the smallest slice; v6e was "not offered" (700.0) here.
+    v5e = cat.lookup("gcp:tpu-v5e")
+    assert (v5e.on_demand, v5e.spot) == (pytest.approx(1.1), pytest.approx(0.3))
+    assert "imported" not in cat.lookup("gcp:tpu-v6e").source  # the shipped row stays
+    # AWS: whole instances with their accelerators.
+    p5 = cat.lookup("aws:p5.48xlarge")
+    assert (p5.on_demand, p5.spot, p5.count) == (60.0, None, 8)
+    assert cat.lookup("aws:g6.xlarge").spot == 0.35
+    # Shipped rows of the same key are replaced; the historical ones stay pinnable.
+    assert [r.on_demand for r in cat.rows_for("aws:p5.48xlarge")] == [60.0]
+    assert cat.lookup("gcp:k80@2017").on_demand == 0.70
+    # And a run is priced from them.
+    prices, note = run.prices(accelerators=[{"kind": "gpu", "name": "NVIDIA H100 80GB HBM3"}])
+    assert prices[0].usd_per_hour == pytest.approx(4.2)
+    assert prices[0].lines[0].as_of == datetime.date(2026, 10, 5)
+
+
+def test_reimport_replaces_rows_of_the_same_date(files):
+    cli.import_main([files[1]])
+    cli.import_main([files[1]])
+    rows = catalog.load_user()
+    assert len([r for r in rows if r.key == "aws:g6.xlarge"]) == 1
+
+
+def test_not_a_skypilot_file_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPUBENCH_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "prices.csv"
+    bad.write_text("key,price\nx,1\n")
+    with pytest.raises(errors.PriceError, match="missing column.*InstanceType"):
+        cli.import_main([str(bad)])
+    with pytest.raises(errors.PriceError, match="cannot read"):
+        cli.import_main([str(tmp_path / "missing.csv")])
+    with pytest.raises(errors.UsageError, match="needs FILE"):
+        cli.import_main([])
+    assert not os.path.exists(catalog.user_path())
+
+
+def test_detect_and_import_agree_on_accelerator_ids():
+    assert skypilot.detect is detect
+    assert detect.accelerator_id("gpu", "H100") == "h100"
+    assert detect.accelerator_id("gpu", "A100-80GB") == "a100-80gb"
