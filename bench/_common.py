@@ -44,12 +44,17 @@ def configure_threads(intra: int, inter: int) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(inter)
 
 
-def build(model_name: str, batch: int, seed: int):
-    """(spec, params, model, optimizer, (features, labels) numpy) as tpubench builds them."""
+def build(model_name: str, batch: int, seed: int, precision: str = "fp32"):
+    """(spec, params, model, optimizer, (features, labels) numpy) as tpubench builds them.
+
+    PRECISION sets the Keras mixed-precision policy for the model, as
+    tpubench's runner does (fp32, bf16 = mixed_bfloat16, fp16 = mixed_float16).
+    """
     import keras
 
     from tpubench import registry
     from tpubench.data import synthetic
+    from tpubench.runner import POLICIES
 
     spec = registry.get(model_name)
     params = registry.resolve_params(spec, {})
@@ -64,8 +69,10 @@ def build(model_name: str, batch: int, seed: int):
         drop_remainder_eval=False,
     )
     keras.utils.set_random_seed(seed)
+    keras.mixed_precision.set_global_policy(POLICIES[precision])
     model = spec.build_model(params)
     optimizer = spec.build_optimizer(params)
+    keras.mixed_precision.set_global_policy("float32")
     data = synthetic.global_batch(spec.element_spec(params), params, batch, seed)
     return spec, params, model, optimizer, data
 
