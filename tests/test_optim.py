@@ -93,3 +93,39 @@ def test_imagenet_models_use_the_fused_optimizer():
     opt = spec.build_optimizer(params)
     assert isinstance(opt, optim.MomentumSGD)
     assert float(opt.learning_rate) == pytest.approx(0.1 * 64 / 256)
+
+
+@pytest.mark.parametrize("bad", [None, "nan", "inf", "-inf", "sparse_nan"])
+def test_loss_scale_finiteness_check_agrees_with_keras(bad):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from tpubench import optim
+
+    rng = np.random.default_rng(2)
+    grads = [
+        tf.constant(rng.normal(size=(3, 4)).astype("float32")),
+        None,
+        tf.constant(rng.normal(size=(5,)).astype("float16")),
+        tf.IndexedSlices(
+            tf.constant(rng.normal(size=(2, 3)).astype("float32")), tf.constant([0, 4])
+        ),
+        tf.constant(rng.normal(size=(7, 2)).astype("float32")),
+    ]
+    if bad == "sparse_nan":
+        grads[3] = tf.IndexedSlices(
+            tf.constant([[1.0, np.nan, 0.0], [0, 0, 0]]), tf.constant([0, 4])
+        )
+    elif bad:
+        x = grads[4].numpy()
+        x[6, 1] = float(bad)
+        grads[4] = tf.constant(x)
+    inner = keras.optimizers.SGD(0.1)
+    ours = optim.LossScaleOptimizer(inner)
+    theirs = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+    expected = bad is None
+    assert bool(ours.check_finite(grads)) is expected
+    # Keras's own check, given the same values as plain tensors.
+    plain = [g.values if isinstance(g, tf.IndexedSlices) else g for g in grads if g is not None]
+    assert bool(theirs.check_finite(plain)) is expected

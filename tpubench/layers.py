@@ -74,10 +74,21 @@ class FusedBatchNorm(keras.layers.Layer):
         shape = tf.shape(x)
         x4 = x if len(x.shape) == 4 else tf.reshape(x, [-1, 1, 1, x.shape[-1]])
         if training:
+            # The kernel updates the moving averages itself (one op, not six
+            # per layer): new = momentum * old + (1 - momentum) * batch, the
+            # batch variance Bessel-corrected as before.
             y, mean, variance = tf.compat.v1.nn.fused_batch_norm(
-                x4, gamma, beta, epsilon=self.epsilon, is_training=True
+                x4,
+                gamma,
+                beta,
+                mean=tf.convert_to_tensor(self.moving_mean),
+                variance=tf.convert_to_tensor(self.moving_variance),
+                epsilon=self.epsilon,
+                is_training=True,
+                exponential_avg_factor=1.0 - self.momentum,
             )[:3]
-            self._update(mean, variance)
+            self.moving_mean.assign(mean)
+            self.moving_variance.assign(variance)
         else:
             y = tf.compat.v1.nn.fused_batch_norm(
                 x4,

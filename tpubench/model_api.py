@@ -169,8 +169,9 @@ def classification_model_fn(model, features, labels, mode: Mode, params: Params)
         per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     correct = tf.cast(tf.equal(predictions, labels), tf.float32)
     aux = None
-    if model.losses:
-        aux = tf.add_n([tf.cast(x, tf.float32) for x in model.losses])
+    losses = model.losses  # Keras 3 builds the regularisation ops on every access
+    if losses:
+        aux = tf.add_n([tf.cast(x, tf.float32) for x in losses])
     return StepOutput(
         per_example_loss=per_example,
         predictions=predictions,

@@ -69,3 +69,31 @@ class L2(keras.regularizers.Regularizer):
 
     def get_config(self):
         return {"l2": self.l2}
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
+class LossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
+    """Keras 3's dynamic loss scaling with a whole-model finiteness check.
+
+    Keras tests every gradient on its own (`isfinite` and `all` per
+    variable: two kernels each, 322 for ResNet-50, every fp16 step); here
+    the gradients of each dtype are flattened into one vector first (one
+    concat kernel) and tested once.  The answer
+    is the same: every gradient finite, or not.
+    """
+
+    def check_finite(self, grads):
+        groups: dict = {}
+        for g in grads:
+            if g is None:
+                continue
+            if isinstance(g, tf.IndexedSlices):
+                g = g.values
+            groups.setdefault(g.dtype, []).append(tf.reshape(g, [-1]))
+        if not groups:
+            return tf.constant(True)
+        finite = [
+            tf.reduce_all(tf.math.is_finite(tf.concat(parts, 0) if len(parts) > 1 else parts[0]))
+            for parts in groups.values()
+        ]
+        return finite[0] if len(finite) == 1 else tf.reduce_all(tf.stack(finite))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from tpubench import model_api
+from tpubench import model_api, optim
 from tpubench.data import synthetic
 from tpubench.model_api import Mode
 
@@ -60,7 +60,7 @@ class Runner:
             if train:
                 optimizer = spec.build_optimizer(self.params)
                 if precision == "fp16":
-                    optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+                    optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer
                 # Keras 3 optimizers must be built inside the scope before a
                 # custom loop uses them under a strategy (TF_NOTES.md).

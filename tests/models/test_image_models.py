@@ -202,3 +202,24 @@ def test_batch_norm_without_scale_matches_keras():
     assert not np.allclose(mean, 0.0), "the training call updated the moving mean"
     assert [w.name for w in ours.trainable_weights] == ["beta"]
     assert len(ours.weights) == len(ref.weights) == 3  # beta, moving mean, moving variance
+
+
+def test_batch_norm_moving_averages_follow_the_batches():
+    """The fused kernel's own moving averages: m * old + (1 - m) * batch, unbiased variance."""
+    import numpy as np
+
+    from tpubench import layers
+
+    rng = np.random.default_rng(1)
+    a = rng.normal(1.0, 2.0, size=(8, 3, 3, 4)).astype("float32")
+    b = rng.normal(-3.0, 0.5, size=(8, 3, 3, 4)).astype("float32")
+    bn = layers.FusedBatchNorm(momentum=0.9, epsilon=1e-5)
+    bn(a, training=True)
+    bn(b, training=True)
+    mean, var = np.zeros(4), np.ones(4)
+    for x in (a, b):
+        flat = x.reshape(-1, 4).astype("float64")
+        mean = 0.9 * mean + 0.1 * flat.mean(0)
+        var = 0.9 * var + 0.1 * flat.var(0, ddof=1)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), var, rtol=1e-5, atol=1e-6)
