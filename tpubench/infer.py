@@ -12,39 +12,22 @@ invocation that fails writes a `failed` record saying why, like `train`.
 
 from __future__ import annotations
 
-import signal
+import dataclasses
 import time
+from typing import Any
 
-from tpubench import controller, errors, records
+from tpubench import errors, records
 from tpubench.config import InferConfig
+from tpubench.cost import runs as cost_runs
+from tpubench.run import efficiency, session
 
 UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
 
 
-class _Interrupted(Exception):
-    """SIGINT/SIGTERM during the sweep."""
-
-
-_received: list[str] = []  # signal names, kept apart from the exception: raised while
-# TensorFlow traces a step, its message comes back rewritten as a stack of user code.
-
-
-def _raise_interrupt(signum, frame):
-    _received.append(signal.Signals(signum).name)
-    raise _Interrupted(_received[-1])
-
-
 def _base_record(cfg: InferConfig | None, model: str, argv, flag_values) -> dict:
-    return {
-        "schema_version": records.SCHEMA_VERSION,
-        "run_id": records.new_run_id(f"{model}-infer"),
-        "kind": "infer",
-        "status": "running",
-        "started": records.now_iso(),
-        "argv": records.redact_argv(argv),
-        "flags": records.redact_flags(flag_values),
-        "config": cfg.to_dict() if cfg is not None else None,
-    }
+    config = cfg.to_dict() if cfg is not None else None
+    invocation = session.Invocation(argv, flag_values)
+    return session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
 
 
 def record_early_failure(
@@ -60,14 +43,12 @@ def record_early_failure(
     CFG is None when the flags could not even be turned into a config (a bad
     --batch_size list); the record then has the flag values only.
     """
-    record = _base_record(cfg, model, argv, flag_values)
-    record.update(status="failed", error=str(error), finished=records.now_iso())
-    error.record_path = records.write(record, results_dir)
+    session.write_early_failure(_base_record(cfg, model, argv, flag_values), error, results_dir)
 
 
 def check_prices(cfg: InferConfig) -> None:
     """Prices the machines up front (pure Python): a bad --machine fails before TF loads."""
-    controller.hourly_prices(cfg.cost)
+    cost_runs.prices(cfg.cost)
 
 
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
@@ -77,30 +58,40 @@ def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
     records: elsewhere the records have no `record_path`.
     """
     sweep = _Sweep(cfg, argv, flag_values)
-    _received.clear()
-    handlers = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        sweep.run()
-    except (KeyboardInterrupt, _Interrupted) as e:
-        where = f" at batch size {sweep.batch}" if sweep.batch else ""
-        name = _received[-1] if _received else type(e).__name__
-        message = f"interrupted ({name}){where}; batch sizes measured so far "
-        message += "kept their records"
-        error = errors.InterruptedRun(message)
-        error.record_path = sweep.fail("interrupted", message)
-        raise error from None
-    except errors.TpubenchError as e:
-        e.record_path = sweep.fail("failed", str(e))
-        raise
-    except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        sweep.fail("failed", f"{type(e).__name__}: {first[:500]}")
-        raise
-    finally:
-        for s, h in handlers.items():
-            signal.signal(s, h)
-        sweep.close()
+    with session.interruptible() as received:
+        try:
+            sweep.run()
+        except BaseException as e:
+            if session.is_interrupt(e):
+                where = f" at batch size {sweep.batch}" if sweep.batch else ""
+                name = received[-1] if received else type(e).__name__
+                message = f"interrupted ({name}){where}; batch sizes measured so far "
+                message += "kept their records"
+                error = errors.InterruptedRun(message)
+                error.record_path = sweep.fail("interrupted", message)
+                raise error from None
+            if not isinstance(e, Exception):
+                raise
+            path = sweep.fail(*session.outcome(e))
+            if isinstance(e, errors.TpubenchError):
+                e.record_path = path
+            raise
+        finally:
+            sweep.close()
     return sweep.records
+
+
+@dataclasses.dataclass(frozen=True)
+class _Built:
+    """Everything before the first prediction."""
+
+    spec: Any
+    params: dict
+    runner: Any
+    placement: Any
+    batches: tuple
+    manifest: Any
+    prices: cost_runs.Prices
 
 
 class _Sweep:
@@ -133,55 +124,61 @@ class _Sweep:
 
     # ------------------------------------------------------------ set-up
     def run(self):
-        import psutil
-
         t_setup = time.perf_counter()
-        spec, params, runner, placement, batches, manifest, prices = self._build()
+        built = self._build()
         model_ready = time.perf_counter() - t_setup
-        for index, batch in enumerate(batches):
+        for index, batch in enumerate(built.batches):
             self.batch = batch
-            record = self._new_record(batch, placement.num_replicas, batches, index)
-            results = self._measure(runner, batch, manifest)
+            record = self._new_record(batch, built, index)
+            results = self._measure(built.runner, batch, built.manifest)
             if index == 0:
-                wall, perf = self.first_prediction
-                self.base["startup"] = {
-                    "time_to_first_prediction": wall - psutil.Process().create_time(),
-                    "time_to_first_prediction_from": "process start",
-                    "setup_to_first_prediction": perf - t_setup,
-                    "model_ready_seconds": model_ready,
-                    "batch_size": batch,
-                }
+                self._startup(t_setup, model_ready, batch)
                 # After the first prediction, so it never counts in time to
                 # first prediction; every record of the sweep shares it.
-                counted, peak, accuracy = self._describe(spec, params, runner, placement, manifest)
+                measured, accuracy = self._describe(built)
             for key in ("startup", "hardware", "software"):
                 record[key] = self.base[key]
             if accuracy is not None:
                 results["eval"] = accuracy
-            elif manifest is None:
+            elif built.manifest is None:
                 results["eval_note"] = "synthetic data: no accuracy is reported"
             record["results"] = results
-            record["mfu"] = _mfu(counted, peak, results["examples_per_sec"])
-            record["cost"] = _costs(prices, results, placement)
+            record["mfu"] = measured.infer_section(results["examples_per_sec"])
+            usage = cost_runs.Usage(
+                results["examples_per_sec"],
+                results["timed_seconds"],
+                session.accelerators_priced(built.placement),
+            )
+            record["cost"] = cost_runs.infer_costs(built.prices, usage)
             record.update(status="ok", finished=records.now_iso())
             record["record_path"] = self._write(record)
             self.records.append(record)
         self.batch = None
         self.current = None
 
-    def _build(self):
+    def _startup(self, t_setup: float, model_ready: float, batch: int) -> None:
+        import psutil
+
+        wall, perf = self.first_prediction
+        self.base["startup"] = {
+            "time_to_first_prediction": wall - psutil.Process().create_time(),
+            "time_to_first_prediction_from": "process start",
+            "setup_to_first_prediction": perf - t_setup,
+            "model_ready_seconds": model_ready,
+            "batch_size": batch,
+        }
+
+    def _build(self) -> _Built:
         """Strategy, model and weights: everything before the first prediction."""
-        from tpubench import registry
         from tpubench import runner as runner_lib
         from tpubench import strategy as strategy_lib
+        from tpubench.data import resolve
 
         cfg = self.cfg
         strategy_lib.configure_host(cfg.hardware)
-        for module in cfg.model_modules:
-            registry.load_module(module)
-        spec = registry.get(cfg.model)
-        params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
-        prices = controller.hourly_prices(cfg.cost)
+        ref = session.ModelRef.of(cfg)
+        spec, params = session.load_spec(ref)
+        prices = cost_runs.prices(cfg.cost)
         accelerator = strategy_lib.resolve_accelerator(cfg.hardware)
         name = strategy_lib.resolve_strategy(cfg.hardware, accelerator)
         if name in UNSUPPORTED_STRATEGIES:
@@ -189,67 +186,43 @@ class _Sweep:
                 f"tpubench infer does not run under the {name} strategy; accepted: one_device, "
                 "mirrored, tpu (or auto without a multi-task TF_CONFIG)"
             )
-        strategy, placement = strategy_lib.build(cfg.hardware)
+        strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
         replicas = placement.num_replicas
         batches = cfg.batch_sizes or (spec.default_batch_size * replicas,)
-        bad = [b for b in batches if b % replicas]
-        if bad:
-            raise errors.UsageError(
-                f"--batch_size={','.join(map(str, batches))}: {', '.join(map(str, bad))} not "
-                f"divisible by the {replicas} replicas; accepted: multiples of {replicas}"
-            )
-        data_dir, manifest = controller.resolve_data(cfg.data, spec)
-        params.update(
-            batch_size=batches[0] // replicas,
-            global_batch_size=batches[0],
-            seed=cfg.seed,
-            data_dir=data_dir,
-            deterministic=cfg.data.deterministic,
-            cache=cfg.data.cache,
-            fixed_eval_steps=False,
-        )
-        own_classes = "num_classes" in dict(cfg.params)
-        if manifest is not None and "num_classes" in params and not own_classes:
-            params["num_classes"] = manifest.num_classes  # the head fits the data it predicts
+        session.check_batches(batches, replicas)
+        data_dir, manifest = resolve.resolve(cfg.data, spec)
+        feed = session.Feed(batches[0], replicas, cfg.seed, cfg.data)
+        params = session.fit_params(params, ref, manifest, feed, data_dir)
         self.base.update(
             model={"name": spec.name, "description": spec.description, "params": params},
             placement=placement.__dict__,
-            data=manifest.identity()
-            if manifest
-            else {"name": "synthetic", "element_spec": str(spec.element_spec(params))},
+            data=session.data_section(spec, manifest, params),
         )
         runner = runner_lib.Runner(spec, params, strategy, cfg.precision, cfg.xla, train=False)
         self.base["weights"] = self._load_weights(runner, spec)
-        return spec, params, runner, placement, batches, manifest, prices
+        return _Built(spec, params, runner, placement, tuple(batches), manifest, prices)
 
-    def _describe(self, spec, params, runner, placement, manifest):
-        """Host probes, FLOPs, peak and accuracy: (counted FLOPs, peak, accuracy or None)."""
-        from tpubench import mfu, model_info, probe
-
+    def _describe(self, built: _Built):
+        """Host probes, FLOPs, peak and accuracy: (Efficiency, accuracy or None)."""
         cfg = self.cfg
-        self.base["hardware"] = {"cpu": probe.cpu(), "accelerators": probe.accelerators(placement)}
-        self.base["software"] = probe.software()
-        try:
-            counted = model_info.flops(spec, dict(params))
-        except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a benchmark
-            counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
-        peak = mfu.hardware_peak(
-            placement, cfg.precision, cfg.hardware.num_intra_threads, cfg.cost.machine
-        )
+        self.base.update(session.probe(built.placement))
+        view = efficiency.PeakView.of(cfg, train=False)
+        measured = efficiency.measure(built.spec, built.params, built.placement, view)
         accuracy = None
-        if manifest is not None and cfg.check_accuracy:
-            accuracy = self._accuracy(runner, placement, manifest, runner.global_batch)
-        return counted, peak, accuracy
+        if built.manifest is not None and cfg.check_accuracy:
+            accuracy = self._accuracy(built, built.runner.global_batch)
+        return measured, accuracy
 
-    def _new_record(self, batch, replicas, batches, index) -> dict:
+    def _new_record(self, batch, built: _Built, index) -> dict:
+        replicas = built.placement.num_replicas
         record = {k: v for k, v in self.base.items() if k not in ("run_id", "started")}
         record.update(
             run_id=records.new_run_id(f"{self.cfg.model}-infer-b{batch}"),
             started=records.now_iso(),
             global_batch_size=batch,
             per_replica_batch_size=batch // replicas,
-            sweep={"id": self.base["run_id"], "batch_sizes": list(batches), "index": index},
+            sweep={"id": self.base["run_id"], "batch_sizes": list(built.batches), "index": index},
         )
         self.current = record
         self._write(record)  # "running", replaced when measured
@@ -334,24 +307,26 @@ class _Sweep:
             warmup_seconds=sum(warmup),
             first_batch_seconds=warmup[0],
             output_checksum=checksum,
-            peak_rss_gib=_peak_rss(),
+            peak_rss_gib=efficiency.peak_rss_gib(),
             latencies=[round(x, 7) for x in latencies],
             warmup_latencies=[round(x, 7) for x in warmup],
         )
         return results
 
-    def _accuracy(self, runner, placement, manifest, batch) -> dict:
+    def _accuracy(self, built: _Built, batch: int) -> dict:
         """One untimed pass over the eval split with the weights being measured."""
         from tpubench.model_api import Mode
 
         # Under TPU every batch must be full (static shapes): whole batches only.
-        fixed = placement.strategy == "tpu"
+        fixed = built.placement.strategy == "tpu"
         steps = self.cfg.eval_steps
         if fixed:
-            full = max(1, manifest.split(manifest.eval_split()).examples // batch)
-            steps = min(steps or full, full)
+            steps = session.full_eval_batches(
+                built.spec, built.manifest, built.params, batch, steps
+            )
+        runner = built.runner
         result = runner.evaluate(runner.distribute(Mode.EVAL, fixed_eval_steps=fixed), steps)
-        result["split"] = manifest.eval_split()
+        result["split"] = built.manifest.eval_split()
         result["note"] = "one untimed pass over the eval split, after the first batch size"
         return result
 
@@ -381,34 +356,3 @@ def _checksum(out) -> float:
     import tensorflow as tf
 
     return float(sum(np.abs(np.asarray(x, np.float64)).sum() for x in tf.nest.flatten(out)))
-
-
-def _mfu(counted: dict, peak: dict, rate) -> dict:
-    from tpubench import mfu as mfu_lib
-
-    out = dict(counted) | peak
-    out["mfu"] = mfu_lib.mfu(out.get("forward_flops_per_example"), rate, out.get("peak_flops"))
-    out["flops_counted"] = "forward pass only (inference)"
-    return out
-
-
-def _costs(prices, results, placement) -> dict:
-    from tpubench.cost import pricing
-
-    priced, note = prices
-    rows = [
-        pricing.summarize_inference(
-            price,
-            predictions_per_sec=results["examples_per_sec"] or 0.0,
-            run_seconds=results["timed_seconds"],
-            num_accelerators=0 if placement.accelerator == "cpu" else placement.num_replicas,
-        )
-        for price in priced
-    ]
-    return {"machines": rows, "note": note}
-
-
-def _peak_rss() -> float:
-    import resource
-
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3)
