@@ -88,3 +88,14 @@ def test_signals_raise_interrupted_and_are_restored():
             pass
     assert received == ["SIGTERM"]
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_synthetic_twin_has_the_real_runs_head_and_vocabulary():
+    from tpubench import diagnosis
+    from tpubench.config import TrainConfig
+
+    cfg = TrainConfig(model="lstm_textgen", params=(("hidden", "8"),), profile_steps=(2, 3))
+    twin = diagnosis.synthetic_config(cfg, "md", {"vocab_size": 77, "num_classes": 3})
+    assert dict(twin.params) == {"hidden": "8", "vocab_size": "77", "num_classes": "3"}
+    assert twin.data.use_synthetic_data and twin.profile_steps is None
+    assert twin.model_dir == "md/compare-synthetic"
