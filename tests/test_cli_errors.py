@@ -26,6 +26,10 @@ FLAG_ERRORS = {
     "train_steps_zero": (["--train_steps=0"], ["--train_steps", "0"]),
     "params_not_k_v": (["--params=dropout"], ["dropout", "k=v"]),
     "price_per_hour_zero": (["--price_per_hour=0"], ["--price_per_hour", "0"]),
+    "profile_steps_reversed": (["--profile_steps=8,5"], ["--profile_steps=8,5", "START,END"]),
+    "profile_steps_not_integers": (["--profile_steps=1.5,x"], ["--profile_steps=1.5,x", "whole"]),
+    "profile_steps_from_zero": (["--profile_steps=0,3"], ["--profile_steps=0,3", "1 <= START"]),
+    "profile_steps_one_value": (["--profile_steps=7"], ["--profile_steps=7", "START,END"]),
 }
 
 

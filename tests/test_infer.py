@@ -193,6 +193,41 @@ def test_checkpoint_weights_give_training_eval_accuracy(tmp_path):
     assert "ckpt-60" in failed["error"] and failed["error"] in line
 
 
+def test_a_text_model_trained_on_prepared_data_restores_in_infer(tmp_path):
+    """The vocabulary comes from the data for infer as for train (77 characters, not 57)."""
+    data = tmp_path / "chars"
+    proc, _ = run_cli("data", "prepare", "--dataset=pydoc_chars", f"--output={data}")
+    assert proc.returncode == 0, proc.stderr
+    vocab = json.loads((data / "manifest.json").read_text())["vocab_size"]
+    model_dir = tmp_path / "model"
+    common = ["--model=lstm_textgen", "--tiny", f"--data_dir={data}"]
+    proc, trained = run_cli(
+        "train",
+        *common,
+        "--train_steps=2",
+        f"--model_dir={model_dir}",
+        results_dir=tmp_path / "train",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert trained["model"]["params"]["vocab_size"] == vocab != 57
+    results = tmp_path / "infer"
+    proc, _ = run_cli(
+        "infer",
+        *common,
+        "--nouse_synthetic_data",
+        f"--model_dir={model_dir}",
+        "--batch_size=4",
+        "--num_batches=2",
+        "--num_warmup_batches=1",
+        results_dir=results,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = _records(results)
+    assert rec["status"] == "ok" and rec["weights"]["step"] == 2
+    assert rec["model"]["params"]["vocab_size"] == vocab
+    assert rec["results"]["eval"]["examples"] > 0
+
+
 # ------------------------------------------------------------------- errors
 ERRORS = {
     # Rejected before TensorFlow loads, yet a record says why.

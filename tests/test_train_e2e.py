@@ -488,3 +488,28 @@ def test_precisions_and_xla_train(model, flag, tmp_path):
     assert math.isfinite(r["final_loss"]) and r["final_loss"] > 0
     assert r["examples_per_sec"] > 0
     _no_temp_files(tmp_path)
+
+
+# ------------------------------------------------------------------ profile
+def test_profile_steps_write_a_tensorboard_profile_left_out_of_the_rate(tmp_path):
+    model_dir = tmp_path / "model"
+    proc, record = run_cli(
+        "train",
+        *TINY_SYNTHETIC,
+        "--train_steps=12",
+        "--steps_per_loop=2",
+        "--profile_steps=4,6",
+        f"--model_dir={model_dir}",
+        results_dir=tmp_path / "runs",
+    )
+    rec = _ok(proc, record)
+    traces = list((model_dir / "tensorboard" / "plugins" / "profile").glob("*/*.xplane.pb"))
+    assert len(traces) == 1 and traces[0].stat().st_size > 0
+    prof = rec["results"]["profile"]
+    # Loops of 2 steps: steps 3-4, 5-6 cover 4..6, and the record says so.
+    assert prof["requested_steps"] == [4, 6] and prof["profiled_steps"] == [3, 6]
+    assert prof["loops"] == 2 and "whole loops" in prof["note"]
+    assert rec["config"]["profile_steps"] == [4, 6]
+    # 6 loops: 1 warm-up, 2 profiled, 3 measured.
+    assert rec["results"]["measured_steps"] <= 6
+    assert rec["results"]["steps_run"] == 12

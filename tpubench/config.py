@@ -74,6 +74,7 @@ class TrainConfig:
     results_dir: str = "runs"
     run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
+    profile_steps: tuple[int, int] | None = None  # START, END (from 1): a TensorBoard profile
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
@@ -83,6 +84,8 @@ class TrainConfig:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
         d["cost"]["machine"] = list(self.cost.machine)
+        if self.profile_steps is not None:
+            d["profile_steps"] = list(self.profile_steps)
         return d
 
 

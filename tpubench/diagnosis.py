@@ -15,11 +15,15 @@ import dataclasses
 INPUT_BOUND_BELOW = 0.95
 
 
-def synthetic_config(cfg, model_dir: str, resolved_params: dict):
-    """CFG on synthetic data: no eval, no target, a scratch model_dir."""
+def synthetic_config(cfg, model_dir: str, fitted: dict):
+    """CFG on synthetic data: no eval, no target, no profile, a scratch model_dir.
+
+    FITTED: the params the real run took from its data (head, vocabulary),
+    so the synthetic twin is the same model size.
+    """
     params = dict(cfg.params)
-    if "num_classes" in resolved_params:  # the real data's head, for the same model size
-        params["num_classes"] = str(resolved_params["num_classes"])
+    for key, value in fitted.items():
+        params[key] = str(value)
     data = dataclasses.replace(
         cfg.data,
         use_synthetic_data=True,
@@ -35,6 +39,7 @@ def synthetic_config(cfg, model_dir: str, resolved_params: dict):
         target_accuracy=None,
         eval_every_steps=None,
         checkpoint_every_steps=None,
+        profile_steps=None,
         model_dir=model_dir.rstrip("/") + "/compare-synthetic",
     )
 

@@ -76,6 +76,12 @@ def define_train():
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
     )
+    f.DEFINE_string(
+        "profile_steps",
+        None,
+        "START,END: write a TensorBoard profile (host and device traces) of steps START..END "
+        "(from 1) under <model_dir>/tensorboard; profiled steps are left out of examples/sec.",
+    )
     define_log_every_secs()
     define_data_flags(synthetic_default=False)
     f.DEFINE_bool(
@@ -495,6 +501,7 @@ def train_config() -> config.TrainConfig:
         results_dir=FLAGS.results_dir,
         run_label=FLAGS.run_label,
         checkpoint_every_steps=FLAGS.checkpoint_every_steps,
+        profile_steps=_profile_steps(),
         log_every_secs=FLAGS.log_every_secs,
         hardware=_hardware_config(),
         data=_data_config(
@@ -502,6 +509,13 @@ def train_config() -> config.TrainConfig:
         ),
         cost=_cost_config(),
     )
+
+
+def _profile_steps() -> tuple[int, int] | None:
+    from tpubench.run import profile
+
+    steps = profile.parse(FLAGS.profile_steps)
+    return (steps.start, steps.end) if steps else None
 
 
 def _check_price_override() -> None:

@@ -312,6 +312,3 @@ class Runner:
         return tf.train.Checkpoint(
             model=self.model, optimizer=self.optimizer, global_step=self.global_step
         )
-
-    def trainable_parameters(self) -> int:
-        return int(sum(v.shape.num_elements() for v in self.model.trainable_variables))

@@ -17,6 +17,7 @@ class LoopTime:
     steps: int
     seconds: float
     examples: int
+    profiled: bool = False  # ran under the profiler: slow, never in throughput
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -53,13 +54,15 @@ def steady_state_start(step_times: list[float], tolerance: float = 0.20) -> int:
 def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> dict:
     """Throughput and step-time figures from the loops after warm-up.
 
+    Loops that ran under the profiler are left out (they are slow).
     Returns a dict with examples_per_sec (global), examples_per_sec_per_replica,
     step_time_p50/p90/p99 (seconds, each loop's mean step time) over
     step_time_samples loops, steady-state
     loop index, compile/time-to-first-loop, measured steps and seconds.
     """
     first = loops[:warmup_loops]
-    measured = loops[warmup_loops:]
+    kept = [i for i in range(len(first), len(loops)) if not loops[i].profiled]
+    measured = [loops[i] for i in kept]
     out: dict = {
         "warmup_loops": len(first),
         "warmup_seconds": sum(lt.seconds for lt in first),
@@ -89,7 +92,7 @@ def summarize(loops: list[LoopTime], warmup_loops: int, num_replicas: int) -> di
         step_time_p99=percentile(per_step[settle:], 99),
         step_time_mean=seconds / sum(lt.steps for lt in steady),
         step_time_samples=len(steady),
-        steady_state_after_loops=warmup_loops + settle,
+        steady_state_after_loops=kept[settle],
         measured_steps=sum(lt.steps for lt in steady),
         measured_seconds=seconds,
         compile_seconds=max(0.0, sum(lt.seconds - lt.steps * steady_step for lt in first)),

@@ -14,7 +14,6 @@ import time
 LOSS = "train/loss"
 EXAMPLES_PER_SEC = "train/examples_per_sec"
 STEP_TIME = "train/step_time_sec"
-LEARNING_RATE = "train/learning_rate"
 EVAL_PREFIX = "eval/"
 
 

@@ -90,31 +90,26 @@ def check(data_dir: str, fmt: str) -> tuple[str, int]:
 
 def bench(cfg: dict) -> str:
     """cfg: model, model_modules, params, tiny, data_dir, batch_size, batches, warmup, split."""
-    from tpubench import registry
+    from tpubench.config import DataConfig
     from tpubench.data import bench as bench_lib
     from tpubench.data import manifest as manifest_lib
+    from tpubench.run import session  # the command's edge: the run session fits the params
 
     if not cfg["data_dir"]:
         raise errors.UsageError("--data_dir is required: a directory from `tpubench data prepare`")
-    for module in cfg["model_modules"]:
-        registry.load_module(module)
+    ref = session.ModelRef(cfg["model"], tuple(cfg["params"]), cfg["tiny"], cfg["model_modules"])
+    spec, params = session.load_spec(ref)
     manifest = manifest_lib.read(cfg["data_dir"])
     split = cfg["split"] or "train"
     if split == "eval":
         split = manifest.eval_split()
     manifest.split(split)
-    spec = registry.get(cfg["model"])
-    params = registry.resolve_params(spec, dict(cfg["params"]), tiny=cfg["tiny"])
     batch = cfg["batch_size"] or spec.default_batch_size
-    params.update(
-        batch_size=batch,
-        global_batch_size=batch,
-        seed=cfg["seed"],
-        data_dir=cfg["data_dir"],
-        deterministic=cfg["deterministic"],
-        cache=cfg["cache"],
-        fixed_eval_steps=False,
+    data = DataConfig(
+        data_dir=cfg["data_dir"], deterministic=cfg["deterministic"], cache=cfg["cache"]
     )
+    feed = session.Feed(batch, 1, cfg["seed"], data)
+    params = session.fit_params(params, ref, manifest, feed, cfg["data_dir"])
     result = bench_lib.run(spec, params, manifest, split, cfg["batches"], cfg["warmup"])
     if cfg["format"] == "json":
         return json.dumps(result.to_dict() | {"model": spec.name, "batch_size": batch}, indent=2)

@@ -1,0 +1,101 @@
+"""The run session's rules, shared by train, infer, --compare_synthetic and data bench."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tpubench import errors
+from tpubench.config import DataConfig
+from tpubench.run import session
+
+
+@dataclasses.dataclass
+class Manifest:
+    classes: int | None = 7
+    vocab: int | None = 77
+
+    def fitted_params(self):
+        out = {}
+        if self.classes:
+            out["num_classes"] = self.classes
+        if self.vocab:
+            out["vocab_size"] = self.vocab
+        return out
+
+
+FEED = session.Feed(global_batch=8, replicas=2, seed=3, data=DataConfig(cache=True))
+
+
+def test_head_and_vocabulary_come_from_the_data():
+    ref = session.ModelRef("m")
+    params = {"num_classes": 10, "vocab_size": 57, "hidden": 4}
+    fitted = session.fit_params(params, ref, Manifest(), FEED, "/data")
+    assert fitted["num_classes"] == 7 and fitted["vocab_size"] == 77
+    assert fitted["batch_size"] == 4 and fitted["global_batch_size"] == 8
+    assert fitted["seed"] == 3 and fitted["cache"] is True and fitted["data_dir"] == "/data"
+    assert params["vocab_size"] == 57, "the spec's resolved params are not changed"
+    assert session.fitted_from_data(fitted, Manifest()) == {"num_classes": 7, "vocab_size": 77}
+
+
+def test_params_given_on_the_command_line_win_over_the_data():
+    ref = session.ModelRef("m", params=(("vocab_size", 99),))
+    fitted = session.fit_params({"num_classes": 10, "vocab_size": 99}, ref, Manifest(), FEED, "d")
+    assert fitted["vocab_size"] == 99 and fitted["num_classes"] == 7
+
+
+def test_a_model_without_a_head_gets_no_head():
+    fitted = session.fit_params({"vocab_size": 5}, session.ModelRef("m"), Manifest(), FEED, "d")
+    assert "num_classes" not in fitted and fitted["vocab_size"] == 77
+
+
+def test_synthetic_data_fits_nothing():
+    fitted = session.fit_params({"num_classes": 10}, session.ModelRef("m"), None, FEED, None)
+    assert fitted["num_classes"] == 10 and session.fitted_from_data(fitted, None) == {}
+
+
+def test_batch_checks_name_the_value_and_what_is_accepted():
+    session.check_batch(12, 4)
+    with pytest.raises(errors.UsageError, match=r"--batch_size=10 .* 4 replicas.*e\.g\. 8"):
+        session.check_batch(10, 4)
+    session.check_batches((4, 8), 2)
+    with pytest.raises(errors.UsageError, match=r"--batch_size=1,8,3: 1, 3 not divisible"):
+        session.check_batches((1, 8, 3), 2)
+
+
+@pytest.mark.parametrize(
+    "error, status, message",
+    [
+        (errors.RunInvalidError("loss became nan"), "invalid", "loss became nan"),
+        (errors.DataError("bad shard"), "failed", "bad shard"),
+        (ValueError("first line\nsecond"), "failed", "ValueError: first line"),
+        (RuntimeError(""), "failed", "RuntimeError: "),
+    ],
+)
+def test_exceptions_map_to_a_record_status(error, status, message):
+    assert session.outcome(error) == (status, message)
+
+
+def test_signals_raise_interrupted_and_are_restored():
+    import os
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(session.Interrupted, match="SIGTERM"), session.interruptible() as received:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs between bytecodes
+            pass
+    assert received == ["SIGTERM"]
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_synthetic_twin_has_the_real_runs_head_and_vocabulary():
+    from tpubench import diagnosis
+    from tpubench.config import TrainConfig
+
+    cfg = TrainConfig(model="lstm_textgen", params=(("hidden", "8"),), profile_steps=(2, 3))
+    twin = diagnosis.synthetic_config(cfg, "md", {"vocab_size": 77, "num_classes": 3})
+    assert dict(twin.params) == {"hidden": "8", "vocab_size": "77", "num_classes": "3"}
+    assert twin.data.use_synthetic_data and twin.profile_steps is None
+    assert twin.model_dir == "md/compare-synthetic"

@@ -1,0 +1,174 @@
+"""Periodic work between loops, as actions with `every_steps` / `every_secs`.
+
+Each action says when it is due and, for eval and checkpoints, which step a
+loop must end on.  The controller times every action as a pause, apart
+from the loops.  Actions reach the world through small callables (save,
+evaluate, write, start/stop a profile), so tests can pass fakes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from tpubench import writers
+from tpubench.run.controller import LoopState
+
+
+class Periodic:
+    """Due every EVERY_STEPS steps, every EVERY_SECS seconds, and/or at the last step."""
+
+    cuts_loops = False
+
+    def __init__(
+        self, every_steps: int | None = None, every_secs: float | None = None, at_end: bool = False
+    ):
+        self.every_steps = every_steps
+        self.every_secs = every_secs
+        self.at_end = at_end
+        self._last: float | None = None
+
+    def before_loop(self, state: LoopState, num_steps: int) -> None:
+        if self._last is None:
+            self._last = state.start
+
+    def boundary(self, step: int) -> int | None:
+        if self.cuts_loops and self.every_steps:
+            return self.every_steps - step % self.every_steps
+        return None
+
+    def due(self, state: LoopState) -> bool:
+        if self.every_steps and state.step % self.every_steps == 0:
+            return True
+        if (
+            self.every_secs is not None
+            and state.now - (self._last or state.start) >= self.every_secs
+        ):
+            return True
+        return self.at_end and state.final
+
+    def __call__(self, state: LoopState) -> None:
+        self.run(state)
+        self._last = state.now
+
+    def run(self, state: LoopState) -> None:
+        raise NotImplementedError
+
+
+class LoopMetrics(Periodic):
+    """After every loop: loss, examples/sec and step time to the metric writers."""
+
+    def __init__(self, writer: writers.MetricWriter, global_batch: int):
+        super().__init__(every_steps=1)
+        self.writer = writer
+        self.global_batch = global_batch
+
+    def run(self, state: LoopState) -> None:
+        loop = state.last_loop
+        self.writer.write_scalars(
+            state.step,
+            {
+                writers.LOSS: state.output.mean_loss,
+                writers.EXAMPLES_PER_SEC: loop.steps * self.global_batch / loop.seconds,
+                writers.STEP_TIME: loop.seconds / loop.steps,
+            },
+        )
+
+
+class ShowProgress(Periodic):
+    """After every loop: the progress line (no rate during warm-up loops)."""
+
+    def __init__(self, progress):
+        super().__init__(every_steps=1)
+        self.progress = progress
+
+    def run(self, state: LoopState) -> None:
+        loop = state.last_loop
+        warm = len(state.loops) > state.schedule.warmup_loops
+        rate = loop.examples / loop.seconds if warm else None
+        self.progress.update(state.step, rate, state.output.mean_loss)
+
+
+class Evaluate(Periodic):
+    """Every EVERY_STEPS steps and at the last: an eval, written as eval/* scalars."""
+
+    cuts_loops = True
+
+    def __init__(self, evaluate: Callable[[], dict], writer, every_steps: int | None):
+        super().__init__(every_steps=every_steps, at_end=True)
+        self.evaluate = evaluate
+        self.writer = writer
+
+    def run(self, state: LoopState) -> None:
+        seconds = state.now - state.start
+        result = self.evaluate()
+        result.update(step=state.step, train_seconds=round(seconds, 3))
+        state.evals.append(result)
+        state.new_eval = result
+        hidden = ("step", "examples", "train_seconds")
+        scalars = {writers.EVAL_PREFIX + k: v for k, v in result.items() if k not in hidden}
+        self.writer.write_scalars(state.step, scalars)
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """The headline metric, its direction and the value to reach."""
+
+    metric: str
+    mode: str  # "max" or "min"
+    value: float
+    stop: bool = True  # end the run once reached
+
+
+class TargetReached(Periodic):
+    """After each eval: whether the target is reached (step and seconds), and stop if asked."""
+
+    def __init__(self, target: Target, clock: Callable[[], float]):
+        super().__init__()
+        self.target = target
+        self.clock = clock
+
+    def due(self, state: LoopState) -> bool:
+        return state.new_eval is not None and state.target is None
+
+    def run(self, state: LoopState) -> None:
+        value = state.new_eval.get(self.target.metric)
+        if value is None or not _reached(self.target, value):
+            return
+        state.target = {
+            "metric": self.target.metric,
+            "mode": self.target.mode,
+            "value": value,
+            "target": self.target.value,
+            "step": state.step,
+            "seconds": round(self.clock() - state.start, 3),
+        }
+        state.stop = self.target.stop
+
+
+class Checkpoint(Periodic):
+    """Every EVERY_STEPS steps: SAVE (loops end on those steps)."""
+
+    cuts_loops = True
+
+    def __init__(self, save: Callable[[], object], every_steps: int | None):
+        super().__init__(every_steps=every_steps)
+        self.save = save
+
+    def run(self, state: LoopState) -> None:
+        self.save()
+
+
+class Flush(Periodic):
+    """Every EVERY_SECS seconds: flush the metric writers."""
+
+    def __init__(self, writer, every_secs: float):
+        super().__init__(every_secs=every_secs)
+        self.writer = writer
+
+    def run(self, state: LoopState) -> None:
+        self.writer.flush()
+
+
+def _reached(target: Target, value: float) -> bool:
+    return value <= target.value if target.mode == "min" else value >= target.value

@@ -1,0 +1,97 @@
+"""FLOPs, peak and MFU sections of run records, and the process's peak memory."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Efficiency:
+    """FLOPs counted from the model's graph and the peak of what it ran on.
+
+    `reprobe` (None, or a callable returning a fresh peak dict) is tried once
+    when an MFU would pass 100% against a measured CPU peak: an MFU above
+    100% is never a figure (`mfu.judged`).
+    """
+
+    counted: dict  # model_info.flops(...) or {"note": why not}
+    peak: dict  # mfu.hardware_peak(...)
+    reprobe: Any = None
+
+    def train_section(self, examples_per_sec: float | None) -> dict:
+        """The record's `mfu` section for training (forward + backward FLOPs)."""
+        from tpubench import mfu
+
+        if "train_flops_per_example" not in self.counted:
+            return dict(self.counted)
+        out = dict(self.counted)
+        out.update(
+            mfu.judged(out["train_flops_per_example"], examples_per_sec, self.peak, self.reprobe)
+        )
+        return out
+
+    def infer_section(self, examples_per_sec: float | None) -> dict:
+        """The record's `mfu` section for inference (forward FLOPs only)."""
+        from tpubench import mfu
+
+        out = dict(self.counted)
+        out.update(
+            mfu.judged(
+                out.get("forward_flops_per_example"), examples_per_sec, self.peak, self.reprobe
+            )
+        )
+        out["flops_counted"] = "forward pass only (inference)"
+        return out
+
+
+def measure(spec, params: dict, placement, hw_view) -> Efficiency:
+    """Counts SPEC's FLOPs and finds the peak; HW_VIEW has precision, threads and machines."""
+    from tpubench import mfu, model_info
+
+    try:
+        counted = model_info.flops(spec, dict(params))
+    except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a finished run
+        counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
+    if "note" in counted and hw_view.skip_peak_without_flops:
+        return Efficiency(counted, {})
+
+    def peak(reprobe=False):
+        return mfu.hardware_peak(
+            placement,
+            hw_view.precision,
+            hw_view.threads,
+            hw_view.machines,
+            peak_flops_override=hw_view.peak_flops,
+            reprobe=reprobe,
+        )
+
+    return Efficiency(counted, peak(), reprobe=lambda: peak(True))
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakView:
+    """What the peak depends on, taken from a run's config."""
+
+    precision: str
+    threads: int
+    machines: tuple
+    skip_peak_without_flops: bool = False  # train's record has only the note then
+    peak_flops: float | None = None  # --peak_flops
+
+    @classmethod
+    def of(cls, cfg, train: bool) -> PeakView:
+        return cls(
+            cfg.precision,
+            cfg.hardware.num_intra_threads,
+            tuple(cfg.cost.machine),
+            train,
+            cfg.cost.peak_flops,
+        )
+
+
+def peak_rss_gib() -> float:
+    """The process's peak resident memory so far, GiB."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3)

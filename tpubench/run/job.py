@@ -1,0 +1,201 @@
+"""One train run's moving parts: runner, checkpoints, writers, the controller.
+
+`Job.run` takes the session's Plan (tpubench/run/train.py), builds the
+Runner, restores a checkpoint, wires the actions into the controller and
+fills the record's results.  `save_checkpoint`, `partial_results` and
+`finish` are what an interrupt or a failure still needs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from tpubench import errors, records
+from tpubench.config import TrainConfig
+from tpubench.cost import runs as cost_runs
+from tpubench.run import session
+from tpubench.run import train as train_lib
+
+
+class Job:
+    def __init__(self, cfg: TrainConfig, record: dict, model_dir: str, write_records=True):
+        self.cfg = cfg
+        self.record = record
+        self.model_dir = model_dir
+        self.write_records = write_records
+        self.manifest = None
+        self.params: dict = {}
+        self.is_chief = True
+        self.runner = None
+        self.manager = None
+        self.writer = None
+        self.progress = None
+        self.profile = None
+        self.controller = None
+        self.replicas = 1
+        self.step = 0
+        self.prices = None  # of what ran, once the hardware is probed
+
+    # ------------------------------------------------------------ set-up
+    def run(self) -> None:
+        from tpubench import strategy as strategy_lib
+
+        p = train_lib.plan(self.cfg, self.model_dir, time.perf_counter())
+        if not isinstance(p, train_lib.Plan):  # a worker or ps task: serve until stopped
+            self.is_chief = False
+            self.record["role"] = f"{p[0]}:{p[1]}"
+            strategy_lib.serve(p)
+            return
+        self.is_chief = p.placement.is_chief
+        self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
+        self._describe(p)
+        if self.is_chief and self.write_records:
+            records.write(self.record, self.cfg.results_dir)  # "running", replaced at the end
+        self._train(p)
+
+    def _describe(self, p: train_lib.Plan) -> None:
+        """The record's model, placement, data and hardware sections."""
+        batch = p.params["global_batch_size"]
+        spec = p.spec
+        data = session.data_section(spec, p.manifest, p.params)
+        if p.manifest is None:
+            data["examples_per_epoch_assumed"] = p.epoch_examples
+            data["canonical_dataset"] = spec.datasets[0] if spec.datasets else None
+        self.record.update(
+            model={
+                "name": spec.name,
+                "description": spec.description,
+                "params": session.plain(p.params),
+                "target_metric": spec.target_metric,
+                "target_mode": spec.target_mode,
+            },
+            placement=session.plain(p.placement.__dict__),
+            data=data,
+            global_batch_size=batch,
+            per_replica_batch_size=batch // p.replicas,
+            train_steps=p.total_steps,
+            examples_per_epoch=p.epoch_examples,
+        )
+        if p.skipped is not None:
+            self.record["data"]["skipped"] = p.skipped
+        self.record.update(session.probe(p.placement))
+        # Price what ran: with no --machine, the probed accelerators choose the machine.
+        self.prices = cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
+
+    # ------------------------------------------------------------ training
+    def _train(self, p: train_lib.Plan) -> None:
+        from tpubench import hostcpu
+        from tpubench import progress as progress_lib
+        from tpubench import runner as runner_lib
+        from tpubench.run import loop
+
+        cfg = self.cfg
+        ps = p.placement.strategy == "parameter_server"
+        self.runner = runner_lib.Runner(
+            p.spec,
+            self.params,
+            p.strategy,
+            cfg.precision,
+            cfg.xla,
+            step_batch=self.params["batch_size"] if ps else None,
+        )
+        self._restore(p.total_steps)
+        self.writer = loop.writer(self.model_dir, self.is_chief)
+        self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
+        self.progress.set_batch(self.params["global_batch_size"])
+        built = loop.build(loop.Wiring(cfg, p, self), self.step)
+        self.controller, self.profile = built.controller, built.profile
+        self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
+        sampler = hostcpu.Sampler().start()
+        result = self.controller.run()
+        host_cpu = sampler.stop()
+        self.progress.close()
+        if self.profile is not None:
+            self.profile.close()
+        self.step = result.final_step
+        self.save_checkpoint()
+        if not self.is_chief:  # its checkpoint copy exists only because collectives need it
+            import tensorflow as tf
+
+            tf.io.gfile.rmtree(self._ckpt_dir())
+        self.record["results"] = results = loop.results(cfg, p, result, host_cpu)
+        if self.profile is not None:
+            results["profile"] = self.profile.section()
+        rnn = _recurrent(self.runner, p.placement)
+        if rnn is not None:
+            self.record["recurrent"] = rnn
+        self.record["mfu"] = train_lib.mfu_section(cfg, p, results)
+        self.record["cost"] = train_lib.cost_section(p, results, self.prices)
+
+    def _ckpt_dir(self) -> str:
+        if self.is_chief:
+            return self.model_dir.rstrip("/") + "/checkpoints"
+        return self.model_dir.rstrip("/") + f"/.worker-{os.getpid()}"
+
+    def _restore(self, total_steps: int) -> None:
+        import tensorflow as tf
+
+        runner = self.runner
+        self.manager = tf.train.CheckpointManager(
+            runner.checkpoint(), self._ckpt_dir(), max_to_keep=2
+        )
+        if self.manager.latest_checkpoint:
+            runner.checkpoint().restore(self.manager.latest_checkpoint)
+            self.record["resumed_from_step"] = int(runner.global_step.numpy())
+            self.record["resumed_from_checkpoint"] = self.manager.latest_checkpoint
+        self.step = int(runner.global_step.numpy())
+        if self.step >= total_steps:
+            raise errors.UsageError(
+                f"--model_dir={self.model_dir} already holds a checkpoint at step {self.step} "
+                f"and --train_steps is {total_steps}: nothing to train (raise --train_steps, "
+                "or give a fresh --model_dir)"
+            )
+
+    # ------------------------------------------------------------ interrupts and the end
+    def save_checkpoint(self) -> int:
+        """Saves at the current global step (the truth, even mid-interrupt); returns it."""
+        if self.manager is None or self.runner is None:
+            return self.step
+        step = int(self.runner.global_step.numpy())
+        try:
+            self.manager.save(checkpoint_number=step)
+        except Exception:  # noqa: BLE001 - a failed save must not hide the original error
+            self.record.setdefault("warnings", []).append("checkpoint save failed")
+        return step
+
+    def partial_results(self) -> None:
+        """Throughput of the loops that ran before an interrupt (honestly labelled)."""
+        from tpubench import timing
+
+        state = self.controller.state if self.controller is not None else None
+        if state is None or not state.loops or "results" in self.record:
+            return
+        results = timing.summarize(state.loops, self.cfg.warmup_loops, self.replicas)
+        results["partial"] = True
+        results["final_step"] = (
+            int(self.runner.global_step.numpy()) if self.runner is not None else state.step
+        )
+        self.record["results"] = results
+
+    def finish(self) -> None:
+        if self.profile is not None:
+            self.profile.close()
+        if self.progress is not None:
+            self.progress.close()
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001
+                self.record.setdefault("warnings", []).append("metric writer close failed")
+
+
+def _recurrent(runner, placement) -> dict | None:
+    """Which recurrent implementation the traced step used (None: no RNN layers)."""
+    from tpubench import recurrent
+
+    try:
+        ops = runner.traced_op_types()
+    except Exception:  # noqa: BLE001 - inspection must not fail a finished run
+        ops = None
+    return recurrent.describe(runner.model, ops, placement.accelerator)

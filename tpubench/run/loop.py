@@ -1,0 +1,139 @@
+"""A train run's controller, wired: trainer, evaluator, writers and actions.
+
+`build` turns a Plan and a Job into a Controller with the actions the
+flags ask for; `results` turns the controller's LoopResult into the
+record's `results` section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+from tpubench import timing
+from tpubench.config import TrainConfig
+from tpubench.run import actions, efficiency
+from tpubench.run import controller as controller_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class Wiring:
+    """What the controller is built from: the config, the session's plan, the job."""
+
+    cfg: TrainConfig
+    plan: Any  # train.Plan
+    job: Any  # job.Job: runner, writer, progress, save_checkpoint, model_dir
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    controller: controller_lib.Controller
+    profile: Any  # profile.Profile or None
+
+
+def writer(model_dir: str, is_chief: bool):
+    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere."""
+    import tensorflow as tf
+
+    from tpubench import writers
+
+    if not is_chief:
+        return writers.NullWriter()
+    tf.io.gfile.makedirs(model_dir)
+    return writers.MultiWriter(
+        [
+            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl"),
+            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard"),
+        ]
+    )
+
+
+def eval_cadence(cfg: TrainConfig, p) -> int | None:
+    """Eval every --eval_every_steps; with a target and no cadence, once per epoch."""
+    if cfg.target_accuracy is not None and not cfg.eval_every_steps:
+        return max(1, math.ceil(p.epoch_examples / p.params["global_batch_size"]))
+    return cfg.eval_every_steps
+
+
+def eval_steps(cfg: TrainConfig, p) -> int | None:
+    """--eval_steps; where every worker must run the same full batches, at most those."""
+    from tpubench.run import session
+
+    if p.params["fixed_eval_steps"] and p.manifest is not None:
+        batch = p.params["global_batch_size"]
+        return session.full_eval_batches(p.spec, p.manifest, p.params, batch, cfg.eval_steps)
+    return cfg.eval_steps
+
+
+def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
+    """The controller for a train run, its actions in the order they run between loops."""
+    from tpubench.run import trainers
+
+    cfg, p, job = w.cfg, w.plan, w.job
+    parts = trainers.build(job.runner, p.strategy, p.placement, p.manifest)
+    batch = p.params["global_batch_size"]
+    acts: list = [actions.LoopMetrics(job.writer, batch), actions.ShowProgress(job.progress)]
+    if parts.evaluate is not None:
+        steps = eval_steps(cfg, p)
+        acts.append(
+            actions.Evaluate(lambda: parts.evaluate(steps), job.writer, eval_cadence(cfg, p))
+        )
+        if cfg.target_accuracy is not None:
+            target = actions.Target(
+                p.spec.target_metric, p.spec.target_mode, cfg.target_accuracy, cfg.stop_at_target
+            )
+            acts.append(actions.TargetReached(target, clock))
+    acts.append(actions.Checkpoint(job.save_checkpoint, cfg.checkpoint_every_steps))
+    acts.append(actions.Flush(job.writer, max(cfg.log_every_secs, 1.0)))
+    profile = None
+    if cfg.profile_steps is not None and job.is_chief:
+        from tpubench.run import profile as profile_lib
+
+        steps_range = profile_lib.StepRange(*cfg.profile_steps)
+        logdir = job.model_dir.rstrip("/") + "/tensorboard"
+        profile = profile_lib.Profile(steps_range, logdir, profile_lib.tensorflow_tracer())
+        acts.append(profile)
+    schedule = controller_lib.Schedule(
+        total_steps=p.total_steps,
+        examples_per_step=parts.examples_per_step,
+        steps_per_loop=cfg.steps_per_loop,
+        warmup_loops=cfg.warmup_loops,
+        start_step=start_step,
+    )
+    ctl = controller_lib.Controller(
+        trainer=parts.trainer, schedule=schedule, actions=acts, clock=clock
+    )
+    return Built(ctl, profile)
+
+
+def results(cfg: TrainConfig, p, result: controller_lib.LoopResult, host_cpu: dict) -> dict:
+    """The record's `results`: throughput from the steady loops, losses, evals, target."""
+    loops = result.loops
+    out = timing.summarize(loops, cfg.warmup_loops, p.replicas)
+    last = result.output
+    out.update(
+        final_loss=last.last_loss if last else math.nan,
+        final_loss_loop_mean=last.mean_loss if last else math.nan,
+        steps_run=sum(x.steps for x in loops),
+        final_step=result.final_step,
+        train_wall_seconds=round(result.wall_seconds, 3),
+        pause_seconds=round(result.pause_seconds, 3),
+        peak_rss_gib=efficiency.peak_rss_gib(),
+        host_cpu=host_cpu,
+        loops=[[lt.steps, round(lt.seconds, 6)] for lt in loops],
+    )
+    if result.evals:
+        out["eval"] = result.evals[-1]
+        out["eval_history"] = result.evals
+    elif p.manifest is None:
+        out["eval_note"] = "synthetic data: no accuracy is reported"
+    if cfg.target_accuracy is not None:
+        out["target"] = result.target or {
+            "metric": p.spec.target_metric,
+            "mode": p.spec.target_mode,
+            "target": cfg.target_accuracy,
+            "reached": False,
+        }
+    return out

@@ -1,0 +1,229 @@
+"""The run session: what every command that runs a model shares.
+
+train, infer, `train --compare_synthetic` and `data bench` all go through
+here for: the model spec and its params fitted to the data manifest
+(classes, vocabulary) in one place; the strategy and placement; the batch
+checks; the hardware and software probe; prices; the base record and the
+record of a run that failed early; and signals mapped to a record status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import signal
+from typing import Any
+
+from tpubench import errors, records
+from tpubench.config import DataConfig
+
+
+class Interrupted(Exception):
+    """SIGINT/SIGTERM while a model runs."""
+
+
+# ------------------------------------------------------------------ records
+@dataclasses.dataclass(frozen=True)
+class Invocation:
+    """The command line a record describes."""
+
+    argv: list
+    flag_values: dict
+
+
+def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocation) -> dict:
+    """The fields every record starts with, status `running`."""
+    return {
+        "schema_version": records.SCHEMA_VERSION,
+        "run_id": run_id,
+        "kind": kind,
+        "status": "running",
+        "started": records.now_iso(),
+        "argv": records.redact_argv(invocation.argv),
+        "flags": records.redact_flags(invocation.flag_values),
+        "config": config,
+    }
+
+
+def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
+    """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
+    record.update(status="failed", error=str(error), finished=records.now_iso())
+    error.record_path = records.write(record, results_dir)
+
+
+def outcome(e: BaseException) -> tuple[str, str]:
+    """(status, error) that a record gets for an exception other than an interrupt."""
+    if isinstance(e, errors.RunInvalidError):
+        return "invalid", str(e)
+    if isinstance(e, errors.TpubenchError):
+        return "failed", str(e)
+    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return "failed", f"{type(e).__name__}: {first[:500]}"
+
+
+def is_interrupt(e: BaseException) -> bool:
+    return isinstance(e, (KeyboardInterrupt, Interrupted))
+
+
+@contextlib.contextmanager
+def interruptible():
+    """SIGINT and SIGTERM raise Interrupted; yields the names of the signals received.
+
+    Both signals, SIGINT too: a process started in the background by a shell
+    inherits SIGINT as ignored.  The names are kept apart from the exception:
+    raised while TensorFlow traces a step, its message comes back rewritten.
+    """
+    received: list[str] = []
+
+    def _raise(signum, frame):
+        received.append(signal.Signals(signum).name)
+        raise Interrupted(received[-1])
+
+    handlers = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+
+
+# ------------------------------------------------------------------ model and data
+@dataclasses.dataclass(frozen=True)
+class ModelRef:
+    """Which model, with which --params, --tiny and --model_module."""
+
+    name: str
+    params: tuple = ()
+    tiny: bool = False
+    modules: tuple = ()
+
+    @classmethod
+    def of(cls, cfg) -> ModelRef:
+        return cls(cfg.model, tuple(cfg.params), cfg.tiny, tuple(cfg.model_modules))
+
+
+@dataclasses.dataclass(frozen=True)
+class Feed:
+    """How the input pipeline is fed: batch, seed and data options."""
+
+    global_batch: int
+    replicas: int  # the batch is split over these (workers under parameter servers)
+    seed: int
+    data: DataConfig
+    fixed_eval_steps: bool = False
+
+
+def load_spec(ref: ModelRef):
+    """(spec, params) of REF, its params resolved from defaults, --tiny and --params."""
+    from tpubench import registry
+
+    for module in ref.modules:
+        registry.load_module(module)
+    spec = registry.get(ref.name)
+    return spec, registry.resolve_params(spec, dict(ref.params), tiny=ref.tiny)
+
+
+def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> dict:
+    """PARAMS for one run: batch, seed and data options, and the head and
+    vocabulary fitted to the data the model reads (unless --params set them)."""
+    out = dict(params)
+    out.update(
+        batch_size=feed.global_batch // feed.replicas,
+        global_batch_size=feed.global_batch,
+        seed=feed.seed,
+        data_dir=data_dir,
+        deterministic=feed.data.deterministic,
+        cache=feed.data.cache,
+        fixed_eval_steps=feed.fixed_eval_steps,
+    )
+    own = dict(ref.params)
+    if manifest is not None:
+        for key, value in manifest.fitted_params().items():
+            if key in out and key not in own:
+                out[key] = value
+    return out
+
+
+def fitted_from_data(params: dict, manifest) -> dict:
+    """The params a run took from its data (for a synthetic twin of the same size)."""
+    if manifest is None:
+        return {}
+    return {k: params[k] for k in manifest.fitted_params() if k in params}
+
+
+def check_batch(batch: int, replicas: int) -> None:
+    """One global batch must split evenly over the replicas."""
+    if batch % replicas:
+        raise errors.UsageError(
+            f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
+            f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
+        )
+
+
+def check_batches(batches: tuple, replicas: int) -> None:
+    """Every batch size of a sweep must split evenly over the replicas."""
+    bad = [b for b in batches if b % replicas]
+    if bad:
+        raise errors.UsageError(
+            f"--batch_size={','.join(map(str, batches))}: {', '.join(map(str, bad))} not "
+            f"divisible by the {replicas} replicas; accepted: multiples of {replicas}"
+        )
+
+
+def examples_per_epoch(spec, manifest, params: dict, split: str = "train") -> int:
+    """Examples the model draws from SPLIT (the model's own figure on synthetic data)."""
+    from tpubench import model_api
+
+    if manifest is None:
+        return spec.examples_per_epoch[split]
+    return model_api.examples_in(spec, manifest, split, params)
+
+
+def full_eval_batches(spec, manifest, params: dict, batch: int, requested: int | None) -> int:
+    """Eval steps when every batch must be full: at most the eval split's whole BATCHes."""
+    from tpubench import model_api
+
+    examples = model_api.examples_in(spec, manifest, manifest.eval_split(), params)
+    full = max(1, examples // batch)
+    return min(requested or full, full)
+
+
+def data_section(spec, manifest, params: dict) -> dict:
+    """The record's `data`: the manifest's identity, or what synthetic batches look like."""
+    if manifest is not None:
+        return manifest.identity()
+    return {"name": "synthetic", "element_spec": str(spec.element_spec(params))}
+
+
+# ------------------------------------------------------------------ hardware
+def build_strategy(hw) -> tuple[Any, Any]:
+    """(strategy, placement) for HW (strategy.build)."""
+    from tpubench import strategy
+
+    return strategy.build(hw)
+
+
+def probe(placement) -> dict:
+    """The record's `hardware` and `software` sections."""
+    from tpubench import probe as probe_lib
+
+    return {
+        "hardware": {"cpu": probe_lib.cpu(), "accelerators": probe_lib.accelerators(placement)},
+        "software": probe_lib.software(),
+    }
+
+
+def accelerators_priced(placement) -> int:
+    """Accelerators a run holds, for pricing (0 on CPU)."""
+    return 0 if placement.accelerator == "cpu" else placement.num_replicas
+
+
+def plain(d):
+    """D with every value JSON-able (tuples as lists, other objects as str)."""
+    if isinstance(d, dict):
+        return {k: plain(v) for k, v in d.items()}
+    if isinstance(d, (list, tuple)):
+        return [plain(v) for v in d]
+    if isinstance(d, (str, int, float, bool)) or d is None:
+        return d
+    return str(d)
