@@ -102,8 +102,7 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
             record["error"] = str(damaged)
             raise damaged from None
         record["status"] = "failed"
-        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        record["error"] = f"{type(e).__name__}: {first[:500]}"
+        record["error"] = errors.describe(e)  # TensorFlow's real cause, one line
         raise
     finally:
         for s, h in handlers.items():

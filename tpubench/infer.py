@@ -93,8 +93,7 @@ def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
         e.record_path = sweep.fail("failed", str(e))
         raise
     except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        sweep.fail("failed", f"{type(e).__name__}: {first[:500]}")
+        sweep.fail("failed", errors.describe(e))
         raise
     finally:
         for s, h in handlers.items():

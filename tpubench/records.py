@@ -4,7 +4,9 @@ Written atomically: temp file + rename on local disk (a reader never sees a
 half-written record); a single-object upload on gs:// (google-cloud-storage, with status and model
 as object metadata), which GCS makes visible only once complete.  Reading
 needs no TensorFlow, so reports stay TensorFlow-free.  No secrets: environment variables are never
-recorded, and flag values that look like credentials are redacted.
+recorded; flag values that look like credentials and URL credentials (user-info,
+token-like query values) are redacted everywhere in a record as it is written
+(`redaction.redact`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,13 @@ import datetime as dt
 import json
 import math
 import os
-import re
 import secrets
 import tempfile
 
-from tpubench import errors, gcs
+from tpubench import errors, gcs, redaction
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
-_SECRET = re.compile(r"(token|secret|password|credential|api_?key|private_?key)", re.I)
 
 
 def new_run_id(model: str) -> str:
@@ -34,16 +34,13 @@ def now_iso() -> str:
 
 
 def redact_argv(argv: list[str]) -> list[str]:
-    """Replaces values of credential-looking flags with '<redacted>'."""
-    out = []
-    for arg in argv:
-        name, sep, _ = arg.partition("=")
-        out.append(f"{name}=<redacted>" if sep and _SECRET.search(name) else arg)
-    return out
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_argv(argv)
 
 
 def redact_flags(values: dict) -> dict:
-    return {k: ("<redacted>" if _SECRET.search(k) else v) for k, v in values.items()}
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_flags(values)
 
 
 def path_for(results_dir: str, run_id: str) -> str:
@@ -53,6 +50,9 @@ def path_for(results_dir: str, run_id: str) -> str:
 def write(record: dict, results_dir: str) -> str:
     """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
     path = path_for(results_dir, record["run_id"])
+    # Whatever part of the record a value reached (argv, flags, config, an
+    # error message naming a path), a URL credential never reaches the file.
+    record = redaction.redact(record)
     # Strict JSON: NaN/inf (a diverged loss, a rate that could not be
     # measured) become null, which every JSON parser accepts.
     text = (
