@@ -298,7 +298,9 @@ def _runs(args, full_argv) -> int:
 
     if not args:
         raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
-    rows = records.summary_rows(args)
+    rows = records.summary_rows(
+        args, warn=lambda m: print(f"tpubench runs: warning: {m}", file=sys.stderr)
+    )
     if flags_lib.FLAGS.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
