@@ -42,6 +42,13 @@ def run(argv: list[str] | None = None) -> None:
 
         print(f"tpubench: error: {errors.unknown('subcommand', sub, SUBCOMMANDS)}", file=sys.stderr)
         sys.exit(2)
+    from tpubench import argv_checks, errors
+
+    try:
+        argv_checks.check(argv[2:])  # a flag file of /dev/zero, a path that is not UTF-8
+    except errors.UsageError as e:
+        print(f"tpubench {sub}: error: {e}", file=sys.stderr)
+        sys.exit(2)
     verbose = any(a in ("--verbose", "--verbose=true") for a in argv)
     if sub in ("train", "infer", "models", "data"):  # the subcommands that load TensorFlow
         from tpubench import tflog

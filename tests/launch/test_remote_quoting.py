@@ -74,7 +74,9 @@ def test_hostile_values_reach_the_vm_as_one_word_and_run_nothing(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    pwned = sorted(p.name for d in (tmp_path, home) for p in d.iterdir() if p.name.startswith("PWNED"))
+    pwned = sorted(
+        p.name for d in (tmp_path, home) for p in d.iterdir() if p.name.startswith("PWNED")
+    )
     assert pwned == [], f"a hostile value ran a command on the VM: {pwned}"
 
     calls = [json.loads(x) for x in (home / "argv.jsonl").read_text().splitlines()]
