@@ -126,7 +126,9 @@ def read_bytes(url: str, limit: int | None = None) -> bytes:
         raise errors.DataError(f"cannot read {url}: no such object")
     if blob.size is not None and blob.size > limit:
         raise errors.UsageError(f"{url} holds {blob.size:,} bytes, more than {limit:,}")
-    return _call(url, "read", lambda: blob.download_as_bytes(retry=_retry()))
+    return _call(
+        url, "read", lambda: client.bucket(bucket).blob(name).download_as_bytes(retry=_retry())
+    )
 
 
 def metadata(url: str) -> dict:

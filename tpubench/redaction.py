@@ -81,10 +81,7 @@ def redact_argv(argv: list[str]) -> list[str]:
 
 def redact_flags(values: dict) -> dict:
     """Flag values: a credential-named flag loses its value whole, every other loses URL secrets."""
-    return {
-        k: (MARK if SECRET_FLAG.search(k) and v not in (None, "") else redact(v))
-        for k, v in values.items()
-    }
+    return {k: (MARK if SECRET_FLAG.search(k) else redact(v)) for k, v in values.items()}
 
 
 def has_redactions(value) -> bool:
