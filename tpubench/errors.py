@@ -9,6 +9,7 @@ the bad value and what would be accepted.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -63,3 +64,47 @@ def choices_hint(value: str, accepted: Iterable[str], n: int = 5) -> str:
 def unknown(kind: str, value: str, accepted: Iterable[str]) -> UsageError:
     """An UsageError for an unknown name, listing close matches."""
     return UsageError(f"unknown {kind} {value!r}{choices_hint(value, accepted)}")
+
+
+def one_line(e: BaseException) -> str:
+    """E's message on one line (several lines joined with '; ')."""
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    return "; ".join(lines)
+
+
+_NODE = re.compile(r"Detected at node '?([^' ]+)'? defined at")
+_ROOT = re.compile(r"^\s+\(\d+\)\s+(.*)")
+_TF_NOISE = re.compile(r"\s*(\[\[\{\{node [^}]*\}\}\]\]|\[Op:[^\]]*\]|\[\[[^\]]*\]\])")
+
+
+def describe(e: BaseException, limit: int = 500) -> str:
+    """`Type: message` in one line, with TensorFlow's real cause in it.
+
+    TensorFlow reports a failing op inside a `tf.function` as "Graph
+    execution error:" followed by the Python stack that built the op and
+    only then the op's own message; the first line alone says nothing.
+    This keeps the op's message and names the node, e.g. "NotFoundError:
+    /data/x.tfrecord; No such file or directory (op ReadFile)".
+    """
+    text = str(e).strip()
+    name = type(e).__name__
+    if not text:
+        return name
+    lines = text.splitlines()
+    if lines[0].strip().startswith("Graph execution error"):
+        node = _NODE.search(text)
+        causes = []
+        for line in lines[1:]:
+            root = _ROOT.match(line)  # "  (0) NOT_FOUND: ..." of "2 root error(s) found."
+            if root:
+                line = root.group(1)
+            elif not line.strip() or line[0] in " \t" or _NODE.match(line):
+                continue  # blank, the Python stack of the op, the node header
+            line = _TF_NOISE.sub("", line).strip()
+            if line and not line.startswith("Detected at node"):
+                causes.append(line)
+        if causes:
+            cause = "; ".join(dict.fromkeys(causes))
+            where = f" (op {node.group(1)})" if node else ""
+            return f"{name}: {cause[:limit]}{where}"
+    return f"{name}: {one_line(e)[:limit]}"

@@ -16,6 +16,10 @@ from tpubench import config, errors
 from tpubench.cost import catalog
 
 FLAGS = flags.FLAGS
+MAX_SEED = 2**31 - 1  # what every TensorFlow and Keras seed accepts
+# Logical CPU devices each get threads and a replica of the model; 100,000 of
+# them never finish being created.  256 is past any real use of them.
+MAX_CPU_DEVICES = 256
 
 
 def define_common():
@@ -118,7 +122,13 @@ def define_model_flags():
         "Compile each replica's step with XLA (forward and backward pass in train, forward in "
         "infer).",
     )
-    f.DEFINE_integer("seed", 42, "Seed for initialisation, dropout, shuffling and synthetic data.")
+    f.DEFINE_integer(
+        "seed",
+        42,
+        "Seed for initialisation, dropout, shuffling and synthetic data.",
+        lower_bound=0,
+        upper_bound=MAX_SEED,
+    )
 
 
 def define_eval_steps():
@@ -165,7 +175,11 @@ def define_hardware_flags():
     f.DEFINE_integer("num_gpus", None, "GPUs to use (default: all visible).", lower_bound=1)
     f.DEFINE_string("tpu", None, "TPU name, grpc://host:port, or 'local' on a TPU VM.")
     f.DEFINE_integer(
-        "num_cpu_devices", 1, "Split the CPU into N logical devices (N replicas).", lower_bound=1
+        "num_cpu_devices",
+        1,
+        f"Split the CPU into N logical devices (N replicas), at most {MAX_CPU_DEVICES}.",
+        lower_bound=1,
+        upper_bound=MAX_CPU_DEVICES,
     )
     f.DEFINE_integer(
         "num_intra_threads", 0, "Intra-op thread pool size (0: TF default).", lower_bound=0
@@ -315,7 +329,13 @@ def define_data():
         upper_bound=0.9,
     )
     f.DEFINE_bool("overwrite", False, "prepare: replace an existing prepared --output.")
-    f.DEFINE_integer("seed", 0, "prepare: crops and order; bench: shuffling.")
+    f.DEFINE_integer(
+        "seed",
+        0,
+        "prepare: crops and order; bench: shuffling.",
+        lower_bound=0,
+        upper_bound=MAX_SEED,
+    )
     f.DEFINE_string("data_dir", None, "bench/check: a prepared directory (local or gs://).")
     f.DEFINE_string("model", "resnet50", "bench: the model whose input_fn runs.")
     f.DEFINE_list("params", [], "bench: model hyperparameter overrides, k=v,k=v.")

@@ -111,13 +111,23 @@ def _call(url: str, action: str, fn):
         raise _error(e, url, action) from None
 
 
-def read_bytes(url: str) -> bytes:
+def read_bytes(url: str, limit: int | None = None) -> bytes:
+    """The bytes of one object; with LIMIT, an object larger than LIMIT is a UsageError."""
     bucket, name = parse(url)
     client = _client()
+    if limit is None:
+        return _call(
+            url,
+            "read",
+            lambda: client.bucket(bucket).blob(name).download_as_bytes(retry=_retry()),
+        )
+    blob = _call(url, "stat", lambda: client.bucket(bucket).get_blob(name, retry=_retry()))
+    if blob is None:
+        raise errors.DataError(f"cannot read {url}: no such object")
+    if blob.size is not None and blob.size > limit:
+        raise errors.UsageError(f"{url} holds {blob.size:,} bytes, more than {limit:,}")
     return _call(
-        url,
-        "read",
-        lambda: client.bucket(bucket).blob(name).download_as_bytes(retry=_retry()),
+        url, "read", lambda: client.bucket(bucket).blob(name).download_as_bytes(retry=_retry())
     )
 
 

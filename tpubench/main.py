@@ -43,9 +43,18 @@ def run(argv: list[str] | None = None) -> None:
 
         print(f"tpubench: error: {errors.unknown('subcommand', sub, SUBCOMMANDS)}", file=sys.stderr)
         sys.exit(2)
+    from tpubench import argv_checks, errors
+
+    try:
+        argv_checks.check(argv[2:])  # a flag file of /dev/zero, a path that is not UTF-8
+    except errors.UsageError as e:
+        print(f"tpubench {sub}: error: {e}", file=sys.stderr)
+        sys.exit(2)
     verbose = any(a in ("--verbose", "--verbose=true") for a in argv)
-    if not verbose:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if sub in ("train", "infer", "models", "data"):  # the subcommands that load TensorFlow
+        from tpubench import tflog
+
+        tflog.silence(verbose)
     from absl import app
 
     from tpubench import flags as flags_lib
@@ -84,7 +93,7 @@ _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
 def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
     from absl import logging
 
-    from tpubench import errors
+    from tpubench import errors, redaction
     from tpubench import flags as flags_lib
 
     verbose = flags_lib.FLAGS.verbose
@@ -111,8 +120,9 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
         if verbose:
             traceback.print_exc()
         where = getattr(e, "record_path", None)
+        line = f"tpubench {sub}: error: {errors.one_line(e)}"
         print(
-            f"tpubench {sub}: error: {e}" + (f" [run record: {where}]" if where else ""),
+            redaction.redact_text(line + (f" [run record: {where}]" if where else "")),
             file=sys.stderr,
         )
         return e.exit_code
@@ -122,10 +132,11 @@ def _dispatch(sub: str, args: list[str], full_argv: list[str]) -> int:
     except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
         if verbose:
             traceback.print_exc()
-        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
         print(
-            f"tpubench {sub}: internal error: {type(e).__name__}: {first} "
-            "(rerun with --verbose for the traceback)",
+            redaction.redact_text(
+                f"tpubench {sub}: internal error: {errors.describe(e)} "
+                "(rerun with --verbose for the traceback)"
+            ),
             file=sys.stderr,
         )
         return 1
@@ -320,7 +331,9 @@ def _runs(args, full_argv) -> int:
 
     if not args:
         raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
-    rows = records.summary_rows(args)
+    rows = records.summary_rows(
+        args, warn=lambda m: print(f"tpubench runs: warning: {m}", file=sys.stderr)
+    )
     if flags_lib.FLAGS.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
@@ -338,7 +351,9 @@ def _runs(args, full_argv) -> int:
 
 
 def _rerun(args, full_argv) -> int:
-    from tpubench import errors, records
+    import shlex
+
+    from tpubench import errors, records, redaction
     from tpubench import flags as flags_lib
 
     if len(args) != 1:
@@ -351,8 +366,12 @@ def _rerun(args, full_argv) -> int:
         raise errors.UsageError(
             f"{args[0]} records no `tpubench train` or `tpubench infer` run to repeat"
         )
-    if "<redacted>" in values.values():
-        raise errors.UsageError(f"{args[0]} has redacted flag values; it cannot be repeated as is")
+    hidden = sorted(k for k, v in values.items() if redaction.has_redactions(v))
+    if hidden:
+        raise errors.UsageError(
+            f"{args[0]} has redacted flag values (--{', --'.join(hidden)}); it cannot be "
+            "repeated as is: run `tpubench train` or `tpubench infer` with those flags given"
+        )
     FLAGS = flags_lib.FLAGS
     skip = {"model_dir", "results_dir", "verbose"}
     if sub == "infer":
@@ -376,7 +395,17 @@ def _rerun(args, full_argv) -> int:
     recorded_dir = (record.get("config") or {}).get("results_dir") or values.get("results_dir")
     new.append(f"--results_dir={FLAGS.results_dir or recorded_dir}")
     cmd = [sys.executable, "-m", "tpubench", sub, *new]
-    print("tpubench rerun: " + " ".join(["tpubench", sub, *new]), file=sys.stderr, flush=True)
+    # Quoted: the echoed line is what users paste, and a pasted line must run
+    # this command and nothing else, whatever the record holds.
+    echo = shlex.join(["tpubench", sub, *redaction.redact_argv(new)])
+    print(f"tpubench rerun: {echo}", file=sys.stderr, flush=True)
+    for module in values.get("model_module") or []:
+        print(
+            f"tpubench rerun: warning: the record names --model_module={shlex.quote(module)}; "
+            "rerunning imports and runs that code",
+            file=sys.stderr,
+            flush=True,
+        )
     # Replace this process: Ctrl-C and SIGTERM then reach the run
     # itself, which checkpoints and records before it exits.
     os.execv(sys.executable, cmd)

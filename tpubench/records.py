@@ -4,7 +4,9 @@ Written atomically: temp file + rename on local disk (a reader never sees a
 half-written record); a single-object upload on gs:// (google-cloud-storage, with status and model
 as object metadata), which GCS makes visible only once complete.  Reading
 needs no TensorFlow, so reports stay TensorFlow-free.  No secrets: environment variables are never
-recorded, and flag values that look like credentials are redacted.
+recorded; flag values that look like credentials and URL credentials (user-info,
+token-like query values) are redacted everywhere in a record as it is written
+(`redaction.redact`).
 """
 
 from __future__ import annotations
@@ -13,15 +15,13 @@ import datetime as dt
 import json
 import math
 import os
-import re
 import secrets
-import tempfile
+import stat
 
-from tpubench import errors, gcs
+from tpubench import errors, files, gcs, redaction
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
-_SECRET = re.compile(r"(token|secret|password|credential|api_?key|private_?key)", re.I)
 
 
 def new_run_id(model: str) -> str:
@@ -34,16 +34,13 @@ def now_iso() -> str:
 
 
 def redact_argv(argv: list[str]) -> list[str]:
-    """Replaces values of credential-looking flags with '<redacted>'."""
-    out = []
-    for arg in argv:
-        name, sep, _ = arg.partition("=")
-        out.append(f"{name}=<redacted>" if sep and _SECRET.search(name) else arg)
-    return out
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_argv(argv)
 
 
 def redact_flags(values: dict) -> dict:
-    return {k: ("<redacted>" if _SECRET.search(k) else v) for k, v in values.items()}
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_flags(values)
 
 
 def path_for(results_dir: str, run_id: str) -> str:
@@ -53,6 +50,9 @@ def path_for(results_dir: str, run_id: str) -> str:
 def write(record: dict, results_dir: str) -> str:
     """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
     path = path_for(results_dir, record["run_id"])
+    # Whatever part of the record a value reached (argv, flags, config, an
+    # error message naming a path), a URL credential never reaches the file.
+    record = redaction.redact(record)
     # Strict JSON: NaN/inf (a diverged loss, a rate that could not be
     # measured) become null, which every JSON parser accepts.
     text = (
@@ -70,20 +70,13 @@ def write(record: dict, results_dir: str) -> str:
         }
         meta = {k: v for k, v in meta.items() if v}
         return gcs.write_bytes(path, text.encode(), "application/json", meta)
-    os.makedirs(results_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{record['run_id']}.", suffix=".tmp", dir=results_dir)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a record is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+        os.makedirs(results_dir, exist_ok=True)
+    except OSError as e:
+        raise errors.UsageError(
+            f"cannot create --results_dir={results_dir}: {e.strerror or e}"
+        ) from None
+    return files.write_atomic(path, text)  # temp file + rename: never half a record
 
 
 def _finite(x):
@@ -96,12 +89,6 @@ def _finite(x):
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         return _finite(x.item())
     return x
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _jsonable(x):
@@ -126,50 +113,110 @@ def find(location: str) -> list[str]:
     if not os.path.isdir(location):
         raise errors.UsageError(f"{location} is neither a run record nor a directory of them")
     found = []
-    for root, dirs, files in os.walk(location):
+    for root, dirs, names in os.walk(location):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".json")]
+        found += [os.path.join(root, f) for f in sorted(names) if f.endswith(".json")]
     return found
 
 
-def summary_rows(locations: list[str]) -> list[dict]:
-    """One row per readable run record under LOCATIONS (others are skipped)."""
+class BadRecord(errors.UsageError):
+    """A run record that cannot be used: too large, or fields of the wrong type."""
+
+
+# A record holds per-loop timings: a million loops is ~40 MB of JSON.  Anything
+# larger is not a record, and reading it whole would only exhaust memory.
+MAX_RECORD_BYTES = 64 * 2**20
+
+# (field, accepted types, what the message calls them) for what `tpubench runs` shows.
+_ROW_FIELDS = (
+    ("run_id", (str,), "a string"),
+    ("kind", (str,), "a string"),
+    ("status", (str, type(None)), "a string"),
+    ("model", (str, type(None)), "a model name"),
+    ("examples_per_sec", (int, float, type(None)), "a number"),
+    ("started", (str, type(None)), "a time stamp"),
+    ("error", (str, type(None)), "a string"),
+)
+
+
+def summary_rows(locations: list[str], warn=None) -> list[dict]:
+    """One row per readable run record under LOCATIONS.
+
+    JSON files that are not records (manifests, metrics) are skipped quietly;
+    a record too large to load or with fields of the wrong type is skipped
+    with WARN(message), so one bad file never hides the others.
+    """
     rows = []
     for location in locations:
         for path in find(location):
             try:
-                r = read(path)
+                rows.append(_summary_row(read(path), path))
+            except BadRecord as e:
+                if warn:
+                    warn(f"skipped {e}")
             except errors.TpubenchError:
                 continue  # manifests, metrics and other JSON files live beside records
-            res = r.get("results") or {}
-            model = r.get("model")
-            rows.append(
-                {
-                    "run_id": r["run_id"],
-                    "kind": r.get("kind", "train"),
-                    "status": r.get("status"),
-                    "model": model.get("name") if isinstance(model, dict) else model,
-                    "examples_per_sec": res.get("examples_per_sec"),
-                    "started": r.get("started"),
-                    "path": path,
-                    "error": r.get("error"),
-                }
-            )
     return sorted(rows, key=lambda x: x["started"] or "")
 
 
-def read(path: str) -> dict:
-    """Reads one record; a missing, unreadable or malformed file is a UsageError."""
+def _summary_row(r: dict, path: str) -> dict:
+    res = r.get("results") or {}
+    model = r.get("model") or None
+    if not isinstance(res, dict):
+        raise BadRecord(f"{path}: field 'results' is {_short(res)}, not a mapping")
+    row = {
+        "run_id": r["run_id"],
+        "kind": r.get("kind", "train"),
+        "status": r.get("status"),
+        "model": model.get("name") if isinstance(model, dict) else model,
+        "examples_per_sec": res.get("examples_per_sec"),
+        "started": r.get("started"),
+        "path": path,
+        "error": r.get("error"),
+    }
+    for field, types, what in _ROW_FIELDS:
+        value = row[field]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise BadRecord(f"{path}: field {field!r} is {_short(value)}, not {what}")
+    return row
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_text(path: str) -> str:
+    """The text of one record file (local or gs://), refusing anything over MAX_RECORD_BYTES."""
+    limit = MAX_RECORD_BYTES
     try:
         if gcs.is_gcs(path):
-            text = gcs.read_bytes(path).decode()
+            data = gcs.read_bytes(path, limit=limit)
         else:
-            with open(path) as f:
-                text = f.read()
-    except errors.TpubenchError:
+            # Only regular files: a FIFO or device named *.json would block or never end.
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise errors.UsageError(f"{path} is not a regular file")
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+    except errors.UsageError as e:
+        if "more than" in str(e) or "regular file" in str(e):
+            raise BadRecord(f"{e}; a run record is at most {limit // 2**20} MiB") from None
         raise
-    except (OSError, UnicodeDecodeError) as e:
-        raise errors.UsageError(f"cannot read run record {path}: {e}") from None
+    except OSError as e:
+        raise errors.UsageError(f"cannot read run record {path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise BadRecord(
+            f"{path} is larger than {limit // 2**20} MiB, more than any run record; not loaded"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.UsageError(f"{path} is not a run record (not UTF-8 text)") from None
+
+
+def read(path: str) -> dict:
+    """Reads one record; a missing, unreadable, oversized or malformed file is a UsageError."""
+    text = read_text(path)
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
@@ -192,6 +239,8 @@ def migrate(record, path: str = "record") -> dict:
     """
     if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
         raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
+    if not isinstance(record["run_id"], str) or not record["run_id"]:
+        raise BadRecord(f"{path}: field 'run_id' is {_short(record['run_id'])}, not a string")
     version = record["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise errors.UsageError(

@@ -8,7 +8,9 @@ package lazily, so `tpubench prices` or a report never pays for TensorFlow.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
+import re
 
 from tpubench import errors
 from tpubench.model_api import ModelSpec
@@ -97,7 +99,45 @@ def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict
                 f"{errors.choices_hint(key, params)}"
             )
         params[key] = _coerce(key, raw, params[key])
+        _check_range(key, params[key])
     return params
+
+
+# Ranges by naming convention, the same for every model: (name pattern,
+# accepts(value), what is accepted).  A value outside its range would build a
+# model that cannot train (0 units, dropout >= 1) or fail deep inside Keras.
+_RANGES = (
+    (re.compile(r"dropout"), lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    (
+        re.compile(r"learning_rate$|^max_grad_norm$|^init_scale$|multiplier$"),
+        lambda v: v > 0,
+        "a number > 0",
+    ),
+    (re.compile(r"weight_decay$|^seed$"), lambda v: v >= 0, "a number >= 0"),
+    (
+        re.compile(
+            r"^num_(classes|heads|layers|steps)$|units$|_size$|_dims$|^width$|^depth$"
+            r"|_length$|^max_positions$"
+        ),
+        lambda v: v >= 1,
+        "an integer >= 1",
+    ),
+)
+
+
+def _check_range(key: str, value) -> None:
+    """A UsageError naming KEY=VALUE when it lies outside the range its name implies."""
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            raise errors.UsageError(f"--params: {key}={v} is not a finite number")
+        for pattern, accepts, what in _RANGES:
+            if pattern.search(key) and not accepts(v):
+                raise errors.UsageError(
+                    f"--params: {key}={value!r} is out of range; accepted: {what}"
+                )
 
 
 def _coerce(key: str, raw, default):

@@ -97,6 +97,9 @@ def settings(sweep, executor: str) -> Settings:
             f"{sweep.path}: cloud.package={raw['package']} is not a file (build one with "
             "`pip wheel --no-deps -w dist .`)"
         )
+    if raw.get("package"):
+        # Absolute: a name starting with '-' is no gcloud option, one with ':' no remote path.
+        raw["package"] = os.path.abspath(raw["package"])
     data_dir = sweep.configs[0].fixed_flags.get("data_dir") if sweep.configs else None
     if data_dir and not str(data_dir).startswith("gs://"):
         raise errors.UsageError(
@@ -115,14 +118,20 @@ def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> s
     return head + tail
 
 
+# Every value that enters a remote shell goes through shlex (commands.shell):
+# a file name, flag value or TF_CONFIG holding a quote, `$(...)` or `;` must
+# reach the VM as one word and run nothing.
+
+
 def install_script(s: Settings, extra: str) -> str:
     """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it."""
     spec = f"./{os.path.basename(s.package)}" if s.package else "tpubench"
+    pip = f"{VENV}/bin/pip"
     return (
         "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then "
         "sudo apt-get -qq update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
-        f"python3 -m venv {VENV}; {VENV}/bin/pip install -q --upgrade pip; "
-        f"{VENV}/bin/pip install -q '{spec}[{extra}]'"
+        f"python3 -m venv {VENV}; {pip} install -q --upgrade pip; "
+        + commands.shell([pip, "install", "-q", f"{spec}[{extra}]"])
     )
 
 
@@ -130,7 +139,7 @@ def run_script(train_flags: list[str], log_file: str, tf_config: str | None = No
     """Shell run on a VM for one task: tpubench train, output also kept in LOG_FILE."""
     env = f"export TF_CONFIG={commands.shell([tf_config])}; " if tf_config else ""
     train = commands.shell([f"{VENV}/bin/python", "-m", "tpubench", "train", *train_flags])
-    return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{log_file}"
+    return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{commands.shell([log_file])}"
 
 
 @dataclasses.dataclass

@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import os
 
-from tpubench import errors
+from tpubench import errors, files
 from tpubench.config import ReportConfig
 from tpubench.report import compare, load, published, render, tables
 from tpubench.report import group as group_lib
@@ -188,9 +188,9 @@ _FIGURE_OF = {
 
 
 def _put(path: str, text: str) -> str:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
+    # Temp file + rename inside --output: a symlink planted as report.html is
+    # replaced, never written through.
+    return files.write_atomic(path, text)
 
 
 def report_main(cfg: ReportConfig) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tpubench import errors, gcs, records
+from tpubench import errors, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -108,18 +108,7 @@ def expand(inputs: list[str]) -> list[tuple[str, bool]]:
 
 
 def _read_text(path: str) -> str:
-    if gcs.is_gcs(path):
-        data = gcs.read_bytes(path)
-    else:
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise errors.UsageError(f"cannot read run record {path}: {e.strerror}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise errors.UsageError(f"{path} is not a run record (not UTF-8 text)") from None
+    return records.read_text(path)  # refuses files over records.MAX_RECORD_BYTES
 
 
 def parse(text: str, path: str) -> dict:
@@ -150,13 +139,17 @@ def load(inputs: list[str]) -> Loaded:
         if record["run_id"] in seen:
             continue
         seen.add(record["run_id"])
-        run, reason = from_record(record, path)
+        try:
+            run, reason = from_record(record, path)
+        except (AttributeError, TypeError, ValueError, KeyError) as e:
+            # One record with fields of the wrong type must not stop the report.
+            run, reason = None, f"fields of the wrong type ({type(e).__name__}: {e})"
         if run is None:
             excluded.append(
                 Excluded(
                     path,
                     record["run_id"],
-                    (record.get("model") or {}).get("name") or _cfg(record).get("model", ""),
+                    _name_of(record),
                     str(record.get("status")),
                     reason,
                 )
@@ -169,7 +162,15 @@ def load(inputs: list[str]) -> Loaded:
 
 
 def _cfg(record: dict) -> dict:
-    return record.get("config") or {}
+    cfg = record.get("config")
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _name_of(record: dict) -> str:
+    model = record.get("model")
+    name = model.get("name") if isinstance(model, dict) else None
+    name = name or _cfg(record).get("model", "")
+    return name if isinstance(name, str) else repr(name)
 
 
 def _status_reason(record: dict) -> str | None:

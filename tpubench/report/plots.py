@@ -8,11 +8,13 @@ numbers.  Axes name their units; cost axes name the price date.
 
 from __future__ import annotations
 
+import io
 import json
 
 import matplotlib
 from matplotlib.figure import Figure
 
+from tpubench import files
 from tpubench.report import compare, published, render
 
 _DPI = 110
@@ -297,10 +299,12 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
 
 def save(fig, path: str, series) -> str:
     """Writes FIG as a PNG at PATH with SERIES embedded as PNG text."""
+    png = io.BytesIO()
     fig.savefig(
-        path,
+        png,
+        format="png",
         dpi=_DPI,
         bbox_inches="tight",
         metadata={"Software": "tpubench", "tpubench:series": json.dumps(series)},
     )
-    return path
+    return files.write_atomic(path, png.getvalue())  # never through a planted symlink

@@ -57,8 +57,7 @@ def outcome(e: BaseException) -> tuple[str, str]:
         return "invalid", str(e)
     if isinstance(e, errors.TpubenchError):
         return "failed", str(e)
-    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return "failed", f"{type(e).__name__}: {first[:500]}"
+    return "failed", errors.describe(e)  # TensorFlow's real cause, in one line
 
 
 def is_interrupt(e: BaseException) -> bool:
