@@ -185,10 +185,13 @@ class _Job:
         )
         if skipped:
             params["readable_records"] = skipped["readable_records"]
+        fitted = {}
         if manifest is not None:  # the head and the vocabulary fit the data it trains on
             for key, value in manifest.fitted_params().items():
-                if key in params and key not in dict(cfg.params):
+                if key in params and key not in dict(cfg.params) and params[key] != value:
+                    fitted[key] = f"{params[key]} -> {value}"
                     params[key] = value
+            fitted.update(manifest.image_fit(params))
         epoch_examples = (
             model_api.examples_in(spec, manifest, "train", params)
             if manifest
@@ -202,7 +205,8 @@ class _Job:
                 "params": _plain(params),
                 "target_metric": spec.target_metric,
                 "target_mode": spec.target_mode,
-            },
+            }
+            | ({"fitted_to_data": fitted} if fitted else {}),
             placement=_plain(placement.__dict__),
             data=manifest.identity()
             if manifest
