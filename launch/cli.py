@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tpubench_launch import errors
+from tpubench_launch import commands, errors
 
 PROG = "tpubench-launch"
 
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
+        commands.check_gs_urls(argv)
         if args.command == "local-cluster":
             return _local_cluster(args, passthrough, [PROG, *argv])
         if args.command == "sweep":

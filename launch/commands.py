@@ -67,3 +67,45 @@ def without_flag(args: list[str], name: str) -> list[str]:
 def shell(argv: list[str]) -> str:
     """ARGV as one copy-pasteable shell line."""
     return shlex.join(argv)
+
+
+def tpubench_flag_names(subcommand: str = "train") -> list[str] | None:
+    """The flag names tpubench SUBCOMMAND accepts, asked of tpubench in a subprocess.
+
+    None when tpubench cannot answer (not installed beside the launcher):
+    then nothing can be checked here and the runs report bad flags themselves.
+    """
+    import json
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "tpubench.flags", subcommand],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        names = json.loads(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return names if isinstance(names, list) else None
+
+
+def gs_typo_hint(value) -> str | None:
+    """A hint when VALUE looks like a gs:// URL with the slashes wrong (`gs:/b/x`), else None."""
+    v = str(value)
+    if v[:3].lower() != "gs:" or (v.startswith("gs://") and v[5:6] not in ("", "/")):
+        return None
+    fixed = "gs://" + v[3:].lstrip("/")
+    return f"{v} is not a gs:// URL (two slashes after gs:); did you mean {fixed}?"
+
+
+def check_gs_urls(args: list[str]) -> None:
+    """Raises UsageError at the first argument (or --flag=value) with a gs:/ typo."""
+    from tpubench_launch import errors
+
+    for token in args:
+        name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
+        hint = gs_typo_hint(value)
+        if hint:
+            raise errors.UsageError(f"{name}={hint}" if name else hint)

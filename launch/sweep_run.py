@@ -20,6 +20,34 @@ def done_ids(results_dir: str) -> set[str]:
     }
 
 
+def _check_flag_names(sw, out) -> None:
+    """Every flag a configuration passes must be one `tpubench train` accepts."""
+    import difflib
+
+    for c in sw.configs:
+        for name, value in c.train_flags().items():
+            hint = commands.gs_typo_hint(value)
+            if hint:
+                raise errors.UsageError(f"{sw.path}: flags.{name}={hint}")
+    known = commands.tpubench_flag_names("train")
+    if known is None:
+        print(
+            "note: could not ask tpubench for its flags (is it installed here?); "
+            "flag names are not checked before the runs start",
+            file=out,
+        )
+        return
+    for c in sw.configs:
+        for name in c.train_flags():
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                raise errors.UsageError(
+                    f"{sw.path}: flags.{name} is not a `tpubench train` flag{hint} "
+                    "(`tpubench train --helpfull` lists them); nothing was launched"
+                )
+
+
 def run(
     path: str,
     executor: str,
@@ -39,6 +67,7 @@ def run(
             f"results_dir={sw.results_dir}: the sweep's results directory is local (cloud runs "
             "write to cloud.bucket and are copied here)"
         )
+    _check_flag_names(sw, out)  # before any VM exists: a misspelt flag costs nothing
     settings = cloud.settings(sw, executor) if executor in CLOUD else None
     log_dir = os.path.join(sw.results_dir, "logs")
     if settings and not dry_run:

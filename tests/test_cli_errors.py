@@ -164,3 +164,27 @@ def test_helpshort_lists_the_subcommands_flags():
     proc, _ = run_cli("prices", "--helpshort")
     assert proc.returncode == 0, proc.stderr
     assert "--machine" in proc.stdout and "--pricing" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv, shown, fixed",
+    [
+        (["train", "--data_dir=gs:/bucket/x"], "--data_dir=gs:/bucket/x", "gs://bucket/x"),
+        (["runs", "gs:/bucket/runs"], "gs:/bucket/runs", "gs://bucket/runs"),
+        (["report", "gs:bucket/r"], "gs:bucket/r", "gs://bucket/r"),
+        (
+            ["data", "prepare", "--dataset=digits", "--output=gs:///b/d"],
+            "--output=gs:///b/d",
+            "gs://b/d",
+        ),
+    ],
+)
+def test_one_slash_gs_url_gets_a_hint(argv, shown, fixed):
+    out = subprocess.run(
+        [sys.executable, "-m", "tpubench", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"tpubench {argv[0]}: error: {shown} is not a gs:// URL (two slashes after gs:); "
+        f"did you mean {fixed}?"
+    )

@@ -1,6 +1,7 @@
 """The docs stay true: every flag is documented, the tutorial model runs."""
 
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -86,3 +87,47 @@ def test_tutorial_model_same_first_loss_on_two_replicas(tmp_path):
     two = _train(tmp_path / "two", *common, "--num_cpu_devices=2")
     assert two["placement"]["num_replicas"] == 2
     assert two["results"]["final_loss"] == pytest.approx(one["results"]["final_loss"], rel=1e-5)
+
+
+def _labels(text: str) -> list[str]:
+    """The summary's row labels and the cost table's column names, in order."""
+    rows = [m.strip() for m in re.findall(r"^│ ([^│]+?) +│", text, re.M)]
+    summary = [r for r in rows if not r.startswith("gcp:")]  # cost rows start with a machine
+    header = re.search(r"^┃(.*)┃$", text, re.M)
+    columns = [c.strip() for c in header.group(1).split("┃")] if header else []
+    return summary + ["|"] + columns
+
+
+def test_readme_sample_shows_todays_rows(tmp_path):
+    """The README's `make demo` sample has the rows and columns a real run prints today."""
+    readme = (ROOT / "README.md").read_text()
+    sample = readme.split("## What you see")[1].split("```\n")[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "tpubench", "train", "--train_steps=20", "--eval_steps=2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    assert out.returncode == 0, out.stderr
+    real = _labels(out.stdout)
+    assert "host CPU (all cores)" in real and "eval accuracy" in real
+    assert _labels(sample) == real
+
+
+def test_data_list_descriptions_stand_on_their_own():
+    """No description points at text a user of the CLI cannot see (module docstrings, source)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "tpubench", "data", "list", "--format=json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert {"digits", "pydoc_chars", "pydoc_topics", "imdb"} <= {r["dataset"] for r in rows}
+    for r in rows:
+        what = r["what"].lower()
+        assert "docstring" not in what and "see the module" not in what, r
+        assert len(what.split()) >= 6, f"{r['dataset']}: {r['what']!r} says too little"

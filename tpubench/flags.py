@@ -657,3 +657,16 @@ def define(subcommand: str) -> None:
         "advise": define_advise,
     }[subcommand]()
     _defined.update(set(FLAGS) - before)
+
+
+def names(subcommand: str) -> list[str]:
+    """SUBCOMMAND's flag names (with the common ones), sorted."""
+    define(subcommand)
+    return sorted(_defined)
+
+
+if __name__ == "__main__":  # `python -m tpubench.flags train`: what tpubench-launch checks against
+    import json
+    import sys
+
+    print(json.dumps(names(sys.argv[1] if len(sys.argv) > 1 else "train")))

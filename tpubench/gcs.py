@@ -29,6 +29,15 @@ def is_gcs(path: str | None) -> bool:
     return bool(path) and str(path).startswith("gs://")
 
 
+def typo_hint(value: str) -> str | None:
+    """A hint when VALUE looks like a gs:// URL with the slashes wrong (`gs:/b/x`), else None."""
+    v = str(value)
+    if v[:3].lower() != "gs:" or (v.startswith("gs://") and v[5:6] not in ("", "/")):
+        return None
+    fixed = "gs://" + v[3:].lstrip("/")
+    return f"{v} is not a gs:// URL (two slashes after gs:); did you mean {fixed}?"
+
+
 def parse(url: str) -> tuple[str, str]:
     """'gs://bucket/a/b' -> ('bucket', 'a/b'); a malformed URL is a UsageError."""
     if not is_gcs(url):

@@ -75,6 +75,15 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
     """absl's parser, with a bad flag reported in one line (exit 2)."""
     from absl import flags
 
+    from tpubench import gcs
+
+    for token in argv[1:]:
+        name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
+        hint = gcs.typo_hint(value)
+        if hint:
+            where = f"{name}=" if name else ""
+            print(f"tpubench {sub}: error: {where}{hint}", file=sys.stderr)
+            sys.exit(2)
     try:
         return flags.FLAGS(argv)
     except flags.Error as e:

@@ -103,6 +103,9 @@ def train_summary(record: dict) -> str:
         f"(eval/checkpoint pauses {_num(r.get('pause_seconds'), '{:,.2f}')} s)",
     )
     t.add_row("final loss", _num(r.get("final_loss_loop_mean"), "{:.4f}"))
+    fitted = record.get("model", {}).get("fitted_to_data") or {}
+    if fitted:
+        t.add_row("fitted to the data", "; ".join(f"{k} {v}" for k, v in fitted.items()))
     ev = r.get("eval")
     if ev:
         metric = record.get("model", {}).get("target_metric", "accuracy")

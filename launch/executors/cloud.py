@@ -88,6 +88,9 @@ def settings(sweep, executor: str) -> Settings:
             f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
             "(e.g. cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb})"
         )
+    hint = commands.gs_typo_hint(raw["bucket"])
+    if hint:
+        raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")
     if not str(raw["bucket"]).startswith("gs://"):
         raise errors.UsageError(
             f"{sweep.path}: cloud.bucket={raw['bucket']} must be a gs:// path (VMs write there)"

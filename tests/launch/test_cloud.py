@@ -270,3 +270,35 @@ def test_cloud_settings_errors(tmp_path):
     out = _launch(tmp_path, "sweep", _sweep_file(tmp_path), "--executor=gce", "--max-cost=0.001")
     assert out.returncode == 2 and "over --max-cost=0.001; nothing was launched" in out.stderr
     assert _calls(tmp_path) == [["storage", "rsync", "gs://bkt/tb/records", "runs/sweeps/cpu"]]
+
+
+@pytest.mark.parametrize("dry", [True, False])
+def test_misspelt_flag_is_refused_before_any_vm(tmp_path, dry):
+    """`flags: {train_step: ...}` fails at --dry-run, and a real run creates no VM."""
+    path = _sweep_file(tmp_path, CPU_SWEEP.replace("train_steps: 50", "train_step: 50"))
+    out = _launch(tmp_path, "sweep", path, "--executor=gce", *(["--dry-run"] if dry else []))
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"tpubench-launch sweep: error: {path}: flags.train_step is not a `tpubench train` "
+        "flag; did you mean train_steps? (`tpubench train --helpfull` lists them); "
+        "nothing was launched"
+    )
+    assert out.stdout == ""
+    assert _calls(tmp_path) == []  # no gcloud call at all: no VM, no rsync
+
+
+def test_one_slash_gs_url_gets_a_hint(tmp_path):
+    path = _sweep_file(tmp_path, CPU_SWEEP.replace("gs://bkt/tb", "gs:/bkt/tb"))
+    out = _launch(tmp_path, "sweep", path, "--executor=gce", "--dry-run")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"tpubench-launch sweep: error: {path}: cloud.bucket=gs:/bkt/tb is not a gs:// URL "
+        "(two slashes after gs:); did you mean gs://bkt/tb?"
+    )
+    out = _launch(tmp_path, "local-cluster", "--workers=2", "--", "--results_dir=gs:/bkt/r")
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith(
+        "error: --results_dir=gs:/bkt/r is not a gs:// URL (two slashes after gs:); "
+        "did you mean gs://bkt/r?"
+    )
+    assert _calls(tmp_path) == []

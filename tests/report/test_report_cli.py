@@ -3,6 +3,7 @@ one-line errors, no TensorFlow, and the HTML page in a real headless browser."""
 
 import datetime
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -31,9 +32,13 @@ sys.exit(code)
 """
 
 
-def cli(*args):
+def cli(*args, columns=200):
     return subprocess.run(
-        [sys.executable, "-c", _NO_TF, *map(str, args)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _NO_TF, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": str(columns)},
     )
 
 
@@ -168,3 +173,32 @@ def test_html_page_renders_in_headless_chromium(tmp_path):
     assert tables["table-summary"][:2] == [5, "cifar10_cnn · gcp:n1-standard-1 · threads=1"]
     assert tables["table-excluded"][0] == 5
     assert all(height > 40 for _, _, height in tables.values())
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_report_tables_fit_columns_and_say_what_was_left_out(tmp_path, columns):
+    proc = cli("report", FIXTURES / "threads", f"--output={tmp_path / 'out'}", columns=columns)
+    assert proc.returncode == 0, proc.stderr
+    tables = [ln for ln in proc.stdout.splitlines() if ln[:1] in "┏┃┡│└"]
+    assert len(tables) > 20
+    too_wide = [line for line in tables if len(line) > columns]
+    assert not too_wide, too_wide
+    summary = proc.stdout.split("Throughput and cost per configuration")[1].split("\n\n")[0]
+    header = [ln for ln in summary.splitlines() if ln.startswith("┃")][0]
+    flat = " ".join(summary.split())
+    note = re.search(rf"left out to fit {columns} columns: (.+?) \(all columns", flat)
+    assert note, summary
+    left_out = note.group(1).split(", ")
+    assert left_out and all(name not in header for name in left_out)
+    assert "configuration" in header and "examples/sec" in header
+
+
+def test_report_time_per_epoch_and_accuracy_read_alike(tmp_path):
+    proc = cli("report", FIXTURES / "threads", f"--output={tmp_path / 'out'}")
+    summary = proc.stdout.split("Throughput and cost per configuration")[1].split("\n\n")[0]
+    rows = [ln for ln in summary.splitlines() if ln.startswith("│ mnist_mlp · gcp")]
+    assert len(rows) >= 2
+    for row in rows:
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        assert re.fullmatch(r"[\d.]+ (s|min|h|d)", cells[4]), cells  # time/epoch with its unit
+        assert re.fullmatch(r"(\d\.\d{4}|n/a)", cells[7]), cells  # accuracy: four decimals

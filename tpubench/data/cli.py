@@ -23,10 +23,7 @@ def list_sources(fmt: str) -> str:
     from tpubench.data import sources
 
     rows = [{"dataset": k, "what": v} for k, v in sources.KINDS.items()]
-    rows += [
-        {"dataset": k, "what": f"text: {v} (--source=FILES; see docs/models.md)"}
-        for k, v in prepare_lib.text_kinds().items()
-    ]
+    rows += [{"dataset": k, "what": f"text: {v}"} for k, v in prepare_lib.text_kinds().items()]
     if fmt == "json":
         return json.dumps(rows, indent=2)
     width = max(len(r["dataset"]) for r in rows)

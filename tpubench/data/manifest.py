@@ -67,6 +67,15 @@ class Manifest:
             out["vocab_size"] = self.vocab_size
         return out
 
+    def image_fit(self, params: dict) -> dict:
+        """How images of this data are fitted to a model whose params name an image_size."""
+        size = params.get("image_size")
+        shape = tuple(self.image_shape or ())
+        if not size or len(shape) < 2 or tuple(shape[:2]) == (size, size):
+            return {}
+        got = "x".join(str(d) for d in shape)
+        return {"images": f"{got} resized to {size}x{size} (the model's input size)"}
+
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["format_version"] = FORMAT_VERSION

@@ -1,22 +1,30 @@
 """`tpubench data prepare`: a source -> sharded TFRecords + manifest.json.
 
 Local output is written in place with the manifest last, so a directory
-with a manifest is complete.  gs:// output is staged on local disk and
-uploaded with google-cloud-storage, each object carrying metadata (dataset,
-split, examples, fingerprint), again with the manifest last.  The report
+with a manifest is complete.  gs:// output is staged on local disk (under
+the user cache's `staging/`, or $TPUBENCH_CACHE's) and uploaded with
+google-cloud-storage, each object carrying metadata (dataset, split,
+examples, fingerprint), again with the manifest last.  The report
 gives the preprocessing time and MB/s: the I/O-bound stage of the studies.
+A staging directory is removed on exit, also on SIGTERM and Ctrl-C; one left
+by a process killed outright (SIGKILL, power loss) is removed by the next
+`prepare`, with a line saying so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
 import time
 
-from tpubench import errors, gcs
+from tpubench import cache, errors, gcs
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import sources, tfrecord
 
@@ -79,8 +87,9 @@ def prepare(
         return Report(manifest, seconds, 0.0, size, count)
     src = sources.get(dataset, options)
     start = time.perf_counter()
-    staging = tempfile.mkdtemp(prefix="tpubench-prepare-") if gcs.is_gcs(output) else None
+    staging = _new_staging() if gcs.is_gcs(output) else None
     target = staging or output
+    restore = _sigterm_raises() if staging else None
     try:
         tf.io.gfile.makedirs(target)
         splits, digest, total_bytes, total_examples = {}, hashlib.sha256(), 0, 0
@@ -117,7 +126,70 @@ def prepare(
     finally:
         if staging:
             shutil.rmtree(staging, ignore_errors=True)
+        if restore is not None:
+            restore()
     return Report(manifest, seconds, upload_seconds, total_bytes, total_examples)
+
+
+STAGING = "staging"
+
+
+def _new_staging() -> str:
+    """A fresh staging directory `prepare-PID-*`, after removing those of dead processes."""
+    root = cache.path(STAGING)
+    os.makedirs(root, exist_ok=True)
+    for name in sorted(os.listdir(root)):
+        parts = name.split("-")
+        if len(parts) < 3 or parts[0] != "prepare" or not parts[1].isdigit():
+            continue
+        if _alive(int(parts[1])):
+            continue
+        path = os.path.join(root, name)
+        size = _tree_bytes(path)
+        shutil.rmtree(path, ignore_errors=True)
+        print(
+            f"removed stale staging directory {path} ({size / 1e6:,.1f} MB) "
+            f"left by process {parts[1]}, which is gone",
+            file=sys.stderr,
+            flush=True,
+        )
+    return tempfile.mkdtemp(prefix=f"prepare-{os.getpid()}-", dir=root)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _tree_bytes(path: str) -> int:
+    total = 0
+    for parent, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(os.path.join(parent, name))
+    return total
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while staging: unwinds like Ctrl-C so `finally` removes the staging dir."""
+
+
+def _sigterm_raises():
+    """Makes SIGTERM raise Terminated (main thread only); returns the function that restores it."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut cleanup short
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def _text_preparer(dataset: str):
@@ -131,7 +203,9 @@ def text_kinds() -> dict[str, str]:
     from tpubench.data import text_sources
 
     return {
-        name: (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "text dataset"
+        name: (fn.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        if fn.__doc__
+        else "text dataset"
         for name, fn in sorted(text_sources.PREPARERS.items())
     }
 

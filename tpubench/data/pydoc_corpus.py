@@ -90,7 +90,7 @@ def _check_source(name: str, source: str | None) -> None:
 
 
 def prepare_topics(output_dir: str, source: str | None = None):
-    """Paragraph -> topic classification (see the module docstring)."""
+    """Python's embedded help() text: which of 8 topics a paragraph is from (offline)."""
     from sklearn.model_selection import train_test_split
 
     _check_source(TOPICS, source)
@@ -123,7 +123,7 @@ def _split_paragraphs() -> dict[str, list[str]]:
 
 
 def prepare_words(output_dir: str, source: str | None = None):
-    """A word stream (see the module docstring)."""
+    """Python's embedded help() text as words, EOS per paragraph (~70,000 words; offline)."""
     _check_source(WORDS, source)
     start = time.perf_counter()
     split_tokens = {
@@ -141,7 +141,7 @@ def prepare_words(output_dir: str, source: str | None = None):
 
 
 def prepare_chars(output_dir: str, source: str | None = None):
-    """A character stream (see the module docstring)."""
+    """Python's embedded help() text, lower-cased, character by character (offline)."""
     _check_source(CHARS, source)
     start = time.perf_counter()
     texts = {split: "\n\n".join(paras).lower() for split, paras in _split_paragraphs().items()}

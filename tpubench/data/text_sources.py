@@ -117,7 +117,7 @@ def _imdb_from_tfds() -> dict[str, tuple[list[str], list[int]]]:
 
 
 def prepare_imdb(output_dir: str, source: str | None = None):
-    """IMDb reviews -> token_sequences, labels neg/pos."""
+    """IMDb movie reviews, positive or negative (--source=aclImdb dir or .tar.gz; else TFDS)."""
     start = time.perf_counter()
     if source is None:
         raw = _imdb_from_tfds()
@@ -146,7 +146,7 @@ def prepare_imdb(output_dir: str, source: str | None = None):
 
 # ------------------------------------------------------------------- PTB
 def prepare_ptb(output_dir: str, source: str | None = None):
-    """Penn Treebank (Mikolov's files) -> token_stream of words, EOS per line."""
+    """Penn Treebank words, EOS per line (--source=dir or .tgz of Mikolov's simple-examples)."""
     start = time.perf_counter()
     how = f"download {PTB_URL} and pass --source=PATH/simple-examples.tgz (or its data/ folder)"
     if source is None:
@@ -199,7 +199,7 @@ def _chars(output_dir: str, name: str, body: str, source: str, start: float):
 
 
 def prepare_nietzsche(output_dir: str, source: str | None = None):
-    """Keras's text-generation corpus -> token_stream of lower-cased characters."""
+    """Nietzsche's text (Keras's LSTM example), lower-cased characters (--source=FILE.txt)."""
     start = time.perf_counter()
     if source is None:
         source = fetch(NIETZSCHE_URL, f"download {NIETZSCHE_URL} and pass --source=PATH")
@@ -207,7 +207,7 @@ def prepare_nietzsche(output_dir: str, source: str | None = None):
 
 
 def prepare_text_chars(output_dir: str, source: str | None = None):
-    """Any plain text -> token_stream of lower-cased characters."""
+    """Any plain text, lower-cased, character by character (--source=FILE.txt or DIR of .txt)."""
     start = time.perf_counter()
     if source is None:
         raise errors.UsageError("text_chars needs --source=FILE.txt or a directory of .txt files")
@@ -215,7 +215,7 @@ def prepare_text_chars(output_dir: str, source: str | None = None):
 
 
 def prepare_text_words(output_dir: str, source: str | None = None):
-    """Any plain text -> token_stream of words, EOS per paragraph."""
+    """Any plain text as words, EOS per paragraph (--source=FILE.txt or DIR of .txt)."""
     start = time.perf_counter()
     if source is None:
         raise errors.UsageError("text_words needs --source=FILE.txt or a directory of .txt files")

@@ -21,6 +21,21 @@ def num(x: float | None, digits: int = 1) -> str:
     return f"{x:.{max(2, digits)}g}"
 
 
+def duration(seconds: float | None) -> str:
+    """Seconds in a unit a reader takes in at once: 42.1 s, 12.5 min, 3.2 h, 4.1 d."""
+    if seconds is None:
+        return "n/a"
+    for unit, size, limit in (("s", 1, 100), ("min", 60, 100 * 60), ("h", 3600, 48 * 3600)):
+        if abs(seconds) < limit:
+            return f"{seconds / size:.3g} {unit}" if size == 1 else f"{seconds / size:.1f} {unit}"
+    return f"{seconds / 86400:,.1f} d"
+
+
+def fixed(x: float | None, digits: int = 4) -> str:
+    """The same number of decimals in every row (accuracies: 0.9500, 0.9667)."""
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
 def ratio(x: float | None) -> str:
     """A ratio to a baseline: 0.54, 1.37, 0.067."""
     if x is None:
@@ -66,22 +81,62 @@ def csv_text(t) -> str:
 
 
 def terminal(t, width: int | None = None) -> str:
-    """A rich table of T's `brief` columns (all when unset)."""
+    """A rich table of T's `brief` columns (all when unset), fitted to WIDTH.
+
+    WIDTH is $COLUMNS when set, else the terminal's; files and pipes get 200.
+    Columns that do not fit are left out, intervals first and then from the
+    right (never the first), and a note names them and where they are.
+    """
+    import os
+
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table as RichTable
 
     out = io.StringIO()
-    if width is None:  # a terminal's own width; files and pipes get long lines, not folds
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+    if width is None:
+        env = os.environ.get("COLUMNS", "")
+        if env.isdigit() and int(env) > 0:
+            width = int(env)
+        else:  # a terminal's own width; files and pipes get long lines, not folds
+            width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
     console = Console(file=out, width=width, force_terminal=False, color_system=None)
-    rt = RichTable(title=escape(t.title), title_justify="left")
     keep = [i for i, c in enumerate(t.columns) if not t.brief or c in t.brief]
+    dropped = []
+    while len(keep) > 2 and _natural_width(t, keep) > width:
+        # Intervals and the lesser columns go first (the files keep them), then from the right.
+        spans = [i for i in keep[1:] if "interval" in t.columns[i]]
+        lesser = [i for i in keep[1:] if t.columns[i] in _LESSER]
+        gone = (spans or sorted(lesser, key=lambda i: _LESSER.index(t.columns[i])) or keep)[-1]
+        keep.remove(gone)
+        dropped.append(t.columns[gone])
+    rt = RichTable(title=escape(t.title), title_justify="left")
     for i in keep:
         rt.add_column(t.columns[i], justify="left" if i == 0 else "right", overflow="fold")
     for row in t.rows:
         rt.add_row(*(escape(row[i]) for i in keep))  # "[infer]" is text, not rich markup
     console.print(rt)
+    if dropped:
+        console.print(
+            f"  left out to fit {width} columns: {', '.join(dropped)} (all columns are in "
+            "the Markdown, HTML and CSV files; set COLUMNS wider to see them here)"
+        )
     for n in t.notes:
         console.print(f"  {escape(n)}")
     return out.getvalue().rstrip() + "\n"
+
+
+_LESSER = ("trials", "$/hour", "to target (s)")  # dropped last-first before the others
+
+
+def _natural_width(t, keep: list[int]) -> int:
+    """Characters the table needs unfolded: cells, padding and borders.
+
+    The first column (configuration labels) may fold to half its length.
+    """
+    widths = []
+    for n, i in enumerate(keep):
+        cells = [len(t.columns[i])] + [len(r[i]) for r in t.rows]
+        w = max(cells)
+        widths.append(max(len(t.columns[i]), (w + 1) // 2) if n == 0 else w)
+    return sum(widths) + 3 * len(widths) + 1

@@ -40,7 +40,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "examples/sec",
         "interval",
         "step p50 (ms)",
-        "s/epoch",
+        "time/epoch",
         "$/hour",
         "$/epoch",
         "$/epoch interval",
@@ -91,16 +91,16 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 render.num(s.rate.median),
                 render.span(s.rate),
                 render.num(_m(s.step_ms), 2),
-                render.num(_m(s.epoch_seconds), 2),
+                render.duration(_m(s.epoch_seconds)),
                 render.money(_m(s.usd_per_hour)),
                 render.money(_m(s.usd_per_epoch)),
                 render.span(s.usd_per_epoch, render.money),
-                render.num(_m(s.accuracy), 4),
+                render.fixed(_m(s.accuracy), 4),
                 target,
                 ", ".join(s.tf_versions),
                 ", ".join(s.price_dates) or "n/a",
                 ", ".join(s.input_verdicts)
-                or ("synthetic data" if g.dims["dataset"] == "synthetic" else "unknown"),
+                or ("synthetic data" if g.dims["dataset"] == "synthetic" else "not measured"),
             ]
         )
         csv_rows.append(
@@ -129,14 +129,16 @@ def summary(summaries: list[compare.Summary]) -> Table:
     notes = [
         "Figures are medians over trials; the interval is the distribution-free "
         "(order-statistic) interval of the median at the confidence shown; fewer than 6 "
-        "trials give only the range, at its real confidence."
+        "trials give only the range, at its real confidence.",
+        "time per epoch in s, min, h or d; input: whether the input pipeline kept up "
+        "(from runs with --compare_synthetic; 'not measured' when none compared).",
     ]
     brief = (
         "configuration",
         "trials",
         "examples/sec",
         "interval",
-        "s/epoch",
+        "time/epoch",
         "$/hour",
         "$/epoch",
         "accuracy",
@@ -247,7 +249,7 @@ def scaling(series: list[compare.ScalingSeries]) -> Table:
 
 
 def pareto(front: dict[str, list[compare.ParetoPoint]]) -> Table:
-    columns = ["model", "configuration", "s/epoch", "$/epoch", "Pareto front"]
+    columns = ["model", "configuration", "time/epoch", "$/epoch", "Pareto front"]
     rows, csv_rows = [], []
     for model, points in front.items():
         for p in points:
@@ -255,7 +257,7 @@ def pareto(front: dict[str, list[compare.ParetoPoint]]) -> Table:
                 [
                     model,
                     p.summary.label,
-                    render.num(p.seconds, 2),
+                    render.duration(p.seconds),
                     render.money(p.usd),
                     "yes" if p.on_front else "no",
                 ]

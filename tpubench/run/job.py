@@ -69,7 +69,8 @@ class Job:
                 "params": session.plain(p.params),
                 "target_metric": spec.target_metric,
                 "target_mode": spec.target_mode,
-            },
+            }
+            | ({"fitted_to_data": p.fitted} if p.fitted else {}),
             placement=session.plain(p.placement.__dict__),
             data=data,
             global_batch_size=batch,

@@ -143,6 +143,23 @@ def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> d
     return out
 
 
+def fitted_changes(before: dict, after: dict, manifest) -> dict:
+    """What fitting to the data changed, for the record and the console.
+
+    {"num_classes": "1000 -> 8", "images": "32x32x3 resized to 224x224 ..."}:
+    the params whose value the data set, and how images meet the model's size.
+    """
+    if manifest is None:
+        return {}
+    out = {
+        k: f"{before[k]} -> {after[k]}"
+        for k in manifest.fitted_params()
+        if k in before and k in after and before[k] != after[k]
+    }
+    out.update(manifest.image_fit(after))
+    return out
+
+
 def fitted_from_data(params: dict, manifest) -> dict:
     """The params a run took from its data (for a synthetic twin of the same size)."""
     if manifest is None:

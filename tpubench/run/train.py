@@ -145,6 +145,7 @@ class Plan:
     prices: cost_runs.Prices
     started: float  # perf_counter when set-up began
     skipped: dict | None = None  # under --skip_corrupt: the damaged shards' summary
+    fitted: dict = dataclasses.field(default_factory=dict)  # what the data changed
 
     @property
     def replicas(self) -> int:
@@ -180,7 +181,9 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")
     feed = session.Feed(batch, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
-    params = session.fit_params(params, ref, manifest, feed, data_dir)
+    fitted = session.fit_params(params, ref, manifest, feed, data_dir)
+    changes = session.fitted_changes(params, fitted, manifest)
+    params = fitted
     skipped = None
     if manifest is not None and cfg.data.skip_corrupt:
         readable = resolve.readable_records(manifest)
@@ -189,7 +192,17 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     epochs = session.examples_per_epoch(spec, manifest, params)
     steps = total_steps(cfg, epochs, batch)
     return Plan(
-        spec, params, strategy, placement, manifest, steps, epochs, prices, started, skipped
+        spec,
+        params,
+        strategy,
+        placement,
+        manifest,
+        steps,
+        epochs,
+        prices,
+        started,
+        skipped,
+        changes,
     )
 
 

@@ -1,0 +1,104 @@
+"""The tutorials run word for word in an empty directory (tests/doc_shell.py says which blocks).
+
+Each runs under a fresh $TPUBENCH_CACHE, so nothing a tutorial needs can
+come from an earlier run, and each leaves no state behind: no local GCS
+server state and no staging directory once its commands are done.
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import doc_shell  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+TUTORIALS = ["data.md", "cost.md", "launch.md", "reports.md", "inference.md"]
+
+
+def _run(tmp_path, name, timeout):
+    work = tmp_path / "work"
+    work.mkdir()
+    cache = tmp_path / "cache"
+    env = dict(os.environ)
+    env["TPUBENCH_CACHE"] = str(cache)
+    env["PATH"] = f"{pathlib.Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env["COLUMNS"] = "100"
+    out = subprocess.run(
+        ["bash", "-c", doc_shell.script((DOCS / name).read_text())],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert out.returncode == 0, f"{name} failed:\n{out.stdout[-3000:]}\n{out.stderr[-6000:]}"
+    assert "+++ tutorial done" in out.stderr
+    return work, cache, out
+
+
+def _left_behind(cache: pathlib.Path) -> list[str]:
+    state = cache / "local-gcs"
+    staging = cache / "staging"
+    left = [str(p) for p in state.iterdir()] if state.exists() else []
+    return left + ([str(p) for p in staging.iterdir()] if staging.exists() else [])
+
+
+def test_cost_tutorial_runs(tmp_path):
+    """The cheap one, in the default suite: `tpubench prices` needs no TensorFlow."""
+    work, cache, out = _run(tmp_path, "cost.md", 120)
+    assert out.stderr.count("+++ [") == len(doc_shell.commands((DOCS / "cost.md").read_text()))
+    assert "gcp:v100" in out.stdout
+
+
+@pytest.mark.slow
+def test_data_tutorial_runs_and_leaves_nothing(tmp_path):
+    work, cache, out = _run(tmp_path, "data.md", 1200)
+    assert (work / "photos_jpeg" / "manifest.json").exists()
+    assert "DAMAGED corrupted TFRecord shard damaged/train-00001-of-00004.tfrecord" in out.stdout
+    assert "exit code 3" in out.stdout
+    deadline = time.monotonic() + 15  # `kill %1` returns before the server has cleaned up
+    while _left_behind(cache) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _left_behind(cache) == []
+    assert not list(work.glob("gcs.env"))
+
+
+# Paths a command reads, and the flags and keys that make them.
+_READS = re.compile(
+    r"(?:--data_dir=|tpubench (?:report|advise|runs|rerun) |tpubench-launch sweep )([\w./-]+)"
+)
+_MAKES = re.compile(r"(?:--output=|--results_dir=|mkdir -p |results_dir: |cat > )([\w./-]+)")
+
+
+@pytest.mark.parametrize("name", TUTORIALS)
+def test_tutorial_makes_what_it_uses(name):
+    """Every local path a command reads was made by an earlier command (or heredoc)."""
+    made: list[str] = []
+    missing = []
+    for cmd in doc_shell.commands((DOCS / name).read_text()):
+        for path in _READS.findall(cmd.text):
+            if path.startswith(("$", "gs:")) or cmd.fails:
+                continue
+            if not any(path == m or path.startswith(m.rstrip("/") + "/") for m in made):
+                missing.append(f"{path} (in: {cmd.text.splitlines()[0]})")
+        made += _MAKES.findall(cmd.text)
+        if re.search(r"tpubench (train|infer)\b", cmd.text) and "--results_dir" not in cmd.text:
+            made.append("runs")  # the default results directory
+    assert not missing, f"docs/{name} uses what it never makes: {missing}"
+
+
+def test_reports_and_launch_write_their_own_runs():
+    def dirs(name):
+        return {
+            m for c in doc_shell.commands((DOCS / name).read_text()) for m in _MAKES.findall(c.text)
+        }
+
+    shared = {d for d in dirs("reports.md") & dirs("launch.md") if d.startswith("runs")}
+    assert not shared, f"reports.md and launch.md both write {shared}"
