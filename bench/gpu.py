@@ -8,8 +8,9 @@ process, the order rotating every round:
 * tpubench   `tpubench train --accelerator=gpu --use_synthetic_data
              --precision=P [--xla]`; the record's `results.examples_per_sec`;
 * tf_cnn     tf_cnn_benchmarks `--model=resnet50_v1.5 --num_gpus=1
-             --variable_update=parameter_server --local_parameter_device=gpu`
-             in its own defaults otherwise (NCHW on a GPU), `--use_fp16` for
+             --variable_update=parameter_server --local_parameter_device=gpu
+             --optimizer=momentum` (tpubench's ResNet-50 optimizer) in its own
+             defaults otherwise (NCHW on a GPU), `--use_fp16` for
              fp16, `--xla_compile` for XLA; its `total images/sec`.  It has
              no bf16 mode: a bf16 cell is compared with its fp16 figure and
              says so;
@@ -64,6 +65,12 @@ def parse_args(argv=None):
     p.add_argument("--tf_cnn_dir", default=None)
     p.add_argument("--tf_cnn_python", default=sys.executable)
     p.add_argument("--tf_cnn_data_format", default="NCHW", choices=("NCHW", "NHWC"))
+    p.add_argument(
+        "--tf_cnn_optimizer",
+        default="momentum",
+        help="tf_cnn --optimizer (tpubench's resnet50 trains with momentum 0.9; tf_cnn's "
+        "default is plain sgd)",
+    )
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--output", default=None, help="write the JSON summary here")
@@ -83,8 +90,12 @@ def parse_args(argv=None):
             )
         cells.append((precision, xla == "xla"))
     args.cells = cells
-    if args.steps <= args.steps_per_loop:
-        p.error(f"--steps={args.steps} must exceed --steps_per_loop={args.steps_per_loop}")
+    if args.steps <= args.steps_per_loop or args.steps % args.steps_per_loop:
+        # Keras fit runs whole executions of steps_per_loop steps and stamps each one.
+        p.error(
+            f"--steps={args.steps} must be a multiple of --steps_per_loop={args.steps_per_loop} "
+            "above it"
+        )
     return args
 
 
@@ -157,6 +168,7 @@ def run_tf_cnn(cell, args, env, log_path) -> dict:
         f"--num_batches={timed}",
         f"--num_warmup_batches={args.steps_per_loop}",
         "--variable_update=parameter_server",
+        f"--optimizer={args.tf_cnn_optimizer}",
         f"--data_format={args.tf_cnn_data_format if args.accelerator == 'gpu' else 'NHWC'}",
         *(["--use_fp16"] if precision in ("fp16", "bf16") else []),
         *(["--xla_compile"] if xla else []),

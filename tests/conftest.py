@@ -10,6 +10,12 @@ import sys
 
 import pytest
 
+# The suite is written for the CPU and runs there on a GPU machine too: this
+# process and every CLI it starts see no GPU.  Tests marked `gpu` (tests/
+# test_gpu.py) start their CLIs with the GPUs that were visible here.
+GPU_ENV = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES")}
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
 
 @pytest.fixture(scope="session", autouse=True)
 def tpubench_cache(tmp_path_factory):
@@ -53,6 +59,7 @@ def run_cli(*args, results_dir=None, env=None, timeout=300):
     full_env = dict(os.environ)
     full_env.pop("TF_CONFIG", None)  # a cluster description would change the strategy
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset it
     before = set(record_files(results_dir)) if results_dir is not None else set()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
     record = None

@@ -61,7 +61,11 @@ def test_accelerator_resolution(tf_config, monkeypatch):
     assert strategy.resolve_accelerator(HardwareConfig(tpu="my-tpu")) == "tpu"
     assert strategy.resolve_accelerator(HardwareConfig(strategy="tpu")) == "tpu"
     monkeypatch.setattr(strategy, "_on_tpu_vm", lambda: False)
-    assert strategy.resolve_accelerator(HardwareConfig()) == "cpu"  # this machine: no GPU
+    # auto: a visible GPU wins over the CPU (this test runs on both kinds of machine)
+    import tensorflow as tf
+
+    expected = "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
+    assert strategy.resolve_accelerator(HardwareConfig()) == expected
     monkeypatch.setenv("TPU_NAME", "some-tpu")
     assert strategy.resolve_accelerator(HardwareConfig()) == "tpu"
 

@@ -294,7 +294,8 @@ def test_the_traced_cpu_step_runs_keras_generic_loop():
     spec = registry.get("lstm_textgen")
     params = registry.resolve_params(spec, {}, tiny=True)
     params.update(seed=0, batch_size=4, global_batch_size=4)
-    runner = runner_lib.Runner(spec, params, tf.distribute.get_strategy())
+    # On the CPU even on a GPU machine: the generic loop is what is checked here.
+    runner = runner_lib.Runner(spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"))
     fixed = runner.synthetic_inputs(0)
     runner.make_train_loop(lambda: fixed)(tf.constant(1, tf.int32))
     ops = runner.traced_op_types()
@@ -315,7 +316,12 @@ def test_the_traced_cpu_step_runs_keras_generic_loop():
 @pytest.mark.slow
 def test_ptb_lstm_reaches_a_perplexity_and_records_its_lstm_path(tmp_path):
     proc, rec = _train(
-        tmp_path, "ptb_lstm", "--train_steps=200", "--steps_per_loop=50", "--eval_steps=10"
+        tmp_path,
+        "ptb_lstm",
+        "--train_steps=200",
+        "--steps_per_loop=50",
+        "--eval_steps=10",
+        "--accelerator=cpu",
     )
     assert rec["data"]["name"] == "pydoc_words"
     ev = rec["results"]["eval"]
