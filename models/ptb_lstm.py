@@ -7,9 +7,13 @@ batch 20, plain SGD at 1.0 with the gradient's global norm clipped at 5,
 weights uniform in [-0.1, 0.1].  4,651,600 parameters: 2,000,000 embedding
 + 2 x 4 x (200 x (200 + 200) + 200) = 641,600 LSTM + 200 x 10,000 + 10,000
 = 2,010,000 softmax.  `hidden_size=650,dropout=0.5` is the "medium"
-configuration (19,775,200 parameters).  The loss of a window is the sum of
-its per-word losses (the tutorial's scale, which its learning rate
-assumes); the headline metric is per-word perplexity, exp(mean word loss).
+configuration (19,775,200 parameters).  The reported loss is per word,
+the mean over a window's words, so that perplexity = exp(loss); the
+headline metric is per-word perplexity.  The tutorial's objective sums the
+window's word losses, and its learning rate (1.0) and clipping norm (5)
+assume that scale: `learning_rate` and `max_grad_norm` keep the tutorial's
+meaning, and the optimizer takes them times and divided by `num_steps`, so
+every update is the tutorial's (see build_optimizer).
 
 Unlike the tutorial, windows are independent (the LSTM state starts at zero
 in every window, so any batch can go to any replica), which costs some
@@ -50,8 +54,16 @@ def build_model(params):
 
 
 def build_optimizer(params):
+    """SGD taking the per-word loss's gradient to the tutorial's summed-loss update.
+
+    With T words a window, the per-word gradient g is the summed one divided
+    by T, so the tutorial's update lr * clip(T * g, c) equals
+    (lr * T) * clip(g, c / T): the same steps at the same params.
+    """
+    steps = params["num_steps"]
     return keras.optimizers.SGD(
-        learning_rate=params["learning_rate"], global_clipnorm=params["max_grad_norm"]
+        learning_rate=params["learning_rate"] * steps,
+        global_clipnorm=params["max_grad_norm"] / steps,
     )
 
 
@@ -62,7 +74,7 @@ def model_fn(model, features, labels, mode, params):
         return model_api.StepOutput(predictions={"next_word": predictions, "logits": logits})
     per_word = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     return model_api.StepOutput(
-        per_example_loss=tf.reduce_sum(per_word, axis=1),
+        per_example_loss=tf.reduce_mean(per_word, axis=1),
         predictions=predictions,
         metrics={
             "word_loss": tf.reduce_mean(per_word, axis=1),

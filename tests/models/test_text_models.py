@@ -376,3 +376,45 @@ def test_small_models_learn_the_embedded_text(tmp_path, model, args, metric, bou
     value = rec["results"]["eval"][metric]
     spec = registry.get(model)
     assert model_api.reached(spec, value, bound), f"{model}: {metric} {value} vs {bound}"
+
+
+@pytest.mark.parametrize("max_grad_norm", [5.0, 1000.0])  # the tutorial's 5 clips here
+def test_ptb_lstm_reports_loss_per_word_and_steps_as_the_tutorial(max_grad_norm):
+    """The loss is the mean word loss; the update is the tutorial's on the summed loss.
+
+    Computed here without the runner: cross-entropy by hand from the logits,
+    the tutorial's objective (sum over the window's words, mean over the
+    batch), its global-norm clip and plain SGD at the learning rate.
+    """
+    import tensorflow as tf
+
+    from tpubench import runner as runner_lib
+
+    spec = registry.get("ptb_lstm")
+    params = registry.resolve_params(
+        spec, {"vocab_size": "50", "max_grad_norm": str(max_grad_norm)}, tiny=True
+    )
+    params.update(seed=0, batch_size=4, global_batch_size=4)
+    runner = runner_lib.Runner(spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"))
+    features, labels = runner.synthetic_inputs(3)
+    model = runner.model
+    before = [v.numpy() for v in model.trainable_variables]
+    with tf.GradientTape() as tape:
+        log_probs = tf.nn.log_softmax(tf.cast(model(features, training=True), tf.float64))
+        word_loss = -tf.reduce_sum(log_probs * tf.one_hot(labels, 50, dtype=tf.float64), -1)
+        summed = tf.reduce_mean(tf.reduce_sum(word_loss, axis=1))  # the tutorial's objective
+    picked = np.take_along_axis(log_probs.numpy(), labels.numpy()[..., None], axis=-1)[..., 0]
+    grads = [tf.convert_to_tensor(g) for g in tape.gradient(summed, model.trainable_variables)]
+    norm = math.sqrt(sum(float(tf.reduce_sum(tf.cast(g, tf.float64) ** 2)) for g in grads))
+    scale = min(1.0, max_grad_norm / norm)
+    expected = [
+        w - params["learning_rate"] * scale * g.numpy() for w, g in zip(before, grads, strict=True)
+    ]
+    per_word = float(np.mean(-picked))
+
+    last, _ = runner.make_train_loop(lambda: (features, labels))(tf.constant(1, tf.int32))
+    assert float(last) == pytest.approx(per_word, rel=1e-5)
+    assert float(summed) == pytest.approx(per_word * params["num_steps"], rel=1e-5)
+    assert (scale < 1.0) == (max_grad_norm == 5.0)  # both branches of the clip are exercised
+    for w, want in zip(model.trainable_variables, expected, strict=True):
+        np.testing.assert_allclose(w.numpy(), want, rtol=1e-4, atol=1e-6)
