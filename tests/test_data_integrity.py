@@ -71,6 +71,21 @@ def test_skip_corrupt_trains_and_counts_what_was_skipped(damaged, tmp_path):
     assert "skipped (--skip_corrupt)" in proc.stdout
 
 
+def test_skip_corrupt_epoch_counts_only_the_readable_records(damaged, tmp_path):
+    data_dir, corrupt, truncated, skipped = damaged
+    m = json.loads((data_dir / "manifest.json").read_text())["splits"]["train"]
+    readable = sum(_readable(data_dir / f) for f in m["files"])  # read here, record by record
+    assert readable == m["examples"] - sum(skipped.values()) < m["examples"]
+    proc, record = run_cli(
+        "train", f"--data_dir={data_dir}", "--train_epochs=1", "--batch_size=64",
+        "--steps_per_loop=5", "--skip_corrupt", results_dir=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert record["examples_per_epoch"] == readable
+    assert record["train_steps"] == -(-readable // 64)  # one epoch of the readable records
+    assert f"1 epoch = {readable:,} examples" in " ".join(proc.stdout.split())
+
+
 def test_data_check_lists_damaged_shards(damaged):
     data_dir, corrupt, truncated, skipped = damaged
     proc, _ = run_cli("data", "check", f"--data_dir={data_dir}", "--format=json")
