@@ -30,26 +30,56 @@ def flops(spec, params) -> dict:
     Tracing a model costs seconds (about 10 for ResNet-50), so results are
     kept per model name, architecture params and TensorFlow version.
     """
-    import tensorflow as tf
-
     from tpubench import mfu
+
+    key = _key(spec, params)
+    cache = cache_lib.load_json("model_info.json")
+    if key not in cache:
+        cache[key] = mfu.count_flops(spec, _counting(spec, params))
+        cache_lib.store_json("model_info.json", cache)
+    return dict(cache[key])
+
+
+def parameters(spec, params) -> int:
+    """Trainable parameters of SPEC's network at PARAMS: built, not traced; cached.
+
+    What a run's parameter count would have been without fitting the head
+    and vocabulary to its data (`tpubench models` counts the defaults).
+    """
+    import keras
+
+    key = _key(spec, params)
+    cache = cache_lib.load_json("model_info.json")
+    if key in cache:
+        return int(cache[key]["parameters"])
+    counted = cache.get(f"parameters:{key}")
+    if counted is None:
+        model = spec.build_model(_counting(spec, params))
+        counted = int(sum(v.shape.num_elements() for v in model.trainable_variables))
+        keras.backend.clear_session()
+        cache[f"parameters:{key}"] = counted
+        cache_lib.store_json("model_info.json", cache)
+    return int(counted)
+
+
+def _key(spec, params) -> str:
+    import tensorflow as tf
 
     arch = {k: v for k, v in params.items() if k not in _NOT_ARCHITECTURE}
     # The model's source is part of the key: an edited model is counted again.
-    key = hashlib.sha1(
+    return hashlib.sha1(
         json.dumps(
             [spec.name, sorted(map(str, arch.items())), tf.__version__, _source_hash(spec)]
         ).encode()
     ).hexdigest()[:16]
-    cache = cache_lib.load_json("model_info.json")
-    if key not in cache:
-        counting = dict(params)
-        counting.setdefault("global_batch_size", spec.default_batch_size)
-        counting.setdefault("batch_size", spec.default_batch_size)
-        counting.setdefault("seed", 0)
-        cache[key] = mfu.count_flops(spec, counting)
-        cache_lib.store_json("model_info.json", cache)
-    return dict(cache[key])
+
+
+def _counting(spec, params) -> dict:
+    counting = dict(params)
+    counting.setdefault("global_batch_size", spec.default_batch_size)
+    counting.setdefault("batch_size", spec.default_batch_size)
+    counting.setdefault("seed", 0)
+    return counting
 
 
 def _source_hash(spec) -> str:

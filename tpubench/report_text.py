@@ -16,6 +16,16 @@ def _ms(x):
     return _num(x * 1e3 if x is not None else None, "{:,.2f}")
 
 
+def _parameters(m: dict) -> str:
+    """ "4,310 parameters", and why it differs from `tpubench models` when fitted to the data."""
+    text = f"{m.get('parameters', 0):,} parameters"
+    fitted = m.get("fitted_params")
+    if fitted and m.get("parameters_unfitted") is not None:
+        changes = "; ".join(f"{k} {v}" for k, v in fitted.items())
+        text += f" (fitted to the data: {changes}; {m['parameters_unfitted']:,} unfitted)"
+    return text
+
+
 def _si(x, unit):
     if x is None:
         return "n/a"
@@ -160,8 +170,7 @@ def train_summary(record: dict) -> str:
         t.add_row(
             "FLOPs/example (train)",
             f"{_si(m['train_flops_per_example'], 'FLOP')} "
-            f"(forward {_si(m.get('forward_flops_per_example'), 'FLOP')}); "
-            f"{m.get('parameters', 0):,} parameters",
+            f"(forward {_si(m.get('forward_flops_per_example'), 'FLOP')}); {_parameters(m)}",
         )
         mfu = m.get("mfu")
         t.add_row(
@@ -281,11 +290,15 @@ def infer_summary(recs: list[dict]) -> str:
         f"{_num(first['results'].get('first_batch_seconds'), '{:,.2f}')} s)",
         soft_wrap=True,
     )
+    fitted = first.get("model", {}).get("fitted_to_data") or {}
+    if fitted:
+        changes = "; ".join(f"{k} {v}" for k, v in fitted.items())
+        console.print(f"fitted to the data: {changes}", soft_wrap=True)
     m = first.get("mfu", {})
     if m.get("forward_flops_per_example"):
         console.print(
             f"FLOPs/example (forward): {_si(m['forward_flops_per_example'], 'FLOP')}; "
-            f"{m.get('parameters', 0):,} parameters; MFU against "
+            f"{_parameters(m)}; MFU against "
             f"{_si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})",
             soft_wrap=True,
         )

@@ -45,12 +45,19 @@ class Efficiency:
         return out
 
 
-def measure(spec, params: dict, placement, hw_view) -> Efficiency:
-    """Counts SPEC's FLOPs and finds the peak; HW_VIEW has precision, threads and machines."""
+def measure(spec, params: dict, placement, hw_view, unfitted: dict | None = None) -> Efficiency:
+    """Counts SPEC's FLOPs and finds the peak; HW_VIEW has precision, threads and machines.
+
+    UNFITTED ({param: value before fitting to the data}) adds `fitted_params`
+    and `parameters_unfitted`: why the count differs from `tpubench models`.
+    """
     from tpubench import mfu, model_info
 
     try:
         counted = model_info.flops(spec, dict(params))
+        if unfitted and "parameters" in counted:
+            counted["fitted_params"] = {k: f"{v} -> {params[k]}" for k, v in unfitted.items()}
+            counted["parameters_unfitted"] = model_info.parameters(spec, dict(params) | unfitted)
     except Exception as e:  # noqa: BLE001 - FLOP counting must not fail a finished run
         counted = {"note": f"FLOPs could not be counted: {type(e).__name__}"}
     if "note" in counted and hw_view.skip_peak_without_flops:

@@ -92,6 +92,7 @@ class _Built:
     batches: tuple
     manifest: Any
     prices: cost_runs.Prices
+    unfitted: dict  # the params fitting to the data changed, before the fit
 
 
 class _Sweep:
@@ -195,22 +196,28 @@ class _Sweep:
         session.check_batches(batches, replicas)
         data_dir, manifest = resolve.resolve(cfg.data, spec)
         feed = session.Feed(batches[0], replicas, cfg.seed, cfg.data)
-        params = session.fit_params(params, ref, manifest, feed, data_dir)
+        fitted = session.fit_params(params, ref, manifest, feed, data_dir)
+        changes = session.fitted_changes(params, fitted, manifest)
+        unfitted = session.unfitted(params, fitted, manifest)
+        params = fitted
         self.base.update(
-            model={"name": spec.name, "description": spec.description, "params": params},
+            model={"name": spec.name, "description": spec.description, "params": params}
+            | ({"fitted_to_data": changes} if changes else {}),
             placement=placement.__dict__,
             data=session.data_section(spec, manifest, params),
         )
         runner = runner_lib.Runner(spec, params, strategy, cfg.precision, cfg.xla, train=False)
         self.base["weights"] = weights.load(runner, spec, cfg)
-        return _Built(spec, params, runner, placement, tuple(batches), manifest, prices)
+        return _Built(spec, params, runner, placement, tuple(batches), manifest, prices, unfitted)
 
     def _describe(self, built: _Built):
         """Host probes, FLOPs, peak and accuracy: (Efficiency, accuracy or None)."""
         cfg = self.cfg
         self.base.update(session.probe(built.placement))
         view = efficiency.PeakView.of(cfg, train=False)
-        measured = efficiency.measure(built.spec, built.params, built.placement, view)
+        measured = efficiency.measure(
+            built.spec, built.params, built.placement, view, built.unfitted
+        )
         accuracy = None
         if built.manifest is not None and cfg.check_accuracy:
             accuracy = self._accuracy(built, built.runner.global_batch)

@@ -160,6 +160,17 @@ def fitted_changes(before: dict, after: dict, manifest) -> dict:
     return out
 
 
+def unfitted(before: dict, after: dict, manifest) -> dict:
+    """{param: its value before fitting} for the params fitting to the data changed."""
+    if manifest is None:
+        return {}
+    return {
+        k: before[k]
+        for k in manifest.fitted_params()
+        if k in before and k in after and before[k] != after[k]
+    }
+
+
 def fitted_from_data(params: dict, manifest) -> dict:
     """The params a run took from its data (for a synthetic twin of the same size)."""
     if manifest is None:

@@ -146,6 +146,7 @@ class Plan:
     started: float  # perf_counter when set-up began
     skipped: dict | None = None  # under --skip_corrupt: the damaged shards' summary
     fitted: dict = dataclasses.field(default_factory=dict)  # what the data changed
+    unfitted: dict = dataclasses.field(default_factory=dict)  # those params before the fit
 
     @property
     def replicas(self) -> int:
@@ -183,6 +184,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     feed = session.Feed(batch, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
     fitted = session.fit_params(params, ref, manifest, feed, data_dir)
     changes = session.fitted_changes(params, fitted, manifest)
+    unfitted = session.unfitted(params, fitted, manifest)
     params = fitted
     skipped = None
     if manifest is not None and cfg.data.skip_corrupt:
@@ -203,6 +205,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         started,
         skipped,
         changes,
+        unfitted,
     )
 
 
@@ -234,5 +237,5 @@ def cost_section(p: Plan, results: dict, prices: cost_runs.Prices | None = None)
 
 def mfu_section(cfg: TrainConfig, p: Plan, results: dict) -> dict:
     view = efficiency.PeakView.of(cfg, train=True)
-    measured = efficiency.measure(p.spec, p.params, p.placement, view)
+    measured = efficiency.measure(p.spec, p.params, p.placement, view, p.unfitted)
     return measured.train_section(results.get("examples_per_sec"))
