@@ -4,6 +4,7 @@ from the fixture records (tests/report/fixtures/make_fixtures.py lists every inp
 import csv
 import json
 import pathlib
+import re
 
 import pytest
 from PIL import Image
@@ -143,6 +144,23 @@ def test_cost_time_pareto(threads):
     )
     assert "time per epoch (s" in ax.get_xlabel() and "USD" in ax.get_ylabel()
     assert "prices as of 2025-01-01" in fig.texts[0].get_text()
+
+
+def test_cost_axis_prints_dollars_in_plain_decimals(threads):
+    """Ticks near $0.00002 (the fixture's $/epoch) read $0.0000200, never $2e-05."""
+    report, _ = threads
+    fig, _, _ = report.figures["cost_time"]
+    ax = next(a for a in fig.axes if a.get_title() == "mnist_mlp")
+    fig.canvas.draw()
+    shown = [
+        (loc, t.get_text()) for loc, t in zip(ax.get_yticks(), ax.get_yticklabels(), strict=True)
+    ]
+    low, high = ax.get_ylim()
+    shown = [(loc, text) for loc, text in shown if low <= loc <= high and loc > 0]
+    assert len(shown) >= 2 and max(loc for loc, _ in shown) < 1e-4
+    for loc, text in shown:
+        assert re.fullmatch(r"\$0\.0*[1-9]\d{2}", text), text  # 3 significant digits
+        assert float(text[1:]) == pytest.approx(loc, rel=5e-3)
 
 
 def test_gpu_and_tpu_scaling_and_front(tmp_path):

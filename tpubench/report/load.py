@@ -12,6 +12,7 @@ import dataclasses
 import json
 
 from tpubench import errors, records
+from tpubench.cost import money
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -260,7 +261,7 @@ def _model_key(name: str, record: dict) -> str:
 
 def _machine_name(cost: dict) -> str:
     if cost.get("pricing") == "override" and not cost.get("machine"):
-        return f"${cost.get('usd_per_hour')}/h (--price_per_hour)"
+        return f"{money.usd(cost.get('usd_per_hour'))}/h (--price_per_hour)"
     return cost.get("machine") or "unpriced"
 
 

@@ -15,6 +15,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from tpubench import files
+from tpubench.cost import money
 from tpubench.report import compare, published, render
 
 _DPI = 110
@@ -222,7 +223,8 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
 
 
 def _usd(value, _pos=None) -> str:
-    return f"${value:.3g}"
+    """Axis ticks in the one money format of the tables ($0.0000185, never $1.85e-05)."""
+    return money.usd(value)
 
 
 # (unit, seconds per unit, used while the longest time is below): axes stay readable
