@@ -44,7 +44,14 @@ def _money(x):
 def _price_age(used: dict) -> str:
     from tpubench.cost import catalog
 
-    return catalog.age_note(x["as_of"] for x in used.values())
+    return catalog.age_note(_dated(x) for x in used.values())
+
+
+def _dated(line: dict) -> str:
+    """A recorded price line's date: its as_of, or 'date unknown (read ...)'."""
+    from tpubench.cost import catalog
+
+    return catalog.dated(line["as_of"], line.get("date_known", True))
 
 
 def _replicas(p: dict) -> str:
@@ -218,7 +225,7 @@ def train_summary(record: dict) -> str:
                 used[(x["row_key"], x["as_of"])] = x
         console.print(c)
         for x in used.values():
-            console.print(f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}")
+            console.print(f"  price row {x['row_key']}: {_dated(x)}, {x['status']}, {x['source']}")
         if used:
             console.print(f"  {_price_age(used)}")
     elif cost.get("note"):
@@ -340,7 +347,7 @@ def infer_summary(recs: list[dict]) -> str:
         console.print(c)
         for x in used.values():
             console.print(
-                f"  price row {x['row_key']}: {x['as_of']}, {x['status']}, {x['source']}",
+                f"  price row {x['row_key']}: {_dated(x)}, {x['status']}, {x['source']}",
                 soft_wrap=True,
             )
         if used:

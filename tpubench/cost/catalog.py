@@ -28,6 +28,10 @@ from tpubench import errors
 COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
            "on_demand", "spot", "as_of", "source", "status", "notes")
 # fmt: on
+# Optional: `date_known` "no" marks a row whose price date nobody knows (copied
+# from a snapshot of unknown date, or typed from memory): `as_of` is then the
+# day the row was read, and every place that shows its age says so.
+OPTIONAL_COLUMNS = ("date_known",)
 KINDS = ("instance", "gpu", "tpu", "vcpu", "memory")
 STATUSES = ("confirmed", "unconfirmed", "stale", "derived", "historical")
 PRICINGS = ("on_demand", "spot")
@@ -61,12 +65,27 @@ class Row:
     source: str
     status: str
     notes: str
+    date_known: bool = True  # False: as_of is the day the row was read, not the price's date
 
     def to_dict(self) -> dict:
         """Returns the row as JSON-friendly values (as_of as an ISO string)."""
         d = dataclasses.asdict(self)
         d["as_of"] = self.as_of.isoformat()
         return d
+
+    @property
+    def dated(self) -> str:
+        """'2025-01-01', or 'date unknown (read 2026-11-23)'."""
+        return dated(self.as_of, self.date_known)
+
+
+def dated(as_of, known: bool = True) -> str:
+    """How a row's date is shown: its as_of, or that the price's date is unknown."""
+    day = as_of.isoformat() if isinstance(as_of, datetime.date) else str(as_of)
+    return day if known else f"date unknown (read {day})"
+
+
+_UNKNOWN_RE = re.compile(r"^date unknown \(read (\d{4}-\d{2}-\d{2})\)$")
 
 
 class Catalog:
@@ -170,18 +189,30 @@ def age_note(dates: Iterable, today: datetime.date | None = None) -> str:
     """Says how old the prices used are: 'prices as of 2025-01-01 (22 months old)'.
 
     Args:
-      dates: the `as_of` dates (date objects or ISO strings) of the rows used.
+      dates: the rows' dates as `dated` shows them (date objects or ISO
+        strings, or 'date unknown (read 2026-11-23)').
       today: the reference day (default: today).
 
     Returns:
       One phrase; a range names the oldest age ('prices as of 2025-01-01 to
-      2026-11-23; the oldest 22 months old'); 'no prices used' if `dates` is empty.
+      2026-11-23; the oldest 22 months old'); rows of unknown date are named
+      as such, never given an age; 'no prices used' if `dates` is empty.
     """
-    parsed = sorted(
-        {d if isinstance(d, datetime.date) else datetime.date.fromisoformat(str(d)) for d in dates}
-    )
-    if not parsed:
-        return "no prices used"
+    known, unknown = set(), set()
+    for d in dates:
+        m = _UNKNOWN_RE.match(str(d))
+        if m:
+            unknown.add(m.group(1))
+        else:
+            known.add(d if isinstance(d, datetime.date) else datetime.date.fromisoformat(str(d)))
+    read = ", ".join(sorted(unknown))
+    if not known:
+        return f"prices of unknown date (read {read})" if unknown else "no prices used"
+    note = _age(sorted(known), today)
+    return f"{note}; some of unknown date (read {read})" if unknown else note
+
+
+def _age(parsed: list, today: datetime.date | None) -> str:
     today = today or datetime.date.today()
     months = months_between(parsed[0], today)
     age = "less than a month old" if months == 0 else f"{months} month{'s' * (months != 1)} old"
@@ -191,7 +222,7 @@ def age_note(dates: Iterable, today: datetime.date | None = None) -> str:
 
 
 def _dates(rows: Iterable[Row]) -> str:
-    return ", ".join(f"{r.as_of.isoformat()} ({r.status})" for r in rows)
+    return ", ".join(f"{r.dated} ({r.status})" for r in rows)
 
 
 USER_FILE = "prices.csv"
@@ -219,10 +250,9 @@ def write(rows: Iterable[Row], path: str) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
+        w.writerow(COLUMNS + OPTIONAL_COLUMNS)
         for r in rows:
-            d = r.to_dict()
-            w.writerow(["" if d[c] is None else d[c] for c in COLUMNS])
+            w.writerow(csv_values(r))
     os.replace(tmp, path)
 
 
@@ -276,6 +306,13 @@ def _read_text(path: str) -> str:
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise errors.PriceError(f"cannot read price catalog {path}: {reason}") from e
+
+
+def csv_values(row: Row) -> list:
+    """ROW's fields in COLUMNS + OPTIONAL_COLUMNS order, as a catalog CSV holds them."""
+    d = row.to_dict()
+    d["date_known"] = "" if row.date_known else "no"
+    return ["" if d[c] is None else d[c] for c in COLUMNS + OPTIONAL_COLUMNS]
 
 
 def parse(text: str, name: str = "prices.csv") -> list[Row]:
@@ -368,6 +405,11 @@ def _row(v: dict[str, str], where: str) -> Row:
         raise errors.PriceError(
             f"{where}: status {v['status']!r} is not one of {', '.join(STATUSES)}"
         )
+    known = v.get("date_known", "").lower()
+    if known not in ("", "yes", "no"):
+        raise errors.PriceError(
+            f"{where}: date_known {v['date_known']!r} is not one of yes, no (empty: yes)"
+        )
     return Row(
         key=key,
         provider=provider,
@@ -381,6 +423,7 @@ def _row(v: dict[str, str], where: str) -> Row:
         source=v["source"],
         status=status,
         notes=v["notes"],
+        date_known=known != "no",
     )
 
 

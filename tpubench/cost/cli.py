@@ -70,13 +70,12 @@ def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(catalog_lib.COLUMNS)
+        writer.writerow(catalog_lib.COLUMNS + catalog_lib.OPTIONAL_COLUMNS)
         for r in rows:
-            d = r.to_dict()
-            writer.writerow(["" if d[c] is None else d[c] for c in catalog_lib.COLUMNS])
+            writer.writerow(catalog_lib.csv_values(r))
         return buf.getvalue().rstrip("\n")
     body = [
-        (r.key, r.unit, money(r.on_demand), money(r.spot), r.as_of.isoformat(), r.status, r.source)
+        (r.key, r.unit, money(r.on_demand), money(r.spot), r.dated, r.status, r.source)
         for r in rows
     ]
     return _table(_TABLE_COLUMNS, body)
@@ -112,7 +111,7 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
             line.unit,
             money(line.unit_price),
             money(line.subtotal, 4),
-            line.as_of.isoformat(),
+            catalog_lib.dated(line.as_of, line.date_known),
             line.status,
             line.source,
         )
@@ -170,7 +169,9 @@ def prices_main(
         price = pricing_lib.hourly(machine, cat, pricing)
         accel = machine_lib.parse(machine).accelerators(cat)
         text = format_price(price, accel, fmt)
-        ages = catalog_lib.age_note(line.as_of for line in price.lines)
+        ages = catalog_lib.age_note(
+            catalog_lib.dated(line.as_of, line.date_known) for line in price.lines
+        )
         return text + (f"\n{ages}" if fmt == "table" else "")
     rows = cat.search(query)
     if not rows:
@@ -179,7 +180,7 @@ def prices_main(
         )
     text = format_rows(rows, fmt)
     if fmt == "table":
-        current = [r.as_of for r in rows if r.status != "historical"] or [r.as_of for r in rows]
+        current = [r.dated for r in rows if r.status != "historical"] or [r.dated for r in rows]
         text += f"\n\n{len(rows)} row(s) from {cat.path}; current {catalog_lib.age_note(current)}"
     return text
 
@@ -192,7 +193,7 @@ def import_main(paths: list[str]) -> str:
     rows = catalog_lib.load_user(target)
     return (
         f"imported {n} price row(s) from {len(paths)} file(s) into {target} "
-        f"({len(rows)} row(s) there; {catalog_lib.age_note(r.as_of for r in rows)}); "
+        f"({len(rows)} row(s) there; {catalog_lib.age_note(r.dated for r in rows)}); "
         "they override the shipped rows of the same keys"
     )
 

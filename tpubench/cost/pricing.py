@@ -47,6 +47,7 @@ class PriceLine:
     unit_price: float
     subtotal: float
     note: str = ""
+    date_known: bool = True  # False: as_of is the day the row was read (catalog.dated)
 
     def to_dict(self) -> dict:
         """Returns JSON-friendly values (as_of as an ISO date string)."""
@@ -130,6 +131,7 @@ def hourly(
                 unit_price=unit_price,
                 subtotal=count * unit_price,
                 note=res.note,
+                date_known=row.date_known,
             )
         )
     total = math.fsum(line.subtotal for line in lines)

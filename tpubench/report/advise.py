@@ -102,7 +102,9 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
                     prices[which], dates[which] = None, ""
                     continue
                 prices[which] = hourly.usd_per_hour
-                dates[which] = ", ".join(sorted({line.as_of.isoformat() for line in hourly.lines}))
+                dates[which] = ", ".join(
+                    sorted({catalog_lib.dated(x.as_of, x.date_known) for x in hourly.lines})
+                )
             if not machine or all(v is None for v in prices.values()):
                 notes.append(f"{g.label} as {machine or 'an unpriced machine'}: no price")
                 continue

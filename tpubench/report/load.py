@@ -242,7 +242,7 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         usd_per_million=first.get("usd_per_million_examples")
         or first.get("usd_per_million_predictions"),
         pricing=first.get("pricing"),
-        price_dates=tuple(sorted({r.get("as_of", "?") for r in first.get("rows") or []})),
+        price_dates=tuple(sorted({_dated(r) for r in first.get("rows") or []})),
         price_note=(record.get("cost") or {}).get("note"),
         machines=tuple(cost_rows),
         host_cores=cpu.get("affinity_cores") or cpu.get("logical_cores"),
@@ -257,6 +257,12 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
 def _model_key(name: str, record: dict) -> str:
     kind = record.get("kind", "train")
     return name if kind == "train" else f"{name} [{kind}]"
+
+
+def _dated(line: dict) -> str:
+    from tpubench.cost import catalog
+
+    return catalog.dated(line.get("as_of", "?"), line.get("date_known", True))
 
 
 def _machine_name(cost: dict) -> str:
