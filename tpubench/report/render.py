@@ -126,7 +126,12 @@ def terminal(t, width: int | None = None) -> str:
     return out.getvalue().rstrip() + "\n"
 
 
-_LESSER = ("trials", "$/hour", "to target (s)")  # dropped last-first before the others
+_LESSER = (
+    "trials",
+    "$/hour",
+    "$ to target",
+    "to target (s)",
+)  # dropped last-first before the others
 
 
 def _natural_width(t, keep: list[int]) -> int:
