@@ -22,6 +22,7 @@ class Table:
     csv_rows: list[list]
     notes: list[str] = dataclasses.field(default_factory=list)
     brief: tuple[str, ...] = ()  # the columns a terminal shows (default: all)
+    lesser: tuple[str, ...] | None = None  # dropped first to fit, last first (None: render's)
 
 
 def _m(iv: stats.Interval | None):
@@ -191,11 +192,11 @@ def batches(series: list[compare.BatchSeries]) -> Table:
         "batch",
         "examples/sec",
         "interval",
-        "step p50 (ms)",
         "$/M examples",
-        "accuracy",
         "to target (s)",
         "$ to target",
+        "accuracy",
+        "step p50 (ms)",
     ]
     rows, csv_rows = [], []
     for b in series:
@@ -211,11 +212,11 @@ def batches(series: list[compare.BatchSeries]) -> Table:
                     str(batch),
                     render.num(s.rate.median),
                     render.span(s.rate),
-                    render.num(_m(s.step_ms), 2),
                     render.money(_m(s.usd_per_million)),
-                    render.fixed(_m(s.accuracy), 4),
                     target,
                     f"{render.money(_m(s.usd_to_target))} *" if s.usd_to_target else "n/a",
+                    render.fixed(_m(s.accuracy), 4),
+                    render.num(_m(s.step_ms), 2),
                 ]
             )
             csv_rows.append(
@@ -255,6 +256,7 @@ def batches(series: list[compare.BatchSeries]) -> Table:
         csv_columns,
         csv_rows,
         notes,
+        lesser=("accuracy", "step p50 (ms)"),
     )
 
 
