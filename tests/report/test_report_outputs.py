@@ -263,3 +263,15 @@ def test_no_convergence_mark_without_a_batch_change(threads):
     summary = report.tables["summary"]
     assert not any("*" in cell for row in summary.rows for cell in row)
     assert "batch" not in report.tables
+
+
+def test_throughput_chart_states_its_confidence(threads):
+    report, _ = threads
+    fig, _, caption = report.figures["throughput"]
+    ax_cnn, ax_mlp = fig.axes
+    # two trials: the range covers the median half the time; three: 75%; six: 1 - 2/64
+    assert "50% interval of the median over trials" in ax_cnn.get_xlabel()
+    assert "75% to 96.9% intervals of the median" in ax_mlp.get_xlabel()
+    notes = [t.get_text() for t in ax_mlp.texts]
+    assert notes == [" 1,025  (n=6, 96.9%)", " 1,900  (n=3, 75%)"]
+    assert "50% to 96.9% intervals" in caption

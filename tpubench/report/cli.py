@@ -66,7 +66,8 @@ def build(cfg: ReportConfig) -> Report:
     figures["throughput"] = (
         fig,
         series,
-        "Median examples/sec per configuration; whiskers: interval over trials",
+        "Median examples/sec per configuration; whiskers: "
+        f"{plots.interval_text(summaries)} (confidence per row in the table)",
     )
     if rel:
         t["relative"] = tables.relative(rel)

@@ -67,14 +67,15 @@ def throughput(summaries: list[compare.Summary]):
         ax.invert_yaxis()
         for i, s in enumerate(mine):
             ax.annotate(
-                f" {render.num(s.rate.median)}  (n={s.rate.n})",
+                f" {render.num(s.rate.median)}  (n={s.rate.n}"
+                + (f", {_pct(s.rate.confidence)})" if s.rate.has_interval else ")"),
                 (s.rate.high, i),
                 va="center",
                 fontsize=8,
             )
         ax.set_title(model, loc="left", fontsize=10)
         ax.set_xlim(0, max(s.rate.high for s in mine) * 1.3)
-        ax.set_xlabel("examples/sec (median; whiskers: interval over trials)")
+        ax.set_xlabel(f"examples/sec (median; whiskers: {interval_text(mine)})")
         series.append({"model": model, "labels": labels, "examples_per_sec": med})
     fig.suptitle("Training throughput per configuration")
     fig.tight_layout()
