@@ -10,6 +10,9 @@ import time
 from tpubench_launch import commands, errors, procs, records
 
 POLL_SECONDS = 0.2
+# After a task died, the others wait on it in their collectives: they get this
+# long to finish on SIGTERM (rarely enough), then SIGKILL.
+FAILED_GRACE = 2.0
 
 
 @dataclasses.dataclass
@@ -60,7 +63,14 @@ def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
             # after a failure, a timeout or an exception in the launcher itself.
             alive = [t for t, p in running.items() if p.poll() is None]
             outcome.stopped = tuple(alive)
-            procs.stop([running[t] for t in alive], grace=opts.grace)
+            grace = opts.grace
+            if outcome.failure:
+                # The survivors' dying words (TensorFlow's collective errors, an
+                # `internal error`) stay in their logs: the console gets one line.
+                for p in running.values():
+                    procs.mute(p)
+                grace = min(grace, FAILED_GRACE)
+            procs.stop([running[t] for t in alive], grace=grace)
             for p in running.values():
                 procs.wait_output(p)
     outcome.seconds = time.monotonic() - t0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -54,20 +55,40 @@ def start(
         start_new_session=True,
         preexec_fn=preexec,
     )
-    thread = threading.Thread(target=_tee, args=(proc.stdout, log, echo), daemon=True)
+    muted = threading.Event()
+    thread = threading.Thread(target=_tee, args=(proc.stdout, log, echo, muted), daemon=True)
     thread.start()
     proc._tee_thread = thread  # joined by wait_output()
+    proc._muted = muted  # set by mute()
     return proc
 
 
-def _tee(pipe, log, echo) -> None:
+# An error line or a TensorFlow C++ log line (E0000 00:00:...): held back a
+# moment before the console sees it, so a launcher that has just seen another
+# task die can mute the echo and print its one line instead.
+_ALARMING = re.compile(rb"^[EWF]\d{4} |error|Traceback", re.I)
+HOLD_SECONDS = 1.5
+
+
+def _tee(pipe, log, echo, muted) -> None:
     with log, pipe:
         for line in iter(pipe.readline, b""):
             log.write(line)
             log.flush()
+            if not muted.is_set() and _ALARMING.search(line):
+                muted.wait(HOLD_SECONDS)
+            if muted.is_set():
+                continue
             with contextlib.suppress(Exception):  # a closed console must not kill the log
                 echo.write(line.decode(errors="replace"))
                 echo.flush()
+
+
+def mute(proc: subprocess.Popen) -> None:
+    """Stops copying an echoed child's output to the console; its log still gets it all."""
+    muted = getattr(proc, "_muted", None)
+    if muted is not None:
+        muted.set()
 
 
 def wait_output(proc: subprocess.Popen, timeout: float = 10.0) -> None:

@@ -102,3 +102,25 @@ def test_reports_and_launch_write_their_own_runs():
 
     shared = {d for d in dirs("reports.md") & dirs("launch.md") if d.startswith("runs")}
     assert not shared, f"reports.md and launch.md both write {shared}"
+
+
+@pytest.mark.slow
+def test_launch_tutorial_runs(tmp_path):
+    """A local sweep (grown by one batch size) and a local 2-worker cluster: minutes."""
+    work, _, out = _run(tmp_path, "launch.md", 1800)
+    records = sorted((work / "runs" / "threads").glob("*.json"))
+    assert len(records) == 4  # 2 configurations, then 2 more once the grid grew
+    assert "4 configuration(s), 2 already recorded in runs/threads, 2 to run" in out.stdout
+    assert "tpubench-launch: cluster of 2 task(s) (multi_worker) finished" in out.stdout
+    assert '"role": "worker"' in out.stdout
+
+
+@pytest.mark.slow
+def test_reports_tutorial_runs(tmp_path):
+    """The vCPU sweep takes about 35 minutes on 2 vCPUs; the batch sweep about 4."""
+    work, _, out = _run(tmp_path, "reports.md", 3 * 3600)
+    for name in ("report", "report_batches", "report_published"):
+        assert (work / name / "report.html").exists()
+    assert (work / "report_batches" / "batch.png").exists()
+    assert "differ in model parameters" in out.stderr
+    assert "cifar10_cnn: configurations for 50 epoch(s)" in out.stdout

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from tpubench import errors, flags, mfu, records, registry, timing
+from tpubench import errors, flags, mfu, model_info, records, registry, timing
 from tpubench.timing import LoopTime
 
 # ------------------------------------------------------------------ timing
@@ -290,6 +290,34 @@ def test_models_listing_covers_every_model():
     rows = {row["name"]: row for row in json.loads(proc.stdout)}
     assert set(rows) == set(registry.names())
     _check_listing(rows)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_models_table_fits_the_terminal(width):
+    """Every registered model's datasets and description, at the largest numbers listed."""
+    rows = []
+    for name in registry.names():
+        spec = registry.get(name)
+        rows.append(
+            {
+                "name": name,
+                "description": spec.description,
+                "parameters": 138_357_544,
+                "forward_flops_per_example": 31.1677e9,
+                "train_flops_per_example": 93.07e9,
+                "default_batch_size": 512,
+                "datasets": list(spec.datasets),
+            }
+        )
+    text = model_info.table_text(rows, width)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    words = set(text.replace(",", " ").split())
+    for r in rows:  # no dataset name is cut, every description word is there
+        assert set(r["datasets"]) <= words, r["name"]
+        assert set(r["description"].replace(",", " ").split()) <= words, r["name"]
+    assert lines[0].split()[:2] == ["model", "parameters"]
+    assert ("description" in lines[0]) == (width >= 110)
 
 
 def _check_listing(rows):

@@ -93,3 +93,64 @@ def test_multi_writer_fans_out_and_null_writer_writes_nothing(tmp_path):
     null.write_scalars(1, {"a": 1.0})
     null.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.jsonl", "tb"]
+
+
+def test_a_run_writes_what_tensorboard_shows(tmp_path):
+    """A tiny CLI run, read back with TensorBoard's own reader: the scalars and the HParams."""
+    from conftest import run_cli
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.plugins.hparams import metadata as hparams_metadata
+
+    model_dir = tmp_path / "md"
+    proc, record = run_cli(
+        "train",
+        "--model=mnist_mlp",
+        "--tiny",
+        "--train_steps=30",
+        "--steps_per_loop=5",
+        "--peak_flops=1e15",  # a fixed peak: the MFU below is rate x FLOPs / 1e15
+        f"--model_dir={model_dir}",
+        results_dir=tmp_path / "runs",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    acc = event_accumulator.EventAccumulator(
+        str(model_dir / "tensorboard"), size_guidance={event_accumulator.TENSORS: 0}
+    )
+    acc.Reload()
+
+    def series(tag):
+        import tensorflow as tf
+
+        return [(e.step, float(tf.make_ndarray(e.tensor_proto))) for e in acc.Tensors(tag)]
+
+    batch = record["global_batch_size"]
+    steps, step = [], 0
+    for n, _ in record["results"]["loops"]:
+        step += n
+        steps.append(step)
+    rates = [n * batch / s for n, s in record["results"]["loops"]]
+    got = series(writers.EXAMPLES_PER_SEC)
+    assert [s for s, _ in got] == steps == [5, 10, 15, 20, 25, 30]
+    assert [v for _, v in got] == pytest.approx(rates, rel=1e-3)
+    step_times = [s / n for n, s in record["results"]["loops"]]
+    assert [v for _, v in series(writers.STEP_TIME)] == pytest.approx(step_times, rel=1e-3)
+    lr = record["model"]["params"]["learning_rate"]
+    assert series(writers.LEARNING_RATE) == [(s, pytest.approx(lr)) for s in steps]
+    flops = record["mfu"]["train_flops_per_example"]
+    mfu = [100 * r * flops / 1e15 for r in rates]
+    assert [v for _, v in series(writers.MFU)] == pytest.approx(mfu, rel=1e-3)
+    cpu = series(writers.HOST_CPU)
+    assert cpu and all(0 <= v <= 100 for _, v in cpu)
+    assert [s for s, _ in series("eval/accuracy")] == [30]
+
+    content = acc.SummaryMetadata("_hparams_/session_start_info").plugin_data.content
+    info = hparams_metadata.parse_session_start_info_plugin_data(content)
+    hp = {
+        k: v.WhichOneof("kind") and getattr(v, v.WhichOneof("kind"))
+        for k, v in info.hparams.items()
+    }
+    assert info.group_name == record["run_id"]
+    assert hp["model"] == "mnist_mlp" and hp["tiny"] is True and hp["precision"] == "fp32"
+    assert hp["global_batch_size"] == batch and hp["dataset"] == record["data"]["name"]
+    assert hp["steps_per_loop"] == 5 and hp["train_steps"] == 30
+    assert hp["accelerator"] == record["placement"]["accelerator"]

@@ -399,7 +399,8 @@ def define_report():
     flags.DEFINE_list(
         "allow_mixed",
         [],
-        "Compare runs of one model that differ in these anyway: params, batch_size, precision.",
+        "Compare runs of one model that differ in network params anyway (params); batch_size "
+        "and precision are configuration axes, compared by default.",
     )
     flags.DEFINE_enum("format", "table", ["table", "markdown", "csv"], "What the terminal shows.")
     flags.DEFINE_string("title", "tpubench report", "Title of report.md and report.html.")

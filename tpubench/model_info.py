@@ -118,15 +118,61 @@ def listing(names: list[str], fmt: str, tiny: bool = False) -> str:
     rows = [describe(n, tiny) for n in (names or registry.names())]
     if fmt == "json":
         return json.dumps(rows, indent=2)
-    head = (
-        f"{'model':<14}{'parameters':>14}{'GFLOPs/ex fwd':>15}{'GFLOPs/ex train':>17}"
-        f"{'batch':>7}  datasets      description"
-    )
-    lines = [head, "-" * len(head)]
+    return table_text(rows, _width())
+
+
+def _width() -> int:
+    """$COLUMNS when set, else the terminal's; files and pipes get 200."""
+    import os
+    import shutil
+    import sys
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+
+
+# Below this width the descriptions leave the table for lines of their own.
+_DESCRIPTION_IN_TABLE = 110
+
+
+def table_text(rows: list[dict], width: int) -> str:
+    """ROWS as a table WIDTH characters wide: datasets wrap one name a line where they must;
+    on narrow terminals the descriptions follow the table, one wrapped line per model."""
+    import io
+    import textwrap
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    inline = width >= _DESCRIPTION_IN_TABLE
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table.add_column("model", no_wrap=True)
+    for name in ("parameters", "GFLOPs/ex fwd", "train", "batch"):
+        table.add_column(name, justify="right", no_wrap=True)
+    longest = max((len(d) for r in rows for d in r["datasets"]), default=8)
+    table.add_column("datasets", overflow="fold", min_width=longest, max_width=max(longest, 24))
+    if inline:
+        table.add_column("description", ratio=1, min_width=20)
     for r in rows:
-        lines.append(
-            f"{r['name']:<14}{r['parameters']:>14,}{r['forward_flops_per_example'] / 1e9:>15.4f}"
-            f"{r['train_flops_per_example'] / 1e9:>17.4f}{r['default_batch_size']:>7}  "
-            f"{','.join(r['datasets']):<13} {r['description']}"
-        )
-    return "\n".join(lines)
+        cells = [
+            r["name"],
+            f"{r['parameters']:,}",
+            f"{r['forward_flops_per_example'] / 1e9:.4f}",
+            f"{r['train_flops_per_example'] / 1e9:.4f}",
+            str(r["default_batch_size"]),
+            ", ".join(r["datasets"]),
+        ]
+        table.add_row(*cells, *([r["description"]] if inline else []))
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, force_terminal=False).print(table)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    if not inline:
+        lines.append("")
+        for r in rows:
+            lines += textwrap.wrap(
+                f"{r['name']}: {r['description']}", width - 1, subsequent_indent="  "
+            )
+    return "\n".join(lines).strip("\n")

@@ -14,6 +14,9 @@ import time
 LOSS = "train/loss"
 EXAMPLES_PER_SEC = "train/examples_per_sec"
 STEP_TIME = "train/step_time_sec"
+LEARNING_RATE = "train/learning_rate"
+MFU = "train/mfu_percent"  # per loop, against the record's peak (written once that is known)
+HOST_CPU = "host/cpu_percent"  # system-wide, all cores, the latest sample
 EVAL_PREFIX = "eval/"
 
 
@@ -22,6 +25,9 @@ class MetricWriter(abc.ABC):
 
     @abc.abstractmethod
     def write_scalars(self, step: int, scalars: dict[str, float]) -> None: ...
+
+    def write_hparams(self, hparams: dict, trial_id: str = "") -> None:  # noqa: B027
+        """The run's configuration (str, bool, int or float values), once; optional."""
 
     def flush(self) -> None:  # noqa: B027 - optional hook
         pass
@@ -81,6 +87,13 @@ class TensorBoardWriter(MetricWriter):
             for k, v in scalars.items():
                 self._tf.summary.scalar(k, float(v))
 
+    def write_hparams(self, hparams, trial_id=""):
+        # The HParams dashboard compares runs by these; it infers metrics from the scalars.
+        from tensorboard.plugins.hparams import api as hparams_api
+
+        with self._writer.as_default(step=0):
+            hparams_api.hparams(hparams, trial_id=trial_id or None)
+
     def flush(self):
         self._writer.flush()
 
@@ -95,6 +108,10 @@ class MultiWriter(MetricWriter):
     def write_scalars(self, step, scalars):
         for w in self.writers:
             w.write_scalars(step, scalars)
+
+    def write_hparams(self, hparams, trial_id=""):
+        for w in self.writers:
+            w.write_hparams(hparams, trial_id)
 
     def flush(self):
         for w in self.writers:

@@ -32,7 +32,9 @@ def test_every_launch_option_is_in_cli_md(sub):
 def test_tutorial_ids_are_what_its_sweep_files_give(tmp_path):
     """The ids (and so the commands) shown in launch.md come from the files shown there."""
     text = (ROOT / "docs" / "launch.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    # threads.yaml is written by a heredoc (the tutorial runs), tpu.yaml is shown as YAML
+    heredocs = re.findall(r"cat > \S+ <<'EOF'\n(.*?\n)EOF\n", text, re.S)
+    blocks = heredocs + re.findall(r"```yaml\n(.*?)```", text, re.S)
     files = [b for b in blocks if "grid:" in b]
     assert len(files) == 2  # threads.yaml and tpu.yaml
     threads, tpu = (tmp_path / "threads.yaml"), (tmp_path / "tpu.yaml")

@@ -125,28 +125,46 @@ def test_groups_are_model_machine_configuration_with_short_labels():
     ]
 
 
-@pytest.mark.parametrize(
-    "other, allow, message",
-    [
-        ("mlp-b256", "batch_size", r"differ in batch size \(128 in 1 run, 256 in 1 run\)"),
-        (
-            "mlp-tiny",
-            "params",
-            r"\(hidden_units=32 in 1 run, hidden_units=512 in 1 run; --tiny runs use smaller",
-        ),
-        ("mlp-bf16", "precision", r"differ in precision \(bf16 in 1 run, fp32 in 1 run\)"),
-    ],
-)
-def test_mixed_runs_are_refused_unless_asked(other, allow, message):
-    runs = load.load([str(FIXTURES / "mixed" / f) for f in ("mlp-b128.json", f"{other}.json")])
-    groups = group.group(runs.runs)
+def _mixed(*names):
+    return group.group(load.load([str(FIXTURES / "mixed" / f"{n}.json") for n in names]).runs)
+
+
+def test_other_networks_are_refused_unless_asked():
+    groups = _mixed("mlp-b128", "mlp-tiny")
+    message = r"\(hidden_units=32 in 1 run, hidden_units=512 in 1 run; --tiny runs use smaller"
     with pytest.raises(errors.UsageError, match=message) as e:
         group.check_comparable(groups)
-    assert f"--allow_mixed={allow}" in str(e.value)
-    notes = group.check_comparable(groups, (allow,))
+    assert "--allow_mixed=params" in str(e.value)
+    notes = group.check_comparable(groups, ("params",))
     assert len(notes) == 1 and "compared as asked" in notes[0]
     with pytest.raises(errors.UsageError, match="unknown --allow_mixed value 'batch'"):
         group.check_comparable(groups, ("batch",))
+
+
+@pytest.mark.parametrize(
+    "other, label, note",
+    [
+        ("mlp-b256", "batch=256", "differ in batch size (128 in 1 run, 256 in 1 run); compared"),
+        ("mlp-bf16", "precision=bf16", "differ in precision (bf16 in 1 run, fp32 in 1 run); com"),
+    ],
+)
+def test_batch_and_precision_are_configurations_by_default(other, label, note):
+    groups = _mixed("mlp-b128", other)
+    notes = group.check_comparable(groups)
+    assert len(notes) == 1 and note in notes[0]
+    assert any(g.label == f"mnist_mlp · gcp:n1-standard-1 · {label}" for g in groups)
+    # The old way of asking still works and says the same.
+    assert group.check_comparable(groups, ("batch_size", "precision")) == notes
+
+
+def test_batch_sweep_labels_show_batch_and_precision():
+    labels = [g.label for g in _groups("batches")]
+    assert labels == [
+        "mnist_mlp · gcp:n1-standard-1 · batch=64 · precision=fp32",
+        "mnist_mlp · gcp:n1-standard-1 · batch=128 · precision=fp32",
+        "mnist_mlp · gcp:n1-standard-1 · batch=256 · precision=bf16",
+        "mnist_mlp · gcp:n1-standard-1 · batch=256 · precision=fp32",
+    ]
 
 
 def test_weak_scaling_batches_are_comparable():

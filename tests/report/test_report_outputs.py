@@ -230,3 +230,66 @@ def test_published_rows_stay_apart(tmp_path):
     ]
     md = (tmp_path / "report.md").read_text()
     assert "### Published figures (not measured by this report)" in md
+
+
+# ------------------------------------------------------------ batch sweep
+# tests/report/fixtures/batches: mnist_mlp fp32 at batch 64, 128, 256 and bf16 at 256, 3 trials
+B_RATES = {64: [700, 720, 680], 128: [1000, 1050, 980], 256: [1500, 1400, 1450]}
+B_TARGETS = {64: [30, 32, 29], 128: [25, 26, 27], 256: [40, 38]}  # one 256 trial never got there
+
+
+def test_batch_sweep_is_compared_and_charted_by_default(tmp_path):
+    report = cli.build(ReportConfig(inputs=(str(FIXTURES / "batches"),)))
+    cli.write(report, str(tmp_path), "batches")
+    rows = _csv(tmp_path / "batch.csv")
+    # one series (fp32): bf16 has a single batch size
+    assert {r["series"] for r in rows} == {"mnist_mlp · gcp:n1-standard-1 · precision=fp32"}
+    assert [int(r["batch"]) for r in rows] == [64, 128, 256]
+    for r in rows:
+        rates = sorted(B_RATES[int(r["batch"])])
+        assert float(r["examples_per_sec_median"]) == rates[1]
+        assert float(r["usd_per_million_examples_median"]) == pytest.approx(
+            1e6 / rates[1] / 3600 * N1_1
+        )
+        targets = sorted(B_TARGETS[int(r["batch"])])
+        median_t = targets[1] if len(targets) == 3 else sum(targets) / 2
+        assert float(r["seconds_to_target_median"]) == pytest.approx(median_t)
+        assert float(r["usd_to_target_median"]) == pytest.approx(median_t / 3600 * N1_1)
+    assert rows[2]["target_reached"] == "2/3"
+    # the chart plots the same numbers, and its whiskers say their confidence
+    fig, series, _ = report.figures["batch"]
+    ax, ax_cost = fig.axes[:2]
+    line = ax.containers[0].lines[0]
+    assert list(line.get_xdata()) == [64, 128, 256]
+    assert list(line.get_ydata()) == [700, 1000, 1450]
+    assert "75% interval of the median" in ax.get_title()
+    assert list(ax_cost.lines[0].get_ydata()) == pytest.approx(
+        [1e6 / r / 3600 * N1_1 for r in (700, 1000, 1450)]
+    )
+    embedded = json.loads(Image.open(tmp_path / "batch.png").text["tpubench:series"])
+    assert embedded[0]["batches"] == [64, 128, 256]
+    # convergence columns carry the mark and the note beside them
+    summary = report.tables["summary"]
+    col = summary.columns.index("to target (s)")
+    assert all(row[col].endswith(" *") for row in summary.rows)
+    assert any("time and $ to the target accuracy include convergence" in n for n in summary.notes)
+    assert any("differ in batch size (64 in 3 runs" in w for w in report.warnings)
+
+
+def test_no_convergence_mark_without_a_batch_change(threads):
+    report, _ = threads
+    summary = report.tables["summary"]
+    assert not any("*" in cell for row in summary.rows for cell in row)
+    assert "batch" not in report.tables
+
+
+def test_throughput_chart_states_its_confidence(threads):
+    report, _ = threads
+    fig, _, caption = report.figures["throughput"]
+    ax_cnn, ax_mlp = fig.axes
+    # two trials: the range covers the median half the time; three: 75%; six: 1 - 2/64
+    assert "50% interval of the median over trials" in ax_cnn.get_xlabel()
+    assert "75% to 96.9% intervals of the median" in ax_mlp.get_xlabel()
+    notes = [t.get_text() for t in ax_mlp.texts]
+    assert notes == [" 1,025  (n=6, 96.9%)", " 1,900  (n=3, 75%)"]
+    assert "50% to 96.9% intervals" in caption

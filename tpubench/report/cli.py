@@ -26,6 +26,7 @@ class Report:
     summaries: list[compare.Summary]
     relative: list[compare.Relative]
     scaling: list[compare.ScalingSeries]
+    batches: list[compare.BatchSeries]
     pareto: dict
     published: list[published.Figure]
     tables: dict[str, tables.Table]
@@ -51,6 +52,7 @@ def build(cfg: ReportConfig) -> Report:
     several = {m for m in baselines if sum(g.model == m for g in groups) > 1}
     rel = compare.relative(summaries, {m: g for m, g in baselines.items() if m in several})
     scale = compare.scaling(summaries)
+    batch_series = compare.batches(summaries)
     front = compare.pareto(summaries)
     front = {m: p for m, p in front.items() if len(p) > 1}
     pub_scaling = published.scaling(pub)
@@ -64,7 +66,8 @@ def build(cfg: ReportConfig) -> Report:
     figures["throughput"] = (
         fig,
         series,
-        "Median examples/sec per configuration; whiskers: interval over trials",
+        "Median examples/sec per configuration; whiskers: "
+        f"{plots.interval_text(summaries)} (confidence per row in the table)",
     )
     if rel:
         t["relative"] = tables.relative(rel)
@@ -81,6 +84,14 @@ def build(cfg: ReportConfig) -> Report:
             fig,
             series,
             "Throughput against the ideal line and scaling efficiency",
+        )
+    if batch_series:
+        t["batch"] = tables.batches(batch_series)
+        fig, series = plots.batches(batch_series, price_note)
+        figures["batch"] = (
+            fig,
+            series,
+            f"Throughput and cost per example over batch size ({price_note})",
         )
     if front:
         t["pareto"] = tables.pareto(front)
@@ -100,6 +111,7 @@ def build(cfg: ReportConfig) -> Report:
         summaries,
         rel,
         scale,
+        batch_series,
         front,
         pub,
         t,
@@ -183,6 +195,7 @@ _FIGURE_OF = {
     "summary": "throughput",
     "relative": "relative",
     "scaling": "scaling",
+    "batch": "batch",
     "pareto": "cost_time",
 }
 

@@ -30,6 +30,7 @@ class Summary:
     usd_per_million: stats.Interval | None
     accuracy: stats.Interval | None
     target_seconds: stats.Interval | None
+    usd_to_target: stats.Interval | None
     target_reached: str  # "k/n" or "" when no target was set
     tf_versions: tuple[str, ...]
     price_dates: tuple[str, ...]
@@ -56,6 +57,13 @@ def summarize(g: group_lib.Group) -> Summary:
         usd_per_million=stats.median_interval([r.usd_per_million for r in runs]),
         accuracy=stats.median_interval([r.accuracy for r in runs]),
         target_seconds=stats.median_interval([r.target_seconds for r in targets]),
+        usd_to_target=stats.median_interval(
+            [
+                r.target_seconds / 3600 * r.usd_per_hour
+                for r in targets
+                if r.target_seconds is not None and r.usd_per_hour is not None
+            ]
+        ),
         target_reached=(
             f"{sum(r.target_seconds is not None for r in targets)}/{len(targets)}"
             if targets
@@ -225,6 +233,34 @@ def _series_name(members: list[Summary], dim: str) -> str:
     parts = [p.split(" · ") for p in (s.label for s in members)]
     common = [p for p in parts[0] if all(p in other for other in parts[1:])]
     return " · ".join(common) or members[0].group.model
+
+
+@dataclasses.dataclass
+class BatchSeries:
+    """One model's configurations that differ only in batch size, by batch."""
+
+    name: str
+    batches: list[int]
+    points: list[Summary]
+
+
+def batches(summaries: list[Summary]) -> list[BatchSeries]:
+    """Per model, throughput and cost against the global batch size.
+
+    A series holds configurations equal in everything but the batch (and the
+    per-replica batch that follows it); a series needs two batch sizes.
+    """
+    out = []
+    for members in _partition(summaries, {"batch", "per_replica_batch"}).values():
+        members = sorted(members, key=lambda s: s.group.dims["batch"] or 0)
+        if len({s.group.dims["batch"] for s in members}) < 2:
+            continue
+        out.append(
+            BatchSeries(
+                _series_name(members, "batch"), [s.group.dims["batch"] for s in members], members
+            )
+        )
+    return out
 
 
 @dataclasses.dataclass

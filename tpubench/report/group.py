@@ -2,9 +2,11 @@
 
 Runs whose every dimension matches are repeated trials of one
 configuration.  Within one model, a comparison only means something when the
-network (its parameters), the batch and the precision are the same: a faster
-number from a smaller network or a bigger batch is not a faster machine.
-`check_comparable` refuses such mixes unless the user asks for them.
+network (its parameters) is the same: a faster number from a smaller network
+is not a faster machine, so `check_comparable` refuses such mixes unless the
+user asks for them.  Batch size and precision are configuration axes like
+threads and machines (sweeps vary them on purpose): they show in the labels
+and come back as notes saying what they change.
 """
 
 from __future__ import annotations
@@ -89,13 +91,23 @@ _PRIMARY = (
 )
 
 
+# A global batch that grows with the device or worker count is weak scaling
+# and follows from the count; any other change of batch is shown.
+_BATCH_FOLLOWS = ("replicas", "workers")
+
+
 def _label(groups: list[Group]) -> None:
     """model · machine · what else varies among the model's configurations."""
     for model in dict.fromkeys(g.model for g in groups):
         mine = [g for g in groups if g.model == model]
         vary = [d for d in varying(mine) if d not in ("model", "machine", "params", "kind")]
         shown = [d for d in vary if d in _PRIMARY]
-        shown += [d for d in vary if d not in _PRIMARY and not _determined(mine, d, shown)]
+        for d in vary:  # in DIMENSIONS order: the batch before the batch per replica
+            if d in _PRIMARY:
+                continue
+            by = [b for b in shown if b in _BATCH_FOLLOWS] if d == "batch" else shown
+            if not _determined(mine, d, by):
+                shown.append(d)
         shown.sort(key=DIMENSIONS.index)
         for g in mine:
             parts = [g.model, str(g.dims["machine"])]
@@ -135,13 +147,15 @@ def _params_diff(g: Group, same_model: list[Group]) -> list[str]:
 def check_comparable(
     groups: list[Group], allow: tuple[str, ...] = (), hint: str = "--allow_mixed={mix}"
 ) -> list[str]:
-    """Raises UsageError when runs of one model differ in network, batch or precision.
+    """Raises UsageError when runs of one model differ in network (model params).
 
-    ALLOW names the mixes the user asked for ('params', 'batch_size',
-    'precision'); each allowed mix that is present comes back as a note for
-    the report.  A batch is uniform when either the global or the
-    per-replica batch is the same in every group (scaling studies keep the
-    per-replica batch fixed).  HINT says how to ask ({mix} is the mix's name).
+    ALLOW names the mixes the user asked for ('params'; 'batch_size' and
+    'precision' are accepted and compared by default); an allowed network
+    mix comes back as a note.  Runs that differ in batch size or precision
+    are configurations of their own: each such difference comes back as a
+    note saying what it changes.  A batch differs only when both the global
+    and the per-replica batch differ (scaling studies keep the per-replica
+    batch fixed).  HINT says how to ask ({mix} is the mix's name).
     """
     bad = [a for a in allow if a not in MIXABLE]
     if bad:
@@ -149,32 +163,35 @@ def check_comparable(
     notes = []
     for model in sorted({g.model for g in groups}):
         mine = [g for g in groups if g.model == model]
-        checks = (
-            (
-                "params",
-                "model parameters",
-                "params",
-                "their throughputs measure different networks",
-            ),
-            ("precision", "precision", "precision", "numerics change both speed and accuracy"),
-        )
-        for allowed_as, what, dim, why in checks:
-            values = _counts(mine, dim)
-            if len(values) > 1:
-                shown = _diff_text(mine) if dim == "params" else _values_text(values)
-                _refuse_or_note(model, what, shown, why, allowed_as, allow, notes, hint)
-        if len(_counts(mine, "batch")) > 1 and len(_counts(mine, "per_replica_batch")) > 1:
+        if len(_counts(mine, "params")) > 1:
             _refuse_or_note(
                 model,
-                "batch size",
-                _values_text(_counts(mine, "batch")),
-                "throughput and cost per example depend on the batch",
-                "batch_size",
+                "model parameters",
+                _diff_text(mine),
+                "their throughputs measure different networks",
+                "params",
                 allow,
                 notes,
                 hint,
             )
+        if batch_differs(mine):
+            notes.append(
+                f"{model} runs differ in batch size ({_values_text(_counts(mine, 'batch'))}); "
+                "compared as configurations: throughput and cost per example depend on the "
+                "batch, and so can convergence (time and $ to a target accuracy)"
+            )
+        if len(_counts(mine, "precision")) > 1:
+            notes.append(
+                f"{model} runs differ in precision "
+                f"({_values_text(_counts(mine, 'precision'))}); compared as configurations: "
+                "numerics change both speed and accuracy"
+            )
     return notes
+
+
+def batch_differs(groups: list[Group]) -> bool:
+    """True when GROUPS differ in both the global and the per-replica batch."""
+    return len(_counts(groups, "batch")) > 1 and len(_counts(groups, "per_replica_batch")) > 1
 
 
 def _refuse_or_note(model, what, shown, why, allowed_as, allow, notes, hint):

@@ -68,14 +68,15 @@ def throughput(summaries: list[compare.Summary]):
         ax.invert_yaxis()
         for i, s in enumerate(mine):
             ax.annotate(
-                f" {render.num(s.rate.median)}  (n={s.rate.n})",
+                f" {render.num(s.rate.median)}  (n={s.rate.n}"
+                + (f", {_pct(s.rate.confidence)})" if s.rate.has_interval else ")"),
                 (s.rate.high, i),
                 va="center",
                 fontsize=8,
             )
         ax.set_title(model, loc="left", fontsize=10)
         ax.set_xlim(0, max(s.rate.high for s in mine) * 1.3)
-        ax.set_xlabel("examples/sec (median; whiskers: interval over trials)")
+        ax.set_xlabel(f"examples/sec (median; whiskers: {interval_text(mine)})")
         series.append({"model": model, "labels": labels, "examples_per_sec": med})
     fig.suptitle("Training throughput per configuration")
     fig.tight_layout()
@@ -220,6 +221,69 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
         ax_eff.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig, plotted
+
+
+def batches(series: list[compare.BatchSeries], note: str):
+    """Throughput and cost per million examples against the batch size, one line per series."""
+    fig, (ax, ax_cost) = _subplots(1, 2, (12, 4.4))
+    plotted = []
+    for k, b in enumerate(series):
+        color = _COLORS[k % 10]
+        rates = [s.rate.median for s in b.points]
+        err = [
+            [s.rate.median - s.rate.low for s in b.points],
+            [s.rate.high - s.rate.median for s in b.points],
+        ]
+        ax.errorbar(b.batches, rates, yerr=err, marker="o", color=color, capsize=3, label=b.name)
+        priced = [
+            (n, s.usd_per_million.median)
+            for n, s in zip(b.batches, b.points, strict=True)
+            if s.usd_per_million
+        ]
+        ax_cost.plot([n for n, _ in priced], [u for _, u in priced], marker="o", color=color)
+        plotted.append(
+            {"name": b.name, "batches": b.batches, "rates": rates, "usd_per_million": priced}
+        )
+    batches_seen = sorted({n for b in series for n in b.batches})
+    for a in (ax, ax_cost):
+        a.set_xscale("log", base=2)
+        a.set_xticks(batches_seen, [str(n) for n in batches_seen])
+        a.minorticks_off()
+        a.set_xlabel("global batch size")
+        a.grid(alpha=0.3)
+    ax.set_ylabel("examples/sec (median)")
+    ax.set_title(f"Throughput over batch size\n(whiskers: {_level_text(series)})", fontsize=10)
+    ax_cost.yaxis.set_major_formatter(_usd)
+    ax_cost.set_ylabel("USD per million examples (median)")
+    ax_cost.set_title(f"Cost per example over batch size\n({note})", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.suptitle(
+        "Throughput and cost per example by batch size (convergence to a target: see the table)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig, plotted
+
+
+def _level_text(series: list[compare.BatchSeries]) -> str:
+    return interval_text([s for b in series for s in b.points])
+
+
+def interval_text(summaries: list[compare.Summary]) -> str:
+    """What the whiskers of SUMMARIES' rates are: '95% interval of the median over trials'."""
+    confidences = sorted({s.rate.confidence for s in summaries if s.rate.has_interval})
+    levels = list(dict.fromkeys(_pct(c) for c in confidences))
+    single = " (none for single trials)" if any(not s.rate.has_interval for s in summaries) else ""
+    if not levels:
+        return "none, single trials"
+    if len(levels) == 1:
+        return f"{levels[0]} interval of the median over trials{single}"
+    return f"{' to '.join((levels[0], levels[-1]))} intervals of the median over trials{single}"
+
+
+def _pct(confidence: float) -> str:
+    # As the tables print it: 96.9% from six trials up, 75% for the range of three.
+    return f"{confidence:.1%}" if confidence >= 0.95 else f"{confidence:.0%}"
 
 
 def _usd(value, _pos=None) -> str:

@@ -106,8 +106,9 @@ def terminal(t, width: int | None = None) -> str:
     while len(keep) > 2 and _natural_width(t, keep) > width:
         # Intervals and the lesser columns go first (the files keep them), then from the right.
         spans = [i for i in keep[1:] if "interval" in t.columns[i]]
-        lesser = [i for i in keep[1:] if t.columns[i] in _LESSER]
-        gone = (spans or sorted(lesser, key=lambda i: _LESSER.index(t.columns[i])) or keep)[-1]
+        order = _LESSER if getattr(t, "lesser", None) is None else t.lesser
+        lesser = [i for i in keep[1:] if t.columns[i] in order]
+        gone = (spans or sorted(lesser, key=lambda i: order.index(t.columns[i])) or keep)[-1]
         keep.remove(gone)
         dropped.append(t.columns[gone])
     rt = RichTable(title=escape(t.title), title_justify="left")
@@ -126,7 +127,12 @@ def terminal(t, width: int | None = None) -> str:
     return out.getvalue().rstrip() + "\n"
 
 
-_LESSER = ("trials", "$/hour", "to target (s)")  # dropped last-first before the others
+_LESSER = (
+    "trials",
+    "$/hour",
+    "$ to target",
+    "to target (s)",
+)  # dropped last-first before the others
 
 
 def _natural_width(t, keep: list[int]) -> int:

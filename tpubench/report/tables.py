@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.report import compare, load, published, render, stats
+from tpubench.report import group as group_lib
 
 
 @dataclasses.dataclass
@@ -21,6 +22,7 @@ class Table:
     csv_rows: list[list]
     notes: list[str] = dataclasses.field(default_factory=list)
     brief: tuple[str, ...] = ()  # the columns a terminal shows (default: all)
+    lesser: tuple[str, ...] | None = None  # dropped first to fit, last first (None: render's)
 
 
 def _m(iv: stats.Interval | None):
@@ -46,6 +48,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "$/epoch interval",
         "accuracy",
         "to target (s)",
+        "$ to target",
         "TF",
         "prices as of",
         "input",
@@ -69,6 +72,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "usd_per_million_examples_median",
         "accuracy_median",
         "seconds_to_target_median",
+        "usd_to_target_median",
         "target_reached",
         "pricing",
         "tf_versions",
@@ -77,13 +81,16 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "run_ids",
     ]
     rows, csv_rows = [], []
+    marked = _batch_varies(summaries)
     for s in summaries:
         g = s.group
+        mark = " *" if g.model in marked else ""
         target = (
-            f"{render.num(_m(s.target_seconds))} ({s.target_reached})"
+            f"{render.num(_m(s.target_seconds))} ({s.target_reached}){mark}"
             if s.target_reached
             else "n/a"
         )
+        usd_target = f"{render.money(_m(s.usd_to_target))}{mark}" if s.usd_to_target else "n/a"
         rows.append(
             [
                 s.label,
@@ -97,6 +104,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 render.span(s.usd_per_epoch, render.money),
                 render.fixed(_m(s.accuracy), 4),
                 target,
+                usd_target,
                 ", ".join(s.tf_versions),
                 ", ".join(s.price_dates) or "n/a",
                 ", ".join(s.input_verdicts)
@@ -118,6 +126,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 _m(s.usd_per_million),
                 _m(s.accuracy),
                 _m(s.target_seconds),
+                _m(s.usd_to_target),
                 s.target_reached,
                 s.pricing,
                 " ".join(s.tf_versions),
@@ -133,6 +142,8 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "time per epoch in s, min, h or d; input: whether the input pipeline kept up "
         "(from runs with --compare_synthetic; 'not measured' when none compared).",
     ]
+    if any(s.target_reached and s.group.model in marked for s in summaries):
+        notes.append(CONVERGENCE_NOTE)
     brief = (
         "configuration",
         "trials",
@@ -143,6 +154,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
         "$/epoch",
         "accuracy",
         "to target (s)",
+        "$ to target",
     )
     return Table(
         "summary",
@@ -153,6 +165,98 @@ def summary(summaries: list[compare.Summary]) -> Table:
         csv_rows,
         notes,
         brief,
+    )
+
+
+CONVERGENCE_NOTE = (
+    "* batch size differs among this model's configurations: time and $ to the target "
+    "accuracy include convergence, which can change with the batch (a larger batch may need "
+    "more epochs or another learning rate); examples/sec and $/epoch do not include it."
+)
+
+
+def _batch_varies(summaries: list[compare.Summary]) -> set[str]:
+    """The models whose configurations differ in batch size."""
+    models = {s.group.model for s in summaries}
+    return {
+        m
+        for m in models
+        if group_lib.batch_differs([s.group for s in summaries if s.group.model == m])
+    }
+
+
+def batches(series: list[compare.BatchSeries]) -> Table:
+    """Throughput, cost and convergence of each series over its batch sizes."""
+    columns = [
+        "series",
+        "batch",
+        "examples/sec",
+        "interval",
+        "$/M examples",
+        "to target (s)",
+        "$ to target",
+        "accuracy",
+        "step p50 (ms)",
+    ]
+    rows, csv_rows = [], []
+    for b in series:
+        for batch, s in zip(b.batches, b.points, strict=True):
+            target = (
+                f"{render.num(_m(s.target_seconds))} ({s.target_reached}) *"
+                if s.target_reached
+                else "n/a"
+            )
+            rows.append(
+                [
+                    b.name,
+                    str(batch),
+                    render.num(s.rate.median),
+                    render.span(s.rate),
+                    render.money(_m(s.usd_per_million)),
+                    target,
+                    f"{render.money(_m(s.usd_to_target))} *" if s.usd_to_target else "n/a",
+                    render.fixed(_m(s.accuracy), 4),
+                    render.num(_m(s.step_ms), 2),
+                ]
+            )
+            csv_rows.append(
+                [
+                    b.name,
+                    batch,
+                    *_ivcsv(s.rate),
+                    _m(s.step_ms),
+                    _m(s.usd_per_million),
+                    _m(s.accuracy),
+                    _m(s.target_seconds),
+                    _m(s.usd_to_target),
+                    s.target_reached,
+                ]
+            )
+    csv_columns = [
+        "series",
+        "batch",
+        "examples_per_sec_median",
+        "examples_per_sec_low",
+        "examples_per_sec_high",
+        "step_ms_p50_median",
+        "usd_per_million_examples_median",
+        "accuracy_median",
+        "seconds_to_target_median",
+        "usd_to_target_median",
+        "target_reached",
+    ]
+    notes = ["$/M examples: dollars per million training examples at the measured rate."]
+    if any(s.target_reached for b in series for s in b.points):
+        notes.append(CONVERGENCE_NOTE)
+    return Table(
+        "batch",
+        "Throughput and cost over batch size",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+        lesser=("accuracy", "step p50 (ms)"),
     )
 
 

@@ -56,23 +56,33 @@ class Periodic:
 
 
 class LoopMetrics(Periodic):
-    """After every loop: loss, examples/sec and step time to the metric writers."""
+    """After every loop: loss, examples/sec, step time and EXTRAS' scalars to the writers.
 
-    def __init__(self, writer: writers.MetricWriter, global_batch: int):
+    EXTRAS (optional) returns further scalars read at the loop's end (the
+    learning rate, host CPU); None values are left out.
+    """
+
+    def __init__(
+        self,
+        writer: writers.MetricWriter,
+        global_batch: int,
+        extras: Callable[[], dict] | None = None,
+    ):
         super().__init__(every_steps=1)
         self.writer = writer
         self.global_batch = global_batch
+        self.extras = extras
 
     def run(self, state: LoopState) -> None:
         loop = state.last_loop
-        self.writer.write_scalars(
-            state.step,
-            {
-                writers.LOSS: state.output.mean_loss,
-                writers.EXAMPLES_PER_SEC: loop.steps * self.global_batch / loop.seconds,
-                writers.STEP_TIME: loop.seconds / loop.steps,
-            },
-        )
+        scalars = {
+            writers.LOSS: state.output.mean_loss,
+            writers.EXAMPLES_PER_SEC: loop.steps * self.global_batch / loop.seconds,
+            writers.STEP_TIME: loop.seconds / loop.steps,
+        }
+        extra = self.extras() if self.extras is not None else {}
+        scalars.update({k: v for k, v in extra.items() if v is not None})
+        self.writer.write_scalars(state.step, scalars)
 
 
 class ShowProgress(Periodic):

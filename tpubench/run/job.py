@@ -30,6 +30,7 @@ class Job:
         self.runner = None
         self.manager = None
         self.writer = None
+        self.sampler = None  # hostcpu.Sampler while training
         self.progress = None
         self.profile = None
         self.controller = None
@@ -103,14 +104,17 @@ class Job:
         )
         self._restore(p.total_steps)
         self.writer = loop.writer(self.model_dir, self.is_chief)
+        self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
+        self.sampler = hostcpu.Sampler()
+        start_step = self.step
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
         self.progress.set_batch(self.params["global_batch_size"])
         built = loop.build(loop.Wiring(cfg, p, self), self.step)
         self.controller, self.profile = built.controller, built.profile
         self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
-        sampler = hostcpu.Sampler().start()
+        self.sampler.start()
         result = self.controller.run()
-        host_cpu = sampler.stop()
+        host_cpu = self.sampler.stop()
         self.progress.close()
         if self.profile is not None:
             self.profile.close()
@@ -127,6 +131,8 @@ class Job:
         if rnn is not None:
             self.record["recurrent"] = rnn
         self.record["mfu"] = train_lib.mfu_section(cfg, p, results)
+        batch = self.params["global_batch_size"]
+        loop.write_mfu(self.writer, results, self.record["mfu"], batch, start_step)
         self.record["cost"] = train_lib.cost_section(p, results, self.prices)
 
     def _ckpt_dir(self) -> str:

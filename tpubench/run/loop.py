@@ -7,6 +7,7 @@ record's `results` section.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -50,6 +51,61 @@ def writer(model_dir: str, is_chief: bool):
     )
 
 
+def loop_scalars(job) -> dict:
+    """The learning rate and the latest host CPU sample, read at a loop's end."""
+    from tpubench import writers
+
+    out = {}
+    opt = getattr(job.runner, "optimizer", None)
+    opt = getattr(opt, "inner_optimizer", opt)  # under a loss-scale wrapper
+    # No optimizer (or no scalar rate): nothing to plot.
+    with contextlib.suppress(AttributeError, TypeError, ValueError):
+        out[writers.LEARNING_RATE] = float(opt.learning_rate)
+    samples = getattr(getattr(job, "sampler", None), "system", None)
+    if samples:
+        out[writers.HOST_CPU] = samples[-1]
+    return out
+
+
+def hparams(cfg: TrainConfig, p, record: dict) -> dict:
+    """The run's configuration for TensorBoard's HParams dashboard (scalar values only)."""
+    hw = cfg.hardware
+    return {
+        "model": p.spec.name,
+        "tiny": bool(cfg.tiny),
+        "dataset": str((record.get("data") or {}).get("name", "?")),
+        "global_batch_size": int(p.params["global_batch_size"]),
+        "per_replica_batch_size": int(p.params["batch_size"]),
+        "precision": cfg.precision,
+        "xla": bool(cfg.xla),
+        "steps_per_loop": int(cfg.steps_per_loop),
+        "train_steps": int(p.total_steps),
+        "accelerator": p.placement.accelerator,
+        "strategy": p.placement.strategy,
+        "replicas": int(p.placement.num_replicas),
+        "workers": int(p.placement.num_workers),
+        "intra_threads": int(hw.num_intra_threads),
+        "inter_threads": int(hw.num_inter_threads),
+        "machine": ",".join(cfg.cost.machine) or "this host",
+    }
+
+
+def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: int) -> None:
+    """MFU per loop, once the peak is known (after training): its rate x FLOPs / peak."""
+    from tpubench import writers
+
+    flops, peak = mfu.get("train_flops_per_example"), mfu.get("peak_flops")
+    if not flops or not peak or mfu.get("mfu") is None:  # no figure: the record says why
+        return
+    step = start_step
+    for steps, seconds in results.get("loops") or []:
+        step += steps
+        if seconds > 0:
+            writer.write_scalars(
+                step, {writers.MFU: 100.0 * steps * global_batch / seconds * flops / peak}
+            )
+
+
 def eval_cadence(cfg: TrainConfig, p) -> int | None:
     """Eval every --eval_every_steps; with a target and no cadence, once per epoch."""
     if cfg.target_accuracy is not None and not cfg.eval_every_steps:
@@ -74,7 +130,10 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     cfg, p, job = w.cfg, w.plan, w.job
     parts = trainers.build(job.runner, p.strategy, p.placement, p.manifest)
     batch = p.params["global_batch_size"]
-    acts: list = [actions.LoopMetrics(job.writer, batch), actions.ShowProgress(job.progress)]
+    acts: list = [
+        actions.LoopMetrics(job.writer, batch, lambda: loop_scalars(job)),
+        actions.ShowProgress(job.progress),
+    ]
     if parts.evaluate is not None:
         steps = eval_steps(cfg, p)
         acts.append(
