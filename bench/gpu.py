@@ -174,14 +174,7 @@ def run_tf_cnn(cell, args, env, log_path) -> dict:
         *(["--xla_compile"] if xla else []),
     ]
     proc = overhead.run_process(cmd, dict(env, TF_USE_LEGACY_KERAS="1"), log_path, args.timeout)
-    with open(log_path, errors="replace") as f:
-        text = f.read()
-    import re
-
-    m = re.search(r"total images/sec:\s*([0-9.]+)", text)
-    if not m:
-        return proc | {"error": "no 'total images/sec' line"}
-    return proc | {"examples_per_sec": float(m.group(1)), "measured_steps": timed}
+    return proc | overhead.tf_cnn_result(log_path, timed)
 
 
 RUNNERS = {"tpubench": run_tpubench, "tf_cnn": run_tf_cnn, "keras_fit": run_keras_fit}

@@ -274,12 +274,16 @@ def run_tf_cnn(w: Workload, args, env, log_path) -> dict:
     ]
     env = dict(env, TF_USE_LEGACY_KERAS="1")
     proc = run_process(cmd, env, log_path, args.timeout)
+    return proc | tf_cnn_result(log_path, timed)
+
+
+def tf_cnn_result(log_path: str, timed_steps: int) -> dict:
+    """tf_cnn_benchmarks' `total images/sec` from its log, or why there is none."""
     with open(log_path, errors="replace") as f:
-        text = f.read()
-    m = re.search(r"total images/sec:\s*([0-9.]+)", text)
+        m = re.search(r"total images/sec:\s*([0-9.]+)", f.read())
     if not m:
-        return proc | {"error": "no 'total images/sec' line"}
-    return proc | {"examples_per_sec": float(m.group(1)), "measured_steps": timed}
+        return {"error": "no 'total images/sec' line"}
+    return {"examples_per_sec": float(m.group(1)), "measured_steps": timed_steps}
 
 
 # ------------------------------------------------------------------ statistics
