@@ -45,6 +45,13 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
     }
 
 
+def say(message: str) -> None:
+    """A note on the console (stderr) that is not the run's error line."""
+    import sys
+
+    print(f"tpubench: note: {message}", file=sys.stderr, flush=True)
+
+
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
     """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
     record.update(status="failed", error=str(error), finished=records.now_iso())

@@ -51,7 +51,11 @@ def check_prices(cfg: TrainConfig) -> None:
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
     from tpubench.run import job as job_lib
+    from tpubench.run import unsent
 
+    finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
+    if finished is not None:  # the same command, run again after its record failed
+        return finished
     record, model_dir = _base_record(cfg, argv, flag_values)
     job = job_lib.Job(cfg, record, model_dir)
     try:
@@ -70,13 +74,30 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         record["finished"] = records.now_iso()
         job.finish()
         if job.is_chief:
-            record["record_path"] = records.write(record, cfg.results_dir)
-            import sys
-
-            in_flight = sys.exc_info()[1]
-            if isinstance(in_flight, errors.TpubenchError):
-                in_flight.record_path = record["record_path"]
+            _write_final(record, cfg.results_dir)
     return record
+
+
+def _write_final(record: dict, results_dir: str) -> None:
+    """Writes the final record (retried; saved to the cache if it cannot be written).
+
+    The error in flight (an interrupt, a failure) learns the record's path;
+    when the record cannot be written, RecordNotWritten replaces it, its
+    message carrying the status and the fallback's path.
+    """
+    import sys
+
+    from tpubench.run import unsent
+
+    in_flight = sys.exc_info()[1]
+    try:
+        record["record_path"] = unsent.write_final(record, results_dir)
+    except unsent.RecordNotWritten as e:
+        if record.get("error"):
+            e.args = (f"{e.args[0]}; the run {record['status']}: {record['error']}",)
+        raise
+    if isinstance(in_flight, errors.TpubenchError):
+        in_flight.record_path = record["record_path"]
 
 
 def _settle(job, e: BaseException) -> BaseException | None:
