@@ -36,6 +36,9 @@ class Job:
         self.replicas = 1
         self.step = 0
         self.prices = None  # of what ran, once the hardware is probed
+        self.lock = None  # the model_dir's lock, held by the chief
+        self.signals: list = []  # names of the signals received (session.Signals)
+        self.checkpoint_failures = 0
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
@@ -51,8 +54,43 @@ class Job:
         self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
         self._describe(p)
         if self.is_chief and self.write_records:
+            self._lock()
             records.write(self.record, self.cfg.results_dir)  # "running", replaced at the end
         self._train(p)
+
+    def _lock(self) -> None:
+        """One run per model_dir: taken before any checkpoint is read or written."""
+        from tpubench import gcs
+        from tpubench.run import lock
+
+        path = records.path_for(self.cfg.results_dir, self.record["run_id"])
+        holder = {
+            "run_id": self.record["run_id"],
+            "since": self.record["started"],
+            "record": path if gcs.is_gcs(path) else os.path.abspath(path),
+        }
+        self.lock = lock.acquire(self.model_dir, holder, self.cfg.wait_for_lock, session.say)
+
+    def check_signals(self) -> None:
+        """The StopOnSignal action: a signal TensorFlow swallowed, or stdout closed, stops here."""
+        if self.signals:
+            raise session.Interrupted(self.signals[-1])
+        if self.is_chief and session.stdout_closed():
+            self.signals.append("stdout closed")
+            raise session.Interrupted("stdout closed")
+
+    def heartbeat(self) -> None:
+        """The Heartbeat action: the `running` record and the lock say this run is alive."""
+        from tpubench import liveness
+
+        if self.lock is None:
+            return
+        self.record["heartbeat"] = liveness.now_iso()
+        try:
+            records.write(self.record, self.cfg.results_dir)
+            self.lock.refresh()
+        except Exception:  # noqa: BLE001 - a missed heartbeat must not stop training
+            pass
 
     def _describe(self, p: train_lib.Plan) -> None:
         """The record's model, placement, data and hardware sections."""
@@ -156,14 +194,26 @@ class Job:
     # ------------------------------------------------------------ interrupts and the end
     def save_checkpoint(self) -> int:
         """Saves at the current global step (the truth, even mid-interrupt); returns it."""
+        return self.save_checkpoint_reporting()[0]
+
+    def save_checkpoint_reporting(self) -> tuple[int, str | None]:
+        """(step, None) once saved; (step, why) when the save failed (warned, recorded)."""
         if self.manager is None or self.runner is None:
-            return self.step
+            return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
         try:
             self.manager.save(checkpoint_number=step)
-        except Exception:  # noqa: BLE001 - a failed save must not hide the original error
-            self.record.setdefault("warnings", []).append("checkpoint save failed")
-        return step
+        except Exception as e:  # noqa: BLE001 - a failed save must not hide the original error
+            why = errors.describe(e)
+            self.checkpoint_failures += 1
+            message = f"checkpoint at step {step} not saved under {self._ckpt_dir()}: {why}"
+            self.record.setdefault("warnings", []).append(message)
+            if self.is_chief and self.checkpoint_failures == 1:
+                import sys
+
+                print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
+            return step, why
+        return step, None
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
@@ -180,6 +230,12 @@ class Job:
         self.record["results"] = results
 
     def finish(self) -> None:
+        if self.lock is not None:
+            try:
+                self.lock.release()
+            except Exception:  # noqa: BLE001 - a stale lock is taken over by the next run
+                self.record.setdefault("warnings", []).append("model_dir lock not released")
+            self.lock = None
         if self.profile is not None:
             self.profile.close()
         if self.progress is not None:

@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any
 
-from tpubench import timing
+from tpubench import liveness, timing
 from tpubench.config import TrainConfig
 from tpubench.run import actions, efficiency
 from tpubench.run import controller as controller_lib
@@ -74,7 +74,11 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     cfg, p, job = w.cfg, w.plan, w.job
     parts = trainers.build(job.runner, p.strategy, p.placement, p.manifest)
     batch = p.params["global_batch_size"]
-    acts: list = [actions.LoopMetrics(job.writer, batch), actions.ShowProgress(job.progress)]
+    acts: list = [
+        actions.StopOnSignal(job.check_signals),
+        actions.LoopMetrics(job.writer, batch),
+        actions.ShowProgress(job.progress),
+    ]
     if parts.evaluate is not None:
         steps = eval_steps(cfg, p)
         acts.append(
@@ -87,6 +91,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
             acts.append(actions.TargetReached(target, clock))
     acts.append(actions.Checkpoint(job.save_checkpoint, cfg.checkpoint_every_steps))
     acts.append(actions.Flush(job.writer, max(cfg.log_every_secs, 1.0)))
+    acts.append(actions.Heartbeat(job.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
     if cfg.profile_steps is not None and job.is_chief:
         from tpubench.run import profile as profile_lib

@@ -10,6 +10,7 @@ runs the loops and its actions; this module wires them and fills the record.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -59,14 +60,15 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     record, model_dir = _base_record(cfg, argv, flag_values)
     job = job_lib.Job(cfg, record, model_dir)
     try:
-        with session.interruptible():
+        with session.interruptible() as received:
+            job.signals = received
             try:
                 job.run()
                 if cfg.data.compare_synthetic and job.is_chief:
                     _compare_synthetic(job)
                 record["status"] = "ok"
             except BaseException as e:
-                replacement = _settle(job, e)
+                replacement = _settle(job, e, received)
                 if replacement is None:
                     raise
                 raise replacement from None
@@ -100,16 +102,29 @@ def _write_final(record: dict, results_dir: str) -> None:
         in_flight.record_path = record["record_path"]
 
 
-def _settle(job, e: BaseException) -> BaseException | None:
-    """Sets the record's status for E; returns the error to raise instead, or None."""
+def _settle(job, e: BaseException, received=()) -> BaseException | None:
+    """Sets the record's status for E; returns the error to raise instead, or None.
+
+    A signal received counts as the cause even when TensorFlow rewrote the
+    exception it raised.  The checkpoint is saved with further signals
+    ignored (a second Ctrl-C must not abort it), and the record claims it
+    only once it is saved.
+    """
     record = job.record
-    if session.is_interrupt(e):
+    if session.is_interrupt(e) or received:
+        cause = received[0] if received else (str(e) or type(e).__name__)
         record["status"] = "interrupted"
-        step = job.save_checkpoint()
-        record["error"] = (
-            f"interrupted ({e or type(e).__name__}) at step {step}; rerun the same command "
-            "(same --model_dir) to resume"
-        )
+        quiet = received.quiet() if hasattr(received, "quiet") else contextlib.nullcontext()
+        with quiet:
+            step, failure = job.save_checkpoint_reporting()
+        if failure is None:
+            saved = "checkpoint saved; rerun the same command (same --model_dir) to resume"
+        else:
+            saved = (
+                f"the checkpoint could not be saved ({failure}); a rerun resumes from the last "
+                "checkpoint saved before"
+            )
+        record["error"] = f"interrupted ({cause}) at step {step}; {saved}"
         job.partial_results()
         return errors.InterruptedRun(record["error"])
     if not isinstance(e, Exception):
