@@ -10,6 +10,7 @@ import json
 import pathlib
 import signal
 import socket
+import time
 
 import livecli
 import pytest
@@ -60,13 +61,16 @@ def test_wait_for_lock_waits_then_resumes_where_the_holder_stopped(tmp_path):
         done = livecli.finish(first)
         assert done.returncode == 130
         stopped = json.loads(next(results.glob("*.json")).read_text())
-        resumed = livecli.wait_for(lambda: livecli.running_record(tmp_path / "second"), waiting)
+        livecli.wait_for(lambda: livecli.running_record(tmp_path / "second"), waiting)
+        time.sleep(2.0)
+        waiting.send_signal(signal.SIGTERM)
+        assert livecli.finish(waiting).returncode == 130
+        resumed = json.loads(next((tmp_path / "second").glob("*.json")).read_text())
         assert resumed["resumed_from_step"] == stopped["results"]["final_step"] > 0
     finally:
         first.kill()
         if waiting is not None:
-            waiting.send_signal(signal.SIGTERM)
-            assert livecli.finish(waiting).returncode == 130
+            waiting.kill()
 
 
 def test_a_killed_run_is_shown_died_and_the_next_run_takes_over_and_marks_it(tmp_path):

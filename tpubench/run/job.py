@@ -140,7 +140,9 @@ class Job:
             step_batch=self.params["batch_size"] if ps else None,
         )
         self._restore(p.total_steps)
-        self.writer = loop.writer(self.model_dir, self.is_chief)
+        self.writer = loop.writer(
+            self.model_dir, self.is_chief, self.record.get("run_id"), self.step
+        )
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
         self.progress.set_batch(self.params["global_batch_size"])
         built = loop.build(loop.Wiring(cfg, p, self), self.step)

@@ -33,8 +33,13 @@ class Built:
     profile: Any  # profile.Profile or None
 
 
-def writer(model_dir: str, is_chief: bool):
-    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere."""
+def writer(model_dir: str, is_chief: bool, run_id: str | None = None, start_step: int = 0):
+    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere.
+
+    RUN_ID goes on every metrics line.  What an earlier attempt wrote past
+    START_STEP (the step this run starts from) is dropped from both: those
+    steps are trained again, and the curves must not run back in time.
+    """
     import tensorflow as tf
 
     from tpubench import writers
@@ -44,8 +49,8 @@ def writer(model_dir: str, is_chief: bool):
     tf.io.gfile.makedirs(model_dir)
     return writers.MultiWriter(
         [
-            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl"),
-            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard"),
+            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl", run_id, start_step),
+            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard", start_step),
         ]
     )
 
