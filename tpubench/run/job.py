@@ -177,14 +177,26 @@ class Job:
     def _restore(self, total_steps: int) -> None:
         import tensorflow as tf
 
-        runner = self.runner
-        self.manager = tf.train.CheckpointManager(
-            runner.checkpoint(), self._ckpt_dir(), max_to_keep=2
-        )
-        if self.manager.latest_checkpoint:
-            runner.checkpoint().restore(self.manager.latest_checkpoint)
+        from tpubench.run import checkpoints
+
+        runner, ckpt_dir = self.runner, self._ckpt_dir()
+        choice = checkpoints.choose(ckpt_dir)  # listed and read back, not the state file's word
+        if choice.path is None and choice.damaged:
+            raise checkpoints.all_damaged(choice, self.model_dir)
+        if choice.path is not None:
+            for note in checkpoints.notes(choice, ckpt_dir):
+                self.warn(note)
+            if choice.damaged:
+                self.record["damaged_checkpoints"] = [
+                    {"file": f, "why": why} for f, why in choice.damaged
+                ]
+            if choice.state_file:
+                checkpoints.repair_state(ckpt_dir, choice.path)
+        self.manager = tf.train.CheckpointManager(runner.checkpoint(), ckpt_dir, max_to_keep=2)
+        if choice.path is not None:
+            runner.checkpoint().restore(choice.path)
             self.record["resumed_from_step"] = int(runner.global_step.numpy())
-            self.record["resumed_from_checkpoint"] = self.manager.latest_checkpoint
+            self.record["resumed_from_checkpoint"] = choice.path
         self.step = int(runner.global_step.numpy())
         if self.step >= total_steps:
             raise errors.UsageError(
@@ -206,16 +218,28 @@ class Job:
         try:
             self.manager.save(checkpoint_number=step)
         except Exception as e:  # noqa: BLE001 - a failed save must not hide the original error
-            why = errors.describe(e)
-            self.checkpoint_failures += 1
-            message = f"checkpoint at step {step} not saved under {self._ckpt_dir()}: {why}"
-            self.record.setdefault("warnings", []).append(message)
-            if self.is_chief and self.checkpoint_failures == 1:
-                import sys
+            from tpubench.run import checkpoints
 
-                print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
+            why = checkpoints.save_failed(self._ckpt_dir(), step, e)
+            self.checkpoint_failures += 1
+            failed = self.record.setdefault("checkpoints_not_saved", [])
+            if step not in failed:
+                failed.append(step)
+            if self.checkpoint_failures == 1:
+                self.warn(
+                    f"checkpoint at step {step} not saved under {self._ckpt_dir()}: {why} "
+                    "(the record's checkpoints_not_saved lists every step whose save failed)"
+                )
             return step, why
         return step, None
+
+    def warn(self, message: str, console: bool = True) -> None:
+        """A warning in the record's `warnings` and, from the chief, on the console."""
+        self.record.setdefault("warnings", []).append(message)
+        if self.is_chief and console:
+            import sys
+
+            print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
