@@ -80,6 +80,11 @@ def define_train():
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
     )
+    f.DEFINE_bool(
+        "wait_for_lock",
+        False,
+        "When another live run holds --model_dir, wait for it instead of stopping.",
+    )
     f.DEFINE_string(
         "profile_steps",
         None,
@@ -522,6 +527,7 @@ def train_config() -> config.TrainConfig:
         results_dir=FLAGS.results_dir,
         run_label=FLAGS.run_label,
         checkpoint_every_steps=FLAGS.checkpoint_every_steps,
+        wait_for_lock=FLAGS.wait_for_lock,
         profile_steps=_profile_steps(),
         log_every_secs=FLAGS.log_every_secs,
         hardware=_hardware_config(),

@@ -180,6 +180,79 @@ def write_bytes(url: str, data: bytes, content_type: str, meta: dict | None = No
     return url
 
 
+def create_exclusive(url: str, data: bytes) -> int | None:
+    """Creates URL holding DATA only if no object is there; its generation, or None if one was."""
+    from google.api_core import exceptions as api
+
+    bucket, name = parse(url)
+    client = _client()
+
+    def upload():
+        blob = client.bucket(bucket).blob(name)
+        try:
+            blob.upload_from_string(
+                data, content_type="application/json", if_generation_match=0, retry=_retry()
+            )
+        except api.PreconditionFailed:
+            return None
+        return blob.generation
+
+    return _call(url, "write", upload)
+
+
+def read_generation(url: str) -> tuple[bytes, int] | None:
+    """(bytes, generation) of URL, or None when there is no such object."""
+    bucket, name = parse(url)
+    client = _client()
+
+    def read():
+        blob = client.bucket(bucket).get_blob(name, retry=_retry())
+        if blob is None:
+            return None
+        fresh = client.bucket(bucket).blob(name)  # by name, not by the listing's media link
+        data = fresh.download_as_bytes(if_generation_match=blob.generation, retry=_retry())
+        return data, blob.generation
+
+    return _call(url, "read", read)
+
+
+def replace_if_generation(url: str, data: bytes, generation: int) -> int | None:
+    """Overwrites URL only while it is still GENERATION; the new generation, or None."""
+    from google.api_core import exceptions as api
+
+    bucket, name = parse(url)
+    client = _client()
+
+    def upload():
+        blob = client.bucket(bucket).blob(name)
+        try:
+            blob.upload_from_string(
+                data, content_type="application/json", if_generation_match=generation
+            )
+        except api.PreconditionFailed:
+            return None
+        return blob.generation
+
+    return _call(url, "write", upload)
+
+
+def delete_if_generation(url: str, generation: int) -> bool:
+    """Deletes URL only while it is still GENERATION; whether it was deleted."""
+    from google.api_core import exceptions as api
+
+    bucket, name = parse(url)
+    client = _client()
+
+    def delete():
+        try:
+            client.bucket(bucket).blob(name).delete(if_generation_match=generation)
+        except (api.PreconditionFailed, api.NotFound):
+            return False
+        return True
+
+    return _call(url, "delete", delete)
+
+
 def upload_file(path: str, url: str, meta: dict | None = None) -> str:
     bucket, name = parse(url)
     client = _client()

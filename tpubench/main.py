@@ -199,7 +199,14 @@ def _train(args, full_argv) -> int:
         controller.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
         raise
     _import_tf_quietly(flags_lib.FLAGS.verbose, lambda: _configure_before_tf(cfg))
-    record = controller.train(cfg, full_argv, flags_lib.flag_values())
+    from tpubench.run import unsent
+
+    try:
+        record = controller.train(cfg, full_argv, flags_lib.flag_values())
+    except unsent.RecordNotWritten as e:
+        if e.record.get("status") == "ok":  # the results first, then the one-line error
+            print(report_text.train_summary(e.record), flush=True)
+        raise
     if record.get("record_path"):
         print(report_text.train_summary(record))
     else:

@@ -18,10 +18,10 @@ import os
 import secrets
 import stat
 
-from tpubench import errors, files, gcs, redaction
+from tpubench import errors, files, gcs, liveness, redaction
 
 SCHEMA_VERSION = 1
-STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
+STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
 
 
 def new_run_id(model: str) -> str:
@@ -167,7 +167,7 @@ def _summary_row(r: dict, path: str) -> dict:
     row = {
         "run_id": r["run_id"],
         "kind": r.get("kind", "train"),
-        "status": r.get("status"),
+        "status": liveness.status(r),  # `died` for a `running` run whose process is gone
         "model": model.get("name") if isinstance(model, dict) else model,
         "examples_per_sec": res.get("examples_per_sec"),
         "started": r.get("started"),

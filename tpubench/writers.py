@@ -44,11 +44,16 @@ class JsonlWriter(MetricWriter):
     at each flush; the controller flushes once per log period, not per loop.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, run_id: str | None = None, keep_through: int | None = None):
+        """RUN_ID goes on every line; KEEP_THROUGH: a resumed run drops the lines an
+        earlier attempt wrote past the step it resumes from (they are trained again)."""
         import tensorflow as tf
 
         self._gfile = tf.io.gfile
         self.path = path
+        self.run_id = run_id
+        if keep_through is not None and self._gfile.exists(path):
+            _keep_lines_through(self._gfile, path, keep_through)
         self._remote = "://" in path
         self._lines: list[str] = []  # everything on gs://; only unflushed lines locally
         if self._remote and self._gfile.exists(path):  # resumed run: keep what was written
@@ -58,6 +63,8 @@ class JsonlWriter(MetricWriter):
 
     def write_scalars(self, step, scalars):
         row = {"step": int(step), "time": round(time.time(), 3)}
+        if self.run_id is not None:
+            row["run_id"] = self.run_id
         row.update({k: float(v) for k, v in scalars.items()})
         self._lines.append(json.dumps(row))
         self._pending += 1
@@ -75,10 +82,53 @@ class JsonlWriter(MetricWriter):
         self._pending = 0
 
 
+def _keep_lines_through(gfile, path: str, step: int) -> None:
+    with gfile.GFile(path, "r") as f:
+        lines = [x for x in f.read().splitlines() if x.strip()]
+    kept = [x for x in lines if _step_of(x) <= step]
+    if len(kept) == len(lines):
+        return
+    tmp = path + ".purge.tmp"
+    with gfile.GFile(tmp, "w") as f:
+        f.write("".join(x + "\n" for x in kept))
+    gfile.rename(tmp, path, overwrite=True)
+
+
+def _step_of(line: str) -> float:
+    try:
+        return int(json.loads(line).get("step"))
+    except (ValueError, TypeError, AttributeError):
+        return float("inf")  # half a line from a killed run: dropped
+
+
+def purge_events_past(logdir: str, step: int) -> int:
+    """Drops TensorBoard events past STEP from LOGDIR's event files (a resumed run
+    writes those steps again; TensorBoard's purge_step).  Returns events dropped."""
+    import tensorflow as tf
+
+    dropped = 0
+    for path in sorted(tf.io.gfile.glob(logdir.rstrip("/") + "/events.out.tfevents.*")):
+        events = [
+            tf.compat.v1.Event.FromString(raw.numpy()) for raw in tf.data.TFRecordDataset(path)
+        ]
+        kept = [e for e in events if e.step <= step or e.HasField("file_version")]
+        if len(kept) == len(events):
+            continue
+        dropped += len(events) - len(kept)
+        tmp = path + ".purge.tmp"
+        with tf.io.TFRecordWriter(tmp) as w:
+            for e in kept:
+                w.write(e.SerializeToString())
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+    return dropped
+
+
 class TensorBoardWriter(MetricWriter):
-    def __init__(self, logdir: str):
+    def __init__(self, logdir: str, purge_past: int | None = None):
         import tensorflow as tf
 
+        if purge_past is not None and tf.io.gfile.isdir(logdir):
+            purge_events_past(logdir, purge_past)
         self._tf = tf
         self._writer = tf.summary.create_file_writer(logdir)
 

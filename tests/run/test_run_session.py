@@ -69,8 +69,9 @@ def test_batch_checks_name_the_value_and_what_is_accepted():
     [
         (errors.RunInvalidError("loss became nan"), "invalid", "loss became nan"),
         (errors.DataError("bad shard"), "failed", "bad shard"),
-        (ValueError("first line\nsecond"), "failed", "ValueError: first line"),
-        (RuntimeError(""), "failed", "RuntimeError: "),
+        # Every line is kept (the cause is often on the second), joined into one with "; ".
+        (ValueError("first line\nsecond"), "failed", "ValueError: first line; second"),
+        (RuntimeError(""), "failed", "RuntimeError"),  # no dangling ": "
     ],
 )
 def test_exceptions_map_to_a_record_status(error, status, message):

@@ -151,7 +151,7 @@ def load(inputs: list[str]) -> Loaded:
                     path,
                     record["run_id"],
                     _name_of(record),
-                    str(record.get("status")),
+                    str(_status(record)),
                     reason,
                 )
             )
@@ -174,12 +174,23 @@ def _name_of(record: dict) -> str:
     return name if isinstance(name, str) else repr(name)
 
 
+def _status(record: dict):
+    from tpubench import liveness
+
+    return liveness.status(record)
+
+
 def _status_reason(record: dict) -> str | None:
     status = record.get("status")
     if status == "ok":
         return None
     if status == "running":
-        return "no final record: the run is still going or was killed"
+        from tpubench import liveness
+
+        dead = liveness.death(record)
+        if dead is not None:
+            return f"died: {dead}"
+        return "no final record: the run is still going"
     return record.get("error") or f"status {status}"
 
 

@@ -180,5 +180,31 @@ class Flush(Periodic):
         self.writer.flush()
 
 
+class Heartbeat(Periodic):
+    """Every EVERY_SECS seconds: BEAT (the run's record and lock say it is alive)."""
+
+    def __init__(self, beat: Callable[[], None], every_secs: float):
+        super().__init__(every_secs=every_secs)
+        self.beat = beat
+
+    def run(self, state: LoopState) -> None:
+        self.beat()
+
+
+class StopOnSignal(Periodic):
+    """After every loop: raise CHECK's error when a signal came or stdout was closed.
+
+    A signal raises at once from its handler, but TensorFlow may swallow or
+    rewrite that exception; this makes sure the run stops at the next loop.
+    """
+
+    def __init__(self, check: Callable[[], None]):
+        super().__init__(every_steps=1)
+        self.check = check
+
+    def run(self, state: LoopState) -> None:
+        self.check()
+
+
 def _reached(target: Target, value: float) -> bool:
     return value <= target.value if target.mode == "min" else value >= target.value

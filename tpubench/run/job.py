@@ -37,6 +37,9 @@ class Job:
         self.replicas = 1
         self.step = 0
         self.prices = None  # of what ran, once the hardware is probed
+        self.lock = None  # the model_dir's lock, held by the chief
+        self.signals: list = []  # names of the signals received (session.Signals)
+        self.checkpoint_failures = 0
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
@@ -52,8 +55,43 @@ class Job:
         self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
         self._describe(p)
         if self.is_chief and self.write_records:
+            self._lock()
             records.write(self.record, self.cfg.results_dir)  # "running", replaced at the end
         self._train(p)
+
+    def _lock(self) -> None:
+        """One run per model_dir: taken before any checkpoint is read or written."""
+        from tpubench import gcs
+        from tpubench.run import lock
+
+        path = records.path_for(self.cfg.results_dir, self.record["run_id"])
+        holder = {
+            "run_id": self.record["run_id"],
+            "since": self.record["started"],
+            "record": path if gcs.is_gcs(path) else os.path.abspath(path),
+        }
+        self.lock = lock.acquire(self.model_dir, holder, self.cfg.wait_for_lock, session.say)
+
+    def check_signals(self) -> None:
+        """The StopOnSignal action: a signal TensorFlow swallowed, or stdout closed, stops here."""
+        if self.signals:
+            raise session.Interrupted(self.signals[-1])
+        if self.is_chief and session.stdout_closed():
+            self.signals.append("stdout closed")
+            raise session.Interrupted("stdout closed")
+
+    def heartbeat(self) -> None:
+        """The Heartbeat action: the `running` record and the lock say this run is alive."""
+        from tpubench import liveness
+
+        if self.lock is None:
+            return
+        self.record["heartbeat"] = liveness.now_iso()
+        try:
+            records.write(self.record, self.cfg.results_dir)
+            self.lock.refresh()
+        except Exception:  # noqa: BLE001 - a missed heartbeat must not stop training
+            pass
 
     def _describe(self, p: train_lib.Plan) -> None:
         """The record's model, placement, data and hardware sections."""
@@ -103,7 +141,9 @@ class Job:
             step_batch=self.params["batch_size"] if ps else None,
         )
         self._restore(p.total_steps)
-        self.writer = loop.writer(self.model_dir, self.is_chief)
+        self.writer = loop.writer(
+            self.model_dir, self.is_chief, self.record.get("run_id"), self.step
+        )
         self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
         self.sampler = hostcpu.Sampler()
         start_step = self.step
@@ -143,14 +183,26 @@ class Job:
     def _restore(self, total_steps: int) -> None:
         import tensorflow as tf
 
-        runner = self.runner
-        self.manager = tf.train.CheckpointManager(
-            runner.checkpoint(), self._ckpt_dir(), max_to_keep=2
-        )
-        if self.manager.latest_checkpoint:
-            runner.checkpoint().restore(self.manager.latest_checkpoint)
+        from tpubench.run import checkpoints
+
+        runner, ckpt_dir = self.runner, self._ckpt_dir()
+        choice = checkpoints.choose(ckpt_dir)  # listed and read back, not the state file's word
+        if choice.path is None and choice.damaged:
+            raise checkpoints.all_damaged(choice, self.model_dir)
+        if choice.path is not None:
+            for note in checkpoints.notes(choice, ckpt_dir):
+                self.warn(note)
+            if choice.damaged:
+                self.record["damaged_checkpoints"] = [
+                    {"file": f, "why": why} for f, why in choice.damaged
+                ]
+            if choice.state_file:
+                checkpoints.repair_state(ckpt_dir, choice.path)
+        self.manager = tf.train.CheckpointManager(runner.checkpoint(), ckpt_dir, max_to_keep=2)
+        if choice.path is not None:
+            runner.checkpoint().restore(choice.path)
             self.record["resumed_from_step"] = int(runner.global_step.numpy())
-            self.record["resumed_from_checkpoint"] = self.manager.latest_checkpoint
+            self.record["resumed_from_checkpoint"] = choice.path
         self.step = int(runner.global_step.numpy())
         if self.step >= total_steps:
             raise errors.UsageError(
@@ -162,14 +214,38 @@ class Job:
     # ------------------------------------------------------------ interrupts and the end
     def save_checkpoint(self) -> int:
         """Saves at the current global step (the truth, even mid-interrupt); returns it."""
+        return self.save_checkpoint_reporting()[0]
+
+    def save_checkpoint_reporting(self) -> tuple[int, str | None]:
+        """(step, None) once saved; (step, why) when the save failed (warned, recorded)."""
         if self.manager is None or self.runner is None:
-            return self.step
+            return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
         try:
             self.manager.save(checkpoint_number=step)
-        except Exception:  # noqa: BLE001 - a failed save must not hide the original error
-            self.record.setdefault("warnings", []).append("checkpoint save failed")
-        return step
+        except Exception as e:  # noqa: BLE001 - a failed save must not hide the original error
+            from tpubench.run import checkpoints
+
+            why = checkpoints.save_failed(self._ckpt_dir(), step, e)
+            self.checkpoint_failures += 1
+            failed = self.record.setdefault("checkpoints_not_saved", [])
+            if step not in failed:
+                failed.append(step)
+            if self.checkpoint_failures == 1:
+                self.warn(
+                    f"checkpoint at step {step} not saved under {self._ckpt_dir()}: {why} "
+                    "(the record's checkpoints_not_saved lists every step whose save failed)"
+                )
+            return step, why
+        return step, None
+
+    def warn(self, message: str, console: bool = True) -> None:
+        """A warning in the record's `warnings` and, from the chief, on the console."""
+        self.record.setdefault("warnings", []).append(message)
+        if self.is_chief and console:
+            import sys
+
+            print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
@@ -186,6 +262,12 @@ class Job:
         self.record["results"] = results
 
     def finish(self) -> None:
+        if self.lock is not None:
+            try:
+                self.lock.release()
+            except Exception:  # noqa: BLE001 - a stale lock is taken over by the next run
+                self.record.setdefault("warnings", []).append("model_dir lock not released")
+            self.lock = None
         if self.profile is not None:
             self.profile.close()
         if self.progress is not None:

@@ -13,7 +13,7 @@ import math
 import time
 from typing import Any
 
-from tpubench import timing
+from tpubench import liveness, timing
 from tpubench.config import TrainConfig
 from tpubench.run import actions, efficiency
 from tpubench.run import controller as controller_lib
@@ -34,8 +34,13 @@ class Built:
     profile: Any  # profile.Profile or None
 
 
-def writer(model_dir: str, is_chief: bool):
-    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere."""
+def writer(model_dir: str, is_chief: bool, run_id: str | None = None, start_step: int = 0):
+    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere.
+
+    RUN_ID goes on every metrics line.  What an earlier attempt wrote past
+    START_STEP (the step this run starts from) is dropped from both: those
+    steps are trained again, and the curves must not run back in time.
+    """
     import tensorflow as tf
 
     from tpubench import writers
@@ -45,8 +50,8 @@ def writer(model_dir: str, is_chief: bool):
     tf.io.gfile.makedirs(model_dir)
     return writers.MultiWriter(
         [
-            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl"),
-            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard"),
+            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl", run_id, start_step),
+            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard", start_step),
         ]
     )
 
@@ -131,6 +136,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     parts = trainers.build(job.runner, p.strategy, p.placement, p.manifest)
     batch = p.params["global_batch_size"]
     acts: list = [
+        actions.StopOnSignal(job.check_signals),
         actions.LoopMetrics(job.writer, batch, lambda: loop_scalars(job)),
         actions.ShowProgress(job.progress),
     ]
@@ -146,6 +152,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
             acts.append(actions.TargetReached(target, clock))
     acts.append(actions.Checkpoint(job.save_checkpoint, cfg.checkpoint_every_steps))
     acts.append(actions.Flush(job.writer, max(cfg.log_every_secs, 1.0)))
+    acts.append(actions.Heartbeat(job.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
     if cfg.profile_steps is not None and job.is_chief:
         from tpubench.run import profile as profile_lib

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import signal
 from typing import Any
 
-from tpubench import errors, records
+from tpubench import errors, liveness, records
 from tpubench.config import DataConfig
 
 
 class Interrupted(Exception):
-    """SIGINT/SIGTERM while a model runs."""
+    """SIGINT/SIGTERM/SIGHUP while a model runs, or stdout closed under it."""
 
 
 # ------------------------------------------------------------------ records
@@ -39,10 +40,18 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
         "kind": kind,
         "status": "running",
         "started": records.now_iso(),
+        **liveness.identity(),  # pid, host, heartbeat: `runs` tells a dead run from a live one
         "argv": records.redact_argv(invocation.argv),
         "flags": records.redact_flags(invocation.flag_values),
         "config": config,
     }
+
+
+def say(message: str) -> None:
+    """A note on the console (stderr) that is not the run's error line."""
+    import sys
+
+    print(f"tpubench: note: {message}", file=sys.stderr, flush=True)
 
 
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
@@ -64,21 +73,68 @@ def is_interrupt(e: BaseException) -> bool:
     return isinstance(e, (KeyboardInterrupt, Interrupted))
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Signals(list):
+    """The names of the signals received; `quiet()` stops them raising (while a
+    checkpoint is saved after the first one, a second Ctrl-C must not abort it)."""
+
+    raising = True
+
+    def check(self) -> None:
+        """Raises Interrupted if a signal came that TensorFlow swallowed."""
+        if self:
+            raise Interrupted(self[-1])
+
+    @contextlib.contextmanager
+    def quiet(self):
+        self.raising = False
+        try:
+            yield
+        finally:
+            self.raising = True
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`tpubench train | head -1`).
+
+    A pipe with no reader reports POLLERR on its write end; Python ignores
+    SIGPIPE, so without this the run would learn it only at its last print.
+    """
+    import select
+    import stat
+    import sys
+
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 @contextlib.contextmanager
 def interruptible():
-    """SIGINT and SIGTERM raise Interrupted; yields the names of the signals received.
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted; yields the Signals received.
 
-    Both signals, SIGINT too: a process started in the background by a shell
-    inherits SIGINT as ignored.  The names are kept apart from the exception:
-    raised while TensorFlow traces a step, its message comes back rewritten.
+    SIGINT too: a process started in the background by a shell inherits
+    SIGINT as ignored.  SIGHUP: an ssh session dropped.  The names are kept
+    apart from the exception: raised while TensorFlow traces a step, its
+    message comes back rewritten (or the exception is lost), so the loop
+    also checks them between loops (the StopOnSignal action).
     """
-    received: list[str] = []
+    received = Signals()
 
     def _raise(signum, frame):
         received.append(signal.Signals(signum).name)
-        raise Interrupted(received[-1])
+        if received.raising:
+            raise Interrupted(received[-1])
 
-    handlers = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {s: signal.signal(s, _raise) for s in SIGNALS}
     try:
         yield received
     finally:

@@ -10,6 +10,7 @@ runs the loops and its actions; this module wires them and fills the record.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -51,18 +52,23 @@ def check_prices(cfg: TrainConfig) -> None:
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
     from tpubench.run import job as job_lib
+    from tpubench.run import unsent
 
+    finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
+    if finished is not None:  # the same command, run again after its record failed
+        return finished
     record, model_dir = _base_record(cfg, argv, flag_values)
     job = job_lib.Job(cfg, record, model_dir)
     try:
-        with session.interruptible():
+        with session.interruptible() as received:
+            job.signals = received
             try:
                 job.run()
                 if cfg.data.compare_synthetic and job.is_chief:
                     _compare_synthetic(job)
                 record["status"] = "ok"
             except BaseException as e:
-                replacement = _settle(job, e)
+                replacement = _settle(job, e, received)
                 if replacement is None:
                     raise
                 raise replacement from None
@@ -70,25 +76,55 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         record["finished"] = records.now_iso()
         job.finish()
         if job.is_chief:
-            record["record_path"] = records.write(record, cfg.results_dir)
-            import sys
-
-            in_flight = sys.exc_info()[1]
-            if isinstance(in_flight, errors.TpubenchError):
-                in_flight.record_path = record["record_path"]
+            _write_final(record, cfg.results_dir)
     return record
 
 
-def _settle(job, e: BaseException) -> BaseException | None:
-    """Sets the record's status for E; returns the error to raise instead, or None."""
+def _write_final(record: dict, results_dir: str) -> None:
+    """Writes the final record (retried; saved to the cache if it cannot be written).
+
+    The error in flight (an interrupt, a failure) learns the record's path;
+    when the record cannot be written, RecordNotWritten replaces it, its
+    message carrying the status and the fallback's path.
+    """
+    import sys
+
+    from tpubench.run import unsent
+
+    in_flight = sys.exc_info()[1]
+    try:
+        record["record_path"] = unsent.write_final(record, results_dir)
+    except unsent.RecordNotWritten as e:
+        if record.get("error"):
+            e.args = (f"{e.args[0]}; the run {record['status']}: {record['error']}",)
+        raise
+    if isinstance(in_flight, errors.TpubenchError):
+        in_flight.record_path = record["record_path"]
+
+
+def _settle(job, e: BaseException, received=()) -> BaseException | None:
+    """Sets the record's status for E; returns the error to raise instead, or None.
+
+    A signal received counts as the cause even when TensorFlow rewrote the
+    exception it raised.  The checkpoint is saved with further signals
+    ignored (a second Ctrl-C must not abort it), and the record claims it
+    only once it is saved.
+    """
     record = job.record
-    if session.is_interrupt(e):
+    if session.is_interrupt(e) or received:
+        cause = received[0] if received else (str(e) or type(e).__name__)
         record["status"] = "interrupted"
-        step = job.save_checkpoint()
-        record["error"] = (
-            f"interrupted ({e or type(e).__name__}) at step {step}; rerun the same command "
-            "(same --model_dir) to resume"
-        )
+        quiet = received.quiet() if hasattr(received, "quiet") else contextlib.nullcontext()
+        with quiet:
+            step, failure = job.save_checkpoint_reporting()
+        if failure is None:
+            saved = "checkpoint saved; rerun the same command (same --model_dir) to resume"
+        else:
+            saved = (
+                f"the checkpoint could not be saved ({failure}); a rerun resumes from the last "
+                "checkpoint saved before"
+            )
+        record["error"] = f"interrupted ({cause}) at step {step}; {saved}"
         job.partial_results()
         return errors.InterruptedRun(record["error"])
     if not isinstance(e, Exception):

@@ -90,7 +90,52 @@ def _patch_emulator():
 
     emu._read_raw_data = read_raw
     emu._read_data = read_data
+    _add_generation_preconditions(emu)
     emu._tpubench_patched = True
+
+
+def _add_generation_preconditions(emu):
+    """`ifGenerationMatch` on uploads and deletes, which the emulator ignores: a
+    mismatch is HTTP 412, as GCS answers (0 means "only if no object is there")."""
+    from http import HTTPStatus
+
+    from gcp_storage_emulator.exceptions import NotFound
+    from gcp_storage_emulator.handlers import objects
+
+    def holds(request, storage, name) -> bool:
+        want = request.query.get("ifGenerationMatch")
+        if not want or name is None:
+            return True
+        try:
+            current = str(storage.get_file_obj(request.params["bucket_name"], name)["generation"])
+        except NotFound:
+            current = "0"
+        if current == want[0]:
+            return True
+        request_failed = {"error": {"code": 412, "message": "conditionNotMet"}}
+        request.response.status = HTTPStatus.PRECONDITION_FAILED
+        request.response.json(request_failed)
+        return False
+
+    def insert(request, response, storage, *args, **kwargs):
+        name = (request.query.get("name") or [None])[0]
+        if name is None and request.query.get("uploadType") == ["multipart"]:
+            name = request.data["meta"].get("name")
+        request.response = response
+        if holds(request, storage, name):
+            return objects.insert(request, response, storage, *args, **kwargs)
+
+    def delete(request, response, storage, *args, **kwargs):
+        request.response = response
+        if holds(request, storage, request.params["object_id"]):
+            return objects.delete(request, response, storage, *args, **kwargs)
+
+    for _, handlers in emu.HANDLERS:
+        for method, handler in list(handlers.items()):
+            if handler is objects.insert:
+                handlers[method] = insert
+            elif handler is objects.delete:
+                handlers[method] = delete
 
 
 class _Faults:

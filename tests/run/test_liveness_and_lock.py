@@ -1,0 +1,105 @@
+"""Liveness of `running` records and the model_dir lock, in process (issue 11, items 2, 3).
+
+Real processes for pids (a child that has exited), real files, and the
+local GCS server for the gs:// lock object and its generation precondition.
+"""
+
+import datetime as dt
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tpubench import liveness, records
+from tpubench.run import lock
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _record(run_id, **fields):
+    return {"schema_version": 1, "run_id": run_id, "kind": "train", "status": "running"} | fields
+
+
+def test_running_records_are_died_when_the_pid_is_gone_or_the_heartbeat_is_old(tmp_path):
+    now = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+    old = (now - dt.timedelta(minutes=21)).isoformat()
+    fresh = (now - dt.timedelta(minutes=19)).isoformat()
+    here = liveness.host()
+    cases = {
+        "dead-pid": _record("a", pid=_dead_pid(), host=here, heartbeat=fresh),
+        "old-beat": _record("b", pid=1, host="other-vm", heartbeat=old),
+        "live": _record("c", pid=1, host="other-vm", heartbeat=fresh),
+        "this-process": _record("d", pid=__import__("os").getpid(), host=here, heartbeat=fresh),
+        "finished": _record("e", pid=_dead_pid(), host=here, heartbeat=old) | {"status": "ok"},
+    }
+    got = {k: liveness.status(r, now) for k, r in cases.items()}
+    assert got == {
+        "dead-pid": "died",
+        "old-beat": "died",
+        "live": "running",
+        "this-process": "running",
+        "finished": "ok",
+    }
+    assert "no heartbeat from pid 1 on host other-vm since" in liveness.death(
+        cases["old-beat"], now
+    )
+
+
+def test_runs_lists_a_dead_running_record_as_died(tmp_path):
+    pid = _dead_pid()
+    beat = liveness.now_iso()
+    (tmp_path / "x.json").write_text(
+        json.dumps(_record("x", pid=pid, host=liveness.host(), heartbeat=beat, started=beat))
+    )
+    (row,) = records.summary_rows([str(tmp_path)])
+    assert row["status"] == "died"
+
+
+def _holder(run_id):
+    return {"run_id": run_id, "since": "2026-11-20T12:00:00+00:00", "record": None}
+
+
+def test_a_local_lock_is_exclusive_and_taken_over_from_a_dead_holder(tmp_path):
+    notes = []
+    first = lock.acquire(str(tmp_path / "m"), _holder("one"), False, notes.append)
+    with pytest.raises(lock.ModelDirLocked, match=r"in use by run one \(pid \d+ on host"):
+        # the same process: pid alive, so the lock is live
+        lock.acquire(str(tmp_path / "m"), _holder("two"), False, notes.append)
+    first.release()
+    assert not (tmp_path / "m" / lock.NAME).exists()
+    dead = _dead_pid()
+    stale = _holder("gone") | {"pid": dead, "host": liveness.host(), "heartbeat": "x"}
+    (tmp_path / "m" / lock.NAME).write_text(json.dumps(stale))
+    taken = lock.acquire(str(tmp_path / "m"), _holder("three"), False, notes.append)
+    assert json.loads((tmp_path / "m" / lock.NAME).read_text())["run_id"] == "three"
+    assert notes == [f"--model_dir={tmp_path / 'm'}: took over the lock of a dead run (pid {dead} "
+                     f"is gone on host {liveness.host()})"]  # fmt: skip
+    taken.release()
+
+
+def test_a_gcs_lock_object_is_exclusive_by_its_generation(gcs_env, local_gcs):
+    from tpubench import gcs
+
+    model_dir = "gs://tpubench-test/locked-model"
+    first = lock.acquire(model_dir, _holder("one"), False, print)
+    with pytest.raises(lock.ModelDirLocked, match="in use by run one"):
+        lock.acquire(model_dir, _holder("two"), False, print)
+    generation = first.generation
+    first.refresh()  # the heartbeat replaces the object only while it is ours
+    assert first.generation != generation
+    assert gcs.replace_if_generation(lock.path_of(model_dir), b"{}", generation) is None
+    first.release()
+    assert gcs.read_generation(lock.path_of(model_dir)) is None
+    # A holder on a lost VM: no heartbeat for 21 minutes.
+    old = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=21)).isoformat()
+    stale = _holder("lost") | {"pid": 7, "host": "lost-vm", "heartbeat": old}
+    assert gcs.create_exclusive(lock.path_of(model_dir), json.dumps(stale).encode())
+    notes = []
+    taken = lock.acquire(model_dir, _holder("three"), False, notes.append)
+    assert "took over the lock of a dead run (no heartbeat from pid 7 on host lost-vm" in notes[0]
+    taken.release()
