@@ -96,19 +96,26 @@ def hparams(cfg: TrainConfig, p, record: dict) -> dict:
 
 
 def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: int) -> None:
-    """MFU per loop, once the peak is known (after training): its rate x FLOPs / peak."""
+    """MFU per loop, once the peak is known (after training): its rate x FLOPs / peak.
+
+    TensorBoard only: metrics.jsonl holds one line per step, written as the
+    steps ran, and the record holds the run's MFU.
+    """
     from tpubench import writers
 
     flops, peak = mfu.get("train_flops_per_example"), mfu.get("peak_flops")
     if not flops or not peak or mfu.get("mfu") is None:  # no figure: the record says why
         return
+    boards = [
+        w for w in getattr(writer, "writers", [writer]) if isinstance(w, writers.TensorBoardWriter)
+    ]
     step = start_step
     for steps, seconds in results.get("loops") or []:
         step += steps
         if seconds > 0:
-            writer.write_scalars(
-                step, {writers.MFU: 100.0 * steps * global_batch / seconds * flops / peak}
-            )
+            value = 100.0 * steps * global_batch / seconds * flops / peak
+            for board in boards:
+                board.write_scalars(step, {writers.MFU: value})
 
 
 def eval_cadence(cfg: TrainConfig, p) -> int | None:
@@ -150,7 +157,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
                 p.spec.target_metric, p.spec.target_mode, cfg.target_accuracy, cfg.stop_at_target
             )
             acts.append(actions.TargetReached(target, clock))
-    acts.append(actions.Checkpoint(job.save_checkpoint, cfg.checkpoint_every_steps))
+    acts.append(actions.Checkpoint(job.save_checkpoint, cfg.checkpoint_every_steps, job.writer))
     acts.append(actions.Flush(job.writer, max(cfg.log_every_secs, 1.0)))
     acts.append(actions.Heartbeat(job.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
