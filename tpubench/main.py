@@ -236,7 +236,7 @@ def _infer(args, full_argv) -> int:
 
 def _configure_before_tf(cfg) -> None:
     """Thread pools and logical devices must be set before the first op runs."""
-    from tpubench import strategy
+    from tpubench.hardware import strategy
 
     strategy.configure_host(cfg.hardware)
 

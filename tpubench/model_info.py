@@ -32,7 +32,7 @@ def flops(spec, params) -> dict:
     """
     import tensorflow as tf
 
-    from tpubench import mfu
+    from tpubench.hardware import mfu
 
     arch = {k: v for k, v in params.items() if k not in _NOT_ARCHITECTURE}
     # The model's source is part of the key: an edited model is counted again.

@@ -69,8 +69,9 @@ def test_batch_checks_name_the_value_and_what_is_accepted():
     [
         (errors.RunInvalidError("loss became nan"), "invalid", "loss became nan"),
         (errors.DataError("bad shard"), "failed", "bad shard"),
-        (ValueError("first line\nsecond"), "failed", "ValueError: first line"),
-        (RuntimeError(""), "failed", "RuntimeError: "),
+        # errors.describe: the whole message on one line; the type alone when it is empty.
+        (ValueError("first line\nsecond"), "failed", "ValueError: first line; second"),
+        (RuntimeError(""), "failed", "RuntimeError"),
     ],
 )
 def test_exceptions_map_to_a_record_status(error, status, message):

@@ -172,9 +172,9 @@ class _Sweep:
 
     def _build(self) -> _Built:
         """Strategy, model and weights: everything before the first prediction."""
-        from tpubench import runner as runner_lib
-        from tpubench import strategy as strategy_lib
         from tpubench.data import resolve
+        from tpubench.hardware import strategy as strategy_lib
+        from tpubench.run import runner as runner_lib
 
         cfg = self.cfg
         strategy_lib.configure_host(cfg.hardware)

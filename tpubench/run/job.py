@@ -39,7 +39,7 @@ class Job:
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
-        from tpubench import strategy as strategy_lib
+        from tpubench.hardware import strategy as strategy_lib
 
         p = train_lib.plan(self.cfg, self.model_dir, time.perf_counter())
         if not isinstance(p, train_lib.Plan):  # a worker or ps task: serve until stopped
@@ -86,10 +86,10 @@ class Job:
 
     # ------------------------------------------------------------ training
     def _train(self, p: train_lib.Plan) -> None:
-        from tpubench import hostcpu
         from tpubench import progress as progress_lib
-        from tpubench import runner as runner_lib
+        from tpubench.hardware import hostcpu
         from tpubench.run import loop
+        from tpubench.run import runner as runner_lib
 
         cfg = self.cfg
         ps = p.placement.strategy == "parameter_server"

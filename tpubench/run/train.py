@@ -156,8 +156,8 @@ class Plan:
 
 def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     """Plan of CFG, or None for a worker/ps task (it has served until stopped)."""
-    from tpubench import strategy as strategy_lib
     from tpubench.data import resolve
+    from tpubench.hardware import strategy as strategy_lib
 
     started = time.perf_counter() if started is None else started
     strategy_lib.configure_host(cfg.hardware)
