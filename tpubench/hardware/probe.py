@@ -131,9 +131,3 @@ def accelerators(placement) -> list[dict]:
         for dev in tf.config.list_logical_devices("TPU"):
             out.append({"kind": "tpu", "name": dev.name})
     return out
-
-
-def rss_gib() -> float:
-    import psutil
-
-    return round(psutil.Process().memory_info().rss / 2**30, 3)
