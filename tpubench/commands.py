@@ -70,7 +70,7 @@ def train(args, full_argv) -> int:
 
 
 def infer(args, full_argv) -> int:
-    from tpubench import errors, infer, report_text
+    from tpubench import errors, infer, infer_text
     from tpubench import flags as flags_lib
 
     FLAGS = flags_lib.FLAGS
@@ -87,7 +87,7 @@ def infer(args, full_argv) -> int:
     import_tf_quietly(FLAGS.verbose, lambda: _configure_before_tf(cfg))
     recs = infer.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path"):
-        print(report_text.infer_summary(recs))
+        print(infer_text.infer_summary(recs))
     else:
         print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")
     return 0
