@@ -35,7 +35,7 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 
 def configure_threads(intra: int, inter: int) -> None:
-    """As tpubench.strategy.configure_host: set pools only when asked to."""
+    """As tpubench.hardware.strategy.configure_host: set pools only when asked to."""
     import tensorflow as tf
 
     if intra:
@@ -54,7 +54,7 @@ def build(model_name: str, batch: int, seed: int, precision: str = "fp32"):
 
     from tpubench import registry
     from tpubench.data import synthetic
-    from tpubench.runner import POLICIES
+    from tpubench.run.runner import POLICIES
 
     spec = registry.get(model_name)
     params = registry.resolve_params(spec, {})

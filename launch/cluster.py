@@ -15,111 +15,21 @@ in a collective) and the record says which task failed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import socket
 import sys
 
-from tpubench_launch import commands, errors, records
+from tpubench_launch import cluster_run, commands, errors, records, topology
 
-TRAIN_PORT_HOST = "localhost"
-
-
-@dataclasses.dataclass(frozen=True)
-class Task:
-    """One process of the cluster."""
-
-    role: str  # chief | worker | ps
-    index: int
-    address: str  # host:port
-
-    @property
-    def name(self) -> str:
-        return f"{self.role}:{self.index}"
-
-    @property
-    def log_name(self) -> str:
-        return f"{self.role}{self.index}.log"
-
-
-def plan(
-    workers: int, ps: int, hosts: list[str] | None = None, port: int | None = None
-) -> list[Task]:
-    """The tasks of a cluster with WORKERS workers and PS parameter servers.
-
-    Args:
-      workers: worker tasks (>= 1).
-      ps: parameter-server tasks; > 0 adds a chief task that coordinates.
-      hosts: one address host per task in plan order (chief, workers, ps);
-        default: localhost with a free port each.
-      port: the port every task listens on when HOSTS are given (one task
-        per host), e.g. 2222 on cloud VMs.
-
-    Raises:
-      UsageError: a count out of range.
-    """
-    if workers < 1:
-        raise errors.UsageError(f"--workers={workers} must be at least 1")
-    if ps < 0:
-        raise errors.UsageError(f"--ps={ps} must be 0 (MultiWorkerMirrored) or more")
-    roles = task_roles(workers, ps)
-    if hosts is None:
-        addresses = [f"{TRAIN_PORT_HOST}:{p}" for p in free_ports(len(roles))]
-    else:
-        addresses = [f"{h}:{port}" for h in hosts]
-    return [Task(r, i, a) for (r, i), a in zip(roles, addresses, strict=True)]
-
-
-def task_roles(workers: int, ps: int) -> list[tuple[str, int]]:
-    """(role, index) of every task in plan order: chief, workers, parameter servers."""
-    roles = ([("chief", 0)] if ps else []) + [("worker", i) for i in range(workers)]
-    return roles + [("ps", i) for i in range(ps)]
-
-
-def free_ports(n: int) -> list[int]:
-    """N distinct free TCP ports on localhost (held open together so they differ)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind((TRAIN_PORT_HOST, 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def cluster_spec(tasks: list[Task]) -> dict:
-    """TF_CONFIG's "cluster": role -> addresses in index order."""
-    spec: dict[str, list[str]] = {}
-    for t in sorted(tasks, key=lambda t: ("chief", "worker", "ps").index(t.role)):
-        spec.setdefault(t.role, []).append(t.address)
-    return spec
-
-
-def tf_config(tasks: list[Task], task: Task) -> str:
-    """The TF_CONFIG value for TASK, as compact JSON."""
-    return json.dumps(
-        {"cluster": cluster_spec(tasks), "task": {"type": task.role, "index": task.index}},
-        separators=(",", ":"),
-    )
-
-
-def strategy_of(tasks: list[Task]) -> str:
-    return "parameter_server" if any(t.role == "ps" for t in tasks) else "multi_worker"
-
-
-def chief_of(tasks: list[Task]) -> Task:
-    """The task that writes the record: `chief` if there is one, else worker 0."""
-    return next((t for t in tasks if t.role == "chief"), tasks[0])
-
-
-def trainers(tasks: list[Task]) -> list[Task]:
-    """Tasks whose exit ends the run: every worker (multi-worker) or the chief (PS)."""
-    if any(t.role == "ps" for t in tasks):
-        return [chief_of(tasks)]
-    return list(tasks)
+# The cluster's shape lives in topology.py; these names stay importable from here.
+Task = topology.Task
+plan = topology.plan
+task_roles = topology.task_roles
+free_ports = topology.free_ports
+cluster_spec = topology.cluster_spec
+tf_config = topology.tf_config
+strategy_of = topology.strategy_of
+chief_of = topology.chief_of
+trainers = topology.trainers
 
 
 def train_args(tasks: list[Task], args: list[str], label: str, model_dir: str) -> list[str]:
@@ -185,8 +95,6 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
       TaskFailed: a task died or the timeout passed (the record says which).
       Interrupted: SIGINT/SIGTERM; every task was stopped and recorded.
     """
-    from tpubench_launch import cluster_run
-
     out = out or sys.stdout
     results = results_dir_of(list(opts.train_args))
     cluster_id = records.new_run_id("cluster")
@@ -199,6 +107,14 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
     before = [p for p, _ in records.read_all(results)]
     started = records.now_iso()
     outcome = cluster_run.supervise(tasks, args, log_dir, opts, out)
-    return cluster_run.finish(
-        tasks, outcome, results, label, cluster_id, log_dir, launcher_argv, started, before, out
+    run = cluster_run.Run(
+        tasks=tuple(tasks),
+        results=results,
+        label=label,
+        cluster_id=cluster_id,
+        log_dir=log_dir,
+        argv=tuple(launcher_argv),
+        started=started,
+        before=tuple(before),
     )
+    return cluster_run.finish(run, outcome, out)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import time
 
-from tpubench_launch import commands, errors, procs, records
+from tpubench_launch import commands, errors, procs, records, topology
 
 POLL_SECONDS = 0.2
 # After a task died, the others wait on it in their collectives: they get this
@@ -34,13 +34,11 @@ def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
     Serving tasks (PS workers and parameter servers) start first; the chief
     retries its connections until they are up.
     """
-    from tpubench_launch import cluster
-
     os.makedirs(log_dir, exist_ok=True)
     base_env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
     base_env["PYTHONUNBUFFERED"] = "1"
-    chief = cluster.chief_of(tasks)
-    train = cluster.trainers(tasks)
+    chief = topology.chief_of(tasks)
+    train = topology.trainers(tasks)
     order = [t for t in tasks if t not in train] + train
     running: dict = {}
     t0 = time.monotonic()
@@ -48,7 +46,7 @@ def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
     with procs.StopRequests() as stop_requests:
         try:
             for task in order:
-                env = dict(base_env, TF_CONFIG=cluster.tf_config(tasks, task))
+                env = dict(base_env, TF_CONFIG=topology.tf_config(tasks, task))
                 running[task] = procs.start(
                     [*commands.local_tpubench(), "train", *args],
                     os.path.join(log_dir, task.log_name),
@@ -125,9 +123,7 @@ def _write_state(tasks, running, log_dir) -> None:
 
 def section(tasks, outcome: Outcome, cluster_id: str, log_dir: str) -> dict:
     """The record's `cluster` section."""
-    from tpubench_launch import cluster
-
-    chief = cluster.chief_of(tasks)
+    chief = topology.chief_of(tasks)
     rows = []
     for t in tasks:
         p: subprocess.Popen | None = outcome.procs.get(t)
@@ -146,8 +142,8 @@ def section(tasks, outcome: Outcome, cluster_id: str, log_dir: str) -> dict:
     return {
         "id": cluster_id,
         "launcher": "tpubench-launch local-cluster",
-        "strategy": cluster.strategy_of(tasks),
-        "spec": cluster.cluster_spec(tasks),
+        "strategy": topology.strategy_of(tasks),
+        "spec": topology.cluster_spec(tasks),
         "tasks": rows,
         "failed_task": outcome.failed.name if outcome.failed else None,
         "log_dir": log_dir,
@@ -155,12 +151,25 @@ def section(tasks, outcome: Outcome, cluster_id: str, log_dir: str) -> dict:
     }
 
 
-def finish(tasks, outcome, results, label, cluster_id, log_dir, argv, started, before, out) -> str:
-    """Amends (or writes) the run record; returns its path or raises for a failed run."""
-    from tpubench_launch import cluster
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What `finish` needs to know about the cluster run it records."""
 
-    chief = cluster.chief_of(tasks)
-    found = records.with_label(results, label, exclude=before)
+    tasks: tuple  # of topology.Task, in plan order
+    results: str  # the results dir the chief writes its record to
+    label: str  # the --run_label that finds the chief's record
+    cluster_id: str
+    log_dir: str
+    argv: tuple  # the launcher's own command line
+    started: str  # ISO time the launcher started the cluster
+    before: tuple = ()  # record paths already there, which are not this run's
+
+
+def finish(run: Run, outcome: Outcome, out) -> str:
+    """Amends (or writes) the run record; returns its path or raises for a failed run."""
+    tasks, log_dir, cluster_id = list(run.tasks), run.log_dir, run.cluster_id
+    chief = topology.chief_of(tasks)
+    found = records.with_label(run.results, run.label, exclude=run.before)
     path, record = found[-1] if found else (None, None)
     message = None
     if outcome.interrupted:
@@ -181,12 +190,12 @@ def finish(tasks, outcome, results, label, cluster_id, log_dir, argv, started, b
             "schema_version": records.SCHEMA_VERSION,
             "run_id": cluster_id,
             "kind": "train",
-            "run_label": label,
-            "started": started,
-            "argv": argv,
+            "run_label": run.label,
+            "started": run.started,
+            "argv": list(run.argv),
             "note": "written by tpubench-launch: the chief task wrote no record",
         }
-        path = os.path.join(results, f"{cluster_id}.json")
+        path = os.path.join(run.results, f"{cluster_id}.json")
     record["cluster"] = section(tasks, outcome, cluster_id, log_dir)
     if message:
         if record.get("error") and record["error"] != message:

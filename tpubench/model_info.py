@@ -30,7 +30,7 @@ def flops(spec, params) -> dict:
     Tracing a model costs seconds (about 10 for ResNet-50), so results are
     kept per model name, architecture params and TensorFlow version.
     """
-    from tpubench import mfu
+    from tpubench.hardware import mfu
 
     key = _key(spec, params)
     cache = cache_lib.load_json("model_info.json")

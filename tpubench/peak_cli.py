@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 
-from tpubench import cache, errors, peaks, probe
+from tpubench import cache, errors
+from tpubench.hardware import peaks, probe
 
 FORMATS = ("table", "json")
 

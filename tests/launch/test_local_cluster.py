@@ -31,6 +31,10 @@ def _one_record(results):
     return json.loads(path.read_text())
 
 
+def _trained_a_loop(results) -> bool:
+    return any(p.stat().st_size for p in results.glob("*-model/metrics.jsonl"))
+
+
 def test_multi_worker_two_workers_train_and_agree(tmp_path):
     results = tmp_path / "runs"
     out = _launch(
@@ -120,6 +124,7 @@ def test_a_worker_killed_mid_run_fails_the_run_and_names_it(tmp_path):
             f"--results_dir={results}",
             "--train_steps=1000000",
             "--use_synthetic_data",
+            "--log_every_secs=1",  # metrics.jsonl is flushed within a second of a loop
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -133,12 +138,11 @@ def test_a_worker_killed_mid_run_fails_the_run_and_names_it(tmp_path):
             assert launcher.poll() is None, launcher.communicate()
             time.sleep(0.5)
         assert record_files(results), "the chief never started training"
-        # Steps are running (in collectives with worker 1) once metrics reach the chief's log.
-        metrics = results.glob("*/metrics.jsonl")
-        while not any(p.stat().st_size for p in metrics) and time.monotonic() < deadline:
+        # Kill mid-run: once the chief has flushed the metrics of a finished loop.
+        while not _trained_a_loop(results) and time.monotonic() < deadline:
             assert launcher.poll() is None, launcher.communicate()
             time.sleep(0.2)
-            metrics = results.glob("*/metrics.jsonl")
+        assert _trained_a_loop(results), "the chief never finished a loop"
         state = json.loads((logs / "cluster.json").read_text())
         pids = {t["task"]: t["pid"] for t in state["tasks"]}
         os.kill(pids["worker:1"], signal.SIGKILL)

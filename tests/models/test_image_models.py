@@ -176,11 +176,18 @@ def test_real_jpeg_records_reach_the_model_at_its_size(name, mode, photo_records
     size = params["image_size"]
     assert images.shape == (4, size, size, 3) and images.dtype.name == "float32"
     assert set(labels.numpy()) <= set(range(8))
-    x = images.numpy()
-    if name == "inception_v3":  # Inception's convention: [-1, 1]
-        assert x.min() >= -1.0 and x.max() <= 1.0 and x.max() - x.min() > 0.5
-    else:  # ImageNet mean/std: photographs land within a few standard deviations of 0
-        assert -2.5 < x.min() < 0 < x.max() < 2.8 and abs(float(np.mean(x))) < 1.5
+    # The training crop is random (and tf.data's random ops are not repeatable
+    # across iterators), so no bound on a statistic of the crop: undo the stated
+    # normalisation instead.  Whatever the crop, the records' JPEGs decode to
+    # uint8, so the model's input mapped back must be whole numbers in 0..255.
+    x = images.numpy().astype("float64")
+    if name == "inception_v3":  # Inception's convention: pixel / 127.5 - 1
+        pixels = (x + 1.0) * 127.5
+    else:  # TF-slim's ImageNet per-channel mean and standard deviation, 0..255 scale
+        pixels = x * np.array([58.40, 57.12, 57.38]) + np.array([123.68, 116.78, 103.94])
+    assert pixels.min() > -0.01 and pixels.max() < 255.01, (pixels.min(), pixels.max())
+    np.testing.assert_allclose(pixels, np.round(pixels), atol=0.01)
+    assert pixels.max() - pixels.min() > 32, "photographs, not a flat image"
 
 
 def test_batch_norm_without_scale_matches_keras():

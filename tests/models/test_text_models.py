@@ -9,7 +9,9 @@ on 2 replicas.  The learning targets of the slower models run under
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -84,6 +86,11 @@ def test_bert_base_has_bert_base_size():
 
 
 # ----------------------------------------------------------- embedded text
+def _vocabulary(data_dir: str) -> list[str]:
+    """The vocabulary file a prepared text dataset keeps beside its records."""
+    return json.loads((pathlib.Path(data_dir) / text.VOCAB_FILE).read_text())
+
+
 @pytest.fixture(scope="module")
 def prepared():
     return {n: manifest_lib.read(embedded.ensure_prepared(n)) for n in pydoc_corpus.PREPARERS}
@@ -96,15 +103,13 @@ def test_embedded_corpus_is_real_documentation_text(prepared):
     assert topics.format == text.SEQUENCES and topics.num_classes == 8
     assert {"debugger", "string-methods", "compound"} <= set(topics.labels)
     assert topics.split("train").examples > 600 and topics.split("test").examples > 150
-    vocab = text.read_vocabulary(topics.data_dir)
+    vocab = _vocabulary(topics.data_dir)
     assert vocab[:4] == list(text.SPECIALS) and "python" in vocab and "statement" in vocab
     words = prepared["pydoc_words"]
-    assert words.format == text.STREAM and words.vocab_size == len(
-        text.read_vocabulary(words.data_dir)
-    )
+    assert words.format == text.STREAM and words.vocab_size == len(_vocabulary(words.data_dir))
     assert words.split("train").tokens > 60_000 and words.split("test").tokens > 5_000
     chars = prepared["pydoc_chars"]
-    vocab = text.read_vocabulary(chars.data_dir)
+    vocab = _vocabulary(chars.data_dir)
     assert chars.vocab_size == len(vocab) < 120 and "e" in vocab and "E" not in vocab
 
 
@@ -184,7 +189,7 @@ def test_imdb_preparer_reads_an_aclimdb_folder(tmp_path):
     m = text_sources.PREPARERS["imdb"](str(tmp_path / "out"), str(tmp_path))
     assert m.labels == ("neg", "pos") and m.num_classes == 2
     assert m.split("train").examples == m.split("test").examples == 20
-    assert "br" not in text.read_vocabulary(m.data_dir)
+    assert "br" not in _vocabulary(m.data_dir)
 
 
 @pytest.mark.parametrize("name", ["imdb", "ptb", "nietzsche", "text_words"])

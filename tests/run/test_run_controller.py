@@ -276,3 +276,47 @@ def test_profile_steps_parse(text, expected):
 def test_bad_profile_steps_name_the_value(text):
     with pytest.raises(errors.UsageError, match=f"--profile_steps={text}:.*START,END"):
         profile.parse(text)
+
+
+# Moved here from tests/test_train_e2e.py, where each ran a real training subprocess.
+def test_loops_split_at_steps_per_loop_and_each_writes_a_row():
+    clock = Clock()
+    trainer = Trainer(clock, lambda i, n: 0.01 * n)
+    writer = Writer()
+    schedule = Schedule(total_steps=95, examples_per_step=BATCH, steps_per_loop=10)
+    acts = [actions.LoopMetrics(writer, BATCH)]
+    result = Controller(trainer=trainer, schedule=schedule, actions=acts, clock=clock).run()
+    assert [lt.steps for lt in result.loops] == [10] * 9 + [5]
+    assert result.final_step == 95
+    assert [step for step, _ in writer.rows] == [10, 20, 30, 40, 50, 60, 70, 80, 90, 95]
+    assert writer.rows[-1][1]["train/loss"] == pytest.approx(1 / 95)
+
+
+def test_a_reached_target_is_priced_and_shown():
+    from tpubench import report_text
+    from tpubench.cost import pricing, runs
+
+    clock = Clock()
+    trainer = Trainer(clock, lambda i, n: 0.5 * n)
+
+    def evaluate():
+        clock.advance(1.0)
+        return {"accuracy": min(1.0, trainer.step / 50)}
+
+    target = actions.Target("accuracy", "max", 0.8, stop=True)
+    acts = [
+        actions.Evaluate(evaluate, Writer(), every_steps=20),
+        actions.TargetReached(target, clock),
+    ]
+    schedule = Schedule(total_steps=100, examples_per_step=BATCH, steps_per_loop=20)
+    result = Controller(trainer=trainer, schedule=schedule, actions=acts, clock=clock).run()
+    # Evals at 20 (0.4) and 40 (0.8): stops at step 40 after 40 steps of 0.5 s and 2 evals.
+    assert [e["step"] for e in result.evals] == [20, 40] and result.final_step == 40
+    assert result.target["step"] == 40 and result.target["seconds"] == pytest.approx(22.0)
+
+    usage = runs.Usage(BATCH / 0.5, result.wall_seconds, 1, 1437, result.target["seconds"])
+    (row,) = runs.train_costs(runs.Prices((pricing.override(3.5),)), usage)["machines"]
+    assert row["usd_to_target"] == pytest.approx(22.0 / 3600 * 3.5)
+    assert row["usd_per_epoch"] == pytest.approx(1437 / (BATCH / 0.5) / 3600 * 3.5)
+    record = {"model": {"name": "m"}, "results": {"target": result.target}, "cost": {}}
+    assert "accuracy >= 0.8: reached at step 40 after 22.00 s" in report_text.train_summary(record)

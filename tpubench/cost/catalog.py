@@ -13,79 +13,28 @@ pulls TensorFlow in, lazily.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import datetime
 import importlib.resources
-import io
-import math
 import os
-import re
 from collections.abc import Iterable
 
 from tpubench import errors
-
-# fmt: off
-COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
-           "on_demand", "spot", "as_of", "source", "status", "notes")
-# fmt: on
-# Optional: `date_known` "no" marks a row whose price date nobody knows (copied
-# from a snapshot of unknown date, or typed from memory): `as_of` is then the
-# day the row was read, and every place that shows its age says so.
-OPTIONAL_COLUMNS = ("date_known",)
-KINDS = ("instance", "gpu", "tpu", "vcpu", "memory")
-STATUSES = ("confirmed", "unconfirmed", "stale", "derived", "historical")
-PRICINGS = ("on_demand", "spot")
-
-# Keys are `provider:name`; `+` and `@` are --machine syntax, so they cannot
-# appear inside a key.
-KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*:[a-z0-9][a-z0-9._-]*$")
-KEY_FORM = "provider:name in lowercase letters, digits, '.', '-', '_', e.g. gcp:v100"
-WHEN_RE = re.compile(r"^\d{4}(-\d{2}-\d{2})?$")
-WHEN_FORM = "YYYY or YYYY-MM-DD, e.g. gcp:k80@2017"
-_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One catalog row: the price of one unit (an instance, a GPU, a chip...) per hour.
-
-    `on_demand` or `spot` is None when the row does not give that price (a
-    historical row may quote only a preemptible price); at least one is set.
-    """
-
-    key: str
-    provider: str
-    kind: str
-    region: str
-    unit: str
-    count: int
-    on_demand: float | None
-    spot: float | None
-    as_of: datetime.date
-    source: str
-    status: str
-    notes: str
-    date_known: bool = True  # False: as_of is the day the row was read, not the price's date
-
-    def to_dict(self) -> dict:
-        """Returns the row as JSON-friendly values (as_of as an ISO string)."""
-        d = dataclasses.asdict(self)
-        d["as_of"] = self.as_of.isoformat()
-        return d
-
-    @property
-    def dated(self) -> str:
-        """'2025-01-01', or 'date unknown (read 2026-11-23)'."""
-        return dated(self.as_of, self.date_known)
-
-
-def dated(as_of, known: bool = True) -> str:
-    """How a row's date is shown: its as_of, or that the price's date is unknown."""
-    day = as_of.isoformat() if isinstance(as_of, datetime.date) else str(as_of)
-    return day if known else f"date unknown (read {day})"
-
-
-_UNKNOWN_RE = re.compile(r"^date unknown \(read (\d{4}-\d{2}-\d{2})\)$")
+from tpubench.cost.catalog_rows import (  # noqa: F401 - the format's names, re-exported
+    _UNKNOWN_RE,
+    COLUMNS,
+    KEY_FORM,
+    KEY_RE,
+    KINDS,
+    OPTIONAL_COLUMNS,
+    PRICINGS,
+    STATUSES,
+    WHEN_FORM,
+    WHEN_RE,
+    Row,
+    csv_values,
+    dated,
+    parse,
+)
 
 
 class Catalog:
@@ -306,137 +255,3 @@ def _read_text(path: str) -> str:
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise errors.PriceError(f"cannot read price catalog {path}: {reason}") from e
-
-
-def csv_values(row: Row) -> list:
-    """ROW's fields in COLUMNS + OPTIONAL_COLUMNS order, as a catalog CSV holds them."""
-    d = row.to_dict()
-    d["date_known"] = "" if row.date_known else "no"
-    return ["" if d[c] is None else d[c] for c in COLUMNS + OPTIONAL_COLUMNS]
-
-
-def parse(text: str, name: str = "prices.csv") -> list[Row]:
-    """Parses and validates catalog CSV text.
-
-    Args:
-      text: the CSV content, header first.
-      name: the file name used in error messages.
-
-    Returns:
-      The rows in file order.
-
-    Raises:
-      PriceError: on the first problem, naming `name`, the line and the value.
-    """
-    text = text.lstrip("\ufeff")  # spreadsheets like to save a BOM
-    if not text.strip():
-        raise errors.PriceError(f"{name}: empty file (expected a header line: {','.join(COLUMNS)})")
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in next(reader)]
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise errors.PriceError(
-            f"{name} line 1: header is missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(COLUMNS)})"
-        )
-    rows: list[Row] = []
-    seen: dict[tuple[str, datetime.date], int] = {}
-    for fields in reader:
-        line = reader.line_num
-        if not any(f.strip() for f in fields):
-            continue  # blank lines are harmless in a hand-edited file
-        if len(fields) != len(header):
-            raise errors.PriceError(
-                f"{name} line {line}: {len(fields)} fields, but the header has {len(header)} "
-                "(quote values that contain commas)"
-            )
-        values = {h: v.strip() for h, v in zip(header, fields, strict=True)}
-        row = _row(values, f"{name} line {line}")
-        if (row.key, row.as_of) in seen:
-            raise errors.PriceError(
-                f"{name} line {line}: key {row.key!r} has two rows dated {row.as_of} "
-                f"(the other on line {seen[row.key, row.as_of]}); give each row its own as_of"
-            )
-        seen[row.key, row.as_of] = line
-        rows.append(row)
-    if not rows:
-        raise errors.PriceError(f"{name}: no price rows after the header")
-    return rows
-
-
-def _row(v: dict[str, str], where: str) -> Row:
-    key = v["key"].lower()
-    if not key:
-        raise errors.PriceError(f"{where}: key is empty (expected {KEY_FORM})")
-    if not KEY_RE.match(key):
-        what = "has no provider prefix" if ":" not in key else "is not a valid key"
-        raise errors.PriceError(f"{where}: key {v['key']!r} {what} (expected {KEY_FORM})")
-    provider = v["provider"].lower()
-    if provider != key.split(":", 1)[0]:
-        raise errors.PriceError(
-            f"{where}: provider {v['provider']!r} does not match the key prefix of {key!r}"
-        )
-    kind = v["kind"].lower()
-    if kind not in KINDS:
-        raise errors.PriceError(f"{where}: kind {v['kind']!r} is not one of {', '.join(KINDS)}")
-    if not v["unit"]:
-        raise errors.PriceError(f"{where}: unit is empty (expected e.g. gpu-hour, chip-hour)")
-    if not re.fullmatch(r"\d+", v["count"]):
-        raise errors.PriceError(
-            f"{where}: count {v['count']!r} is not a whole number (expected how many "
-            "accelerators one unit carries, 0 for none)"
-        )
-    on_demand = _price(v["on_demand"], "on_demand", where)
-    spot = _price(v["spot"], "spot", where)
-    if on_demand is None and spot is None:
-        raise errors.PriceError(f"{where}: on_demand and spot are both empty (give at least one)")
-    if not _DATE_RE.match(v["as_of"]):
-        raise errors.PriceError(
-            f"{where}: as_of {v['as_of']!r} is not a date (expected YYYY-MM-DD)"
-        )
-    try:
-        as_of = datetime.date.fromisoformat(v["as_of"])
-    except ValueError as e:
-        raise errors.PriceError(f"{where}: as_of {v['as_of']!r} is not a valid date ({e})") from e
-    if not v["source"]:
-        raise errors.PriceError(f"{where}: source is empty (say where the price comes from)")
-    status = v["status"].lower()
-    if status not in STATUSES:
-        raise errors.PriceError(
-            f"{where}: status {v['status']!r} is not one of {', '.join(STATUSES)}"
-        )
-    known = v.get("date_known", "").lower()
-    if known not in ("", "yes", "no"):
-        raise errors.PriceError(
-            f"{where}: date_known {v['date_known']!r} is not one of yes, no (empty: yes)"
-        )
-    return Row(
-        key=key,
-        provider=provider,
-        kind=kind,
-        region=v["region"],
-        unit=v["unit"],
-        count=int(v["count"]),
-        on_demand=on_demand,
-        spot=spot,
-        as_of=as_of,
-        source=v["source"],
-        status=status,
-        notes=v["notes"],
-        date_known=known != "no",
-    )
-
-
-def _price(text: str, column: str, where: str) -> float | None:
-    if not text:
-        return None
-    expected = "(expected a price in USD per unit, e.g. 2.48)"
-    try:
-        value = float(text)
-    except ValueError:
-        raise errors.PriceError(f"{where}: {column} {text!r} is not a number {expected}") from None
-    if not math.isfinite(value) or value < 0:
-        raise errors.PriceError(
-            f"{where}: {column} {text!r} is not a non-negative price {expected}"
-        )
-    return value

@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from tpubench import errors, hostcpu
+from tpubench import errors
+from tpubench.hardware import hostcpu
 
 
 @dataclasses.dataclass(frozen=True)

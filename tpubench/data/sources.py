@@ -19,41 +19,17 @@ about them.  Sources:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
 from tpubench import errors
 from tpubench.data import tfrecord
+from tpubench.data.source_api import Options, Prepared, jpeg_bytes, resize
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
-
-
-@dataclasses.dataclass
-class Prepared:
-    """What a source produces: records per split and the manifest's facts."""
-
-    name: str
-    format: str
-    image_shape: tuple[int, ...]  # raw: the stored shape; jpeg: (0, 0, 3) = variable
-    num_classes: int
-    source: str
-    splits: dict[str, Callable[[], Iterator[bytes]]]
-    class_names: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class Options:
-    format: str = "auto"  # auto | raw | jpeg
-    image_size: int | None = None  # raw records from big images are resized to this square
-    examples: int | None = None  # photos: train examples (validation gets 1/8 of it)
-    source_dir: str | None = None  # folder: the image folder; tfds: its data_dir
-    manual_dir: str | None = None  # tfds: manual-download files (imagenet2012)
-    validation_fraction: float = 0.1
-    seed: int = 0
 
 
 KINDS = {
@@ -64,23 +40,6 @@ KINDS = {
     "tfds:NAME": "a TFDS image dataset, e.g. tfds:mnist, tfds:cifar10, tfds:imagenet2012 "
     "(--source=TFDS_DATA_DIR local or gs://, --manual_dir for manual downloads)",
 }
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
-
-
-def _jpeg_bytes(image: np.ndarray, quality: int = 90) -> bytes:
-    tf = _tf()
-    return tf.io.encode_jpeg(tf.constant(image, tf.uint8), quality=quality).numpy()
-
-
-def _resize(image: np.ndarray, size: int) -> np.ndarray:
-    tf = _tf()
-    out = tf.image.resize(image[None].astype(np.float32), (size, size), antialias=True)[0]
-    return np.clip(np.rint(out.numpy()), 0, 255).astype(np.uint8)
 
 
 # ---------------------------------------------------------------- digits
@@ -131,10 +90,10 @@ def photos(options: Options) -> Prepared:
             quadrant = int(y + ch / 2 >= h / 2) * 2 + int(x + cw / 2 >= w / 2)
             label = which * 4 + quadrant
             if fmt == "raw_image":
-                yield tfrecord.encode_raw_image(_resize(crop, size), label)
+                yield tfrecord.encode_raw_image(resize(crop, size), label)
             else:
                 crop = np.ascontiguousarray(crop)
-                yield tfrecord.encode_jpeg_image(_jpeg_bytes(crop), label, ch, cw)
+                yield tfrecord.encode_jpeg_image(jpeg_bytes(crop), label, ch, cw)
 
     return Prepared(
         name="photos",
@@ -152,7 +111,8 @@ def photos(options: Options) -> Prepared:
 
 # ---------------------------------------------------------------- folder
 def folder(options: Options) -> Prepared:
-    tf = _tf()
+    import tensorflow as tf
+
     root = options.source_dir
     if not root:
         raise errors.UsageError("--dataset=folder needs --source=DIR (one sub-folder per class)")
@@ -216,10 +176,10 @@ def folder(options: Options) -> Prepared:
             except tf.errors.InvalidArgumentError:
                 raise errors.DataError(f"{path} is not a readable image") from None
             if fmt == "raw_image":
-                yield tfrecord.encode_raw_image(_resize(image, size), label)
+                yield tfrecord.encode_raw_image(resize(image, size), label)
             else:
                 if data[:3] != b"\xff\xd8\xff":  # keep JPEGs as they are
-                    data = _jpeg_bytes(image)
+                    data = jpeg_bytes(image)
                 yield tfrecord.encode_jpeg_image(data, label, image.shape[0], image.shape[1])
 
     return Prepared(

@@ -199,17 +199,6 @@ def _finish(
     return manifest
 
 
-def read_vocabulary(data_dir: str) -> list[str]:
-    """The vocabulary stored beside a prepared text dataset."""
-    tf = _tf()
-    path = manifest_lib.join(data_dir, VOCAB_FILE)
-    try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            return json.loads(f.read())
-    except (tf.errors.OpError, json.JSONDecodeError) as e:
-        raise errors.DataError(f"cannot read the vocabulary {path}: {e}") from None
-
-
 def stream_windows(manifest: manifest_lib.Manifest, split: str, length: int, stride: int) -> int:
     """How many LENGTH-token windows, STRIDE apart, a stream split yields.
 

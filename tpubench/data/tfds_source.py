@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from tpubench import errors
-from tpubench.data import sources, tfrecord
+from tpubench.data import source_api, tfrecord
 
 _EVAL_SPLITS = ("validation", "test")
 
@@ -71,7 +71,7 @@ def _builder(name: str, data_dir: str | None, manual_dir: str | None):
     return builder
 
 
-def load(name: str, options: sources.Options) -> sources.Prepared:
+def load(name: str, options: source_api.Options) -> source_api.Prepared:
     import numpy as np
     import tensorflow as tf
     import tensorflow_datasets as tfds
@@ -118,18 +118,18 @@ def load(name: str, options: sources.Options) -> sources.Prepared:
             if fmt == "jpeg":
                 rgb = image if image.shape[-1] == 3 else np.repeat(image[..., :1], 3, axis=-1)
                 yield tfrecord.encode_jpeg_image(
-                    sources._jpeg_bytes(rgb), label, image.shape[0], image.shape[1]
+                    source_api.jpeg_bytes(rgb), label, image.shape[0], image.shape[1]
                 )
             else:
                 if options.image_size and image.shape[0] != options.image_size:
-                    image = sources._resize(image, options.image_size)
+                    image = source_api.resize(image, options.image_size)
                 yield tfrecord.encode_raw_image(image, label)
 
     raw_shape = shape
     if fmt == "raw" and options.image_size:
         raw_shape = (options.image_size, options.image_size, shape[2] or 3)
     out_splits = {("validation" if s in _EVAL_SPLITS else s): s for s in wanted}
-    return sources.Prepared(
+    return source_api.Prepared(
         name=name,
         format="raw_image" if fmt == "raw" else "jpeg_image",
         image_shape=raw_shape if fmt == "raw" else (0, 0, 3),

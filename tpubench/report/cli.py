@@ -13,7 +13,7 @@ import os
 
 from tpubench import errors, files
 from tpubench.config import ReportConfig
-from tpubench.report import compare, load, published, render, tables
+from tpubench.report import compare, load, published, render, series_tables, tables
 from tpubench.report import group as group_lib
 
 FORMATS = ("table", "markdown", "csv")
@@ -78,7 +78,7 @@ def build(cfg: ReportConfig) -> Report:
             f"Time and cost per example relative to the baseline ({price_note})",
         )
     if scale or pub_scaling:
-        t["scaling"] = tables.scaling(scale)
+        t["scaling"] = series_tables.scaling(scale)
         fig, series = plots.scaling(scale, pub_scaling)
         figures["scaling"] = (
             fig,
@@ -94,7 +94,7 @@ def build(cfg: ReportConfig) -> Report:
             f"Throughput and cost per example over batch size ({price_note})",
         )
     if front:
-        t["pareto"] = tables.pareto(front)
+        t["pareto"] = series_tables.pareto(front)
         fig, series = plots.cost_time(front, price_note)
         figures["cost_time"] = (
             fig,
@@ -102,7 +102,7 @@ def build(cfg: ReportConfig) -> Report:
             f"Cost against time per epoch, Pareto front marked ({price_note})",
         )
     if pub:
-        t["published"] = tables.published_table(pub)
+        t["published"] = series_tables.published_table(pub)
     if loaded.excluded:
         t["excluded"] = tables.excluded(loaded.excluded)
     return Report(

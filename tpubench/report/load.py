@@ -80,10 +80,6 @@ class Run:
             return None
         return self.examples_per_epoch / self.examples_per_sec
 
-    @property
-    def seconds_per_million(self) -> float:
-        return 1e6 / self.examples_per_sec
-
 
 @dataclasses.dataclass
 class Loaded:

@@ -85,12 +85,6 @@ def _figures() -> list[Figure]:
 
 FIGURES: tuple[Figure, ...] = tuple(_figures())
 SETS = tuple(dict.fromkeys(f.set for f in FIGURES))
-DESCRIPTIONS = {
-    "tf-dgx1": "DGX-1 P100, 1-8 GPUs, synthetic and real ImageNet, images/sec",
-    "tf-k80": "GCE K80, 1 and 8 GPUs, synthetic, images/sec",
-    "tf-k80-distributed": "AWS K80 ResNet-50, 1-64 GPUs, synthetic, images/sec",
-    "riseml": "one Cloud TPU vs one P100 / V100, bidirectional LSTM, examples/sec",
-}
 
 
 def select(names: tuple[str, ...] | list[str]) -> list[Figure]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.report import compare, load, published, render, stats
+from tpubench.report import compare, load, render, stats
 from tpubench.report import group as group_lib
 
 
@@ -29,7 +29,8 @@ def _m(iv: stats.Interval | None):
     return None if iv is None else iv.median
 
 
-def _ivcsv(iv: stats.Interval | None) -> list:
+def interval_csv(iv: stats.Interval | None) -> list:
+    """An interval's CSV cells: median, low, high (three blanks for none)."""
     if iv is None:
         return [None, None, None]
     return [iv.median, iv.low, iv.high]
@@ -117,12 +118,12 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 s.label,
                 *(g.dims[d] for d in dims),
                 s.rate.n,
-                *_ivcsv(s.rate),
+                *interval_csv(s.rate),
                 round(s.rate.confidence, 4),
                 _m(s.step_ms),
                 _m(s.epoch_seconds),
                 _m(s.usd_per_hour),
-                *_ivcsv(s.usd_per_epoch),
+                *interval_csv(s.usd_per_epoch),
                 _m(s.usd_per_million),
                 _m(s.accuracy),
                 _m(s.target_seconds),
@@ -223,7 +224,7 @@ def batches(series: list[compare.BatchSeries]) -> Table:
                 [
                     b.name,
                     batch,
-                    *_ivcsv(s.rate),
+                    *interval_csv(s.rate),
                     _m(s.step_ms),
                     _m(s.usd_per_million),
                     _m(s.accuracy),
@@ -308,138 +309,6 @@ def relative(rel: list[compare.Relative]) -> Table:
     return Table(
         "relative",
         "Training time and cost relative to the baseline",
-        columns,
-        rows,
-        csv_columns,
-        csv_rows,
-        notes,
-    )
-
-
-def scaling(series: list[compare.ScalingSeries]) -> Table:
-    columns = ["series", "count", "examples/sec", "interval", "ideal", "speedup", "efficiency"]
-    rows, csv_rows = [], []
-    for s in series:
-        for p in s.points:
-            rows.append(
-                [
-                    s.name,
-                    f"{s.dim}={p.count}",
-                    render.num(p.summary.rate.median),
-                    render.span(p.summary.rate),
-                    render.num(p.ideal),
-                    f"{p.speedup:.2f}×",
-                    f"{p.efficiency:.1f}%",
-                ]
-            )
-            csv_rows.append(
-                [s.name, s.dim, p.count, *_ivcsv(p.summary.rate), p.ideal, p.speedup, p.efficiency]
-            )
-    csv_columns = [
-        "series",
-        "dimension",
-        "count",
-        "examples_per_sec_median",
-        "examples_per_sec_low",
-        "examples_per_sec_high",
-        "ideal",
-        "speedup",
-        "efficiency_percent",
-    ]
-    notes = ["Ideal: the smallest count's median rate, scaled linearly; efficiency = rate / ideal."]
-    return Table(
-        "scaling", "Scaling against the ideal line", columns, rows, csv_columns, csv_rows, notes
-    )
-
-
-def pareto(front: dict[str, list[compare.ParetoPoint]]) -> Table:
-    columns = ["model", "configuration", "time/epoch", "$/epoch", "Pareto front"]
-    rows, csv_rows = [], []
-    for model, points in front.items():
-        for p in points:
-            rows.append(
-                [
-                    model,
-                    p.summary.label,
-                    render.duration(p.seconds),
-                    render.money(p.usd),
-                    "yes" if p.on_front else "no",
-                ]
-            )
-            csv_rows.append([model, p.summary.label, p.seconds, p.usd, p.on_front])
-    csv_columns = ["model", "configuration", "seconds_per_epoch", "usd_per_epoch", "on_front"]
-    notes = [
-        "On the front: no other configuration of the model is both faster and cheaper per epoch."
-    ]
-    return Table(
-        "pareto",
-        "Cost per epoch against time per epoch",
-        columns,
-        rows,
-        csv_columns,
-        csv_rows,
-        notes,
-    )
-
-
-def published_table(figures: list[published.Figure]) -> Table:
-    columns = [
-        "source",
-        "model",
-        "hardware",
-        "devices",
-        "batch/device",
-        "data",
-        "examples/sec",
-        "note",
-    ]
-    rows = [
-        [
-            f.source,
-            f.model,
-            f.hardware,
-            str(f.devices),
-            str(f.batch_per_device),
-            f.data,
-            render.num(f.examples_per_sec),
-            f.note,
-        ]
-        for f in figures
-    ]
-    csv_columns = [
-        "kind",
-        "set",
-        "source",
-        "model",
-        "hardware",
-        "devices",
-        "batch_per_device",
-        "data",
-        "examples_per_sec",
-        "note",
-    ]
-    csv_rows = [
-        [
-            "published",
-            f.set,
-            f.source,
-            f.model,
-            f.hardware,
-            f.devices,
-            f.batch_per_device,
-            f.data,
-            f.examples_per_sec,
-            f.note,
-        ]
-        for f in figures
-    ]
-    notes = [
-        "Published by the studies on their hardware and software (not measured here); shown "
-        "for orientation, never part of a median, a baseline or advice."
-    ]
-    return Table(
-        "published",
-        "Published figures (not measured by this report)",
         columns,
         rows,
         csv_columns,

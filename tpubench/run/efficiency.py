@@ -21,7 +21,7 @@ class Efficiency:
 
     def train_section(self, examples_per_sec: float | None) -> dict:
         """The record's `mfu` section for training (forward + backward FLOPs)."""
-        from tpubench import mfu
+        from tpubench.hardware import mfu
 
         if "train_flops_per_example" not in self.counted:
             return dict(self.counted)
@@ -33,7 +33,7 @@ class Efficiency:
 
     def infer_section(self, examples_per_sec: float | None) -> dict:
         """The record's `mfu` section for inference (forward FLOPs only)."""
-        from tpubench import mfu
+        from tpubench.hardware import mfu
 
         out = dict(self.counted)
         out.update(
@@ -51,7 +51,8 @@ def measure(spec, params: dict, placement, hw_view, unfitted: dict | None = None
     UNFITTED ({param: value before fitting to the data}) adds `fitted_params`
     and `parameters_unfitted`: why the count differs from `tpubench models`.
     """
-    from tpubench import mfu, model_info
+    from tpubench import model_info
+    from tpubench.hardware import mfu
 
     try:
         counted = model_info.flops(spec, dict(params))

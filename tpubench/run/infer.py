@@ -19,7 +19,7 @@ from typing import Any
 from tpubench import errors, records
 from tpubench.config import InferConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import efficiency, session, weights
+from tpubench.run import efficiency, infer_timing, session, weights
 
 UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
 
@@ -173,9 +173,9 @@ class _Sweep:
 
     def _build(self) -> _Built:
         """Strategy, model and weights: everything before the first prediction."""
-        from tpubench import runner as runner_lib
-        from tpubench import strategy as strategy_lib
         from tpubench.data import resolve
+        from tpubench.hardware import strategy as strategy_lib
+        from tpubench.run import runner as runner_lib
 
         cfg = self.cfg
         strategy_lib.configure_host(cfg.hardware)
@@ -239,54 +239,25 @@ class _Sweep:
 
     # ------------------------------------------------------------ measuring
     def _measure(self, runner, batch, manifest) -> dict:
-
         from tpubench import progress as progress_lib
-        from tpubench import timing
 
         cfg = self.cfg
-        predict = _predictor(runner, batch, manifest, cfg.seed)
         total = cfg.num_warmup_batches + cfg.num_batches
         self.progress = progress_lib.Progress(total, cfg.log_every_secs, unit="batch")
         self.progress.set_batch(batch)
-        phase = f"infer b={batch}"
-        warmup = []
-        for i in range(cfg.num_warmup_batches):
-            t0 = time.perf_counter()
-            out = predict()
-            warmup.append(time.perf_counter() - t0)
-            if self.first_prediction is None:
-                self.first_prediction = (time.time(), time.perf_counter())
-            self.progress.update(i + 1, None, None, phase)
-        checksum = _checksum(out)  # of the last warm-up batch: outside the timed section
-        latencies = []
-        start = last_shown = time.perf_counter()
-        for _ in range(cfg.num_batches):
-            t0 = time.perf_counter()
-            predict()
-            t1 = time.perf_counter()
-            latencies.append(t1 - t0)
-            if t1 - last_shown >= 0.5 and len(latencies) < cfg.num_batches:
-                rate = batch * len(latencies) / (t1 - start)
-                self.progress.update(len(warmup) + len(latencies), rate, None, phase)
-                last_shown = t1
-            if cfg.max_seconds is not None and t1 - start >= cfg.max_seconds:
-                break
-        wall = time.perf_counter() - start
-        results = timing.latency_summary(latencies, batch, wall)
-        self.progress.update(len(warmup) + len(latencies), results["examples_per_sec"], None, phase)
-        self.progress.close()
-        replicas = runner.strategy.num_replicas_in_sync
-        results.update(
-            examples_per_sec_per_replica=results["examples_per_sec"] / replicas,
-            warmup_batches=len(warmup),
-            warmup_seconds=sum(warmup),
-            first_batch_seconds=warmup[0],
-            output_checksum=checksum,
-            peak_rss_gib=efficiency.peak_rss_gib(),
-            latencies=[round(x, 7) for x in latencies],
-            warmup_latencies=[round(x, 7) for x in warmup],
+        predict = infer_timing.predictor(runner, batch, manifest, cfg.seed)
+        sweep = infer_timing.Timed(
+            cfg.num_warmup_batches, cfg.num_batches, cfg.max_seconds, batch, f"infer b={batch}"
+        )
+        results = infer_timing.measure(predict, sweep, self.progress, self._first_prediction)
+        results["examples_per_sec_per_replica"] = (
+            results["examples_per_sec"] / runner.strategy.num_replicas_in_sync
         )
         return results
+
+    def _first_prediction(self) -> None:
+        if self.first_prediction is None:
+            self.first_prediction = (time.time(), time.perf_counter())
 
     def _accuracy(self, built: _Built, batch: int) -> dict:
         """One untimed pass over the eval split with the weights being measured."""
@@ -304,32 +275,3 @@ class _Sweep:
         result["split"] = built.manifest.eval_split()
         result["note"] = "one untimed pass over the eval split, after the first batch size"
         return result
-
-
-# ----------------------------------------------------------------- helpers
-def _predictor(runner, batch: int, manifest, seed: int):
-    """predict() -> the batch's predictions as numpy arrays on the host."""
-    import tensorflow as tf
-
-    from tpubench.model_api import Mode
-
-    runner.set_global_batch(batch)
-    if manifest is None:
-        fixed = runner.synthetic_inputs(seed)
-        step = runner.make_predict_step(lambda: fixed)
-    else:  # an endless stream of full eval batches
-        iterator = iter(runner.distribute(Mode.EVAL, fixed_eval_steps=True))
-        step = runner.make_predict_step(lambda: next(iterator))
-
-    def predict():
-        return tf.nest.map_structure(lambda t: t.numpy(), step())  # the host has the result
-
-    return predict
-
-
-def _checksum(out) -> float:
-    """Sum of |value| over every prediction of a batch: equal outputs, equal sums."""
-    import numpy as np
-    import tensorflow as tf
-
-    return float(sum(np.abs(np.asarray(x, np.float64)).sum() for x in tf.nest.flatten(out)))

@@ -14,8 +14,7 @@ import time
 from tpubench import errors, records
 from tpubench.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import session
-from tpubench.run import train as train_lib
+from tpubench.run import planning, session
 
 
 class Job:
@@ -43,10 +42,10 @@ class Job:
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
-        from tpubench import strategy as strategy_lib
+        from tpubench.hardware import strategy as strategy_lib
 
-        p = train_lib.plan(self.cfg, self.model_dir, time.perf_counter())
-        if not isinstance(p, train_lib.Plan):  # a worker or ps task: serve until stopped
+        p = planning.plan(self.cfg, self.model_dir, time.perf_counter())
+        if not isinstance(p, planning.Plan):  # a worker or ps task: serve until stopped
             self.is_chief = False
             self.record["role"] = f"{p[0]}:{p[1]}"
             strategy_lib.serve(p)
@@ -93,7 +92,7 @@ class Job:
         except Exception:  # noqa: BLE001 - a missed heartbeat must not stop training
             pass
 
-    def _describe(self, p: train_lib.Plan) -> None:
+    def _describe(self, p: planning.Plan) -> None:
         """The record's model, placement, data and hardware sections."""
         batch = p.params["global_batch_size"]
         spec = p.spec
@@ -124,11 +123,11 @@ class Job:
         self.prices = cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
 
     # ------------------------------------------------------------ training
-    def _train(self, p: train_lib.Plan) -> None:
-        from tpubench import hostcpu
+    def _train(self, p: planning.Plan) -> None:
         from tpubench import progress as progress_lib
-        from tpubench import runner as runner_lib
+        from tpubench.hardware import hostcpu
         from tpubench.run import loop
+        from tpubench.run import runner as runner_lib
 
         cfg = self.cfg
         ps = p.placement.strategy == "parameter_server"
@@ -170,10 +169,10 @@ class Job:
         rnn = _recurrent(self.runner, p.placement)
         if rnn is not None:
             self.record["recurrent"] = rnn
-        self.record["mfu"] = train_lib.mfu_section(cfg, p, results)
+        self.record["mfu"] = planning.mfu_section(cfg, p, results)
         batch = self.params["global_batch_size"]
         loop.write_mfu(self.writer, results, self.record["mfu"], batch, start_step)
-        self.record["cost"] = train_lib.cost_section(p, results, self.prices)
+        self.record["cost"] = planning.cost_section(p, results, self.prices)
 
     def _ckpt_dir(self) -> str:
         if self.is_chief:

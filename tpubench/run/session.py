@@ -300,14 +300,14 @@ def data_section(spec, manifest, params: dict) -> dict:
 # ------------------------------------------------------------------ hardware
 def build_strategy(hw) -> tuple[Any, Any]:
     """(strategy, placement) for HW (strategy.build)."""
-    from tpubench import strategy
+    from tpubench.hardware import strategy
 
     return strategy.build(hw)
 
 
 def probe(placement) -> dict:
     """The record's `hardware` and `software` sections."""
-    from tpubench import probe as probe_lib
+    from tpubench.hardware import probe as probe_lib
 
     return {
         "hardware": {"cpu": probe_lib.cpu(), "accelerators": probe_lib.accelerators(placement)},

@@ -11,17 +11,18 @@ runs the loops and its actions; this module wires them and fills the record.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import math
-import time
-from typing import Any
 
 from tpubench import errors, records
 from tpubench.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import efficiency, session
+from tpubench.run import planning, session
 
-DEFAULT_TRAIN_STEPS = 300
+# What a train run plans before it builds the model: in planning.py, importable from here.
+DEFAULT_TRAIN_STEPS = planning.DEFAULT_TRAIN_STEPS
+Plan = planning.Plan
+plan = planning.plan
+total_steps = planning.total_steps
+
 Interrupted = session.Interrupted
 
 
@@ -156,122 +157,3 @@ def _compare_synthetic(job) -> None:
     finally:
         synthetic.finish()
     diagnosis.attach(job.record, synthetic.record)
-
-
-def total_steps(cfg: TrainConfig, epoch_examples: int, batch: int) -> int:
-    """--train_steps, or --train_epochs over the epoch's examples, or the default."""
-    if cfg.train_steps is not None and cfg.train_epochs is not None:
-        raise errors.UsageError("give --train_steps or --train_epochs, not both")
-    if cfg.train_epochs is not None:
-        return max(1, math.ceil(cfg.train_epochs * epoch_examples / batch))
-    return cfg.train_steps or DEFAULT_TRAIN_STEPS
-
-
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """What the session resolved for a train run, before the model is built."""
-
-    spec: Any
-    params: dict
-    strategy: Any
-    placement: Any
-    manifest: Any
-    total_steps: int
-    epoch_examples: int
-    prices: cost_runs.Prices
-    started: float  # perf_counter when set-up began
-    skipped: dict | None = None  # under --skip_corrupt: the damaged shards' summary
-    fitted: dict = dataclasses.field(default_factory=dict)  # what the data changed
-    unfitted: dict = dataclasses.field(default_factory=dict)  # those params before the fit
-
-    @property
-    def replicas(self) -> int:
-        """Replicas the batch is split over (workers under parameter servers)."""
-        ps = self.placement.strategy == "parameter_server"
-        return self.placement.num_workers if ps else self.placement.num_replicas
-
-
-def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
-    """Plan of CFG, or None for a worker/ps task (it has served until stopped)."""
-    from tpubench import strategy as strategy_lib
-    from tpubench.data import resolve
-
-    started = time.perf_counter() if started is None else started
-    strategy_lib.configure_host(cfg.hardware)
-    ref = session.ModelRef.of(cfg)
-    spec, params = session.load_spec(ref)
-    prices = cost_runs.prices(cfg.cost)  # fail on a bad --machine before any training
-    role = strategy_lib.ps_server_role(cfg.hardware)
-    if role is not None:
-        return role
-    strategy, placement = session.build_strategy(cfg.hardware)
-    if cfg.data.compare_synthetic and placement.num_workers > 1:
-        raise errors.UsageError(
-            "--compare_synthetic runs on one host; for a cluster, run the cluster twice "
-            "(with and without --use_synthetic_data) and compare the records"
-        )
-    _check_buckets(cfg, model_dir, placement.is_chief)
-    ps = placement.strategy == "parameter_server"
-    replicas = placement.num_workers if ps else placement.num_replicas
-    batch = cfg.batch_size or spec.default_batch_size * replicas
-    session.check_batch(batch, replicas)
-    data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
-    fixed = placement.strategy in ("multi_worker", "tpu")
-    feed = session.Feed(batch, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
-    fitted = session.fit_params(params, ref, manifest, feed, data_dir)
-    changes = session.fitted_changes(params, fitted, manifest)
-    unfitted = session.unfitted(params, fitted, manifest)
-    params = fitted
-    skipped = None
-    if manifest is not None and cfg.data.skip_corrupt:
-        readable = resolve.readable_records(manifest)
-        params["readable_records"] = readable["readable_records"]
-        skipped = readable["summary"]
-    epochs = session.examples_per_epoch(spec, manifest, params)
-    steps = total_steps(cfg, epochs, batch)
-    return Plan(
-        spec,
-        params,
-        strategy,
-        placement,
-        manifest,
-        steps,
-        epochs,
-        prices,
-        started,
-        skipped,
-        changes,
-        unfitted,
-    )
-
-
-def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
-    """Fails before training when a gs:// location cannot be read or written."""
-    from tpubench import gcs
-
-    if gcs.is_gcs(cfg.data.data_dir):
-        gcs.check_access(cfg.data.data_dir, write=False)
-    if not is_chief:
-        return
-    for path in {model_dir, cfg.results_dir}:
-        if gcs.is_gcs(path):
-            gcs.check_access(path, write=True)
-
-
-def cost_section(p: Plan, results: dict, prices: cost_runs.Prices | None = None) -> dict:
-    """The record's `cost` section; PRICES (of what ran) replace the up-front ones."""
-    target = results.get("target") or {}
-    usage = cost_runs.Usage(
-        results.get("examples_per_sec"),
-        results["train_wall_seconds"],
-        session.accelerators_priced(p.placement),
-        examples_per_epoch=p.epoch_examples,
-        seconds_to_target=target.get("seconds"),
-    )
-    return cost_runs.train_costs(prices or p.prices, usage)
-
-
-def mfu_section(cfg: TrainConfig, p: Plan, results: dict) -> dict:
-    view = efficiency.PeakView.of(cfg, train=True)
-    measured = efficiency.measure(p.spec, p.params, p.placement, view, p.unfitted)
-    return measured.train_section(results.get("examples_per_sec"))

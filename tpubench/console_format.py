@@ -1,0 +1,63 @@
+"""Number, money and latency formatting shared by the terminal tables (no TensorFlow)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+
+def num(x, fmt="{:,.1f}", none="n/a"):
+    return none if x is None else fmt.format(x)
+
+
+def ms(x):
+    return num(x * 1e3 if x is not None else None, "{:,.2f}")
+
+
+def si(x, unit):
+    if x is None:
+        return "n/a"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:,.2f} {prefix}{unit}"
+    return f"{x:,.0f} {unit}"
+
+
+def money(x):
+    from tpubench.cost import money
+
+    return money.usd(x)
+
+
+def price_age(used: dict) -> str:
+    from tpubench.cost import catalog
+
+    return catalog.age_note(dated(x) for x in used.values())
+
+
+def dated(line: dict) -> str:
+    """A recorded price line's date: its as_of, or 'date unknown (read ...)'."""
+    from tpubench.cost import catalog
+
+    return catalog.dated(line["as_of"], line.get("date_known", True))
+
+
+def parameters(m: dict) -> str:
+    """ "4,310 parameters", and why it differs from `tpubench models` when fitted to the data."""
+    text = f"{m.get('parameters', 0):,} parameters"
+    fitted = m.get("fitted_params")
+    if fitted and m.get("parameters_unfitted") is not None:
+        changes = "; ".join(f"{k} {v}" for k, v in fitted.items())
+        text += f" (fitted to the data: {changes}; {m['parameters_unfitted']:,} unfitted)"
+    return text
+
+
+def latency_ms(x):
+    """Milliseconds to about three significant digits: 0.76, 12.5, 1,771."""
+    if x is None:
+        return "n/a"
+    ms = x * 1e3
+    return f"{ms:,.2f}" if ms < 10 else f"{ms:,.1f}" if ms < 100 else f"{ms:,.0f}"
+
+
+def console(out):
+    return Console(file=out, width=110, force_terminal=False, color_system=None)

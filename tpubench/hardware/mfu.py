@@ -1,0 +1,170 @@
+"""Model FLOPs utilisation: FLOPs per example x examples/sec over peak.
+
+FLOPs come from the model's own step graph (TensorFlow's graph profiler on
+the traced forward+backward function, multiply and add counted apart);
+peaks from a table of published accelerator figures, or, for CPUs, from a
+measured matmul probe cached per machine (an achievable peak, not a
+datasheet one: say so when reporting).
+"""
+
+from __future__ import annotations
+
+
+def accelerator_key(device_name: str) -> str | None:
+    """Maps a device description ('Tesla V100-SXM2-16GB', 'TPU v4') to a datasheet key."""
+    from tpubench.hardware import peaks
+
+    return peaks.accelerator_key(device_name)
+
+
+def peak_flops(key: str, precision: str) -> float | None:
+    """Datasheet FLOP/s of `key` at `precision` (dense, TF's default math), None if unknown."""
+    from tpubench.hardware import peaks
+
+    sheet = peaks.datasheet(key, precision)
+    return sheet.tflops * 1e12 if sheet else None
+
+
+def count_flops(spec, params, batch: int = 2) -> dict:
+    """FLOPs per example of the forward pass and of a training step.
+
+    Traces the model's eval and train (loss + gradients) functions on a
+    small batch, never executes them, and asks TensorFlow's graph profiler
+    for the float operations.
+    """
+    import keras
+    import tensorflow as tf
+
+    from tpubench import recurrent
+    from tpubench.model_api import Mode
+
+    # Unrolled, so the profiler sees every time step of recurrent layers.
+    model = recurrent.unrolled_copy(spec.build_model(params))
+    features_spec, labels_spec = spec.element_spec(params)
+
+    def with_batch(s):
+        return tf.TensorSpec([batch, *s.shape], s.dtype)
+
+    def forward(x, y):
+        return tf.reduce_sum(spec.model_fn(model, x, y, Mode.EVAL, params).per_example_loss)
+
+    def train(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(spec.model_fn(model, x, y, Mode.TRAIN, params).per_example_loss)
+        return tape.gradient(loss, model.trainable_variables)
+
+    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    result = {}
+    for name, fn in (("forward", forward), ("train", train)):
+        concrete = tf.function(fn).get_concrete_function(
+            tf.nest.map_structure(with_batch, features_spec), with_batch(labels_spec)
+        )
+        prof = tf.compat.v1.profiler.profile(graph=concrete.graph, options=options)
+        result[f"{name}_flops_per_example"] = prof.total_float_ops / batch
+    result["parameters"] = int(sum(v.shape.num_elements() for v in model.trainable_variables))
+    keras.backend.clear_session()
+    return result
+
+
+def hardware_peak(
+    placement,
+    precision: str,
+    num_intra_threads: int,
+    machines=(),
+    *,
+    peak_flops_override: float | None = None,
+    reprobe: bool = False,
+) -> dict:
+    """{"peak_flops", "peak_source", ...} for what a strategy runs on.
+
+    `--peak_flops` wins.  CPUs: the measured matmul probe at the run's thread
+    count and precision (fp32's when the CPU has no native bf16/fp16).
+    GPUs/TPUs: the datasheet row of the probed device or a `--machine` part at
+    `precision`, with its math mode, times the replicas; on a GPU also the
+    measured matmul peak ("peak_flops_measured").
+    """
+    import os
+
+    from tpubench.hardware import peaks, probe
+
+    if peak_flops_override:
+        return {"peak_flops": peak_flops_override, "peak_source": "--peak_flops (given)"}
+    if placement.accelerator == "cpu":
+        cpu = probe.cpu()
+        threads = num_intra_threads or len(os.sched_getaffinity(0))
+        native = peaks.cpu_precisions(cpu.get("isa", []))
+        which = precision if precision in native else "fp32"
+        peak = peaks.cpu_peak(cpu["model"], threads, which, reprobe=reprobe)
+        emulated = "" if which == precision else f"; no native {precision} on this CPU"
+        return {
+            "peak_flops": peak["flops"],
+            "peak_source": f"measured: {peak['method']} ({threads} threads{emulated})",
+            "peak_precision": which,
+        }
+    names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
+    key = next((k for k in map(accelerator_key, names) if k), None)
+    sheet = peaks.datasheet(key, precision) if key else None
+    out = {
+        "peak_flops": sheet.tflops * 1e12 * placement.num_replicas if sheet else None,
+        "peak_source": f"datasheet: {key} {precision}, {sheet.math} ({sheet.source})"
+        if sheet
+        else (f"datasheet: {key} has no {precision} row" if key else "unknown accelerator"),
+    }
+    if placement.accelerator == "gpu":
+        try:
+            measured = peaks.gpu_matmul_peak(precision)
+        except Exception as e:  # noqa: BLE001 - a probe must not fail a finished run
+            measured = None
+            out["peak_measured_note"] = f"GPU probe failed: {type(e).__name__}"
+        if measured:
+            out["peak_flops_measured"] = measured["flops"] * placement.num_replicas
+            out["peak_measured_source"] = f"measured: {measured['method']}"
+    return out
+
+
+def mfu(
+    train_flops_per_example: float | None, examples_per_sec: float | None, peak: float | None
+) -> float | None:
+    if not (train_flops_per_example and examples_per_sec and peak):
+        return None
+    return train_flops_per_example * examples_per_sec / peak
+
+
+def judged(flops_per_example, examples_per_sec, peak: dict, reprobe=None) -> dict:
+    """MFU against the peak (and the measured GPU peak), refusing a figure above 100%.
+
+    Args:
+      flops_per_example: FLOPs one example costs (train step or forward pass).
+      examples_per_sec: the measured rate.
+      peak: `hardware_peak`'s dict.
+      reprobe: a callable returning a fresh `hardware_peak` dict, tried once
+        when the MFU would pass 100% against a measured CPU peak.
+
+    Returns:
+      {"mfu": fraction or None, "mfu_measured_peak": ..., "mfu_note": why None}
+      plus the peak fields (updated when re-probed).  An MFU above 100% is
+      never returned as a figure: the peak is wrong, and the note says how to
+      fix it.
+    """
+    out = dict(peak)
+    value = mfu(flops_per_example, examples_per_sec, out.get("peak_flops"))
+    if value is not None and value > 1 and reprobe and out["peak_source"].startswith("measured"):
+        out.update(reprobe())
+        out["peak_reprobed"] = True
+        value = mfu(flops_per_example, examples_per_sec, out.get("peak_flops"))
+    if value is not None and value > 1:
+        out["mfu"] = None
+        out["mfu_over_100"] = value
+        out["mfu_note"] = (
+            f"not shown: {100 * value:.1f}% would exceed 100%, so the peak "
+            f"({out['peak_flops'] / 1e9:,.1f} GFLOP/s, {out['peak_source']}) is wrong; run "
+            "`tpubench peak --reprobe` on a quiet machine or pass --peak_flops=FLOP/s"
+        )
+    else:
+        out["mfu"] = value
+    measured = out.get("peak_flops_measured")
+    if measured:
+        m = mfu(flops_per_example, examples_per_sec, measured)
+        out["mfu_measured_peak"] = m if m is not None and m <= 1 else None
+    return out

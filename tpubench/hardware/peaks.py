@@ -1,0 +1,263 @@
+"""Peak FLOP/s: accelerator datasheets per precision, and measured matmul probes.
+
+MFU is only as true as its peak.  Datasheet rows name the math mode (an H100's
+"fp32" matmuls run on TF32 tensor cores at 494.7 TFLOP/s dense; plain fp32 is
+66.9) and give dense, never sparse, figures.  CPU peaks are measured: a matmul
+probe per precision, several trials, refused when the machine is busy, and
+kept only if a peak never falls as threads rise.  A GPU probe measures what
+the card reaches beside its datasheet figure.
+
+The cache is `$TPUBENCH_CACHE/cpu_peaks.json` (default
+~/.cache/tpubench/cpu_peaks.json); `tpubench peak --reprobe` refreshes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import statistics
+import time
+
+from tpubench import cache as cache_lib
+
+CACHE_FILE = "cpu_peaks.json"
+DATASHEET_AS_OF = "2026-11-23"  # when the rows were transcribed (docs/cost.md)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sheet:
+    """One datasheet row: dense TFLOP/s of one accelerator at one precision."""
+
+    tflops: float
+    math: str
+    source: str
+
+
+_NV = "NVIDIA {} datasheet"
+# Dense TFLOP/s per chip/GPU.  "fp32" is what an fp32 run's matmuls use under
+# TensorFlow's defaults: TF32 tensor cores on Ampere and later (TF32 is on by
+# default), plain FP32 before.  "fp32_plain" is the CUDA-core rate.
+DATASHEET: dict[str, dict[str, Sheet]] = {
+    "h100-sxm": {
+        "fp32": Sheet(494.7, "TF32 tensor cores, dense", _NV.format("H100 SXM")),
+        "fp32_plain": Sheet(66.9, "FP32 CUDA cores", _NV.format("H100 SXM")),
+        "bf16": Sheet(989.4, "BF16 tensor cores, dense", _NV.format("H100 SXM")),
+        "fp16": Sheet(989.4, "FP16 tensor cores, dense", _NV.format("H100 SXM")),
+        "fp8": Sheet(1978.9, "FP8 tensor cores, dense", _NV.format("H100 SXM")),
+    },
+    "h100-pcie": {
+        "fp32": Sheet(378.0, "TF32 tensor cores, dense", _NV.format("H100 PCIe")),
+        "fp32_plain": Sheet(51.2, "FP32 CUDA cores", _NV.format("H100 PCIe")),
+        "bf16": Sheet(756.5, "BF16 tensor cores, dense", _NV.format("H100 PCIe")),
+        "fp16": Sheet(756.5, "FP16 tensor cores, dense", _NV.format("H100 PCIe")),
+        "fp8": Sheet(1513.0, "FP8 tensor cores, dense", _NV.format("H100 PCIe")),
+    },
+    "a100": {
+        "fp32": Sheet(156.0, "TF32 tensor cores, dense", _NV.format("A100")),
+        "fp32_plain": Sheet(19.5, "FP32 CUDA cores", _NV.format("A100")),
+        "bf16": Sheet(312.0, "BF16 tensor cores, dense", _NV.format("A100")),
+        "fp16": Sheet(312.0, "FP16 tensor cores, dense", _NV.format("A100")),
+    },
+    "l4": {
+        "fp32": Sheet(60.0, "TF32 tensor cores, dense (120 sparse)", _NV.format("L4")),
+        "fp32_plain": Sheet(30.3, "FP32 CUDA cores", _NV.format("L4")),
+        "bf16": Sheet(121.0, "BF16 tensor cores, dense (242 sparse)", _NV.format("L4")),
+        "fp16": Sheet(121.0, "FP16 tensor cores, dense (242 sparse)", _NV.format("L4")),
+        "fp8": Sheet(242.0, "FP8 tensor cores, dense (485 sparse)", _NV.format("L4")),
+    },
+    "a10g": {
+        "fp32": Sheet(62.5, "TF32 tensor cores, dense (A10 figure)", _NV.format("A10")),
+        "fp32_plain": Sheet(31.2, "FP32 CUDA cores (A10 figure)", _NV.format("A10")),
+        "bf16": Sheet(125.0, "BF16 tensor cores, dense (A10 figure)", _NV.format("A10")),
+        "fp16": Sheet(125.0, "FP16 tensor cores, dense (A10 figure)", _NV.format("A10")),
+    },
+    "v100": {
+        "fp32": Sheet(15.7, "FP32 CUDA cores (no TF32 before Ampere)", _NV.format("V100 SXM2")),
+        "fp16": Sheet(125.0, "FP16 tensor cores", _NV.format("V100 SXM2")),
+    },
+    "t4": {
+        "fp32": Sheet(8.1, "FP32 CUDA cores", _NV.format("T4")),
+        "fp16": Sheet(65.0, "FP16 tensor cores", _NV.format("T4")),
+    },
+    "p100": {
+        "fp32": Sheet(9.3, "FP32 (PCIe card)", _NV.format("P100 PCIe")),
+        "fp16": Sheet(18.7, "FP16 (PCIe card; no tensor cores)", _NV.format("P100 PCIe")),
+    },
+    "k80": {"fp32": Sheet(4.37, "FP32, one GK210 (half a K80 board), boost", _NV.format("K80"))},
+}
+_TPU = {"tpu-v2": 45.0, "tpu-v3": 123.0, "tpu-v4": 275.0, "tpu-v5e": 197.0, "tpu-v5p": 459.0,
+        "tpu-v6e": 918.0}  # fmt: skip
+for _name, _bf16 in _TPU.items():
+    _src = f"Google Cloud TPU {_name.removeprefix('tpu-')} system architecture page"
+    DATASHEET[_name] = {
+        "bf16": Sheet(_bf16, "BF16 MXU, per chip", _src),
+        "fp32": Sheet(_bf16, "fp32 inputs in one bf16 MXU pass (the TPU default)", _src),
+    }
+DATASHEET["h200"] = DATASHEET["h100-sxm"]  # same Hopper compute; more memory
+
+
+def accelerator_key(device_name: str) -> str | None:
+    """'NVIDIA H100 80GB HBM3' -> 'h100-sxm', 'NVIDIA H100 PCIe' -> 'h100-pcie', 'TPU v4' ->
+    'tpu-v4'; None for a device the table does not know."""
+    from tpubench.cost import detect
+
+    name = device_name.lower()
+    if "tpu" in name:
+        return detect.accelerator_id("tpu", name)
+    ident = detect.accelerator_id("gpu", name)
+    if ident == "h100":
+        return "h100-pcie" if "pcie" in name else "h100-sxm"
+    if ident in ("a100-40gb", "a100-80gb"):
+        return "a100"
+    return ident
+
+
+def datasheet(key: str, precision: str) -> Sheet | None:
+    """The row an MFU at `precision` is measured against ('fp32' = TF's default math)."""
+    return DATASHEET.get(key, {}).get(precision)
+
+
+# --------------------------------------------------------------------- CPU
+
+
+def cpu_precisions(isa: list[str]) -> list[str]:
+    """Precisions this CPU computes natively: fp32; bf16 with AMX or AVX512-BF16; fp16 with
+    AMX-FP16 or AVX512-FP16."""
+    out = ["fp32"]
+    if {"amx_bf16", "avx512_bf16"} & set(isa):
+        out.append("bf16")
+    if {"amx_fp16", "avx512_fp16"} & set(isa):
+        out.append("fp16")
+    return out
+
+
+def consistent(peaks_by_threads: dict[int, float]) -> bool:
+    """True when a peak never falls as threads rise (5% measurement slack)."""
+    ordered = [peaks_by_threads[t] for t in sorted(peaks_by_threads)]
+    return all(b >= 0.95 * a for a, b in itertools.pairwise(ordered))
+
+
+def _key(cpu_model: str, threads: int, precision: str, tf_version: str, n: int) -> str:
+    raw = f"{cpu_model}|{threads}|{precision}|{tf_version}|{n}"
+    return hashlib.sha1(raw.encode()).hexdigest()[:16]
+
+
+def busy_percent(interval: float = 0.5) -> float:
+    """System CPU use by other processes over `interval` seconds, in percent of all cores."""
+    import psutil
+
+    me = psutil.Process()
+    me.cpu_percent(None)
+    total = psutil.cpu_percent(interval=interval)
+    mine = me.cpu_percent(None) / (psutil.cpu_count() or 1)
+    return max(total - mine, 0.0)
+
+
+def cpu_peak(
+    cpu_model: str,
+    threads: int,
+    precision: str = "fp32",
+    *,
+    reprobe: bool = False,
+    n: int = 2048,
+    trials: int = 5,
+    busy_limit: float = 25.0,
+) -> dict:
+    """A CPU's matmul peak at `threads` intra-op threads and `precision`, cached.
+
+    Measured afresh when `reprobe`, when nothing is cached, or when the cached
+    peaks for this CPU and precision fall as threads rise (a busy-machine probe
+    poisons the cache that way).  A probe taken on a busy machine is returned
+    but not cached.
+
+    Returns:
+      {"flops", "method", "threads", "precision", "cached", "trials", "spread",
+      "busy_percent"} (spread: best / median trial).
+    """
+    import tensorflow as tf
+
+    cache = cache_lib.load_json(CACHE_FILE)
+    key = _key(cpu_model, threads, precision, tf.__version__, n)
+    same = {
+        e["threads"]: e["flops"]
+        for e in cache.values()
+        if e.get("cpu_model") == cpu_model and e.get("precision") == precision
+    }
+    if key in cache and not reprobe and consistent(same):
+        return cache[key] | {"cached": True}
+    busy = busy_percent()
+    entry = _probe(tf, n, trials, precision) | {
+        "cpu_model": cpu_model,
+        "threads": threads,
+        "precision": precision,
+        "busy_percent": round(busy, 1),
+        "measured": time.strftime("%Y-%m-%d"),
+    }
+    if busy <= busy_limit:
+        if not consistent(same | {threads: entry["flops"]}):
+            # A fresh probe contradicts older ones: they were the busy ones.
+            cache = {k: e for k, e in cache.items() if e.get("cpu_model") != cpu_model}
+        cache[key] = entry
+        cache_lib.store_json(CACHE_FILE, cache)
+    else:
+        entry["method"] += f" (machine busy: {busy:.0f}% CPU used by others; not cached)"
+    return entry | {"cached": False}
+
+
+def _probe(tf, n: int, trials: int, precision: str) -> dict:
+    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    a = tf.cast(tf.random.normal([n, n]), dtype)
+    b = tf.cast(tf.random.normal([n, n]), dtype)
+    matmul = tf.function(lambda x, y: tf.reduce_sum(tf.cast(tf.matmul(x, y), tf.float32)))
+    matmul(a, b).numpy()  # trace and warm up
+    times = []
+    for _ in range(trials):
+        start = time.perf_counter()
+        matmul(a, b).numpy()
+        times.append(time.perf_counter() - start)
+    best, median = min(times), statistics.median(times)
+    return {
+        "flops": 2 * n**3 / best,
+        "method": f"{precision} matmul {n}^3, best of {trials} trials",
+        "trials": trials,
+        "spread": round(median / best, 3),
+    }
+
+
+# --------------------------------------------------------------------- GPU
+
+
+def gpu_matmul_peak(precision: str = "bf16", n: int = 8192, iters: int = 20) -> dict | None:
+    """Measured matmul FLOP/s on the first visible GPU at `precision`; None without a GPU.
+
+    fp32 runs TF's default math (TF32 on Ampere and later).  Timed over
+    `iters` back-to-back matmuls after a warm-up, so launch overhead is small.
+    """
+    import tensorflow as tf
+
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    with tf.device("/GPU:0"):
+        a = tf.cast(tf.random.normal([n, n]), dtype)
+        b = tf.cast(tf.random.normal([n, n]), dtype)
+
+        @tf.function
+        def many(x, y):
+            acc = tf.zeros([], tf.float32)
+            for _ in tf.range(iters):
+                acc += tf.cast(tf.matmul(x, y)[0, 0], tf.float32)
+            return acc
+
+        many(a, b).numpy()
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            many(a, b).numpy()
+            best = min(best, time.perf_counter() - start)
+    return {
+        "flops": 2 * n**3 * iters / best,
+        "method": f"{precision} matmul {n}^3 x {iters} on the GPU, best of 3",
+        "precision": precision,
+    }

@@ -1,0 +1,133 @@
+"""What the run ran on: CPU, memory, accelerators, software versions."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+ISA_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_bf16",
+    "amx_tile",
+    "neon",
+    "asimd",
+)
+
+
+def cpu() -> dict:
+    """The host CPU (a fresh copy each call; probed once per process)."""
+    return copy.deepcopy(_cpu())
+
+
+@functools.cache  # py-cpuinfo takes over a second per call
+def _cpu() -> dict:
+    import cpuinfo
+    import psutil
+
+    info = cpuinfo.get_cpu_info()
+    flags = set(info.get("flags", []))
+    return {
+        "model": info.get("brand_raw") or platform.processor() or "unknown",
+        "arch": info.get("arch", platform.machine()),
+        "logical_cores": psutil.cpu_count(logical=True),
+        "physical_cores": psutil.cpu_count(logical=False),
+        "affinity_cores": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else None,
+        "isa": sorted(f for f in ISA_FLAGS if f in flags),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 2),
+    }
+
+
+def _nvidia_driver() -> str | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def software() -> dict:
+    import keras
+    import tensorflow as tf
+
+    import tpubench
+
+    build = tf.sysconfig.get_build_info()
+    return {
+        "python": sys.version.split()[0],
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "tpubench": tpubench.__version__,
+        "git_commit": git_commit(),
+        "cuda": build.get("cuda_version"),
+        "cudnn": build.get("cudnn_version"),
+        "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default(on)"),
+        "cudnn_batchnorm_persistent": os.environ.get("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"),
+        "nvidia_driver": _nvidia_driver(),
+        "platform": platform.platform(),
+    }
+
+
+def git_commit() -> str | None:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.isdir(os.path.join(here, ".git")):
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        sha = out.stdout.strip()
+        return (sha + ("-dirty" if dirty.stdout.strip() else "")) if sha else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def accelerators(placement) -> list[dict]:
+    import tensorflow as tf
+
+    out = []
+    if placement.accelerator == "gpu":
+        for dev in tf.config.list_physical_devices("GPU"):
+            details = tf.config.experimental.get_device_details(dev)
+            out.append(
+                {
+                    "kind": "gpu",
+                    "name": details.get("device_name", dev.name),
+                    "compute_capability": details.get("compute_capability"),
+                }
+            )
+    elif placement.accelerator == "tpu":
+        for dev in tf.config.list_logical_devices("TPU"):
+            out.append({"kind": "tpu", "name": dev.name})
+    return out

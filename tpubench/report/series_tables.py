@@ -1,0 +1,148 @@
+"""The report's tables of series: scaling curves, Pareto fronts and published figures.
+
+Builders like those of tables.py (which re-exports them), one per series kind.
+"""
+
+from __future__ import annotations
+
+from tpubench.report import compare, published, render, tables
+
+
+def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
+    columns = ["series", "count", "examples/sec", "interval", "ideal", "speedup", "efficiency"]
+    rows, csv_rows = [], []
+    for s in series:
+        for p in s.points:
+            rows.append(
+                [
+                    s.name,
+                    f"{s.dim}={p.count}",
+                    render.num(p.summary.rate.median),
+                    render.span(p.summary.rate),
+                    render.num(p.ideal),
+                    f"{p.speedup:.2f}×",
+                    f"{p.efficiency:.1f}%",
+                ]
+            )
+            csv_rows.append(
+                [
+                    s.name,
+                    s.dim,
+                    p.count,
+                    *tables.interval_csv(p.summary.rate),
+                    p.ideal,
+                    p.speedup,
+                    p.efficiency,
+                ]
+            )
+    csv_columns = [
+        "series",
+        "dimension",
+        "count",
+        "examples_per_sec_median",
+        "examples_per_sec_low",
+        "examples_per_sec_high",
+        "ideal",
+        "speedup",
+        "efficiency_percent",
+    ]
+    notes = ["Ideal: the smallest count's median rate, scaled linearly; efficiency = rate / ideal."]
+    return tables.Table(
+        "scaling", "Scaling against the ideal line", columns, rows, csv_columns, csv_rows, notes
+    )
+
+
+def pareto(front: dict[str, list[compare.ParetoPoint]]) -> tables.Table:
+    columns = ["model", "configuration", "time/epoch", "$/epoch", "Pareto front"]
+    rows, csv_rows = [], []
+    for model, points in front.items():
+        for p in points:
+            rows.append(
+                [
+                    model,
+                    p.summary.label,
+                    render.duration(p.seconds),
+                    render.money(p.usd),
+                    "yes" if p.on_front else "no",
+                ]
+            )
+            csv_rows.append([model, p.summary.label, p.seconds, p.usd, p.on_front])
+    csv_columns = ["model", "configuration", "seconds_per_epoch", "usd_per_epoch", "on_front"]
+    notes = [
+        "On the front: no other configuration of the model is both faster and cheaper per epoch."
+    ]
+    return tables.Table(
+        "pareto",
+        "Cost per epoch against time per epoch",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+    )
+
+
+def published_table(figures: list[published.Figure]) -> tables.Table:
+    columns = [
+        "source",
+        "model",
+        "hardware",
+        "devices",
+        "batch/device",
+        "data",
+        "examples/sec",
+        "note",
+    ]
+    rows = [
+        [
+            f.source,
+            f.model,
+            f.hardware,
+            str(f.devices),
+            str(f.batch_per_device),
+            f.data,
+            render.num(f.examples_per_sec),
+            f.note,
+        ]
+        for f in figures
+    ]
+    csv_columns = [
+        "kind",
+        "set",
+        "source",
+        "model",
+        "hardware",
+        "devices",
+        "batch_per_device",
+        "data",
+        "examples_per_sec",
+        "note",
+    ]
+    csv_rows = [
+        [
+            "published",
+            f.set,
+            f.source,
+            f.model,
+            f.hardware,
+            f.devices,
+            f.batch_per_device,
+            f.data,
+            f.examples_per_sec,
+            f.note,
+        ]
+        for f in figures
+    ]
+    notes = [
+        "Published by the studies on their hardware and software (not measured here); shown "
+        "for orientation, never part of a median, a baseline or advice."
+    ]
+    return tables.Table(
+        "published",
+        "Published figures (not measured by this report)",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+    )

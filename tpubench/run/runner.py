@@ -1,0 +1,314 @@
+"""The inner loop: `steps_per_loop` steps inside one tf.function per host call.
+
+The model gives per-replica step logic (`model_fn`); this module wraps it in
+`strategy.run` inside a `tf.range` loop (TPUEstimator's iterations_per_loop)
+so host overhead is paid once per loop, not once per step.  It never times,
+writes or checkpoints: that is the controller's job.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from tpubench import model_api, optim
+from tpubench.data import synthetic
+from tpubench.model_api import Mode
+
+POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+class Runner:
+    """Builds the model under the strategy and runs train/eval loops.
+
+    Args:
+      spec: the model's ModelSpec.
+      params: resolved hyperparameters plus runner keys (batch_size is the
+        per-replica batch, global_batch_size, seed, data_dir, ...).
+      strategy: a tf.distribute.Strategy.
+      precision: fp32 | bf16 | fp16 (Keras mixed-precision policy; fp16 adds
+        dynamic loss scaling).
+      xla: compile each replica's step with XLA (jit_compile=True).
+      step_batch: examples one synchronous step divides its loss by: the
+        global batch (default), or one worker's batch under
+        ParameterServerStrategy, where workers step independently.
+      train: build the optimizer too; False for inference, which needs the
+        network only (no optimizer slots in memory).
+    """
+
+    def __init__(
+        self,
+        spec: model_api.ModelSpec,
+        params,
+        strategy,
+        precision="fp32",
+        xla=False,
+        step_batch: int | None = None,
+        train: bool = True,
+    ):
+        self.spec = spec
+        self.params = dict(params)
+        self.strategy = strategy
+        self.precision = precision
+        self.global_batch = int(params["global_batch_size"])
+        self.step_batch = int(step_batch or self.global_batch)
+        keras.mixed_precision.set_global_policy(POLICIES[precision])
+        keras.utils.set_random_seed(int(params["seed"]))
+        with strategy.scope():
+            self.model = spec.build_model(self.params)
+            self.optimizer = None
+            if train:
+                optimizer = spec.build_optimizer(self.params)
+                if precision == "fp16":
+                    optimizer = optim.LossScaleOptimizer(optimizer)
+                self.optimizer = optimizer
+                # Keras 3 optimizers must be built inside the scope before a
+                # custom loop uses them under a strategy (TF_NOTES.md).
+                self.optimizer.build(self.model.trainable_variables)
+            self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        keras.mixed_precision.set_global_policy("float32")
+        # --xla compiles each replica's forward and backward pass; the input
+        # iterator and the cross-replica gradient reduction stay outside XLA
+        # (IteratorGetNext and merge_call have no XLA kernels on CPU/GPU;
+        # TPUStrategy compiles the whole loop anyway).
+        self._grads_fn = (
+            tf.function(self._loss_and_grads, jit_compile=True) if xla else self._loss_and_grads
+        )
+        self._predict_fn = tf.function(self._predict, jit_compile=True) if xla else self._predict
+        self._eval_step = None
+
+    # ----------------------------------------------------------------- train
+    def _loss_and_grads(self, features, labels):
+        with tf.GradientTape() as tape:
+            out = self.spec.model_fn(self.model, features, labels, Mode.TRAIN, self.params)
+            loss = tf.reduce_sum(out.per_example_loss) / self.step_batch
+            if out.aux_loss is not None:
+                loss += out.aux_loss / self.strategy.num_replicas_in_sync
+            scaled = self.optimizer.scale_loss(loss) if self.precision == "fp16" else loss
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
+
+    def _train_step(self, features, labels):
+        loss, grads = self._grads_fn(features, labels)
+        grads = self._clip_reduced(grads)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
+        return loss
+
+    def _clip_reduced(self, grads):
+        """Clips the global gradient, not each replica's share of it.
+
+        Keras 3 clips (clipnorm, global_clipnorm, clipvalue) before its
+        cross-replica sum, so N replicas would clip N partial gradients and
+        train differently from one replica.  Here the gradient is summed
+        first, clipped once, and handed over divided by N: the optimizer's
+        own sum restores it, and its own clipping finds nothing left to clip.
+        """
+        n = self.strategy.num_replicas_in_sync
+        opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+        clips = [getattr(opt, k, None) for k in ("global_clipnorm", "clipnorm", "clipvalue")]
+        if n == 1 or not any(clips):
+            return grads
+        present = [i for i, g in enumerate(grads) if g is not None]
+        dense = [tf.convert_to_tensor(grads[i]) for i in present]  # embeddings: IndexedSlices
+        dense = tf.distribute.get_replica_context().all_reduce("sum", dense)
+        global_norm, norm, value = clips
+        if global_norm:
+            dense, _ = tf.clip_by_global_norm(dense, global_norm)
+        if norm:
+            dense = [tf.clip_by_norm(g, norm) for g in dense]
+        if value:
+            dense = [tf.clip_by_value(g, -value, value) for g in dense]
+        out = list(grads)
+        for i, g in zip(present, dense, strict=True):
+            out[i] = g / n
+        return out
+
+    def make_train_loop(self, next_batch):
+        """Returns f(num_steps) -> (last_loss, mean_loss) running num_steps steps.
+
+        NEXT_BATCH is a zero-argument callable giving a per-replica
+        (features, labels): `next(iterator)` for real data, or the same
+        device-resident synthetic values every step.
+        """
+        strategy = self.strategy
+
+        def loop(num_steps):
+            total = tf.constant(0.0)
+            last = tf.constant(0.0)
+            for _ in tf.range(num_steps):
+                features, labels = next_batch()
+                per_replica = strategy.run(self._train_step, args=(features, labels))
+                last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                total += last
+            self.global_step.assign_add(tf.cast(num_steps, tf.int64))
+            return last, total / tf.cast(num_steps, tf.float32)
+
+        self.train_loop = tf.function(loop, reduce_retracing=True)
+        return self.train_loop
+
+    def traced_op_types(self) -> set[str] | None:
+        """Op types of the traced train loop (nested functions included), or None."""
+        loop = getattr(self, "train_loop", None)
+        if loop is None:
+            return None
+        graph = loop.get_concrete_function(tf.TensorSpec([], tf.int32)).graph.as_graph_def()
+        ops = {n.op for n in graph.node}
+        for fn in graph.library.function:
+            ops.update(n.op for n in fn.node_def)
+        return ops
+
+    def make_ps_loop(self):
+        """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
+
+        The coordinator schedules it on whichever worker is free; the
+        iterator argument resolves to that worker's own dataset.
+        """
+        strategy = self.strategy
+
+        def loop(iterator, num_steps):
+            total = tf.constant(0.0)
+            last = tf.constant(0.0)
+            for _ in tf.range(num_steps):
+                features, labels = next(iterator)
+                per_replica = strategy.run(self._train_step, args=(features, labels))
+                last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                total += last
+            return last, total / tf.cast(num_steps, tf.float32)
+
+        return tf.function(loop)
+
+    def ps_dataset(self, mode: Mode, synthetic_seed: int | None):
+        """A per-worker dataset function for ClusterCoordinator."""
+        params = dict(self.params)
+        spec = self.spec
+        if synthetic_seed is not None:
+            batch = synthetic.global_batch(
+                spec.element_spec(params), params, params["batch_size"], synthetic_seed
+            )
+
+            def dataset_fn():
+                return tf.data.Dataset.from_tensors(batch).repeat()
+        else:
+
+            def dataset_fn():
+                return spec.input_fn(params, None, mode)
+
+        return dataset_fn
+
+    def evaluate_inline(self, max_steps: int | None = None) -> dict:
+        """Parameter-server eval on the coordinator, reading remote variables."""
+        if self._eval_step is None:
+            self._eval_step = tf.function(self._eval_replica, reduce_retracing=True)
+        dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
+        return self._accumulate(dataset, max_steps)
+
+    def set_global_batch(self, global_batch: int) -> None:
+        """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
+
+        For inference sweeps, which measure one built model at several batch
+        sizes; the per-replica `params["batch_size"]` follows.
+        """
+        replicas = self.strategy.num_replicas_in_sync
+        self.global_batch = self.step_batch = int(global_batch)
+        self.params.update(
+            global_batch_size=self.global_batch, batch_size=self.global_batch // replicas
+        )
+
+    def synthetic_inputs(self, seed: int):
+        """Per-replica synthetic (features, labels), made once, kept on device."""
+        batch = synthetic.global_batch(
+            self.spec.element_spec(self.params), self.params, self.global_batch, seed
+        )
+        return synthetic.per_replica_values(
+            self.strategy, batch, self.strategy.num_replicas_in_sync
+        )
+
+    def distribute(self, mode: Mode, **param_overrides):
+        """The model's input_fn, distributed per replica by the strategy.
+
+        PARAM_OVERRIDES change runner keys for this dataset only, e.g.
+        `fixed_eval_steps=True` for an endless stream of full eval batches.
+        """
+        params = dict(self.params) | param_overrides
+
+        def dataset_fn(ctx):
+            return self.spec.input_fn(params, ctx, mode)
+
+        options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
+        return self.strategy.distribute_datasets_from_function(dataset_fn, options)
+
+    # --------------------------------------------------------------- predict
+    def _predict(self, features):
+        return self.spec.model_fn(self.model, features, None, Mode.PREDICT, self.params).predictions
+
+    def make_predict_step(self, next_batch):
+        """Returns f() -> predictions for one global batch, gathered on the host.
+
+        Each replica runs the model's forward pass (PREDICT mode) on its
+        share of NEXT_BATCH() (per-replica (features, labels); labels are
+        ignored); the per-replica outputs are concatenated in replica order,
+        so 1 and N replicas return the same global batch of predictions.
+        """
+        strategy = self.strategy
+
+        def step():
+            features, _ = next_batch()
+            per_replica = strategy.run(self._predict_fn, args=(features,))
+            # Gather leaf by leaf: Strategy.gather on a dict of PerReplica
+            # values returns only the first replica's part (TF 2.21).
+            return tf.nest.map_structure(lambda v: strategy.gather(v, axis=0), per_replica)
+
+        return tf.function(step)
+
+    # ------------------------------------------------------------------ eval
+    def _eval_replica(self, features, labels):
+        """Per-replica sums packed in one vector: [loss, count, *metrics].
+
+        One stacked tensor (not a dict) because MultiWorkerMirroredStrategy's
+        reduce rejects nested structures of scalars.
+        """
+        out = self.spec.model_fn(self.model, features, labels, Mode.EVAL, self.params)
+        self._metric_names = sorted(out.metrics)
+        sums = [
+            tf.reduce_sum(out.per_example_loss),
+            tf.cast(tf.shape(out.per_example_loss)[0], tf.float32),
+        ]
+        sums += [tf.reduce_sum(tf.cast(out.metrics[k], tf.float32)) for k in self._metric_names]
+        return tf.stack(sums)
+
+    def evaluate(self, dataset, max_steps: int | None = None) -> dict:
+        """Mean of every per-example metric (and loss) over the eval data."""
+        if self._eval_step is None:
+            strategy = self.strategy
+
+            def step(features, labels):
+                per_replica = strategy.run(self._eval_replica, args=(features, labels))
+                return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+            self._eval_step = tf.function(step, reduce_retracing=True)
+        return self._accumulate(dataset, max_steps)
+
+    def _accumulate(self, dataset, max_steps):
+        total = None
+        for i, (features, labels) in enumerate(dataset):
+            if max_steps is not None and i >= max_steps:
+                break
+            sums = self._eval_step(features, labels).numpy()
+            total = sums if total is None else total + sums
+        if total is None or not total[1]:
+            return {"examples": 0}
+        count = float(total[1])
+        result = {"loss": float(total[0]) / count}
+        result.update(
+            {k: float(v) / count for k, v in zip(self._metric_names, total[2:], strict=True)}
+        )
+        if self.spec.derived_metrics is not None:
+            result.update(self.spec.derived_metrics(result))
+        result["examples"] = int(count)
+        return result
+
+    def checkpoint(self):
+        if self.optimizer is None:  # inference: restores the network and step only
+            return tf.train.Checkpoint(model=self.model, global_step=self.global_step)
+        return tf.train.Checkpoint(
+            model=self.model, optimizer=self.optimizer, global_step=self.global_step
+        )
