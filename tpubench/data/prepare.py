@@ -27,6 +27,7 @@ import time
 from tpubench import cache, errors, gcs
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import sources, tfrecord
+from tpubench.liveness import pid_alive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,7 +143,7 @@ def _new_staging() -> str:
         parts = name.split("-")
         if len(parts) < 3 or parts[0] != "prepare" or not parts[1].isdigit():
             continue
-        if _alive(int(parts[1])):
+        if pid_alive(int(parts[1])):
             continue
         path = os.path.join(root, name)
         size = _tree_bytes(path)
@@ -154,16 +155,6 @@ def _new_staging() -> str:
             flush=True,
         )
     return tempfile.mkdtemp(prefix=f"prepare-{os.getpid()}-", dir=root)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _tree_bytes(path: str) -> int:

@@ -186,6 +186,8 @@ def _status_reason(record: dict) -> str | None:
         dead = liveness.death(record)
         if dead is not None:
             return f"died: {dead}"
+        if not record.get("heartbeat"):  # written before runs recorded a heartbeat
+            return "no final record: still running, or killed before it finished"
         return "no final record: the run is still going"
     return record.get("error") or f"status {status}"
 

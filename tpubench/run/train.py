@@ -96,6 +96,14 @@ def _write_final(record: dict, results_dir: str) -> None:
     try:
         record["record_path"] = unsent.write_final(record, results_dir)
     except unsent.RecordNotWritten as e:
+        if isinstance(in_flight, errors.TpubenchError) and not getattr(
+            in_flight, "record_path", None
+        ):
+            # The run's own error (a missing bucket, bad data) stays the one line
+            # and its exit code; it says where the record went instead.
+            where = f"saved to {e.fallback}" if e.fallback else "not saved"
+            in_flight.args = (f"{errors.one_line(in_flight)} (its run record was {where})",)
+            return
         if record.get("error"):
             e.args = (f"{e.args[0]}; the run {record['status']}: {record['error']}",)
         raise

@@ -95,9 +95,9 @@ def pending(model_dir: str) -> list[tuple[str, dict]]:
 def recover(model_dir: str | None, results_dir: str, say) -> dict | None:
     """Writes the records saved for MODEL_DIR to RESULTS_DIR and removes them from the cache.
 
-    Returns the newest of them when it is a finished run (status other than
-    `interrupted`), which the command then reports instead of training; None
-    when there was nothing, or what there was leaves training to do.
+    Returns the newest of them when it is a finished run (status `ok`), which
+    the command then reports instead of training; None when there was
+    nothing, or what there was (interrupted, failed) leaves training to do.
     """
     if not model_dir:
         return None
@@ -111,5 +111,5 @@ def recover(model_dir: str | None, results_dir: str, say) -> dict | None:
             f"recorded run {record['run_id']} ({record.get('status')}), saved in {path} when "
             f"its results directory failed, as {record['record_path']}"
         )
-        finished = None if record.get("status") == "interrupted" else record
+        finished = record if record.get("status") == "ok" else None
     return finished

@@ -15,6 +15,7 @@ import signal
 import sys
 import time
 
+from tpubench.liveness import pid_alive
 from tpubench.testing import local_gcs
 
 ENV_FILE = "gcs.env"
@@ -26,16 +27,6 @@ def default_state_dir() -> str:
     return cache.path("local-gcs")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clear_stale(state_dir: str) -> list[str]:
     """Removes server directories (`server-PID`) whose process is gone; returns their paths."""
     removed = []
@@ -43,7 +34,7 @@ def clear_stale(state_dir: str) -> list[str]:
         return removed
     for name in sorted(os.listdir(state_dir)):
         pid = name.removeprefix("server-")
-        if name.startswith("server-") and pid.isdigit() and not _alive(int(pid)):
+        if name.startswith("server-") and pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(os.path.join(state_dir, name), ignore_errors=True)
             removed.append(os.path.join(state_dir, name))
     env_file = os.path.join(state_dir, ENV_FILE)
@@ -59,7 +50,7 @@ def _env_owner_alive(env_file: str) -> bool:
     except OSError:
         return False
     match = re.search(r"pid (\d+)", first)
-    return bool(match) and _alive(int(match.group(1)))
+    return bool(match) and pid_alive(int(match.group(1)))
 
 
 def _print_env(state_dir: str, timeout: float) -> int:
@@ -111,16 +102,17 @@ def main(argv=None):
     state_dir = os.path.abspath(os.path.expanduser(args.state_dir or default_state_dir()))
     if args.print_env:
         return _print_env(state_dir, args.timeout)
-    os.makedirs(state_dir, exist_ok=True)
-    for path in clear_stale(state_dir):
-        print(f"# removed stale local GCS state {path} (its server is gone)", flush=True)
-    workdir = os.path.join(state_dir, f"server-{os.getpid()}")
-    os.makedirs(workdir)
-    env_file = os.path.join(state_dir, ENV_FILE)
+    # Handlers first: a signal at any point after this removes what was made.
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, _on_sigterm)  # also when started with `&` (SIGINT ignored)
+    workdir = os.path.join(state_dir, f"server-{os.getpid()}")
+    env_file = os.path.join(state_dir, ENV_FILE)
     server = None
     try:
+        os.makedirs(state_dir, exist_ok=True)
+        for path in clear_stale(state_dir):
+            print(f"# removed stale local GCS state {path} (its server is gone)", flush=True)
+        os.makedirs(workdir)
         server = local_gcs.LocalGCS(
             workdir=workdir, buckets=args.bucket or ["tpubench-test"]
         ).start()
