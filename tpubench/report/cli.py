@@ -57,7 +57,10 @@ def build(cfg: ReportConfig) -> Report:
     front = {m: p for m, p in front.items() if len(p) > 1}
     pub_scaling = published.scaling(pub)
 
-    from tpubench.report import plots  # matplotlib: only once the inputs are known good
+    from tpubench.report import (  # matplotlib: only once the inputs are known good
+        plots,
+        series_plots,
+    )
 
     t = {"summary": tables.summary(summaries)}
     figures = {}
@@ -79,7 +82,7 @@ def build(cfg: ReportConfig) -> Report:
         )
     if scale or pub_scaling:
         t["scaling"] = series_tables.scaling(scale)
-        fig, series = plots.scaling(scale, pub_scaling)
+        fig, series = series_plots.scaling(scale, pub_scaling)
         figures["scaling"] = (
             fig,
             series,
@@ -87,7 +90,7 @@ def build(cfg: ReportConfig) -> Report:
         )
     if batch_series:
         t["batch"] = tables.batches(batch_series)
-        fig, series = plots.batches(batch_series, price_note)
+        fig, series = series_plots.batches(batch_series, price_note)
         figures["batch"] = (
             fig,
             series,
@@ -95,7 +98,7 @@ def build(cfg: ReportConfig) -> Report:
         )
     if front:
         t["pareto"] = series_tables.pareto(front)
-        fig, series = plots.cost_time(front, price_note)
+        fig, series = series_plots.cost_time(front, price_note)
         figures["cost_time"] = (
             fig,
             series,

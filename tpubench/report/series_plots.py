@@ -1,0 +1,220 @@
+"""The report's series charts: scaling over devices, throughput over batch size,
+cost against time (matplotlib, Agg backend), apart from plots.py's per-run charts."""
+
+from __future__ import annotations
+
+import matplotlib
+
+from tpubench.report import compare, published
+from tpubench.report.plots import _COLORS, _strip_model, _subplots, _usd, interval_text
+
+
+def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
+    """Throughput against the count with each series' ideal line (dashed), and efficiency
+    in %; one row per count dimension, published series in a row of their own."""
+    rows: dict[str, list[dict]] = {}
+    for s in series:
+        rows.setdefault(s.axis_label, []).append(
+            {
+                "name": s.name,
+                "dim": s.dim,
+                "counts": [p.count for p in s.points],
+                "rates": [p.summary.rate.median for p in s.points],
+                "low": [p.summary.rate.low for p in s.points],
+                "high": [p.summary.rate.high for p in s.points],
+                "ideal": [p.ideal for p in s.points],
+                "efficiency": [p.efficiency for p in s.points],
+                "published": False,
+            }
+        )
+    for p in pub:
+        rows.setdefault("devices (published)", []).append(
+            {
+                "name": p.name,
+                "dim": "devices",
+                "counts": list(p.counts),
+                "rates": list(p.rates),
+                "low": list(p.rates),
+                "high": list(p.rates),
+                "ideal": [p.rates[0] * c / p.counts[0] for c in p.counts],
+                "efficiency": list(p.efficiency),
+                "published": True,
+            }
+        )
+    fig, axes = _subplots(len(rows), 2, (12, 4.2 * len(rows)), squeeze=False)
+    colors = matplotlib.colormaps["tab20"].colors
+    plotted = []
+    for (axis, members), (ax, ax_eff) in zip(rows.items(), axes, strict=True):
+        style = "-." if members[0]["published"] else "-"
+        for k, d in enumerate(members):
+            color = colors[(2 * k) % 20] if len(members) <= 10 else colors[k % 20]
+            err = [
+                [m - lo for m, lo in zip(d["rates"], d["low"], strict=True)],
+                [hi - m for m, hi in zip(d["rates"], d["high"], strict=True)],
+            ]
+            ax.errorbar(
+                d["counts"],
+                d["rates"],
+                yerr=err,
+                marker="o",
+                linestyle=style,
+                color=color,
+                capsize=3,
+                label=d["name"],
+            )
+            # "_"-labels stay out of legends but name the lines for readers of the figure.
+            ax.plot(
+                d["counts"],
+                d["ideal"],
+                linestyle="--",
+                color=color,
+                alpha=0.5,
+                label=f"_ideal {d['name']}",
+            )
+            ax_eff.plot(
+                d["counts"],
+                d["efficiency"],
+                marker="o",
+                linestyle=style,
+                color=color,
+                label=f"_efficiency {d['name']}",
+            )
+            plotted.append(d)
+        counts = sorted({c for d in members for c in d["counts"]})
+        for a in (ax, ax_eff):
+            a.set_xscale("log", base=2)
+            a.set_xticks(counts, [str(c) for c in counts])
+            a.minorticks_off()
+            a.set_xlabel(axis)
+            a.grid(alpha=0.3)
+        values = [v for d in members for v in d["rates"] + d["ideal"]]
+        if max(values) > 10 * min(values):  # several models on one axis: log keeps them apart
+            ax.set_yscale("log")
+        ax.set_ylabel("examples/sec (median)")
+        ax.set_title(f"Throughput against ideal (dashed), by {axis}", fontsize=10)
+        ax_eff.axhline(100, color="black", linewidth=0.8)
+        top = max(max(d["efficiency"]) for d in members)
+        ax_eff.set_ylim(0, max(110, top + 10))
+        ax_eff.set_ylabel("scaling efficiency (% of ideal)")
+        ax_eff.set_title("Efficiency = examples/sec ÷ ideal", fontsize=10)
+        handles, labels = ax.get_legend_handles_labels()
+        ax_eff.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig, plotted
+
+
+def batches(series: list[compare.BatchSeries], note: str):
+    """Throughput and cost per million examples against the batch size, one line per series."""
+    fig, (ax, ax_cost) = _subplots(1, 2, (12, 4.4))
+    plotted = []
+    for k, b in enumerate(series):
+        color = _COLORS[k % 10]
+        rates = [s.rate.median for s in b.points]
+        err = [
+            [s.rate.median - s.rate.low for s in b.points],
+            [s.rate.high - s.rate.median for s in b.points],
+        ]
+        ax.errorbar(b.batches, rates, yerr=err, marker="o", color=color, capsize=3, label=b.name)
+        priced = [
+            (n, s.usd_per_million.median)
+            for n, s in zip(b.batches, b.points, strict=True)
+            if s.usd_per_million
+        ]
+        ax_cost.plot([n for n, _ in priced], [u for _, u in priced], marker="o", color=color)
+        plotted.append(
+            {"name": b.name, "batches": b.batches, "rates": rates, "usd_per_million": priced}
+        )
+    batches_seen = sorted({n for b in series for n in b.batches})
+    for a in (ax, ax_cost):
+        a.set_xscale("log", base=2)
+        a.set_xticks(batches_seen, [str(n) for n in batches_seen])
+        a.minorticks_off()
+        a.set_xlabel("global batch size")
+        a.grid(alpha=0.3)
+    ax.set_ylabel("examples/sec (median)")
+    ax.set_title(f"Throughput over batch size\n(whiskers: {_level_text(series)})", fontsize=10)
+    ax_cost.yaxis.set_major_formatter(_usd)
+    ax_cost.set_ylabel("USD per million examples (median)")
+    ax_cost.set_title(f"Cost per example over batch size\n({note})", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.suptitle(
+        "Throughput and cost per example by batch size (convergence to a target: see the table)",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return fig, plotted
+
+
+def _level_text(series: list[compare.BatchSeries]) -> str:
+    return interval_text([s for b in series for s in b.points])
+
+
+_TIME_UNITS = (("s", 1, 7200), ("h", 3600, 172800), ("days", 86400, float("inf")))
+
+
+def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
+    """Cost per epoch against time per epoch, Pareto front marked, one panel per model."""
+    models = list(front)
+    ncols = min(3, len(models))
+    nrows = -(-len(models) // ncols)
+    fig, axes = _subplots(nrows, ncols, (5.4 * ncols, 4.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(models) :]:
+        ax.set_visible(False)
+    plotted = []
+    for ax, model in zip(axes.flat, models, strict=False):
+        points = front[model]
+        longest = max(p.seconds for p in points)
+        unit, scale = next((u, k) for u, k, up_to in _TIME_UNITS if longest < up_to)
+        on = [p for p in points if p.on_front]
+        off = [p for p in points if not p.on_front]
+        # The front as the boundary of what it dominates: right, then down.
+        ax.plot(
+            [p.seconds / scale for p in on],
+            [p.usd for p in on],
+            drawstyle="steps-post",
+            color=_COLORS[3],
+            zorder=1,
+            label="Pareto front",
+        )
+        ax.scatter([p.seconds / scale for p in on], [p.usd for p in on], color=_COLORS[3], zorder=2)
+        ax.scatter(
+            [p.seconds / scale for p in off],
+            [p.usd for p in off],
+            facecolors="none",
+            edgecolors=_COLORS[0],
+            zorder=2,
+            label="dominated",
+        )
+        middle = (min(p.seconds for p in points) + longest) / 2
+        for p in points:
+            right = p.seconds > middle
+            ax.annotate(
+                _strip_model(p.summary.label, model),
+                (p.seconds / scale, p.usd),
+                fontsize=7,
+                xytext=(-5 if right else 5, 5),
+                textcoords="offset points",
+                ha="right" if right else "left",
+            )
+        ax.set_xlabel(f"time per epoch ({unit}, median)")
+        ax.set_ylabel("cost per epoch (USD, median)")
+        ax.yaxis.set_major_formatter(_usd)
+        ax.set_title(model)
+        ax.margins(0.2)
+        ax.grid(alpha=0.3)
+        plotted.append(
+            {
+                "model": model,
+                "time_unit": unit,
+                "seconds": [p.seconds for p in points],
+                "usd": [p.usd for p in points],
+                "front": [p.on_front for p in points],
+            }
+        )
+    fig.suptitle(f"Cost against time per epoch ({note})", fontsize=10)
+    handles = [h for ax in axes.flat for h in ax.get_legend_handles_labels()[0]]
+    labels = [x for ax in axes.flat for x in ax.get_legend_handles_labels()[1]]
+    keep = {label: h for h, label in zip(handles, labels, strict=True)}  # one per label
+    fig.legend(list(keep.values()), list(keep), loc="lower center", ncol=2, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07 / nrows, 1, 1))
+    return fig, plotted
