@@ -52,8 +52,8 @@ def build(model_name: str, batch: int, seed: int, precision: str = "fp32"):
     """
     import keras
 
-    from tpubench import registry
     from tpubench.data import synthetic
+    from tpubench.model import registry
     from tpubench.run.runner import POLICIES
 
     spec = registry.get(model_name)

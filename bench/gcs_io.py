@@ -46,7 +46,7 @@ MODES = ("local", "gcs_sync", "gcs_async")  # and "before" with --before_src
 
 
 def _run(mode: str, args, env: dict, workdir: str) -> dict:
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     tag = uuid.uuid4().hex[:8]
     if mode == "local":

@@ -80,7 +80,7 @@ def tpubench_flag_names(subcommand: str = "train") -> list[str] | None:
 
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "tpubench.flags", subcommand],
+            [sys.executable, "-m", "tpubench.cli.flags", subcommand],
             capture_output=True,
             text=True,
             timeout=120,

@@ -11,8 +11,8 @@ normalised the way the model was trained.
 
 import tensorflow as tf
 
-from tpubench import optim
 from tpubench.data import pipeline
+from tpubench.model import optim
 
 # "imagenet2012" is the name `tpubench data prepare --dataset=tfds:imagenet2012` gives it.
 DATASETS = ("imagenet", "imagenet2012")
@@ -70,7 +70,7 @@ def l2(params):
 def momentum_sgd(params):
     """SGD with momentum 0.9, learning rate base x global batch / 256 (linear scaling).
 
-    Keras 3's SGD arithmetic in one fused kernel per variable (tpubench.optim).
+    Keras 3's SGD arithmetic in one fused kernel per variable (tpubench.model.optim).
     """
     lr = params["base_learning_rate"] * params["global_batch_size"] / 256
     return optim.MomentumSGD(learning_rate=lr, momentum=0.9)

@@ -23,7 +23,7 @@ per training step (1.55 forward).
 
 import keras
 
-from tpubench import layers, model_api, registry
+from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
 

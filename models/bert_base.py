@@ -34,8 +34,8 @@ here.
 import keras
 import tensorflow as tf
 
-from tpubench import model_api, registry
 from tpubench.data import text, text_pipeline
+from tpubench.model import model_api, registry
 
 
 def _init(params):

@@ -17,8 +17,8 @@ docs/models.md has the figures measured here.
 
 import keras
 
-from tpubench import model_api, registry
 from tpubench.data import text_pipeline
+from tpubench.model import model_api, registry
 from tpubench_models import _text
 
 

@@ -16,8 +16,8 @@ jobs, so lower bounds; docs/models.md): 696 examples/s training at batch 32
 import keras
 import tensorflow as tf
 
-from tpubench import layers, model_api, registry
 from tpubench.data import pipeline
+from tpubench.model import layers, model_api, registry
 
 
 def build_model(params):

@@ -25,7 +25,8 @@ per training step (3.20 forward).
 import keras
 import tensorflow as tf
 
-from tpubench import errors, model_api, registry
+from tpubench.core import errors
+from tpubench.model import model_api, registry
 from tpubench_models import _imagenet
 
 # Inception modules of stages 3, 4 and 5 as in table 1: (#1x1, #3x3 reduce,

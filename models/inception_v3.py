@@ -25,7 +25,8 @@ per training step (11.5 forward).
 
 import keras
 
-from tpubench import errors, layers, model_api, registry
+from tpubench.core import errors
+from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
 

@@ -19,8 +19,8 @@ measured here.
 import keras
 import tensorflow as tf
 
-from tpubench import model_api, registry
 from tpubench.data import text_pipeline
+from tpubench.model import model_api, registry
 from tpubench_models import _text
 
 

@@ -23,8 +23,8 @@ with `--deterministic_input` and asserts >= 0.94 (seeds 1-3 reached
 import keras
 import tensorflow as tf
 
-from tpubench import layers, model_api, registry
 from tpubench.data import pipeline
+from tpubench.model import layers, model_api, registry
 
 
 def build_model(params):

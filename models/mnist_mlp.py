@@ -17,8 +17,8 @@ step (1.34 forward).
 import keras
 import tensorflow as tf
 
-from tpubench import model_api, registry
 from tpubench.data import pipeline
+from tpubench.model import model_api, registry
 
 
 def build_model(params):

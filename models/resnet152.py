@@ -17,7 +17,7 @@ epoch on a GCP n1-standard-2 at the on-demand price; 69.2 GFLOPs per image
 per training step (23.2 forward).
 """
 
-from tpubench import model_api, registry
+from tpubench.model import model_api, registry
 from tpubench_models import _imagenet, resnet50
 
 SPEC = registry.register(

@@ -20,7 +20,7 @@ Set `sync_batch_norm=true` to all-reduce batch statistics across replicas
 
 import keras
 
-from tpubench import layers, model_api, registry
+from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
 

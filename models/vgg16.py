@@ -20,7 +20,7 @@ per training step (31.2 forward).
 
 import keras
 
-from tpubench import layers, model_api, registry
+from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
 _BLOCKS = ((2, 64), (2, 128), (3, 256), (3, 512), (3, 512))

@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 
-from tpubench import background_writer, writers
+from tpubench.storage import background_writer, writers
 
 
 class SlowWriter(writers.MetricWriter):
@@ -95,7 +95,7 @@ def test_a_flush_that_keeps_failing_or_hangs_is_named_at_close():
 def test_on_gcs_slow_uploads_do_not_block_and_every_line_lands(gcs_env, local_gcs):
     import tensorflow as tf
 
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     local_gcs.delay(r"metrics\.jsonl", 0.2)
     path = f"gs://tpubench-test/bg-{uuid.uuid4().hex[:8]}/metrics.jsonl"

@@ -11,7 +11,7 @@ import re
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench import gcs
+from tpubench.storage import gcs
 
 BUCKET = "gs://tpubench-test"
 

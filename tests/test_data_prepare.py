@@ -169,7 +169,7 @@ def test_tfds_dataset_read_from_its_data_dir(tmp_path, gcs_env):
     assert m["splits"]["validation"]["examples"] == 30  # TFDS "test" serves as validation
     assert m["num_classes"] == 10
 
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     for path in tfds_dir.rglob("*"):
         if path.is_file():

@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 from conftest import one_line_error, record_files, run_cli
 
-from tpubench import errors, flags, records, timing
+from tpubench.cli import values
+from tpubench.core import errors, timing
 from tpubench.cost import pricing
+from tpubench.storage import records
 
 TINY = ["--tiny", "--num_warmup_batches=2"]
 
@@ -269,13 +271,13 @@ def test_bad_input_is_one_line_and_a_failed_record(case, tmp_path):
     [(["1", "8", "32", "128"], (1, 8, 32, 128)), ([" 4"], (4,)), ([], ())],
 )
 def test_batch_size_lists(items, expected):
-    assert flags.parse_batch_sizes(items) == expected
+    assert values.parse_batch_sizes(items) == expected
 
 
 @pytest.mark.parametrize("items", [["0"], ["-8"], ["8", "x"], ["2.5"], ["8", "8"], [""]])
 def test_bad_batch_size_lists_name_the_value(items):
     with pytest.raises(errors.UsageError, match="--batch_size="):
-        flags.parse_batch_sizes(items)
+        values.parse_batch_sizes(items)
 
 
 def test_latency_summary():

@@ -1,4 +1,4 @@
-"""tpubench.optim's fused optimizer and L2 penalty compute what Keras 3's do.
+"""tpubench.model.optim's fused optimizer and L2 penalty compute what Keras 3's do.
 
 The expected values come from Keras's own SGD and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
@@ -24,7 +24,7 @@ _SCRIPT = textwrap.dedent(
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
     import keras
-    from tpubench import optim
+    from tpubench.model import optim
 
     def train(make_opt, nesterov, strategy):
         keras.utils.set_random_seed(3)
@@ -86,7 +86,7 @@ def test_momentum_sgd_and_l2_match_keras(replicas):
 
 
 def test_imagenet_models_use_the_fused_optimizer():
-    from tpubench import optim, registry
+    from tpubench.model import optim, registry
 
     spec = registry.get("resnet50")
     params = registry.resolve_params(spec, {}, tiny=True) | {"global_batch_size": 64}
@@ -101,7 +101,7 @@ def test_loss_scale_finiteness_check_agrees_with_keras(bad):
     import numpy as np
     import tensorflow as tf
 
-    from tpubench import optim
+    from tpubench.model import optim
 
     rng = np.random.default_rng(2)
     grads = [

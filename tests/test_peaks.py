@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from tpubench import mfu, peaks
+from tpubench.hardware import mfu, peaks
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_peak_cli_measures_and_caches_per_precision(tmp_path):
 
     from conftest import run_cli
 
-    from tpubench import probe
+    from tpubench.hardware import probe
 
     proc, _ = run_cli("peak", "--format=json", env={"TPUBENCH_CACHE": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr

@@ -15,7 +15,7 @@ import functools
 import pytest
 from conftest import metrics_lines, run_cli
 
-from tpubench import registry
+from tpubench.model import registry
 
 # Per model, the --params that remove randomness which legitimately differs
 # per replica, so 1 and N replicas must agree exactly (up to float32 sums).

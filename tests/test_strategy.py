@@ -11,8 +11,9 @@ import json
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench import errors, strategy
-from tpubench.config import HardwareConfig
+from tpubench.core import errors
+from tpubench.core.config import HardwareConfig
+from tpubench.hardware import strategy
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ def test_one_device_with_two_cpu_devices_is_an_error(tmp_path):
 
 
 def test_only_host_zero_of_a_tpu_pod_is_chief(monkeypatch):
-    from tpubench import strategy
+    from tpubench.hardware import strategy
 
     for var in ("CLOUD_TPU_TASK_ID", "TPU_WORKER_ID"):
         monkeypatch.delenv(var, raising=False)

@@ -23,7 +23,7 @@ import psutil
 import pytest
 from conftest import metrics_lines, one_line_error, record_files, run_cli
 
-from tpubench import records
+from tpubench.storage import records
 
 TINY_SYNTHETIC = ["--tiny", "--use_synthetic_data"]
 

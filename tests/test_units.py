@@ -11,8 +11,13 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from tpubench import errors, flags, mfu, model_info, records, registry, timing
-from tpubench.timing import LoopTime
+from tpubench.cli import values
+from tpubench.core import errors, timing
+from tpubench.core.timing import LoopTime
+from tpubench.hardware import mfu
+from tpubench.model import flops as flops_lib
+from tpubench.model import model_info, registry
+from tpubench.storage import records
 
 # ------------------------------------------------------------------ timing
 
@@ -58,7 +63,7 @@ def test_summarize_excludes_warm_up_loops():
 
 
 def test_one_timed_loop_says_n_is_1():
-    from tpubench import report_text
+    from tpubench.cli import report_text
 
     s = timing.summarize([LoopTime(10, 5.0, 1280), LoopTime(10, 0.3263, 1280)], 1, 1)
     assert s["step_time_samples"] == 1
@@ -144,7 +149,7 @@ def test_unknown_model_lists_the_registered_ones():
 
 
 def test_parse_params():
-    assert flags.parse_params(["a=1", " b = 2 ", "c=x=y", "d="]) == (
+    assert values.parse_params(["a=1", " b = 2 ", "c=x=y", "d="]) == (
         ("a", "1"),
         ("b", "2"),
         ("c", "x=y"),
@@ -152,7 +157,7 @@ def test_parse_params():
     )
     for bad in ("dropout", "=1", " =1"):
         with pytest.raises(errors.UsageError) as e:
-            flags.parse_params([bad])
+            values.parse_params([bad])
         assert repr(bad) in str(e.value)
 
 
@@ -258,7 +263,7 @@ def test_mfu_is_achieved_over_peak():
 def test_mnist_mlp_flops_match_the_layer_arithmetic():
     spec = registry.get("mnist_mlp")
     params = registry.resolve_params(spec, {})
-    counted = mfu.count_flops(spec, params)
+    counted = flops_lib.count_flops(spec, params)
     w1, w2, w3 = 784 * 512, 512 * 512, 512 * 10
     # Multiply-adds of the three matmuls; bias adds, ReLUs and the softmax
     # loss add about 0.1% on top, so 1% bounds the counter's error.
@@ -400,7 +405,7 @@ def _as_uint8(images):
 
 
 def test_digits_train_pipeline_reads_one_epoch_exactly(prepared, digit_arrays):
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     out, _ = prepared
     spec = registry.get("mnist_mlp")
@@ -423,7 +428,7 @@ def test_digits_train_pipeline_reads_one_epoch_exactly(prepared, digit_arrays):
 
 
 def test_digits_eval_pipeline_covers_the_test_split(prepared, digit_arrays):
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     out, _ = prepared
     spec = registry.get("mnist_mlp")
@@ -435,7 +440,7 @@ def test_digits_eval_pipeline_covers_the_test_split(prepared, digit_arrays):
 
 
 def test_parameter_server_runs_are_counted_in_workers():
-    from tpubench import report_text
+    from tpubench.cli import report_text
 
     results = {"examples_per_sec": 9448.2, "examples_per_sec_per_replica": 4724.1}
     record = {

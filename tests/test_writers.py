@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tpubench import writers
+from tpubench.storage import writers
 
 
 def _lines(path):

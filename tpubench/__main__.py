@@ -1,3 +1,3 @@
-from tpubench.main import run
+from tpubench.cli.main import run
 
 run()

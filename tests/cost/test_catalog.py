@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from tpubench import errors
-from tpubench.cost import catalog, cli
+from tpubench.cli import prices as cli
+from tpubench.core import errors
+from tpubench.cost import catalog
 
 HEADER = "key,provider,kind,region,unit,count,on_demand,spot,as_of,source,status,notes"
 GOOD = "gcp:v100,gcp,gpu,us-central1,gpu-hour,1,2.48,0.992,2025-01-01,test,confirmed,"
@@ -271,7 +272,7 @@ def test_user_catalog_replaces_the_shipped_one(tmp_path):
 
 def test_gs_catalog_reads_through_google_cloud_storage(gcs_env):
     """gs:// catalogs come through google-cloud-storage, against the local GCS server."""
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     gcs.write_bytes("gs://tpubench-test/prices.csv", f"{HEADER}\n{GOOD}\n".encode(), "text/csv")
     assert catalog.load("gs://tpubench-test/prices.csv").lookup("gcp:v100").on_demand == 2.48

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost import catalog, machine
 from tpubench.cost.machine import Part
 

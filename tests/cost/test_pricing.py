@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from tpubench import errors
-from tpubench.cost import catalog, cli, pricing
+from tpubench.cli import prices as cli
+from tpubench.core import errors
+from tpubench.cost import catalog, pricing
 
 
 @pytest.fixture(scope="module")

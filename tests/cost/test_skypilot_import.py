@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-from tpubench import errors
-from tpubench.cost import catalog, cli, detect, run, skypilot
+from tpubench.cli import prices as cli
+from tpubench.core import errors
+from tpubench.cost import catalog, detect, run, skypilot
 
 # The column orders of SkyPilot's catalogs/v7 files, as they are.
 GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"

@@ -15,7 +15,7 @@ import sys
 import pytest
 from conftest import one_line_error, record_files, run_cli
 
-from tpubench import registry
+from tpubench.model import registry
 
 TINY = ["--tiny", "--train_steps=1", "--use_synthetic_data"]
 

@@ -80,7 +80,7 @@ def test_a_record_the_full_disk_refused_is_saved_and_recorded_by_the_same_comman
 def test_a_record_gcs_refuses_is_saved_and_recorded_by_the_same_command(
     gcs_env, local_gcs, tmp_path, tpubench_cache
 ):
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     results, model_dir = "gs://tpubench-test/refused-runs", tmp_path / "model"
     args = _train_args(model_dir, results, steps=200)

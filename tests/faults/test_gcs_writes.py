@@ -16,7 +16,7 @@ import uuid
 import pytest
 from conftest import run_cli
 
-from tpubench import gcs
+from tpubench.storage import gcs
 
 BUCKET = "gs://tpubench-test"
 LATENCY = 0.1  # seconds added to each metrics.jsonl / events request (a flush: ~8)

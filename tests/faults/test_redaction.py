@@ -11,7 +11,7 @@ import pathlib
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench import redaction
+from tpubench.storage import redaction
 
 SECRETS = ("s3cr3t", "abc123", "tok456", "zz9")
 LABEL = "https://alice:s3cr3t@example.com/x?token=abc123&step=1"

@@ -20,7 +20,7 @@ MODULE = textwrap.dedent(
 
     import tensorflow as tf
 
-    from tpubench import model_api, registry
+    from tpubench.model import model_api, registry
     from tpubench_models import mnist_mlp
 
 

@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
-from tpubench import layers, registry
+from tpubench.model import layers, registry
 
 LAYOUT_NETS = [
     "resnet50",

@@ -14,9 +14,11 @@ import gc
 import pytest
 from conftest import run_cli
 
-from tpubench import errors, registry
+from tpubench.core import errors
 
 # Trainable parameters of the full-size networks, and where they are published.
+from tpubench.model import registry
+
 PUBLISHED = {
     # torchvision resnet50 (v1.5, bias-free convolutions; batch-norm gamma/beta).
     "resnet50": 25_557_032,
@@ -100,7 +102,7 @@ def test_tiny_variant_trains_a_few_steps(name):
     import numpy as np
     import tensorflow as tf
 
-    from tpubench import runner as runner_lib
+    from tpubench.run import runner as runner_lib
 
     spec = registry.get(name)
     params = registry.resolve_params(spec, STEP_PARAMS[name], tiny=True)
@@ -167,7 +169,7 @@ def test_real_jpeg_records_reach_the_model_at_its_size(name, mode, photo_records
     """The real-data input_fn: decoded, cropped and normalised at the model's size."""
     import numpy as np
 
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     spec = registry.get(name)
     params = registry.resolve_params(spec, {}, tiny=True)
@@ -195,7 +197,7 @@ def test_batch_norm_without_scale_matches_keras():
     import keras
     import numpy as np
 
-    from tpubench import layers
+    from tpubench.model import layers
 
     x = np.random.default_rng(0).normal(2.0, 3.0, size=(4, 5, 5, 6)).astype("float32")
     ours = layers.FusedBatchNorm(momentum=0.99, epsilon=1e-3, scale=False)
@@ -215,7 +217,7 @@ def test_batch_norm_moving_averages_follow_the_batches():
     """The fused kernel's own moving averages: m * old + (1 - m) * batch, unbiased variance."""
     import numpy as np
 
-    from tpubench import layers
+    from tpubench.model import layers
 
     rng = np.random.default_rng(1)
     a = rng.normal(1.0, 2.0, size=(8, 3, 3, 4)).astype("float32")

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from tpubench import errors, model_api, recurrent, registry
+from tpubench.core import errors
 from tpubench.data import embedded, pydoc_corpus, text, text_pipeline, text_sources
 from tpubench.data import manifest as manifest_lib
+from tpubench.model import model_api, recurrent, registry
 
 TEXT_MODELS = (
     "imdb_fasttext",
@@ -230,12 +231,12 @@ def test_a_layer_that_cannot_use_cudnn_is_named():
 
 
 def test_flops_of_recurrent_layers_are_counted():
-    from tpubench import mfu
+    from tpubench.model import flops as flops_lib
 
     spec = registry.get("lstm_textgen")
     params = registry.resolve_params(spec, {})
     params.update(seed=0, batch_size=2, global_batch_size=2)
-    counted = mfu.count_flops(spec, params)
+    counted = flops_lib.count_flops(spec, params)
     # 40 steps of x @ W and h @ R with 4 gates: 2 x 4 x 128 x (57 + 128) FLOPs each.
     matmuls = 40 * 2 * 4 * 128 * (57 + 128)
     assert matmuls < counted["forward_flops_per_example"] < 1.2 * matmuls
@@ -294,7 +295,7 @@ def test_fasttext_learns_the_topics_on_two_replicas(tmp_path):
 def test_the_traced_cpu_step_runs_keras_generic_loop():
     import tensorflow as tf
 
-    from tpubench import runner as runner_lib
+    from tpubench.run import runner as runner_lib
 
     spec = registry.get("lstm_textgen")
     params = registry.resolve_params(spec, {}, tiny=True)
@@ -393,7 +394,7 @@ def test_ptb_lstm_reports_loss_per_word_and_steps_as_the_tutorial(max_grad_norm)
     """
     import tensorflow as tf
 
-    from tpubench import runner as runner_lib
+    from tpubench.run import runner as runner_lib
 
     spec = registry.get("ptb_lstm")
     params = registry.resolve_params(

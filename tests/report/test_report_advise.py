@@ -12,8 +12,8 @@ import pathlib
 
 import pytest
 
-from tpubench import errors
-from tpubench.config import AdviseConfig
+from tpubench.core import errors
+from tpubench.core.config import AdviseConfig
 from tpubench.report import advise
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"

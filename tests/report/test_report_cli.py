@@ -19,7 +19,7 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 # Runs the CLI in-process and fails (exit 99) if anything imported TensorFlow.
 _NO_TF = """
 import sys
-from tpubench import main
+from tpubench.cli import main
 try:
     main.run(["tpubench", *sys.argv[1:]])
     code = 0

@@ -5,8 +5,9 @@ import pathlib
 
 import pytest
 
-from tpubench import errors, records
+from tpubench.core import errors
 from tpubench.report import group, load, stats
+from tpubench.storage import records
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 

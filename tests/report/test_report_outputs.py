@@ -9,8 +9,9 @@ import re
 import pytest
 from PIL import Image
 
-from tpubench.config import ReportConfig
-from tpubench.report import cli, published
+from tpubench.cli import report as cli
+from tpubench.core.config import ReportConfig
+from tpubench.report import published
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 MLP_T1 = [1000, 1100, 900, 1050, 950, 1200]  # examples/sec of the six 1-thread trials

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from tpubench import liveness, records
 from tpubench.run import lock
+from tpubench.storage import liveness, records
 
 
 def _dead_pid() -> int:
@@ -83,7 +83,7 @@ def test_a_local_lock_is_exclusive_and_taken_over_from_a_dead_holder(tmp_path):
 
 
 def test_a_gcs_lock_object_is_exclusive_by_its_generation(gcs_env, local_gcs):
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     model_dir = "gs://tpubench-test/locked-model"
     first = lock.acquire(model_dir, _holder("one"), False, print)

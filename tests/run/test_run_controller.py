@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tpubench import errors, timing
+from tpubench.core import errors, timing
 from tpubench.run import actions, profile
 from tpubench.run.controller import Controller, LoopOutput, Schedule
 
@@ -293,7 +293,7 @@ def test_loops_split_at_steps_per_loop_and_each_writes_a_row():
 
 
 def test_a_reached_target_is_priced_and_shown():
-    from tpubench import report_text
+    from tpubench.cli import report_text
     from tpubench.cost import pricing, runs
 
     clock = Clock()

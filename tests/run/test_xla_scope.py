@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
-from tpubench import registry
+from tpubench.model import registry
 from tpubench.run import runner as runner_lib
 
 NO_DROPOUT = {"mnist_mlp": {"dropout": "0.0"}}

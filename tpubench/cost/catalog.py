@@ -18,7 +18,7 @@ import importlib.resources
 import os
 from collections.abc import Iterable
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost.catalog_rows import (  # noqa: F401 - the format's names, re-exported
     _UNKNOWN_RE,
     COLUMNS,
@@ -180,7 +180,7 @@ USER_FILE = "prices.csv"
 def user_path() -> str:
     """The user catalog written by `tpubench prices import`: $TPUBENCH_CACHE/prices.csv
     (default ~/.cache/tpubench/prices.csv)."""
-    from tpubench import cache
+    from tpubench.storage import cache
 
     return cache.path(USER_FILE)
 
@@ -241,7 +241,7 @@ def load(path: str | None = None) -> Catalog:
 
 def _read_text(path: str) -> str:
     if path.startswith("gs://"):
-        from tpubench import gcs  # google-cloud-storage: no TensorFlow for prices
+        from tpubench.storage import gcs  # google-cloud-storage: no TensorFlow for prices
 
         try:
             return gcs.read_bytes(path).decode("utf-8")

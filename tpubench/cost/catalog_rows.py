@@ -9,7 +9,7 @@ import io
 import math
 import re
 
-from tpubench import errors
+from tpubench.core import errors
 
 # fmt: off
 COLUMNS = ("key", "provider", "kind", "region", "unit", "count",

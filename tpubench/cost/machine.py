@@ -19,7 +19,7 @@ import datetime
 import re
 from typing import NamedTuple
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost import catalog
 
 PART_FORM = "parts like [Nx]provider:name[@YYYY] joined by '+', e.g. gcp:n1-standard-8+4xgcp:v100"

@@ -12,7 +12,7 @@ import dataclasses
 import datetime
 import math
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine
 

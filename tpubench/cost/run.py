@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import detect, pricing
 

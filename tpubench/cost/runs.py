@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.config import CostConfig
+from tpubench.core.config import CostConfig
 
 
 @dataclasses.dataclass(frozen=True)

@@ -30,7 +30,7 @@ import io
 import os
 import re
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import detect
 

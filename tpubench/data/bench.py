@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.hardware import hostcpu
 
 
@@ -35,7 +35,7 @@ def run(spec, params: dict, manifest, split: str, batches: int, warmup: int) -> 
     """Iterates BATCHES batches (after WARMUP) of SPEC's input_fn over MANIFEST's SPLIT."""
     import tensorflow as tf
 
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     mode = Mode.TRAIN if split == "train" else Mode.EVAL
     dataset = spec.input_fn(params, None, mode)

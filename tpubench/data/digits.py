@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from tpubench import cache as cache_lib
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import tfrecord
+from tpubench.storage import cache as cache_lib
 
 NAME = "digits"
 IMAGE_SHAPE = (28, 28, 1)

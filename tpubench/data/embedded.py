@@ -12,9 +12,9 @@ import os
 import shutil
 import tempfile
 
-from tpubench import cache as cache_lib
 from tpubench.data import digits, pydoc_corpus
 from tpubench.data import manifest as manifest_lib
+from tpubench.storage import cache as cache_lib
 
 # name -> (prepare(output_dir, source) -> Manifest, cache-version key function)
 _TEXT = {name: (fn, pydoc_corpus.version_key) for name, fn in pydoc_corpus.PREPARERS.items()}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import manifest as manifest_lib
 
 _OFFSET = re.compile(r"(corrupted|truncated) record at (\d+)")

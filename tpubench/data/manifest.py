@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tpubench import errors
+from tpubench.core import errors
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import image_preprocessing, tfrecord
 from tpubench.data import manifest as manifest_lib
-from tpubench.model_api import Mode
+from tpubench.model.model_api import Mode
 
 
 def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resnet") -> Callable:

@@ -24,10 +24,11 @@ import tempfile
 import threading
 import time
 
-from tpubench import cache, errors, gcs
+from tpubench.core import errors
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import sources, tfrecord
-from tpubench.liveness import pid_alive
+from tpubench.storage import cache, gcs
+from tpubench.storage.liveness import pid_alive
 
 
 @dataclasses.dataclass(frozen=True)

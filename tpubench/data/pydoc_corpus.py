@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import text
 
 TOPICS, WORDS, CHARS = "pydoc_topics", "pydoc_words", "pydoc_chars"

@@ -8,8 +8,8 @@ model's embedded offline dataset is prepared once and read.
 
 from __future__ import annotations
 
-from tpubench import errors
-from tpubench.config import DataConfig
+from tpubench.core import errors
+from tpubench.core.config import DataConfig
 
 
 def resolve(data: DataConfig, spec, target_accuracy: float | None = None):

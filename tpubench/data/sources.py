@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import tfrecord
 from tpubench.data.source_api import Options, Prepared, jpeg_bytes, resize
 

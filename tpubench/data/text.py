@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import tfrecord
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from tpubench.data import manifest as manifest_lib
 from tpubench.data import text
-from tpubench.model_api import Mode
+from tpubench.model.model_api import Mode
 
 
 def _records(params, input_context, mode: Mode, fmt: str, model: str):

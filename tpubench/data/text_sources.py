@@ -32,9 +32,9 @@ import urllib.request
 
 import numpy as np
 
-from tpubench import cache as cache_lib
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import pydoc_corpus, text
+from tpubench.storage import cache as cache_lib
 
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 PTB_URL = "http://www.fit.vutbr.cz/~imikolov/rnnlm/simple-examples.tgz"

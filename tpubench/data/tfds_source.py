@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.data import source_api, tfrecord
 
 _EVAL_SPLITS = ("validation", "test")

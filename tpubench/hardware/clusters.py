@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import time
 
-from tpubench import errors
-from tpubench.config import HardwareConfig
+from tpubench.core import errors
+from tpubench.core.config import HardwareConfig
 from tpubench.hardware import placement
 
 

@@ -15,7 +15,7 @@ import time
 
 import psutil
 
-from tpubench import timing
+from tpubench.core import timing
 
 
 class Sampler:

@@ -1,8 +1,7 @@
 """Model FLOPs utilisation: FLOPs per example x examples/sec over peak.
 
-FLOPs come from the model's own step graph (TensorFlow's graph profiler on
-the traced forward+backward function, multiply and add counted apart);
-peaks from a table of published accelerator figures, or, for CPUs, from a
+FLOPs come from the model's own step graph (tpubench.model.flops); peaks
+from a table of published accelerator figures, or, for CPUs, from a
 measured matmul probe cached per machine (an achievable peak, not a
 datasheet one: say so when reporting).
 """
@@ -23,48 +22,6 @@ def peak_flops(key: str, precision: str) -> float | None:
 
     sheet = peaks.datasheet(key, precision)
     return sheet.tflops * 1e12 if sheet else None
-
-
-def count_flops(spec, params, batch: int = 2) -> dict:
-    """FLOPs per example of the forward pass and of a training step.
-
-    Traces the model's eval and train (loss + gradients) functions on a
-    small batch, never executes them, and asks TensorFlow's graph profiler
-    for the float operations.
-    """
-    import keras
-    import tensorflow as tf
-
-    from tpubench import recurrent
-    from tpubench.model_api import Mode
-
-    # Unrolled, so the profiler sees every time step of recurrent layers.
-    model = recurrent.unrolled_copy(spec.build_model(params))
-    features_spec, labels_spec = spec.element_spec(params)
-
-    def with_batch(s):
-        return tf.TensorSpec([batch, *s.shape], s.dtype)
-
-    def forward(x, y):
-        return tf.reduce_sum(spec.model_fn(model, x, y, Mode.EVAL, params).per_example_loss)
-
-    def train(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(spec.model_fn(model, x, y, Mode.TRAIN, params).per_example_loss)
-        return tape.gradient(loss, model.trainable_variables)
-
-    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"
-    result = {}
-    for name, fn in (("forward", forward), ("train", train)):
-        concrete = tf.function(fn).get_concrete_function(
-            tf.nest.map_structure(with_batch, features_spec), with_batch(labels_spec)
-        )
-        prof = tf.compat.v1.profiler.profile(graph=concrete.graph, options=options)
-        result[f"{name}_flops_per_example"] = prof.total_float_ops / batch
-    result["parameters"] = int(sum(v.shape.num_elements() for v in model.trainable_variables))
-    keras.backend.clear_session()
-    return result
 
 
 def hardware_peak(

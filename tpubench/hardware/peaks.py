@@ -19,7 +19,7 @@ import itertools
 import statistics
 import time
 
-from tpubench import cache as cache_lib
+from tpubench.storage import cache as cache_lib
 
 CACHE_FILE = "cpu_peaks.json"
 DATASHEET_AS_OF = "2026-11-23"  # when the rows were transcribed (docs/cost.md)

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import os
 
-from tpubench import errors
+from tpubench.core import errors
 
 
 @dataclasses.dataclass(frozen=True)

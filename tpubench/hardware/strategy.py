@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from tpubench import errors
-from tpubench.config import HardwareConfig
+from tpubench.core import errors
+from tpubench.core.config import HardwareConfig
 from tpubench.hardware import clusters, placement
 
 # Names that moved to placement.py and clusters.py, importable from here as before.

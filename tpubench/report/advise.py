@@ -15,8 +15,8 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench import errors
-from tpubench.config import AdviseConfig
+from tpubench.core import errors
+from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import pricing
 from tpubench.report import group as group_lib

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.report import load
 
 # Every dimension of a configuration, in the order labels show them.

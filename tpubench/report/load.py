@@ -3,7 +3,7 @@
 Only `ok` records are results; every other record is listed as excluded
 with its reason, so a failed or interrupted trial never disappears silently.
 Reading never imports TensorFlow: local files are read directly and gs://
-objects through `tpubench.gcs` (google-cloud-storage).
+objects through `tpubench.storage.gcs` (google-cloud-storage).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tpubench import errors, records
+from tpubench.core import errors
 from tpubench.cost import money
+from tpubench.storage import records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -171,7 +172,7 @@ def _name_of(record: dict) -> str:
 
 
 def _status(record: dict):
-    from tpubench import liveness
+    from tpubench.storage import liveness
 
     return liveness.status(record)
 
@@ -181,7 +182,7 @@ def _status_reason(record: dict) -> str | None:
     if status == "ok":
         return None
     if status == "running":
-        from tpubench import liveness
+        from tpubench.storage import liveness
 
         dead = liveness.death(record)
         if dead is not None:

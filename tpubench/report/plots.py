@@ -14,9 +14,9 @@ import json
 import matplotlib
 from matplotlib.figure import Figure
 
-from tpubench import files
 from tpubench.cost import money
 from tpubench.report import compare, render
+from tpubench.storage import files
 
 _DPI = 110
 _COLORS = matplotlib.colormaps["tab10"].colors

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench import errors
+from tpubench.core import errors
 
 
 @dataclasses.dataclass(frozen=True)

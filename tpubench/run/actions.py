@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from tpubench import writers
 from tpubench.run.controller import LoopState
+from tpubench.storage import writers
 
 
 class Periodic:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tpubench import errors
+from tpubench.core import errors
 
 PREFIX = "ckpt"
 _INDEX = re.compile(rf"{PREFIX}-(\d+)\.index$")

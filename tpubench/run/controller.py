@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from tpubench import errors, timing
+from tpubench.core import errors, timing
 
 
 @dataclasses.dataclass(frozen=True)

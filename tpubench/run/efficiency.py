@@ -51,8 +51,8 @@ def measure(spec, params: dict, placement, hw_view, unfitted: dict | None = None
     UNFITTED ({param: value before fitting to the data}) adds `fitted_params`
     and `parameters_unfitted`: why the count differs from `tpubench models`.
     """
-    from tpubench import model_info
     from tpubench.hardware import mfu
+    from tpubench.model import model_info
 
     try:
         counted = model_info.flops(spec, dict(params))

@@ -16,10 +16,11 @@ import dataclasses
 import time
 from typing import Any
 
-from tpubench import errors, records
-from tpubench.config import InferConfig
+from tpubench.core import errors
+from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import efficiency, infer_timing, interrupts, layout, session, weights
+from tpubench.storage import records
 
 UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
 
@@ -248,7 +249,7 @@ class _Sweep:
 
     # ------------------------------------------------------------ measuring
     def _measure(self, runner, batch, manifest) -> dict:
-        from tpubench import progress as progress_lib
+        from tpubench.run import progress as progress_lib
 
         cfg = self.cfg
         total = cfg.num_warmup_batches + cfg.num_batches
@@ -270,7 +271,7 @@ class _Sweep:
 
     def _accuracy(self, built: _Built, batch: int) -> dict:
         """One untimed pass over the eval split with the weights being measured."""
-        from tpubench.model_api import Mode
+        from tpubench.model.model_api import Mode
 
         # Under TPU every batch must be full (static shapes): whole batches only.
         fixed = built.placement.strategy == "tpu"

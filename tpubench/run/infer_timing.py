@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from tpubench import timing
+from tpubench.core import timing
 from tpubench.run import efficiency
 
 
@@ -75,7 +75,7 @@ def predictor(runner, batch: int, manifest, seed: int):
     """predict() -> the batch's predictions as numpy arrays on the host."""
     import tensorflow as tf
 
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     runner.set_global_batch(batch)
     if manifest is None:

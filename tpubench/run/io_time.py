@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from tpubench import errors
+from tpubench.core import errors
 
 
 def close_writer(job) -> None:

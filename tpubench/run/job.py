@@ -12,10 +12,11 @@ import contextlib
 import os
 import time
 
-from tpubench import errors, records
-from tpubench.config import TrainConfig
+from tpubench.core import errors
+from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import checkpoints, interrupts, planning, saver, session
+from tpubench.storage import records
 
 
 class Job:
@@ -66,8 +67,8 @@ class Job:
 
     def _lock(self) -> None:
         """One run per model_dir: taken before any checkpoint is read or written."""
-        from tpubench import gcs
         from tpubench.run import lock
+        from tpubench.storage import gcs
 
         path = records.path_for(self.cfg.results_dir, self.record["run_id"])
         holder = {
@@ -100,7 +101,7 @@ class Job:
 
     def heartbeat(self) -> None:
         """The Heartbeat action: the `running` record and the lock say this run is alive."""
-        from tpubench import liveness
+        from tpubench.storage import liveness
 
         if self.lock is None:
             return
@@ -146,9 +147,9 @@ class Job:
 
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan) -> None:
-        from tpubench import progress as progress_lib
         from tpubench.hardware import hostcpu
         from tpubench.run import loop, stopping
+        from tpubench.run import progress as progress_lib
         from tpubench.run import runner as runner_lib
 
         cfg = self.cfg
@@ -209,7 +210,7 @@ class Job:
     def _background_writes(self, p: planning.Plan) -> bool:
         """gs:// writes off the training path: asked for, on gs://, and one process
         writing (workers of a cluster save together; their copies are removed at once)."""
-        from tpubench import gcs
+        from tpubench.storage import gcs
 
         single = p.placement.num_workers == 1 and p.placement.strategy != "parameter_server"
         return self.cfg.async_remote_writes and gcs.is_gcs(self.model_dir) and single
@@ -262,7 +263,7 @@ class Job:
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
-        from tpubench import timing
+        from tpubench.core import timing
 
         state = self.controller.state if self.controller is not None else None
         if state is None or not state.loops or "results" in self.record:
@@ -308,7 +309,7 @@ class Job:
 
 def _recurrent(runner, placement) -> dict | None:
     """Which recurrent implementation the traced step used (None: no RNN layers)."""
-    from tpubench import recurrent
+    from tpubench.model import recurrent
 
     try:
         ops = runner.traced_op_types()

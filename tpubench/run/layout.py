@@ -9,13 +9,13 @@ checkpoint trained in one restores in the other.
 
 from __future__ import annotations
 
-from tpubench import errors
+from tpubench.core import errors
 
 
 def check(requested: str, spec) -> None:
     """Refuses, before anything is built, a layout SPEC's network cannot take."""
     if requested == "channels_first" and not spec.channels_first:
-        from tpubench import registry
+        from tpubench.model import registry
 
         able = ", ".join(n for n in registry.names() if registry.get(n).channels_first)
         raise errors.UsageError(

@@ -16,7 +16,8 @@ import json
 import os
 import time
 
-from tpubench import errors, files, gcs, liveness, records
+from tpubench.core import errors
+from tpubench.storage import files, gcs, liveness, records
 
 NAME = ".tpubench-lock.json"
 POLL_SECS = 2.0

@@ -13,10 +13,11 @@ import math
 import time
 from typing import Any
 
-from tpubench import liveness, timing
-from tpubench.config import TrainConfig
+from tpubench.core import timing
+from tpubench.core.config import TrainConfig
 from tpubench.run import actions, efficiency
 from tpubench.run import controller as controller_lib
+from tpubench.storage import liveness
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +52,7 @@ def writer(
     """
     import tensorflow as tf
 
-    from tpubench import background_writer, writers
+    from tpubench.storage import background_writer, writers
 
     if not is_chief:
         return writers.NullWriter()
@@ -67,7 +68,7 @@ def writer(
 
 def loop_scalars(job) -> dict:
     """The learning rate and the latest host CPU sample, read at a loop's end."""
-    from tpubench import writers
+    from tpubench.storage import writers
 
     out = {}
     opt = getattr(job.runner, "optimizer", None)
@@ -111,7 +112,7 @@ def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: i
     TensorBoard only: metrics.jsonl holds one line per step, written as the
     steps ran, and the record holds the run's MFU.
     """
-    from tpubench import writers
+    from tpubench.storage import writers
 
     flops, peak = mfu.get("train_flops_per_example"), mfu.get("peak_flops")
     if not flops or not peak or mfu.get("mfu") is None:  # no figure: the record says why

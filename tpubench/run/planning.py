@@ -12,8 +12,8 @@ import math
 import time
 from typing import Any
 
-from tpubench import errors
-from tpubench.config import TrainConfig
+from tpubench.core import errors
+from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import efficiency, interrupts, layout, session
 
@@ -120,7 +120,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
 
 def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
     """Fails before training when a gs:// location cannot be read or written."""
-    from tpubench import gcs
+    from tpubench.storage import gcs
 
     if gcs.is_gcs(cfg.data.data_dir):
         gcs.check_access(cfg.data.data_dir, write=False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.run.actions import Periodic
 from tpubench.run.controller import LoopState
 

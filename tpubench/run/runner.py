@@ -11,9 +11,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from tpubench import layers, model_api, optim
 from tpubench.data import synthetic
-from tpubench.model_api import Mode
+from tpubench.model import layers, model_api, optim
+from tpubench.model.model_api import Mode
 
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 

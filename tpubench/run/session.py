@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tpubench import errors, liveness, records
-from tpubench.config import DataConfig
+from tpubench.core import errors
+from tpubench.core.config import DataConfig
+from tpubench.storage import liveness, records
 
 
 # ------------------------------------------------------------------ records
@@ -90,7 +91,7 @@ class Feed:
 
 def load_spec(ref: ModelRef):
     """(spec, params) of REF, its params resolved from defaults, --tiny and --params."""
-    from tpubench import registry
+    from tpubench.model import registry
 
     for module in ref.modules:
         registry.load_module(module)
@@ -179,7 +180,7 @@ def examples_per_epoch(spec, manifest, params: dict, split: str = "train") -> in
     Under --skip_corrupt (`readable_records` in PARAMS) the records past the
     damage in a shard are not read, so they are not counted either.
     """
-    from tpubench import model_api
+    from tpubench.model import model_api
 
     if manifest is None:
         return spec.examples_per_epoch[split]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 
-from tpubench import errors, records
-from tpubench.config import TrainConfig
+from tpubench.core import errors
+from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, planning, session
+from tpubench.storage import records
 
 # What a train run plans before it builds the model: in planning.py, importable from here.
 DEFAULT_TRAIN_STEPS = planning.DEFAULT_TRAIN_STEPS
@@ -153,7 +154,7 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
 
 def _compare_synthetic(job) -> None:
     """The same run on synthetic batches kept on the device: is the real run input-bound?"""
-    from tpubench import diagnosis
+    from tpubench.run import diagnosis
     from tpubench.run import job as job_lib
 
     fitted = session.fitted_from_data(job.params, job.manifest)

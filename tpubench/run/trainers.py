@@ -1,6 +1,6 @@
 """The trainer and evaluator the controller drives, built from a Runner.
 
-`Runner` (tpubench/runner.py) owns the tf.functions; these adapters give
+`Runner` (run/runner.py) owns the tf.functions; these adapters give
 the controller its seam: `train(n)` returns host floats (so a loop's time
 includes its completion) and `evaluate(steps)` a dict of metrics.
 """
@@ -58,7 +58,7 @@ class _PsTrainer:
 
 def build(runner, strategy, placement, manifest) -> Parts:
     """The trainer and evaluator for RUNNER under PLACEMENT, on MANIFEST's data or synthetic."""
-    from tpubench.model_api import Mode
+    from tpubench.model.model_api import Mode
 
     seed = runner.params["seed"]
     if placement.strategy == "parameter_server":

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import time
 
-from tpubench import cache, errors, records
+from tpubench.core import errors
+from tpubench.storage import cache, records
 
 ATTEMPTS = 3
 RETRY_DELAYS = (0.5, 2.0)  # seconds between the tries

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpubench import errors
+from tpubench.core import errors
 from tpubench.run import checkpoints
 
 

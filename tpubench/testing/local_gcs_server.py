@@ -15,14 +15,14 @@ import signal
 import sys
 import time
 
-from tpubench.liveness import pid_alive
+from tpubench.storage.liveness import pid_alive
 from tpubench.testing import local_gcs
 
 ENV_FILE = "gcs.env"
 
 
 def default_state_dir() -> str:
-    from tpubench import cache
+    from tpubench.storage import cache
 
     return cache.path("local-gcs")
 

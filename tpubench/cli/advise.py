@@ -1,0 +1,36 @@
+"""`tpubench advise`: the cheapest configuration for a deadline, or the fastest for a budget."""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench.cli import configs
+from tpubench.report import advise
+
+FLAGS = flags.FLAGS
+
+
+def define():
+    flags.DEFINE_string("model", None, "Model to advise on (as recorded, e.g. mnist_mlp).")
+    flags.DEFINE_string("deadline", None, "Finish within this time: 90m, 2h, 1h30m, 3600s, 1d.")
+    flags.DEFINE_float("budget", None, "Spend at most this many USD (instead of --deadline).")
+    flags.DEFINE_float("epochs", 1.0, "Size of the job in epochs of the recorded dataset.")
+    flags.DEFINE_bool(
+        "to_target",
+        False,
+        "Size the job as the recorded time to --target_accuracy instead of --epochs.",
+    )
+    flags.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
+    flags.DEFINE_float(
+        "max_age_days", 180.0, "Warn about records older than this many days.", lower_bound=0.0
+    )
+    flags.DEFINE_string(
+        "tf_version",
+        None,
+        "Warn about records from other TensorFlow versions (default: installed).",
+    )
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    print(advise.advise(configs.advise_config(args)), end="")
+    return 0

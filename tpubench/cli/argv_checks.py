@@ -1,0 +1,78 @@
+"""Checks on the raw command line, before absl parses it.
+
+absl reads a `--flagfile` whole, whatever it is: `--flagfile=/dev/zero` grew
+the process to 24 GB before failing.  And a path that is not valid UTF-8
+(`--results_dir=$'\\xff'`) parses fine, then breaks the first JSON record or
+log line that names it.  `check` refuses both with one line naming the
+argument and what is accepted.  Pure Python.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from tpubench.core import errors
+
+MAX_FLAGFILE_BYTES = 1 << 20  # a flag file is a few lines; 1 MiB is far past any real one
+_MAX_DEPTH = 10  # flag files naming flag files
+
+
+def check(args: list[str]) -> None:
+    """Raises UsageError for an argument that is not UTF-8 or a flag file that cannot be one."""
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(arg).decode("ascii", "backslashreplace")
+            raise errors.UsageError(
+                f"argument {shown} is not valid UTF-8; accepted: UTF-8 text (paths included)"
+            ) from None
+    _check_flagfiles(args, 0)
+
+
+def _flagfiles(args: list[str]) -> list[str]:
+    out = []
+    for i, arg in enumerate(args):
+        bare = arg.lstrip("-")
+        if arg.startswith("-") and bare.startswith("flagfile="):
+            out.append(bare.split("=", 1)[1])
+        elif arg.startswith("-") and bare == "flagfile" and i + 1 < len(args):
+            out.append(args[i + 1])
+    return out
+
+
+def _check_flagfiles(args: list[str], depth: int) -> None:
+    for path in _flagfiles(args):
+        if depth >= _MAX_DEPTH:
+            raise errors.UsageError(
+                f"--flagfile={path}: flag files nest deeper than {_MAX_DEPTH} levels"
+            )
+        try:
+            info = os.stat(path)
+        except OSError as e:
+            raise errors.UsageError(f"--flagfile={path}: {e.strerror}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise errors.UsageError(
+                f"--flagfile={path} is not a regular file (a device, pipe or directory); "
+                "accepted: a text file with one --flag=value per line"
+            )
+        if info.st_size > MAX_FLAGFILE_BYTES:
+            raise errors.UsageError(
+                f"--flagfile={path} holds {info.st_size:,} bytes; accepted: a text file of "
+                f"flags of at most {MAX_FLAGFILE_BYTES:,} bytes"
+            )
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = [x.strip() for x in f.read(MAX_FLAGFILE_BYTES + 1).splitlines()]
+        except UnicodeDecodeError:
+            raise errors.UsageError(f"--flagfile={path} is not UTF-8 text") from None
+        except OSError as e:
+            raise errors.UsageError(f"--flagfile={path}: {e.strerror}") from None
+        _check_flagfiles([x for x in lines if x and not x.startswith("#")], depth + 1)
+
+
+def no_positional(args: list[str], sub: str) -> None:
+    """A subcommand that takes only flags refuses stray words in one line."""
+    if args:
+        raise errors.UsageError(f"unexpected argument(s) {' '.join(args)!r} for `tpubench {sub}`")

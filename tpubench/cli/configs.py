@@ -1,0 +1,202 @@
+"""Parsed flags -> frozen configs, once, at the edge; nothing below the CLI reads FLAGS."""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench.cli import values
+from tpubench.core import config, errors
+
+FLAGS = flags.FLAGS
+
+
+def train_config() -> config.TrainConfig:
+    """Reads the parsed train flags into a frozen TrainConfig."""
+    _check_price_override()
+    if FLAGS.compare_synthetic and FLAGS.use_synthetic_data:
+        raise errors.UsageError(
+            "--compare_synthetic runs real data against synthetic; drop --use_synthetic_data"
+        )
+    if FLAGS.train_epochs is not None and FLAGS.train_epochs <= 0:
+        raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
+    return config.TrainConfig(
+        model=FLAGS.model,
+        model_modules=tuple(FLAGS.model_module),
+        params=values.parse_params(FLAGS.params),
+        tiny=FLAGS.tiny,
+        batch_size=FLAGS.batch_size,
+        train_steps=FLAGS.train_steps,
+        train_epochs=FLAGS.train_epochs,
+        steps_per_loop=FLAGS.steps_per_loop,
+        warmup_loops=FLAGS.warmup_loops,
+        eval_every_steps=FLAGS.eval_every_steps,
+        eval_steps=FLAGS.eval_steps,
+        target_accuracy=FLAGS.target_accuracy,
+        stop_at_target=FLAGS.stop_at_target,
+        precision=FLAGS.precision,
+        xla=FLAGS.xla,
+        data_format=FLAGS.data_format,
+        seed=FLAGS.seed,
+        model_dir=FLAGS.model_dir,
+        results_dir=FLAGS.results_dir,
+        run_label=FLAGS.run_label,
+        checkpoint_every_steps=FLAGS.checkpoint_every_steps,
+        async_remote_writes=FLAGS.async_remote_writes,
+        wait_for_lock=FLAGS.wait_for_lock,
+        profile_steps=_profile_steps(),
+        log_every_secs=FLAGS.log_every_secs,
+        hardware=_hardware_config(),
+        data=_data_config(
+            skip_corrupt=FLAGS.skip_corrupt, compare_synthetic=FLAGS.compare_synthetic
+        ),
+        cost=_cost_config(),
+    )
+
+
+def _profile_steps() -> tuple[int, int] | None:
+    from tpubench.run import profile
+
+    steps = profile.parse(FLAGS.profile_steps)
+    return (steps.start, steps.end) if steps else None
+
+
+def _check_price_override() -> None:
+    if FLAGS.price_per_hour is not None and FLAGS.price_per_hour <= 0:
+        raise errors.UsageError(f"--price_per_hour={FLAGS.price_per_hour} must be > 0 (USD/hour)")
+
+
+def _hardware_config() -> config.HardwareConfig:
+    return config.HardwareConfig(
+        accelerator=FLAGS.accelerator,
+        strategy=FLAGS.strategy,
+        all_reduce=FLAGS.all_reduce,
+        num_gpus=FLAGS.num_gpus,
+        tpu=FLAGS.tpu,
+        num_cpu_devices=FLAGS.num_cpu_devices,
+        num_intra_threads=FLAGS.num_intra_threads,
+        num_inter_threads=FLAGS.num_inter_threads,
+    )
+
+
+def _data_config(**train_only) -> config.DataConfig:
+    synthetic = FLAGS.use_synthetic_data
+    if not FLAGS["use_synthetic_data"].present and (FLAGS.dataset or FLAGS.data_dir):
+        synthetic = False  # infer's synthetic default gives way to data named on the line
+    return config.DataConfig(
+        dataset=FLAGS.dataset,
+        data_dir=FLAGS.data_dir,
+        use_synthetic_data=synthetic,
+        deterministic=FLAGS.deterministic_input,
+        cache=FLAGS.cache_input,
+        **train_only,
+    )
+
+
+def _cost_config() -> config.CostConfig:
+    return config.CostConfig(
+        machine=tuple(FLAGS.machine),
+        pricing=FLAGS.pricing,
+        price_per_hour=FLAGS.price_per_hour,
+        price_catalog=FLAGS.price_catalog,
+        peak_flops=FLAGS["peak_flops"].value if "peak_flops" in FLAGS else None,
+    )
+
+
+def infer_config() -> config.InferConfig:
+    """Reads the parsed infer flags into a frozen InferConfig."""
+    _check_price_override()
+    if FLAGS.checkpoint and FLAGS.model_dir:
+        raise errors.UsageError(
+            f"give --checkpoint={FLAGS.checkpoint} or --model_dir={FLAGS.model_dir}, not both"
+        )
+    if FLAGS.max_seconds is not None and FLAGS.max_seconds <= 0:
+        raise errors.UsageError(f"--max_seconds={FLAGS.max_seconds} must be > 0")
+    return config.InferConfig(
+        model=FLAGS.model,
+        model_modules=tuple(FLAGS.model_module),
+        params=values.parse_params(FLAGS.params),
+        tiny=FLAGS.tiny,
+        batch_sizes=values.parse_batch_sizes(FLAGS.batch_size),
+        num_batches=FLAGS.num_batches,
+        num_warmup_batches=FLAGS.num_warmup_batches,
+        max_seconds=FLAGS.max_seconds,
+        precision=FLAGS.precision,
+        xla=FLAGS.xla,
+        data_format=FLAGS.data_format,
+        seed=FLAGS.seed,
+        checkpoint=FLAGS.checkpoint,
+        model_dir=FLAGS.model_dir,
+        check_accuracy=FLAGS.check_accuracy,
+        eval_steps=FLAGS.eval_steps,
+        results_dir=FLAGS.results_dir,
+        log_every_secs=FLAGS.log_every_secs,
+        hardware=_hardware_config(),
+        data=_data_config(),
+        cost=_cost_config(),
+    )
+
+
+def report_config(args: list[str]) -> config.ReportConfig:
+    return config.ReportConfig(
+        inputs=tuple(args),
+        output=FLAGS.output,
+        baseline=FLAGS.baseline,
+        published=tuple(FLAGS.published),
+        allow_mixed=tuple(FLAGS.allow_mixed),
+        format=FLAGS.format,
+        title=FLAGS.title,
+    )
+
+
+def advise_config(args: list[str]) -> config.AdviseConfig:
+    if not FLAGS.model:
+        raise errors.UsageError("--model is required, e.g. --model=mnist_mlp")
+    if (FLAGS.deadline is None) == (FLAGS.budget is None):
+        raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
+    if FLAGS.budget is not None and not FLAGS.budget > 0:
+        raise errors.UsageError(f"--budget={FLAGS.budget} must be > 0 (USD)")
+    if not FLAGS.epochs > 0:
+        raise errors.UsageError(f"--epochs={FLAGS.epochs} must be > 0")
+    return config.AdviseConfig(
+        inputs=tuple(args),
+        model=FLAGS.model,
+        deadline_seconds=None if FLAGS.deadline is None else values.parse_duration(FLAGS.deadline),
+        budget_usd=FLAGS.budget,
+        epochs=FLAGS.epochs,
+        to_target=FLAGS.to_target,
+        price_catalog=FLAGS.price_catalog,
+        max_age_days=FLAGS.max_age_days,
+        tf_version=FLAGS.tf_version,
+    )
+
+
+def data_options():
+    from tpubench.data import sources
+
+    return sources.Options(
+        format=FLAGS.record_format,
+        image_size=FLAGS.image_size,
+        examples=FLAGS.examples,
+        source_dir=FLAGS.source,
+        manual_dir=FLAGS.manual_dir,
+        validation_fraction=FLAGS.validation_fraction,
+        seed=FLAGS.seed,
+    )
+
+
+def data_bench_config() -> config.DataBenchConfig:
+    return config.DataBenchConfig(
+        model=FLAGS.model,
+        model_modules=tuple(FLAGS.model_module),
+        params=values.parse_params(FLAGS.params),
+        tiny=FLAGS.tiny,
+        data_dir=FLAGS.data_dir,
+        batch_size=FLAGS.batch_size,
+        batches=FLAGS.batches,
+        warmup=FLAGS.warmup_batches,
+        split=FLAGS.split,
+        seed=FLAGS.seed,
+        deterministic=FLAGS.deterministic_input,
+        cache=FLAGS.cache_input,
+        format=FLAGS.format,
+    )

@@ -1,0 +1,146 @@
+"""Flag groups that several subcommands share: model, data, hardware, pricing.
+
+Each subcommand module (cli/<name>.py) defines its own flags in `define()`,
+calling these for the groups it shares with others.  Names follow
+tf_cnn_benchmarks and TPUEstimator where users know them; docs/cli.md lists
+every flag.
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench.core import config
+from tpubench.cost import catalog
+
+MAX_SEED = 2**31 - 1  # what every TensorFlow and Keras seed accepts
+
+# Logical CPU devices each get threads and a replica of the model; 100,000 of
+# them never finish being created.  256 is past any real use of them.
+MAX_CPU_DEVICES = 256
+
+
+def define_common():
+    flags.DEFINE_bool("verbose", False, "Show tracebacks and TensorFlow's own logging.")
+
+
+def define_model_flags():
+    """What to run and how: shared by train and infer."""
+    f = flags
+    f.DEFINE_string("model", "mnist_mlp", "Registered model name (`tpubench models` lists them).")
+    define_model_module()
+    f.DEFINE_list("params", [], "Model hyperparameter overrides, k=v,k=v (tuples as a:b:c).")
+    f.DEFINE_bool("tiny", False, "Use the model's tiny variant (for tests and smoke runs).")
+    f.DEFINE_enum(
+        "precision",
+        "fp32",
+        list(config.PRECISIONS),
+        "Numeric precision (Keras mixed precision; fp16 adds loss scaling in training).",
+    )
+    f.DEFINE_bool(
+        "xla",
+        False,
+        "Compile each replica's step with XLA (forward and backward pass in train, forward in "
+        "infer).",
+    )
+    f.DEFINE_enum(
+        "data_format",
+        "auto",
+        list(config.DATA_FORMATS),
+        "Image layout inside convolutional models: auto is channels_first (NCHW) for fp32 on a "
+        "GPU, channels_last (NHWC) otherwise (fp16/bf16 tensor cores, CPUs, TPUs); models that "
+        "are channels-last only take auto or channels_last.",
+    )
+    f.DEFINE_integer(
+        "seed",
+        42,
+        "Seed for initialisation, dropout, shuffling and synthetic data.",
+        lower_bound=0,
+        upper_bound=MAX_SEED,
+    )
+
+
+def define_eval_steps():
+    flags.DEFINE_integer(
+        "eval_steps", None, "Cap on eval batches (default: the whole eval split).", lower_bound=1
+    )
+
+
+def define_results_dir():
+    flags.DEFINE_string("results_dir", "runs", "Where run records go (local or gs://).")
+
+
+def define_log_every_secs():
+    flags.DEFINE_float(
+        "log_every_secs", 10.0, "Progress line period when not on a terminal.", lower_bound=0.0
+    )
+
+
+def define_data_flags(synthetic_default: bool):
+    f = flags
+    f.DEFINE_string(
+        "dataset",
+        None,
+        "Dataset name; default: the model's embedded dataset "
+        "(digits) when it fits, else --data_dir's.",
+    )
+    f.DEFINE_string("data_dir", None, "Prepared TFRecords + manifest.json (local or gs://).")
+    f.DEFINE_bool("use_synthetic_data", synthetic_default, "Synthetic batches kept on the device.")
+    f.DEFINE_bool("deterministic_input", False, "Deterministic input order (slower).")
+    f.DEFINE_bool("cache_input", False, "Cache decoded examples in memory.")
+
+
+def define_hardware_flags():
+    f = flags
+    f.DEFINE_enum("accelerator", "auto", list(config.ACCELERATORS), "Device kind.")
+    f.DEFINE_enum("strategy", "auto", list(config.STRATEGIES), "tf.distribute strategy.")
+    f.DEFINE_enum(
+        "all_reduce",
+        "auto",
+        list(config.ALL_REDUCE),
+        "Cross-replica reduction (nccl/hierarchical_copy/reduce_to_one on one host; "
+        "ring/nccl for multi_worker).",
+    )
+    f.DEFINE_integer("num_gpus", None, "GPUs to use (default: all visible).", lower_bound=1)
+    f.DEFINE_string("tpu", None, "TPU name, grpc://host:port, or 'local' on a TPU VM.")
+    f.DEFINE_integer(
+        "num_cpu_devices",
+        1,
+        f"Split the CPU into N logical devices (N replicas), at most {MAX_CPU_DEVICES}.",
+        lower_bound=1,
+        upper_bound=MAX_CPU_DEVICES,
+    )
+    f.DEFINE_integer(
+        "num_intra_threads", 0, "Intra-op thread pool size (0: TF default).", lower_bound=0
+    )
+    f.DEFINE_integer(
+        "num_inter_threads", 0, "Inter-op thread pool size (0: TF default).", lower_bound=0
+    )
+
+
+def define_pricing(with_override: bool = True):
+    f = flags
+    f.DEFINE_list(
+        "machine",
+        [],
+        "Priced machine(s): parts joined by '+', e.g. "
+        "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
+    )
+    f.DEFINE_enum("pricing", "on_demand", list(catalog.PRICINGS), "Price column to use.")
+    if with_override:
+        f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
+        f.DEFINE_float(
+            "peak_flops",
+            None,
+            "Override: the peak FLOP/s MFU is measured against (whole machine), e.g. 1.2e11.",
+            lower_bound=1.0,
+        )
+    f.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
+
+
+def define_model_module():
+    flags.DEFINE_multi_string(
+        "model_module",
+        [],
+        "Import a module (dotted name or .py file) that registers models of your own; repeatable.",
+    )

@@ -1,0 +1,46 @@
+"""Defines one subcommand's flags (common ones included) and remembers their names.
+
+Nothing below the CLI reads FLAGS: configs.py turns the parsed flags into
+frozen configs once.  `python -m tpubench.cli.flags train` prints the train
+flags' names as JSON: what tpubench-launch checks the flags it passes against.
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench.cli import flag_groups, subcommands
+
+FLAGS = flags.FLAGS
+_defined: set[str] = set()
+
+
+def define(subcommand: str) -> None:
+    """Defines the common flags and SUBCOMMAND's flags, remembering their names."""
+    before = set(FLAGS)
+    flag_groups.define_common()
+    subcommands.BY_NAME[subcommand].module.define()
+    _defined.update(set(FLAGS) - before)
+
+
+def defined() -> frozenset[str]:
+    """The names of the flags `define` has defined in this process."""
+    return frozenset(_defined)
+
+
+def names(subcommand: str) -> list[str]:
+    """SUBCOMMAND's flag names (with the common ones), sorted."""
+    define(subcommand)
+    return sorted(_defined)
+
+
+def flag_values() -> dict:
+    """The value of every tpubench flag of this subcommand (for the run record)."""
+    return {name: FLAGS[name].value for name in sorted(_defined)}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    print(json.dumps(names(sys.argv[1] if len(sys.argv) > 1 else "train")))

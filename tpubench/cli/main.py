@@ -1,0 +1,117 @@
+"""`tpubench SUBCOMMAND [flags]`: the command-line edge.
+
+absl has no subcommands, so the first argument picks one (subcommands.py
+lists them); only that subcommand's flags are defined, then absl parses them
+(with --flagfile and --helpfull as usual).  Every TpubenchError becomes one
+line on stderr and a non-zero exit; --verbose adds the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from absl import app, logging
+from absl import flags as absl_flags
+
+from tpubench.cli import argv_checks, subcommands, tflog
+from tpubench.cli import flags as flags_lib
+from tpubench.core import errors
+from tpubench.storage import gcs, redaction
+
+_HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
+
+
+def _usage() -> str:
+    lines = ["usage: tpubench SUBCOMMAND [--flags]  (tpubench SUBCOMMAND --help for its flags)", ""]
+    lines += [f"  {s.name:<8} {s.help}" for s in subcommands.SUBCOMMANDS]
+    return "\n".join(lines)
+
+
+def run(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) < 2 or argv[1] in ("-h", "--help", "help"):
+        print(_usage())
+        sys.exit(0 if len(argv) >= 2 else 2)
+    sub = subcommands.BY_NAME.get(argv[1])
+    if sub is None:
+        names = [s.name for s in subcommands.SUBCOMMANDS]
+        print(f"tpubench: error: {errors.unknown('subcommand', argv[1], names)}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        argv_checks.check(argv[2:])  # a flag file of /dev/zero, a path that is not UTF-8
+    except errors.UsageError as e:
+        print(f"tpubench {sub.name}: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    if sub.loads_tensorflow:
+        tflog.silence(any(a in ("--verbose", "--verbose=true") for a in argv))
+    flags_lib.define(sub.name)
+    # absl's --helpshort lists the "main module's" key flags: make this
+    # subcommand's flags that module's, so --helpshort shows them.
+    for name in sorted(flags_lib.defined()):
+        flags_lib.FLAGS.register_key_flag_for_module(sys.argv[0], flags_lib.FLAGS[name])
+    app.run(
+        lambda args: _dispatch(sub, args, argv),
+        argv=[f"tpubench {sub.name}"] + argv[2:],
+        flags_parser=lambda a: _parse_flags(sub.name, a),
+    )
+
+
+def _parse_flags(sub: str, argv: list[str]) -> list[str]:
+    """absl's parser, with a bad flag reported in one line (exit 2)."""
+    for token in argv[1:]:
+        name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
+        hint = gcs.typo_hint(value)
+        if hint:
+            where = f"{name}=" if name else ""
+            print(f"tpubench {sub}: error: {where}{hint}", file=sys.stderr)
+            sys.exit(2)
+    try:
+        return absl_flags.FLAGS(argv)
+    except absl_flags.Error as e:
+        print(f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)", file=sys.stderr)
+        sys.exit(2)
+    except SystemExit as e:
+        # absl's help flags print and exit 1; asking for help is not a failure.
+        if e.code == 1 and _HELP_FLAGS & {a.split("=")[0] for a in argv[1:]}:
+            sys.exit(0)
+        raise
+
+
+def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]) -> int:
+    verbose = flags_lib.FLAGS.verbose
+    if not verbose:
+        logging.set_verbosity(logging.ERROR)
+        import warnings
+
+        warnings.filterwarnings("ignore")
+    try:
+        return sub.module.main(args[1:], full_argv) or 0
+    except errors.TpubenchError as e:
+        if verbose:
+            traceback.print_exc()
+        where = getattr(e, "record_path", None)
+        line = f"tpubench {sub.name}: error: {errors.one_line(e)}"
+        print(
+            redaction.redact_text(line + (f" [run record: {where}]" if where else "")),
+            file=sys.stderr,
+        )
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"tpubench {sub.name}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
+        if verbose:
+            traceback.print_exc()
+        print(
+            redaction.redact_text(
+                f"tpubench {sub.name}: internal error: {errors.describe(e)} "
+                "(rerun with --verbose for the traceback)"
+            ),
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,236 @@
+"""`tpubench prices [QUERY]`: list catalog rows or price one machine.
+
+Pure functions returning text; `main()` below reads the flags and prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+
+from absl import flags
+
+from tpubench.cli import flag_groups as groups
+from tpubench.core import errors
+from tpubench.cost import catalog as catalog_lib
+from tpubench.cost import machine as machine_lib
+from tpubench.cost import pricing as pricing_lib
+
+FLAGS = flags.FLAGS
+
+FORMATS = ("table", "csv", "json")
+_TABLE_COLUMNS = ("key", "unit", "on_demand", "spot", "as_of", "status", "source")
+_DOUBTFUL = ("unconfirmed", "stale")
+_NUMERIC = {"on_demand", "spot", "count", "unit_price", "subtotal"}
+
+
+def money(value: float | None, max_decimals: int = 6) -> str:
+    """Formats USD with 2 to `max_decimals` decimals ('-' for None): 4.5 -> '4.50'."""
+    if value is None:
+        return "-"
+    text = f"{value:.{max_decimals}f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(2, '0')}"
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Aligned plain text: numbers right-aligned, text left-aligned, last column ragged."""
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    out = []
+    for r in [headers, *rows]:
+        cells = []
+        for i, (cell, width) in enumerate(zip(r, widths, strict=True)):
+            if i == len(headers) - 1:
+                cells.append(cell)
+            elif headers[i] in _NUMERIC:
+                cells.append(cell.rjust(width))
+            else:
+                cells.append(cell.ljust(width))
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise errors.unknown("--format", fmt, FORMATS)
+
+
+def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
+    """Renders catalog rows.
+
+    Args:
+      rows: the rows to show, in order.
+      fmt: 'table' (aligned text: key, unit, on_demand, spot, as_of, status,
+        source), 'csv' (every catalog column, loadable with
+        `--price_catalog`) or 'json' (a list of objects).
+
+    Raises:
+      UsageError: unknown `fmt`.
+    """
+    _check_format(fmt)
+    if fmt == "json":
+        return json.dumps([r.to_dict() for r in rows], indent=2)
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(catalog_lib.COLUMNS + catalog_lib.OPTIONAL_COLUMNS)
+        for r in rows:
+            writer.writerow(catalog_lib.csv_values(r))
+        return buf.getvalue().rstrip("\n")
+    body = [
+        (r.key, r.unit, money(r.on_demand), money(r.spot), r.dated, r.status, r.source)
+        for r in rows
+    ]
+    return _table(_TABLE_COLUMNS, body)
+
+
+def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators, fmt: str) -> str:
+    """Renders a priced machine: one line per part and the total.
+
+    Args:
+      price: from `pricing.hourly`.
+      accel: the machine's accelerator summary.
+      fmt: 'table', 'csv' (one row per part) or 'json'.
+    """
+    _check_format(fmt)
+    if fmt == "json":
+        d = price.to_dict()
+        d["accelerators"] = accel._asdict()
+        return json.dumps(d, indent=2)
+    fields = ("count", "key", "row_key", "unit", "unit_price", "subtotal", "as_of", "status")
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow((*fields, "source", "note"))
+        for line in price.lines:
+            d = line.to_dict()
+            writer.writerow([d[f] for f in (*fields, "source", "note")])
+        return buf.getvalue().rstrip("\n")
+    headers = ("count", "key", "unit", "unit_price", "subtotal", "as_of", "status", "source")
+    body = [
+        (
+            str(line.count),
+            line.key,
+            line.unit,
+            money(line.unit_price),
+            money(line.subtotal, 4),
+            catalog_lib.dated(line.as_of, line.date_known),
+            line.status,
+            line.source,
+        )
+        for line in price.lines
+    ]
+    out = [f"machine {price.machine} ({accel}), {price.pricing} prices in USD", ""]
+    out.append(_table(headers, body))
+    out += [f"  {line.note}" for line in price.lines if line.note]
+    out.append("")
+    out.append(f"total {money(price.usd_per_hour, 4)} USD/hour ({price.pricing})")
+    # Historical rows only come from an explicit @YEAR pin, so only flag figures
+    # the catalog itself doubts.
+    doubtful = sorted(
+        {f"{line.row_key} ({line.status})" for line in price.lines if line.status in _DOUBTFUL}
+    )
+    if doubtful:
+        out.append(f"check: not a confirmed current price: {', '.join(doubtful)}")
+    return "\n".join(out)
+
+
+def prices_main(
+    query: str,
+    fmt: str = "table",
+    catalog_path: str | None = None,
+    machine: str | None = None,
+    pricing: str = "on_demand",
+) -> str:
+    """Runs `tpubench prices`: list rows matching QUERY, or price `--machine`.
+
+    Args:
+      query: words that must all appear in a row's key, provider, kind,
+        status or notes (case-insensitive); '' lists every row.
+      fmt: 'table', 'csv' or 'json'.
+      catalog_path: `--price_catalog` (local or gs://); None = shipped file.
+      machine: `--machine`; when set, print its priced breakdown instead.
+      pricing: 'on_demand' or 'spot', used with `machine`.
+
+    Returns:
+      The text to print.
+
+    Raises:
+      UsageError: bad format/pricing/machine syntax, both QUERY and
+        --machine, or nothing matched QUERY.
+      PriceError: a malformed catalog or an unknown key in `machine`.
+    """
+    _check_format(fmt)
+    pricing_lib.check_pricing(pricing)
+    query = (query or "").strip()
+    cat = catalog_lib.load(catalog_path)
+    if machine:
+        if query:
+            raise errors.UsageError(
+                f"give either a QUERY ({query!r}) or --machine ({machine!r}), not both"
+            )
+        price = pricing_lib.hourly(machine, cat, pricing)
+        accel = machine_lib.parse(machine).accelerators(cat)
+        text = format_price(price, accel, fmt)
+        ages = catalog_lib.age_note(
+            catalog_lib.dated(line.as_of, line.date_known) for line in price.lines
+        )
+        return text + (f"\n{ages}" if fmt == "table" else "")
+    rows = cat.search(query)
+    if not rows:
+        raise errors.UsageError(
+            f"no price rows in {cat.path} match {query!r}{_suggest(query, cat)}"
+        )
+    text = format_rows(rows, fmt)
+    if fmt == "table":
+        current = [r.dated for r in rows if r.status != "historical"] or [r.dated for r in rows]
+        text += f"\n\n{len(rows)} row(s) from {cat.path}; current {catalog_lib.age_note(current)}"
+    return text
+
+
+def import_main(paths: list[str]) -> str:
+    """Runs `tpubench prices import FILE...`: SkyPilot-format files into the user catalog."""
+    from tpubench.cost import skypilot
+
+    target, n = skypilot.import_files(paths)
+    rows = catalog_lib.load_user(target)
+    return (
+        f"imported {n} price row(s) from {len(paths)} file(s) into {target} "
+        f"({len(rows)} row(s) there; {catalog_lib.age_note(r.dated for r in rows)}); "
+        "they override the shipped rows of the same keys"
+    )
+
+
+def _suggest(query: str, cat: catalog_lib.Catalog) -> str:
+    """' (did you mean gcp:v100?)' from the closest keys, or names without the provider."""
+    keys = cat.keys()
+    by_name = {k.split(":", 1)[1]: k for k in keys}
+    words = query.lower().split()
+    close = []
+    for word in words:
+        name = word.split(":", 1)[-1]
+        for match in difflib.get_close_matches(name, list(by_name), n=3, cutoff=0.6):
+            if by_name[match] not in close:
+                close.append(by_name[match])
+    hint = f" (did you mean {', '.join(close[:5])}?)" if close else ""
+    return f"{hint}; run `tpubench prices` to list every row"
+
+
+def define():
+    flags.DEFINE_enum("format", "table", ["table", "csv", "json"], "Output format.")
+    groups.define_pricing(with_override=False)
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    if args and args[0] == "import":
+        print(import_main(args[1:]))
+        return 0
+    query = " ".join(args)
+    outputs = [
+        prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
+        for machine in (FLAGS.machine or [None])
+    ]
+    print("\n\n".join(outputs))
+    return 0

@@ -1,0 +1,45 @@
+"""`tpubench runs DIR...`: list the run records under directories or gs:// prefixes."""
+
+from __future__ import annotations
+
+import sys
+
+from absl import flags
+
+FLAGS = flags.FLAGS
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    import json
+
+    from tpubench.core import errors
+    from tpubench.run import io_time
+    from tpubench.storage import records
+
+    if not args:
+        raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
+    rows = records.summary_rows(
+        args, warn=lambda m: print(f"tpubench runs: warning: {m}", file=sys.stderr)
+    )
+    if FLAGS.format == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print(f"no run records under {' '.join(args)}")
+        return 0
+    print(f"{'started':<26} {'status':<11} {'kind':<6} {'model':<14} {'ex/s':>11}  record")
+    for r in rows:
+        rate = f"{r['examples_per_sec']:,.1f}" if r["examples_per_sec"] else "-"
+        share, blocked = r.get("io_blocked_share"), r.get("io_blocked_seconds")
+        span = blocked / share if share and blocked else None
+        noticeable = span is not None and io_time.noticeable(blocked, span)
+        io = f"  (writes blocked {100 * share:.0f}% of training)" if noticeable else ""
+        print(
+            f"{r['started'] or '-':<26} {r['status'] or '-':<11} {r['kind']:<6} "
+            f"{r['model'] or '-':<14} {rate:>11}  {r['path']}{io}"
+        )
+    return 0
+
+
+def define():
+    flags.DEFINE_enum("format", "table", ["table", "json"], "Output format.")

@@ -1,0 +1,137 @@
+"""`tpubench train`: train a model and record throughput, accuracy, MFU and cost."""
+
+from __future__ import annotations
+
+from absl import flags
+
+from tpubench.cli import argv_checks, configs, report_text, tflog
+from tpubench.cli import flag_groups as groups
+from tpubench.cli import flags as flags_lib
+from tpubench.core import errors
+
+FLAGS = flags.FLAGS
+
+
+def define():
+    f = flags
+    groups.define_model_flags()
+    f.DEFINE_integer(
+        "batch_size",
+        None,
+        "GLOBAL batch size (split over replicas); default: the model's default batch x replicas.",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "train_steps", None, "Training steps (default 300 unless --train_epochs).", lower_bound=1
+    )
+    f.DEFINE_float(
+        "train_epochs", None, "Training epochs of the dataset (instead of steps).", lower_bound=0.0
+    )
+    f.DEFINE_integer(
+        "steps_per_loop",
+        1,
+        "Steps per host call (TPUEstimator's iterations_per_loop).",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "warmup_loops",
+        1,
+        "Leading loops excluded from throughput (tracing, compile).",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "eval_every_steps", None, "Evaluate every N steps (and always at the end).", lower_bound=1
+    )
+    groups.define_eval_steps()
+    f.DEFINE_float(
+        "target_accuracy",
+        None,
+        "Report time, steps and $ to reach this eval accuracy (0-1).",
+        lower_bound=0.0,
+        upper_bound=1.0,
+    )
+    f.DEFINE_bool("stop_at_target", True, "Stop once --target_accuracy is reached.")
+    f.DEFINE_string(
+        "model_dir",
+        None,
+        "Checkpoints, TensorBoard and metrics.jsonl (local or "
+        "gs://); default RESULTS_DIR/RUN_ID.  An existing checkpoint resumes.",
+    )
+    groups.define_results_dir()
+    f.DEFINE_string(
+        "run_label",
+        None,
+        "Free text stored in the run record as run_label (tpubench-launch tags its runs with it).",
+    )
+    f.DEFINE_integer(
+        "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
+    )
+    f.DEFINE_bool(
+        "async_remote_writes",
+        True,
+        "With a gs:// --model_dir, write metrics and checkpoints on background threads "
+        "(the run still waits for the last ones before it ends); false: between loops.",
+    )
+    f.DEFINE_bool(
+        "wait_for_lock",
+        False,
+        "When another live run holds --model_dir, wait for it instead of stopping.",
+    )
+    f.DEFINE_string(
+        "profile_steps",
+        None,
+        "START,END: write a TensorBoard profile (host and device traces) of steps START..END "
+        "(from 1) under <model_dir>/tensorboard; profiled steps are left out of examples/sec.",
+    )
+    groups.define_log_every_secs()
+    groups.define_data_flags(synthetic_default=False)
+    f.DEFINE_bool(
+        "skip_corrupt",
+        False,
+        "Train on the readable records of corrupted/truncated shards and count the rest.",
+    )
+    f.DEFINE_bool(
+        "compare_synthetic",
+        False,
+        "Also run the same configuration on synthetic data; report the real/synthetic ratio, "
+        "host CPU use and an input-bound verdict.",
+    )
+    groups.define_hardware_flags()
+    groups.define_pricing()
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    # Deferred: tpubench.run imports TensorFlow-free modules only, but the
+    # session below it loads TensorFlow; keep `--help` and flag errors instant.
+    from tpubench.run import train as train_lib
+    from tpubench.run import unsent
+
+    argv_checks.no_positional(args, "train")
+    cfg = configs.train_config()
+    try:
+        train_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+    except errors.TpubenchError as e:
+        train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
+        raise
+    tflog.import_tensorflow(lambda: configure_before_tf(cfg))
+    try:
+        record = train_lib.train(cfg, full_argv, flags_lib.flag_values())
+    except unsent.RecordNotWritten as e:
+        if e.record.get("status") == "ok":  # the results first, then the one-line error
+            print(report_text.train_summary(e.record), flush=True)
+        raise
+    if record.get("record_path"):
+        print(report_text.train_summary(record))
+    else:
+        print(
+            f"tpubench train: {record.get('role', 'worker')} finished; the chief task writes "
+            "the run record"
+        )
+    return 0
+
+
+def configure_before_tf(cfg) -> None:
+    """Thread pools and logical devices must be set before the first op runs."""
+    from tpubench.hardware import strategy
+
+    strategy.configure_host(cfg.hardware)

@@ -1,0 +1,60 @@
+"""Flag values that need more than absl's types: durations, k=v lists, batch-size lists."""
+
+from __future__ import annotations
+
+import re
+
+from tpubench.core import errors
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|min|s)?", re.I)
+
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "min": 60, "s": 1, None: 1}
+
+
+def parse_duration(text: str, flag: str = "--deadline") -> float:
+    """'1h30m' -> 5400.0 seconds; UsageError for anything else."""
+    s = (text or "").strip().lower().replace(" ", "")
+    pos, total = 0, 0.0
+    while pos < len(s):
+        m = _DURATION.match(s, pos)
+        if not m:
+            break
+        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+        pos = m.end()
+    if not s or pos != len(s) or total <= 0:
+        raise errors.UsageError(
+            f"{flag}={text!r} is not a positive duration; accepted: e.g. 90m, 2h, 1h30m, 3600s, 1d"
+        )
+    return total
+
+
+def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise errors.UsageError(f"--params entry {item!r} is not k=v (e.g. dropout=0.1)")
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
+
+
+def parse_batch_sizes(items: list[str]) -> tuple[int, ...]:
+    """`--batch_size=1,8,32` -> (1, 8, 32); anything but distinct positive integers is an error."""
+    out = []
+    for item in items:
+        text = item.strip()
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1 or str(value) != text.lstrip("+"):
+            raise errors.UsageError(
+                f"--batch_size={','.join(items)}: {text!r} is not a positive integer; accepted: "
+                "positive integers separated by commas, e.g. --batch_size=1,8,32,128"
+            )
+        if value in out:
+            raise errors.UsageError(
+                f"--batch_size={','.join(items)}: {value} is given twice; give each batch size once"
+            )
+        out.append(value)
+    return tuple(out)

@@ -1,0 +1,177 @@
+"""Frozen run configuration.  Flags are parsed once (tpubench/cli/configs.py)
+into these; nothing below the CLI reads FLAGS."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
+PRECISIONS = ("fp32", "bf16", "fp16")
+# How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
+DATA_FORMATS = ("auto", "channels_last", "channels_first")
+
+
+@dataclasses.dataclass(frozen=True)
+class HardwareConfig:
+    """Which devices, how many, and how replicas talk."""
+
+    accelerator: str = "auto"
+    strategy: str = "auto"
+    all_reduce: str = "auto"
+    num_gpus: int | None = None  # None: every visible GPU
+    tpu: str | None = None
+    num_cpu_devices: int = 1
+    num_intra_threads: int = 0  # 0: TensorFlow's default
+    num_inter_threads: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Where examples come from."""
+
+    dataset: str | None = None  # None: the model's embedded/canonical dataset
+    data_dir: str | None = None
+    use_synthetic_data: bool = False
+    deterministic: bool = False
+    cache: bool = False
+    skip_corrupt: bool = False  # train on the readable records of damaged shards
+    compare_synthetic: bool = False  # also run on synthetic data; report the ratio
+
+
+@dataclasses.dataclass(frozen=True)
+class CostConfig:
+    """How the run is priced, and the peak its MFU is measured against."""
+
+    machine: tuple[str, ...] = ()
+    pricing: str = "on_demand"
+    price_per_hour: float | None = None
+    price_catalog: str | None = None
+    peak_flops: float | None = None  # --peak_flops: overrides the datasheet or probed peak
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One `tpubench train` invocation, fully resolved."""
+
+    model: str = "mnist_mlp"
+    model_modules: tuple[str, ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
+    tiny: bool = False
+    batch_size: int | None = None  # global; None: the model's default
+    train_steps: int | None = None
+    train_epochs: float | None = None
+    steps_per_loop: int = 1
+    warmup_loops: int = 1
+    eval_every_steps: int | None = None
+    eval_steps: int | None = None
+    target_accuracy: float | None = None
+    stop_at_target: bool = True
+    precision: str = "fp32"
+    xla: bool = False
+    data_format: str = "auto"
+    seed: int = 42
+    model_dir: str | None = None
+    results_dir: str = "runs"
+    run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
+    checkpoint_every_steps: int | None = None
+    async_remote_writes: bool = True  # gs:// metric and checkpoint writes off the training path
+    wait_for_lock: bool = False  # another run holds model_dir: wait instead of stopping
+    profile_steps: tuple[int, int] | None = None  # START, END (from 1): a TensorBoard profile
+    log_every_secs: float = 10.0
+    hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+    cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["params"] = dict(self.params)
+        d["cost"]["machine"] = list(self.cost.machine)
+        if self.profile_steps is not None:
+            d["profile_steps"] = list(self.profile_steps)
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportConfig:
+    """One `tpubench report` invocation."""
+
+    inputs: tuple[str, ...] = ()  # record files, local directories, gs:// prefixes
+    output: str | None = None  # None: terminal tables only
+    baseline: str | None = None  # group selector, e.g. "threads=1"
+    published: tuple[str, ...] = ()  # published figure sets to show beside the runs
+    allow_mixed: tuple[str, ...] = ()  # "params", "batch_size", "precision"
+    format: str = "table"  # what stdout shows: table, markdown, csv
+    title: str = "tpubench report"
+
+
+@dataclasses.dataclass(frozen=True)
+class AdviseConfig:
+    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+
+    inputs: tuple[str, ...] = ()
+    model: str = ""
+    deadline_seconds: float | None = None
+    budget_usd: float | None = None
+    epochs: float = 1.0
+    to_target: bool = False
+    price_catalog: str | None = None
+    max_age_days: float = 180.0
+    tf_version: str | None = None  # None: the installed TensorFlow's, if any
+
+
+@dataclasses.dataclass(frozen=True)
+class InferConfig:
+    """One `tpubench infer` invocation (a sweep over batch sizes), fully resolved."""
+
+    model: str = "mnist_mlp"
+    model_modules: tuple[str, ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
+    tiny: bool = False
+    batch_sizes: tuple[int, ...] = ()  # global; empty: the model's default
+    num_batches: int = 100
+    num_warmup_batches: int = 5
+    max_seconds: float | None = None
+    precision: str = "fp32"
+    xla: bool = False
+    data_format: str = "auto"
+    seed: int = 42
+    checkpoint: str | None = None
+    model_dir: str | None = None  # a training run's model_dir to take weights from
+    check_accuracy: bool = True
+    eval_steps: int | None = None
+    results_dir: str = "runs"
+    log_every_secs: float = 10.0
+    hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
+    data: DataConfig = dataclasses.field(
+        default_factory=lambda: DataConfig(use_synthetic_data=True)
+    )
+    cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["params"] = dict(self.params)
+        d["batch_sizes"] = list(self.batch_sizes)
+        d["cost"]["machine"] = list(self.cost.machine)
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class DataBenchConfig:
+    """One `tpubench data bench`: a model's input pipeline over a prepared directory."""
+
+    model: str = "resnet50"
+    data_dir: str | None = None
+    model_modules: tuple[str, ...] = ()
+    params: tuple[tuple[str, str], ...] = ()
+    tiny: bool = False
+    batch_size: int | None = None  # None: the model's default
+    batches: int = 50
+    warmup: int = 5
+    split: str = "train"
+    seed: int = 0
+    deterministic: bool = False
+    cache: bool = False
+    format: str = "table"

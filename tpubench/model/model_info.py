@@ -1,0 +1,178 @@
+"""`tpubench models`: registered models with parameters and FLOPs per example.
+
+Counting FLOPs traces each model, so results are cached per model, params
+and TensorFlow version under $TPUBENCH_CACHE (or ~/.cache/tpubench).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from tpubench.core import errors
+from tpubench.model import flops as flops_lib
+from tpubench.model import registry
+from tpubench.storage import cache as cache_lib
+
+# Runner keys that do not change the network, so do not change its FLOPs.
+_NOT_ARCHITECTURE = {
+    "batch_size",
+    "global_batch_size",
+    "data_dir",
+    "seed",
+    "deterministic",
+    "cache",
+    "fixed_eval_steps",
+}
+
+
+def flops(spec, params) -> dict:
+    """FLOPs per example and trainable parameters, cached per architecture.
+
+    Tracing a model costs seconds (about 10 for ResNet-50), so results are
+    kept per model name, architecture params and TensorFlow version.
+    """
+    key = _key(spec, params)
+    cache = cache_lib.load_json("model_info.json")
+    if key not in cache:
+        cache[key] = flops_lib.count_flops(spec, _counting(spec, params))
+        cache_lib.store_json("model_info.json", cache)
+    return dict(cache[key])
+
+
+def parameters(spec, params) -> int:
+    """Trainable parameters of SPEC's network at PARAMS: built, not traced; cached.
+
+    What a run's parameter count would have been without fitting the head
+    and vocabulary to its data (`tpubench models` counts the defaults).
+    """
+    import keras
+
+    key = _key(spec, params)
+    cache = cache_lib.load_json("model_info.json")
+    if key in cache:
+        return int(cache[key]["parameters"])
+    counted = cache.get(f"parameters:{key}")
+    if counted is None:
+        model = spec.build_model(_counting(spec, params))
+        counted = int(sum(v.shape.num_elements() for v in model.trainable_variables))
+        keras.backend.clear_session()
+        cache[f"parameters:{key}"] = counted
+        cache_lib.store_json("model_info.json", cache)
+    return int(counted)
+
+
+def _key(spec, params) -> str:
+    import tensorflow as tf
+
+    arch = {k: v for k, v in params.items() if k not in _NOT_ARCHITECTURE}
+    # The model's source is part of the key: an edited model is counted again.
+    return hashlib.sha1(
+        json.dumps(
+            [spec.name, sorted(map(str, arch.items())), tf.__version__, _source_hash(spec)]
+        ).encode()
+    ).hexdigest()[:16]
+
+
+def _counting(spec, params) -> dict:
+    counting = dict(params)
+    counting.setdefault("global_batch_size", spec.default_batch_size)
+    counting.setdefault("batch_size", spec.default_batch_size)
+    counting.setdefault("seed", 0)
+    return counting
+
+
+def _source_hash(spec) -> str:
+    import inspect
+    import sys
+
+    module = sys.modules.get(getattr(spec.build_model, "__module__", ""))
+    try:
+        source = inspect.getsource(module) if module else ""
+    except (OSError, TypeError):
+        source = ""
+    return hashlib.sha1(source.encode()).hexdigest()[:12]
+
+
+def describe(name: str, tiny: bool = False) -> dict:
+    """Parameters and FLOPs per example (forward and train) of one model."""
+    spec = registry.get(name)
+    info = flops(spec, registry.resolve_params(spec, {}, tiny=tiny))
+    return {
+        "name": name,
+        "description": spec.description,
+        "parameters": info["parameters"],
+        "forward_flops_per_example": info["forward_flops_per_example"],
+        "train_flops_per_example": info["train_flops_per_example"],
+        "default_batch_size": spec.default_batch_size,
+        "datasets": list(spec.datasets),
+        "examples_per_epoch": dict(spec.examples_per_epoch),
+        "tiny": tiny,
+    }
+
+
+def listing(names: list[str], fmt: str, tiny: bool = False) -> str:
+    for n in names:
+        if n not in registry.names():
+            raise errors.unknown("model", n, registry.names())
+    rows = [describe(n, tiny) for n in (names or registry.names())]
+    if fmt == "json":
+        return json.dumps(rows, indent=2)
+    return table_text(rows, _width())
+
+
+def _width() -> int:
+    """$COLUMNS when set, else the terminal's; files and pipes get 200."""
+    import os
+    import shutil
+    import sys
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+
+
+# Below this width the descriptions leave the table for lines of their own.
+_DESCRIPTION_IN_TABLE = 110
+
+
+def table_text(rows: list[dict], width: int) -> str:
+    """ROWS as a table WIDTH characters wide: datasets wrap one name a line where they must;
+    on narrow terminals the descriptions follow the table, one wrapped line per model."""
+    import io
+    import textwrap
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    inline = width >= _DESCRIPTION_IN_TABLE
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    table.add_column("model", no_wrap=True)
+    for name in ("parameters", "GFLOPs/ex fwd", "train", "batch"):
+        table.add_column(name, justify="right", no_wrap=True)
+    longest = max((len(d) for r in rows for d in r["datasets"]), default=8)
+    table.add_column("datasets", overflow="fold", min_width=longest, max_width=max(longest, 24))
+    if inline:
+        table.add_column("description", ratio=1, min_width=20)
+    for r in rows:
+        cells = [
+            r["name"],
+            f"{r['parameters']:,}",
+            f"{r['forward_flops_per_example'] / 1e9:.4f}",
+            f"{r['train_flops_per_example'] / 1e9:.4f}",
+            str(r["default_batch_size"]),
+            ", ".join(r["datasets"]),
+        ]
+        table.add_row(*cells, *([r["description"]] if inline else []))
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, force_terminal=False).print(table)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    if not inline:
+        lines.append("")
+        for r in rows:
+            lines += textwrap.wrap(
+                f"{r['name']}: {r['description']}", width - 1, subsequent_indent="  "
+            )
+    return "\n".join(lines).strip("\n")

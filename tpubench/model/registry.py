@@ -1,0 +1,163 @@
+"""Models register here by name; the runner looks them up.
+
+Model modules live in the `tpubench_models` package (the repository's
+`models/` folder) and call `register(spec)` at import.  Lookups import that
+package lazily, so `tpubench prices` or a report never pays for TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import re
+
+from tpubench.core import errors
+from tpubench.model.model_api import ModelSpec
+
+_REGISTRY: dict[str, ModelSpec] = {}
+_LOADED = False
+
+
+def register(spec: ModelSpec) -> ModelSpec:
+    """Adds a model; a second spec under the same name is a programming error."""
+    if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
+        raise ValueError(f"model {spec.name!r} registered twice")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    package = importlib.import_module("tpubench_models")
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"tpubench_models.{info.name}")
+    _LOADED = True
+
+
+def load_module(name_or_path: str) -> None:
+    """Imports a user's model module (a dotted name or a .py file) so it registers."""
+    import importlib.util
+    import os
+    import sys
+
+    try:
+        if name_or_path.endswith(".py"):
+            if not os.path.isfile(name_or_path):
+                raise errors.UsageError(
+                    f"--model_module={name_or_path}: no such file (expected a .py file or a "
+                    "module name on PYTHONPATH)"
+                )
+            mod_name = "tpubench_user_" + os.path.splitext(os.path.basename(name_or_path))[0]
+            spec = importlib.util.spec_from_file_location(mod_name, name_or_path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(name_or_path)
+    except ModuleNotFoundError as e:
+        raise errors.UsageError(
+            f"--model_module={name_or_path}: cannot import {e.name!r} (expected a .py file or a "
+            "module name on PYTHONPATH)"
+        ) from None
+    except SyntaxError as e:
+        raise errors.UsageError(
+            f"--model_module={name_or_path}: syntax error at line {e.lineno}: {e.msg}"
+        ) from None
+
+
+def names() -> list[str]:
+    """Registered model names, sorted."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> ModelSpec:
+    """The spec for `name`; an unknown name is a UsageError listing the models."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise errors.unknown("model", name, _REGISTRY)
+    return _REGISTRY[name]
+
+
+def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict:
+    """Default params, then the tiny variant, then `--params` overrides.
+
+    Override values arrive as strings from the command line and are coerced
+    to the type of the default they replace; an unknown key is an error.
+    """
+    params = dict(spec.default_params)
+    if tiny:
+        params.update(spec.tiny_params)
+    for key, raw in overrides.items():
+        if key not in params:
+            raise errors.UsageError(
+                f"--params: model {spec.name!r} has no hyperparameter {key!r}"
+                f"{errors.choices_hint(key, params)}"
+            )
+        params[key] = _coerce(key, raw, params[key])
+        _check_range(key, params[key])
+    return params
+
+
+# Ranges by naming convention, the same for every model: (name pattern,
+# accepts(value), what is accepted).  A value outside its range would build a
+# model that cannot train (0 units, dropout >= 1) or fail deep inside Keras.
+_RANGES = (
+    (re.compile(r"dropout"), lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    (
+        re.compile(r"learning_rate$|^max_grad_norm$|^init_scale$|multiplier$"),
+        lambda v: v > 0,
+        "a number > 0",
+    ),
+    (re.compile(r"weight_decay$|^seed$"), lambda v: v >= 0, "a number >= 0"),
+    (
+        re.compile(
+            r"^num_(classes|heads|layers|steps)$|units$|_size$|_dims$|^width$|^depth$"
+            r"|_length$|^max_positions$"
+        ),
+        lambda v: v >= 1,
+        "an integer >= 1",
+    ),
+)
+
+
+def _check_range(key: str, value) -> None:
+    """A UsageError naming KEY=VALUE when it lies outside the range its name implies."""
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            raise errors.UsageError(f"--params: {key}={v} is not a finite number")
+        for pattern, accepts, what in _RANGES:
+            if pattern.search(key) and not accepts(v):
+                raise errors.UsageError(
+                    f"--params: {key}={value!r} is out of range; accepted: {what}"
+                )
+
+
+def _coerce(key: str, raw, default):
+    if not isinstance(raw, str):
+        return raw
+    try:
+        if isinstance(default, bool):
+            lowered = raw.lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            return lowered in ("true", "1", "yes")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, (tuple, list)):
+            return type(default)(type(default[0])(x) for x in raw.split(":")) if default else ()
+    except ValueError:
+        kind = type(default).__name__
+        raise errors.UsageError(
+            f"--params: {key}={raw!r} is not a valid {kind} (default is {default!r})"
+        ) from None
+    return raw

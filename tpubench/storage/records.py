@@ -1,0 +1,273 @@
+"""Run records: one JSON document per run, the unit of reproducibility.
+
+Written atomically: temp file + rename on local disk (a reader never sees a
+half-written record); a single-object upload on gs:// (google-cloud-storage, with status and model
+as object metadata), which GCS makes visible only once complete.  Reading
+needs no TensorFlow, so reports stay TensorFlow-free.  No secrets: environment variables are never
+recorded; flag values that look like credentials and URL credentials (user-info,
+token-like query values) are redacted everywhere in a record as it is written
+(`redaction.redact`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import secrets
+import stat
+
+from tpubench.core import errors
+from tpubench.storage import files, gcs, liveness, redaction
+
+SCHEMA_VERSION = 1
+STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
+
+
+def new_run_id(model: str) -> str:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{now}-{model}-{secrets.token_hex(3)}"
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_argv(argv)
+
+
+def redact_flags(values: dict) -> dict:
+    """Values of credential-looking flags and URL credentials become '<redacted>'."""
+    return redaction.redact_flags(values)
+
+
+def path_for(results_dir: str, run_id: str) -> str:
+    return results_dir.rstrip("/") + f"/{run_id}.json"
+
+
+def write(record: dict, results_dir: str) -> str:
+    """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
+    path = path_for(results_dir, record["run_id"])
+    # Whatever part of the record a value reached (argv, flags, config, an
+    # error message naming a path), a URL credential never reaches the file.
+    record = redaction.redact(record)
+    # Strict JSON: NaN/inf (a diverged loss, a rate that could not be
+    # measured) become null, which every JSON parser accepts.
+    text = (
+        json.dumps(_finite(record), indent=2, sort_keys=True, default=_jsonable, allow_nan=False)
+        + "\n"
+    )
+    if gcs.is_gcs(results_dir):
+        # One object, visible only once complete; metadata lets a listing show
+        # status and model without downloading every record.
+        model = record.get("model")
+        meta = {
+            "status": record.get("status"),
+            "kind": record.get("kind"),
+            "model": model.get("name") if isinstance(model, dict) else model,
+        }
+        meta = {k: v for k, v in meta.items() if v}
+        return gcs.write_bytes(path, text.encode(), "application/json", meta)
+    try:
+        os.makedirs(results_dir, exist_ok=True)
+    except OSError as e:
+        raise errors.UsageError(
+            f"cannot create --results_dir={results_dir}: {e.strerror or e}"
+        ) from None
+    return files.write_atomic(path, text)  # temp file + rename: never half a record
+
+
+def _finite(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        return _finite(x.item())
+    return x
+
+
+def _jsonable(x):
+    if hasattr(x, "item"):  # numpy scalars
+        return x.item()
+    if isinstance(x, (set, tuple)):
+        return list(x)
+    if isinstance(x, (dt.date, dt.datetime)):
+        return x.isoformat()
+    return str(x)
+
+
+def find(location: str) -> list[str]:
+    """Record paths in LOCATION: a record file, a local directory (recursively) or a
+    gs:// prefix.  No TensorFlow; an unreadable location is a one-line error."""
+    if gcs.is_gcs(location):
+        if location.endswith(".json"):
+            return [location]
+        return gcs.list_objects(location, ".json")
+    if os.path.isfile(location):
+        return [location]
+    if not os.path.isdir(location):
+        raise errors.UsageError(f"{location} is neither a run record nor a directory of them")
+    found = []
+    for root, dirs, names in os.walk(location):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [os.path.join(root, f) for f in sorted(names) if f.endswith(".json")]
+    return found
+
+
+class BadRecord(errors.UsageError):
+    """A run record that cannot be used: too large, or fields of the wrong type."""
+
+
+# A record holds per-loop timings: a million loops is ~40 MB of JSON.  Anything
+# larger is not a record, and reading it whole would only exhaust memory.
+MAX_RECORD_BYTES = 64 * 2**20
+
+# (field, accepted types, what the message calls them) for what `tpubench runs` shows.
+_ROW_FIELDS = (
+    ("run_id", (str,), "a string"),
+    ("kind", (str,), "a string"),
+    ("status", (str, type(None)), "a string"),
+    ("model", (str, type(None)), "a model name"),
+    ("examples_per_sec", (int, float, type(None)), "a number"),
+    ("started", (str, type(None)), "a time stamp"),
+    ("error", (str, type(None)), "a string"),
+)
+
+
+def summary_rows(locations: list[str], warn=None) -> list[dict]:
+    """One row per readable run record under LOCATIONS.
+
+    JSON files that are not records (manifests, metrics) are skipped quietly;
+    a record too large to load or with fields of the wrong type is skipped
+    with WARN(message), so one bad file never hides the others.
+    """
+    rows = []
+    for location in locations:
+        for path in find(location):
+            try:
+                rows.append(_summary_row(read(path), path))
+            except BadRecord as e:
+                if warn:
+                    warn(f"skipped {e}")
+            except errors.TpubenchError:
+                continue  # manifests, metrics and other JSON files live beside records
+    return sorted(rows, key=lambda x: x["started"] or "")
+
+
+def _summary_row(r: dict, path: str) -> dict:
+    res = r.get("results") or {}
+    model = r.get("model") or None
+    if not isinstance(res, dict):
+        raise BadRecord(f"{path}: field 'results' is {_short(res)}, not a mapping")
+    row = {
+        "run_id": r["run_id"],
+        "kind": r.get("kind", "train"),
+        "status": liveness.status(r),  # `died` for a `running` run whose process is gone
+        "model": model.get("name") if isinstance(model, dict) else model,
+        "examples_per_sec": res.get("examples_per_sec"),
+        "started": r.get("started"),
+        "path": path,
+        "error": r.get("error"),
+        "io_blocked_share": _number(res.get("io_blocked_share")),
+        "io_blocked_seconds": _number(res.get("io_blocked_seconds")),
+    }
+    for field, types, what in _ROW_FIELDS:
+        value = row[field]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise BadRecord(f"{path}: field {field!r} is {_short(value)}, not {what}")
+    return row
+
+
+def _number(value) -> float | None:
+    """VALUE when it is a number (an optional field of older or damaged records), else None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if ok else None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_text(path: str) -> str:
+    """The text of one record file (local or gs://), refusing anything over MAX_RECORD_BYTES."""
+    limit = MAX_RECORD_BYTES
+    try:
+        if gcs.is_gcs(path):
+            data = gcs.read_bytes(path, limit=limit)
+        else:
+            # Only regular files: a FIFO or device named *.json would block or never end.
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise errors.UsageError(f"{path} is not a regular file")
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
+    except errors.UsageError as e:
+        if "more than" in str(e) or "regular file" in str(e):
+            raise BadRecord(f"{e}; a run record is at most {limit // 2**20} MiB") from None
+        raise
+    except OSError as e:
+        raise errors.UsageError(f"cannot read run record {path}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise BadRecord(
+            f"{path} is larger than {limit // 2**20} MiB, more than any run record; not loaded"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.UsageError(f"{path} is not a run record (not UTF-8 text)") from None
+
+
+def read(path: str) -> dict:
+    """Reads one record; a missing, unreadable, oversized or malformed file is a UsageError."""
+    text = read_text(path)
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
+    return migrate(record, path)
+
+
+# Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
+# When the record shape changes, bump SCHEMA_VERSION and add the step here,
+# so every older record still reads as the current version.
+MIGRATIONS: dict = {}
+
+
+def migrate(record, path: str = "record") -> dict:
+    """Checks that RECORD is a run record and returns it as the current schema.
+
+    Older records are carried forward one version at a time through
+    MIGRATIONS; a record newer than this tpubench, or not a record at all, is
+    a UsageError naming PATH.
+    """
+    if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
+        raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
+    if not isinstance(record["run_id"], str) or not record["run_id"]:
+        raise BadRecord(f"{path}: field 'run_id' is {_short(record['run_id'])}, not a string")
+    version = record["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise errors.UsageError(
+            f"{path} has schema_version {version!r}; accepted: an integer 1..{SCHEMA_VERSION}"
+        )
+    if version > SCHEMA_VERSION:
+        raise errors.UsageError(
+            f"{path} has schema_version {version}; this tpubench reads up to "
+            f"{SCHEMA_VERSION} (upgrade tpubench)"
+        )
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise errors.UsageError(
+                f"{path} has schema_version {version}, which this tpubench cannot migrate "
+                f"to {SCHEMA_VERSION}"
+            )
+        record = step(dict(record))
+        version += 1
+        record["schema_version"] = version
+    return record
