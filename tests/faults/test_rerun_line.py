@@ -2,7 +2,7 @@
 
 It is quoted with shlex, so a recorded value holding `;` or `$(...)` stays one
 argument; it shows no credential; a record naming --model_module draws a
-warning (rerunning imports that file); a record whose values were redacted
+warning (rerunning imports that file, and needs --trust_code); a record whose values were redacted
 is refused instead of run with `<redacted>` in a path.
 """
 
@@ -34,9 +34,9 @@ def _record(tmp_path, flags: dict) -> str:
     return str(path)
 
 
-def _rerun(tmp_path, record):
+def _rerun(tmp_path, record, *extra):
     return subprocess.run(
-        [sys.executable, "-m", "tpubench", "rerun", record],
+        [sys.executable, "-m", "tpubench", "rerun", record, *extra],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -54,7 +54,8 @@ def test_rerun_line_is_quoted_redacted_and_warns_about_model_modules(tmp_path):
         "machine": ["gcp:no-such-machine"],
         "tiny": True,
     }
-    proc = _rerun(tmp_path, _record(tmp_path, flags))
+    # Code named by a record runs only with --trust_code (tests/security/test_rerun_trust.py).
+    proc = _rerun(tmp_path, _record(tmp_path, flags), "--trust_code")
     echoed = [x for x in proc.stderr.splitlines() if x.startswith("tpubench rerun: tpubench")]
     assert len(echoed) == 1, proc.stderr
     argv = shlex.split(echoed[0].removeprefix("tpubench rerun: "))

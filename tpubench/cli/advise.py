@@ -5,6 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import configs
+from tpubench.core import safe_text
 from tpubench.report import advise
 
 FLAGS = flags.FLAGS
@@ -32,5 +33,5 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    print(advise.advise(configs.advise_config(args)), end="")
+    print(safe_text.block(advise.advise(configs.advise_config(args))), end="")
     return 0

@@ -2,7 +2,9 @@
 
 Nothing below the CLI reads FLAGS: configs.py turns the parsed flags into
 frozen configs once.  `python -m tpubench.cli.flags train` prints the train
-flags' names as JSON: what tpubench-launch checks the flags it passes against.
+flags' names as JSON: what tpubench-launch checks the flags it passes against;
+with `--types` it prints each flag's type (what `tpubench rerun` checks a
+record's flags against).
 """
 
 from __future__ import annotations
@@ -34,6 +36,25 @@ def names(subcommand: str) -> list[str]:
     return sorted(_defined)
 
 
+def kinds(subcommand: str) -> dict[str, dict]:
+    """SUBCOMMAND's flags: name -> {"type", "enum", "lower", "upper"} (absl's type and limits).
+
+    What `tpubench rerun` checks a record's flags against: only these names,
+    each with a value of its type.
+    """
+    out = {}
+    for name in names(subcommand):
+        flag = FLAGS[name]
+        enum = getattr(flag.parser, "enum_values", None)
+        out[name] = {
+            "type": flag.flag_type(),
+            "enum": list(enum) if enum else None,
+            "lower": getattr(flag.parser, "lower_bound", None),
+            "upper": getattr(flag.parser, "upper_bound", None),
+        }
+    return out
+
+
 def flag_values() -> dict:
     """The value of every tpubench flag of this subcommand (for the run record)."""
     return {name: FLAGS[name].value for name in sorted(_defined)}
@@ -43,4 +64,5 @@ if __name__ == "__main__":
     import json
     import sys
 
-    print(json.dumps(names(sys.argv[1] if len(sys.argv) > 1 else "train")))
+    sub = sys.argv[1] if len(sys.argv) > 1 else "train"
+    print(json.dumps(kinds(sub) if "--types" in sys.argv[2:] else names(sub)))

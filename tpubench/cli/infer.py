@@ -7,7 +7,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, infer_text, tflog, train
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 
 FLAGS = flags.FLAGS
 
@@ -76,7 +76,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path"):
-        print(infer_text.infer_summary(recs))
+        print(safe_text.block(infer_text.infer_summary(recs)))
     else:
         print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")
     return 0

@@ -16,7 +16,7 @@ from absl import flags as absl_flags
 
 from tpubench.cli import argv_checks, subcommands, tflog
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.storage import gcs, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
@@ -41,7 +41,7 @@ def run(argv: list[str] | None = None) -> None:
     try:
         argv_checks.check(argv[2:])  # a flag file of /dev/zero, a path that is not UTF-8
     except errors.UsageError as e:
-        print(f"tpubench {sub.name}: error: {e}", file=sys.stderr)
+        print(f"tpubench {sub.name}: error: {safe_text.shown(str(e), None)}", file=sys.stderr)
         sys.exit(2)
     if sub.loads_tensorflow:
         tflog.silence(any(a in ("--verbose", "--verbose=true") for a in argv))
@@ -64,12 +64,13 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
         hint = gcs.typo_hint(value)
         if hint:
             where = f"{name}=" if name else ""
-            print(f"tpubench {sub}: error: {where}{hint}", file=sys.stderr)
+            print(safe_text.shown(f"tpubench {sub}: error: {where}{hint}", None), file=sys.stderr)
             sys.exit(2)
     try:
         return absl_flags.FLAGS(argv)
     except absl_flags.Error as e:
-        print(f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)", file=sys.stderr)
+        line = f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)"
+        print(safe_text.shown(line, None), file=sys.stderr)  # flag files are outside text
         sys.exit(2)
     except SystemExit as e:
         # absl's help flags print and exit 1; asking for help is not a failure.
@@ -92,10 +93,9 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
             traceback.print_exc()
         where = getattr(e, "record_path", None)
         line = f"tpubench {sub.name}: error: {errors.one_line(e)}"
-        print(
-            redaction.redact_text(line + (f" [run record: {where}]" if where else "")),
-            file=sys.stderr,
-        )
+        line += f" [run record: {where}]" if where else ""
+        # Errors quote record keys and values: one safe line (safe_text).
+        print(safe_text.shown(redaction.redact_text(line), None), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print(f"tpubench {sub.name}: interrupted", file=sys.stderr)
@@ -103,13 +103,11 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
     except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
         if verbose:
             traceback.print_exc()
-        print(
-            redaction.redact_text(
-                f"tpubench {sub.name}: internal error: {errors.describe(e)} "
-                "(rerun with --verbose for the traceback)"
-            ),
-            file=sys.stderr,
+        line = (
+            f"tpubench {sub.name}: internal error: {errors.describe(e)} "
+            "(rerun with --verbose for the traceback)"
         )
+        print(safe_text.shown(redaction.redact_text(line), None), file=sys.stderr)
         return 1
 
 

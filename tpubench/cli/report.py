@@ -14,7 +14,7 @@ import os
 from absl import flags
 
 from tpubench.cli import configs
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.core.config import ReportConfig
 from tpubench.report import compare, load, published, render, series_tables, tables
 from tpubench.report import group as group_lib
@@ -183,11 +183,12 @@ def write(report: Report, output: str, title: str) -> list[str]:
     for name, (fig, series, _) in report.figures.items():
         pngs[name] = plots.save(fig, os.path.join(output, f"{name}.png"), series)
         paths.append(pngs[name])
-    md = [f"# {title}", ""] + [f"- {w}" for w in report.warnings] + [""]
+    cell = safe_text.markdown_cell
+    md = [f"# {cell(title, None)}", ""] + [f"- {cell(w, None)}" for w in report.warnings] + [""]
     for name, t in report.tables.items():
         fig_name = _FIGURE_OF.get(name)
         if fig_name in pngs:
-            md += [f"![{report.figures[fig_name][2]}]({fig_name}.png)", ""]
+            md += [f"![{cell(report.figures[fig_name][2], None)}]({fig_name}.png)", ""]
         md.append(render.markdown(t))
     paths.append(_put(os.path.join(output, "report.md"), "\n".join(md)))
     sections = [
@@ -227,7 +228,8 @@ def report_main(cfg: ReportConfig) -> str:
     else:
         out = "\n".join(render.terminal(t) for t in report.tables.values())
     if cfg.format != "csv" and report.warnings:
-        out += "\n" + "\n".join(f"note: {w}" for w in report.warnings) + "\n"
+        out += "\n" + "\n".join(f"note: {safe_text.shown(w, None)}" for w in report.warnings)
+        out += "\n"
     if cfg.output:
         paths = write(report, cfg.output, cfg.title)
         names = ", ".join(os.path.basename(p) for p in paths)
@@ -259,5 +261,5 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    print(report_main(configs.report_config(args)), end="")
+    print(safe_text.block(report_main(configs.report_config(args))), end="")
     return 0

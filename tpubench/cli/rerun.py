@@ -1,13 +1,24 @@
-"""`tpubench rerun RECORD.json`: repeat a recorded train or infer run with its flags."""
+"""`tpubench rerun RECORD.json`: repeat a recorded train or infer run with its flags.
+
+A record is data from anywhere, so its `flags` are checked before anything
+runs (docs/security.md): only flags of the subcommand being rerun, by exact
+name, each with a value of that flag's type; anything else is refused in one
+line naming the key.  `--model_module` makes the new run import and run a
+file, so a record that names one is refused unless `--trust_code` is given.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
 from absl import flags
 
 FLAGS = flags.FLAGS
+
+# Flags whose value is code the new run imports and runs.
+CODE_FLAGS = ("model_module",)
 
 
 def define():
@@ -20,24 +31,36 @@ def define():
     flags.DEFINE_string(
         "results_dir", None, "Write the new record here (default: the recorded results_dir)."
     )
+    flags.DEFINE_bool(
+        "trust_code",
+        False,
+        "Rerun a record that names --model_module (a Python file the run imports and runs); "
+        "without it such a record is refused.",
+    )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
     import shlex
 
-    from tpubench.core import errors
+    from tpubench.core import errors, safe_text
     from tpubench.storage import records, redaction
 
     if len(args) != 1:
-        raise errors.UsageError("usage: tpubench rerun RECORD.json [--resume] [--results_dir=DIR]")
+        raise errors.UsageError(
+            "usage: tpubench rerun RECORD.json [--resume] [--results_dir=DIR] [--trust_code]"
+        )
     record = records.read(args[0])
     old = record.get("argv", [])
     values = record.get("flags")
-    sub = old[1] if len(old) >= 2 else None
+    sub = old[1] if isinstance(old, list) and len(old) >= 2 else None
     if sub not in ("train", "infer") or not isinstance(values, dict):
         raise errors.UsageError(
             f"{args[0]} records no `tpubench train` or `tpubench infer` run to repeat"
         )
+    kinds = _flag_kinds(sub)
+    for key, value in values.items():
+        check_flag(sub, kinds, key, value)
+    _check_code(args[0], values)
     hidden = sorted(k for k, v in values.items() if redaction.has_redactions(v))
     if hidden:
         raise errors.UsageError(
@@ -51,13 +74,14 @@ def main(args: list[str], full_argv: list[str]) -> int:
                 f"--resume continues a training run; {args[0]} records `tpubench infer`"
             )
         skip = {"results_dir", "verbose"}  # infer reads weights from model_dir
-        if record.get("global_batch_size"):  # this record's batch size, not the whole sweep
-            values = values | {"batch_size": [str(record["global_batch_size"])]}
+        batch = record.get("global_batch_size")
+        if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
+            values = values | {"batch_size": [str(batch)]}  # this record's, not the sweep's
     new = []
     for k, v in sorted(values.items()):
         if k in skip or v is None:
             continue
-        if k in _MULTI_FLAGS:  # repeatable flags are given once per value
+        if kinds[k]["type"].startswith("multi"):  # repeatable flags are given once per value
             new += [f"--{k}={x}" for x in v]
         else:
             new.append(_as_flag(k, v))
@@ -69,11 +93,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
     # Quoted: the echoed line is what users paste, and a pasted line must run
     # this command and nothing else, whatever the record holds.
     echo = shlex.join(["tpubench", sub, *redaction.redact_argv(new)])
-    print(f"tpubench rerun: {echo}", file=sys.stderr, flush=True)
+    print(f"tpubench rerun: {safe_text.shown(echo, None)}", file=sys.stderr, flush=True)
     for module in values.get("model_module") or []:
         print(
-            f"tpubench rerun: warning: the record names --model_module={shlex.quote(module)}; "
-            "rerunning imports and runs that code",
+            "tpubench rerun: warning: --trust_code given: the run imports and runs "
+            f"--model_module={safe_text.shown(shlex.quote(module), None)}",
             file=sys.stderr,
             flush=True,
         )
@@ -82,7 +106,67 @@ def main(args: list[str], full_argv: list[str]) -> int:
     os.execv(sys.executable, cmd)
 
 
-_MULTI_FLAGS = {"model_module"}
+def _flag_kinds(sub: str) -> dict:
+    """SUB's flags and their types, from a fresh process (absl defines a flag once per process)."""
+    import json
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-m", "tpubench.cli.flags", sub, "--types"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def _check_code(path: str, values: dict) -> None:
+    from tpubench.core import errors, safe_text
+
+    named = [(k, m) for k in CODE_FLAGS for m in (values.get(k) or [])]
+    if named and not FLAGS.trust_code:
+        shown = ", ".join(f"--{k}={safe_text.shown(m)}" for k, m in named)
+        raise errors.UsageError(
+            f"{path} names code the rerun would import and run ({shown}); refused: read that "
+            "code, then rerun with --trust_code"
+        )
+
+
+def check_flag(sub: str, kinds: dict, key, value) -> None:
+    """UsageError unless KEY is a flag of `tpubench SUB` and VALUE one of its type."""
+    from tpubench.core import errors, safe_text
+
+    def refuse(why: str):
+        raise errors.UsageError(f"record flag {safe_text.shown(repr(key), 80)}: {why}")
+
+    if key not in kinds:
+        refuse(f"not a flag of `tpubench {sub}`; refused (a rerun passes only {sub}'s own flags)")
+    if value is None:
+        return
+    kind = kinds[key]
+    shown = safe_text.shown(repr(value), 80)
+    typ = kind["type"]
+    if typ == "bool":
+        if not isinstance(value, bool):
+            refuse(f"value {shown} is not a bool; accepted: true or false")
+    elif typ in ("int", "float"):
+        whole = typ == "int"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+            refuse(f"value {shown}; accepted: {'a whole number' if whole else 'a number'}")
+        if isinstance(value, float) and not math.isfinite(value):
+            refuse(f"value {shown}; accepted: a finite number")
+        low, high = kind.get("lower"), kind.get("upper")
+        if low is not None and value < low:
+            refuse(f"value {shown}; accepted: at least {low}")
+        if value > (high if high is not None else 2**53):
+            refuse(f"value {shown}; accepted: at most {high if high is not None else 2**53}")
+    elif typ in ("string", "string enum"):
+        if not isinstance(value, str):
+            refuse(f"value {shown}; accepted: text")
+        if kind.get("enum") and value not in kind["enum"]:
+            refuse(f"value {shown}; accepted: one of {', '.join(kind['enum'])}")
+    elif not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
+        refuse(f"value {shown}; accepted: a list of text")
 
 
 def _as_flag(name, value) -> str:

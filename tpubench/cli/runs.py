@@ -12,22 +12,24 @@ FLAGS = flags.FLAGS
 def main(args: list[str], full_argv: list[str]) -> int:
     import json
 
-    from tpubench.core import errors
+    from tpubench.core import errors, safe_text
     from tpubench.run import io_time
     from tpubench.storage import records
 
     if not args:
         raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
     rows = records.summary_rows(
-        args, warn=lambda m: print(f"tpubench runs: warning: {m}", file=sys.stderr)
+        args,
+        warn=lambda m: print(f"tpubench runs: warning: {safe_text.shown(m, None)}", file=sys.stderr),
     )
     if FLAGS.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
     if not rows:
-        print(f"no run records under {' '.join(args)}")
+        print(f"no run records under {safe_text.shown(' '.join(args))}")
         return 0
     print(f"{'started':<26} {'status':<11} {'kind':<6} {'model':<14} {'ex/s':>11}  record")
+    shown = safe_text.shown  # record text: one safe line per field
     for r in rows:
         rate = f"{r['examples_per_sec']:,.1f}" if r["examples_per_sec"] else "-"
         share, blocked = r.get("io_blocked_share"), r.get("io_blocked_seconds")
@@ -35,8 +37,9 @@ def main(args: list[str], full_argv: list[str]) -> int:
         noticeable = span is not None and io_time.noticeable(blocked, span)
         io = f"  (writes blocked {100 * share:.0f}% of training)" if noticeable else ""
         print(
-            f"{r['started'] or '-':<26} {r['status'] or '-':<11} {r['kind']:<6} "
-            f"{r['model'] or '-':<14} {rate:>11}  {r['path']}{io}"
+            f"{shown(r['started'] or '-'):<26} {shown(r['status'] or '-'):<11} "
+            f"{shown(r['kind']):<6} {shown(r['model'] or '-'):<14} {rate:>11}  "
+            f"{shown(r['path'])}{io}"
         )
     return 0
 

@@ -7,7 +7,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 
 FLAGS = flags.FLAGS
 
@@ -118,10 +118,10 @@ def main(args: list[str], full_argv: list[str]) -> int:
         record = train_lib.train(cfg, full_argv, flags_lib.flag_values())
     except unsent.RecordNotWritten as e:
         if e.record.get("status") == "ok":  # the results first, then the one-line error
-            print(report_text.train_summary(e.record), flush=True)
+            print(safe_text.block(report_text.train_summary(e.record)), flush=True)
         raise
     if record.get("record_path"):
-        print(report_text.train_summary(record))
+        print(safe_text.block(report_text.train_summary(record)))
     else:
         print(
             f"tpubench train: {record.get('role', 'worker')} finished; the chief task writes "

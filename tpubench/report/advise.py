@@ -15,7 +15,7 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import pricing
@@ -237,6 +237,8 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     if (cfg.deadline_seconds is None) == (cfg.budget_usd is None):
         raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
     loaded = load.load(list(cfg.inputs))
+    # Records' names are loaded as shown (safe_text); --model is matched the same way.
+    cfg = dataclasses.replace(cfg, model=safe_text.shown(cfg.model))
     runs = [r for r in loaded.runs if r.dims["model"] == cfg.model]
     if not runs:
         models = sorted({r.dims["model"] for r in loaded.runs})

@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.cost import money
+from tpubench.report import record_checks
 from tpubench.storage import records
 
 # Model params the controller adds at run time: they describe the run, not
@@ -132,7 +133,7 @@ def load(inputs: list[str]) -> Loaded:
         except errors.UsageError as e:
             if named:
                 raise
-            excluded.append(Excluded(path, "", "", "skipped", str(e).replace(f"{path} ", "", 1)))
+            excluded.append(_excluded(path, "", "", "skipped", str(e).replace(f"{path} ", "", 1)))
             continue
         if record["run_id"] in seen:
             continue
@@ -144,19 +145,41 @@ def load(inputs: list[str]) -> Loaded:
             run, reason = None, f"fields of the wrong type ({type(e).__name__}: {e})"
         if run is None:
             excluded.append(
-                Excluded(
-                    path,
-                    record["run_id"],
-                    _name_of(record),
-                    str(_status(record)),
-                    reason,
-                )
+                _excluded(path, record["run_id"], _name_of(record), _status(record), reason)
             )
         else:
-            runs.append(run)
+            runs.append(_displayable(run))
     if not runs and not excluded:
         raise errors.UsageError(f"no run records (*.json) found in {', '.join(inputs)}")
     return Loaded(runs, excluded, list(inputs))
+
+
+def _excluded(*fields) -> Excluded:
+    # Record text reaches tables, charts and the console: one safe line each.
+    return Excluded(*(safe_text.shown(f) for f in fields))
+
+
+def _displayable(run: Run) -> Run:
+    """RUN with every text it shows made one safe, bounded line (the record keeps all)."""
+
+    def clean(value):
+        if isinstance(value, str):
+            return safe_text.shown(value)
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(clean(v) for v in value)
+        return value
+
+    texts = ("path", "run_id", "pricing", "price_note", "tf_version", "finished", "input_verdict")
+    return dataclasses.replace(
+        run,
+        dims=clean(run.dims),
+        params=clean(run.params),
+        machines=clean(run.machines),
+        price_dates=clean(run.price_dates),
+        **{name: clean(getattr(run, name)) for name in texts},
+    )
 
 
 def _cfg(record: dict) -> dict:
@@ -198,9 +221,12 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
     reason = _status_reason(record)
     if reason:
         return None, reason
+    bad = record_checks.problem(record)
+    if bad:
+        return None, f"figures unfit to compare: {bad}"
     results = record.get("results") or {}
     rate = results.get("examples_per_sec")
-    if not isinstance(rate, (int, float)) or not rate > 0:
+    if rate is None:
         return None, "no throughput was measured (too few steps after warm-up?)"
     cfg = _cfg(record)
     hw = cfg.get("hardware") or {}

@@ -7,6 +7,7 @@ import io
 import shutil
 import sys
 
+from tpubench.core import safe_text
 from tpubench.report import stats
 
 
@@ -60,14 +61,13 @@ def span(iv: stats.Interval | None, fmt=num) -> str:
 
 
 def markdown(t) -> str:
-    def cell(x: str) -> str:
-        return x.replace("|", "\\|").replace("\n", " ")
-
-    lines = [f"### {t.title}", ""]
-    lines.append("| " + " | ".join(t.columns) + " |")
+    # Cells hold record text: HTML and `|` escaped, one line each (safe_text).
+    cell = safe_text.markdown_cell
+    lines = [f"### {cell(t.title)}", ""]
+    lines.append("| " + " | ".join(map(cell, t.columns)) + " |")
     lines.append("| " + " | ".join("---" for _ in t.columns) + " |")
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in t.rows]
-    lines += [""] + [f"_{n}_" for n in t.notes]
+    lines += ["| " + " | ".join(cell(c, None) for c in row) + " |" for row in t.rows]
+    lines += [""] + [f"_{cell(n, None)}_" for n in t.notes]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -75,8 +75,13 @@ def csv_text(t) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(t.csv_columns)
-    for row in t.csv_rows:
-        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+    for row in t.csv_rows:  # a cell a spreadsheet would run as a formula is quoted (OWASP)
+        w.writerow(
+            [
+                "" if v is None else (repr(v) if isinstance(v, float) else safe_text.csv_cell(v))
+                for v in row
+            ]
+        )
     return out.getvalue()
 
 
@@ -111,11 +116,12 @@ def terminal(t, width: int | None = None) -> str:
         gone = (spans or sorted(lesser, key=lambda i: order.index(t.columns[i])) or keep)[-1]
         keep.remove(gone)
         dropped.append(t.columns[gone])
-    rt = RichTable(title=escape(t.title), title_justify="left")
+    shown = safe_text.shown  # record text: no escapes reach the terminal, one line per cell
+    rt = RichTable(title=escape(shown(t.title)), title_justify="left")
     for i in keep:
-        rt.add_column(t.columns[i], justify="left" if i == 0 else "right", overflow="fold")
+        rt.add_column(shown(t.columns[i]), justify="left" if i == 0 else "right", overflow="fold")
     for row in t.rows:
-        rt.add_row(*(escape(row[i]) for i in keep))  # "[infer]" is text, not rich markup
+        rt.add_row(*(escape(shown(row[i], None)) for i in keep))  # "[infer]" is not markup
     console.print(rt)
     if dropped:
         console.print(
@@ -123,7 +129,7 @@ def terminal(t, width: int | None = None) -> str:
             "the Markdown, HTML and CSV files; set COLUMNS wider to see them here)"
         )
     for n in t.notes:
-        console.print(f"  {escape(n)}")
+        console.print(f"  {escape(shown(n, None))}")
     return out.getvalue().rstrip() + "\n"
 
 
