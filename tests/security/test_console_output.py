@@ -84,7 +84,7 @@ def test_report_files_escape_markdown_html_and_csv_formulas(tmp_path):
     proc = _cli("report", runs, "--format=markdown")
     assert "<img" not in proc.stdout
     proc = _cli("report", runs, "--format=csv")
-    assert '\n=HYPERLINK' not in proc.stdout and ',=HYPERLINK' not in proc.stdout
+    assert "\n=HYPERLINK" not in proc.stdout and ",=HYPERLINK" not in proc.stdout
 
 
 def test_advise_shows_escapes(tmp_path):

@@ -18,10 +18,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
     if not args:
         raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
-    rows = records.summary_rows(
-        args,
-        warn=lambda m: print(f"tpubench runs: warning: {safe_text.shown(m, None)}", file=sys.stderr),
-    )
+
+    def warn(message: str) -> None:
+        print(f"tpubench runs: warning: {safe_text.shown(message, None)}", file=sys.stderr)
+
+    rows = records.summary_rows(args, warn=warn)
     if FLAGS.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
