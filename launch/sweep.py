@@ -120,21 +120,18 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
       UsageError: unreadable file, bad YAML, unknown keys or bad values (one
         line naming the key and what is accepted).
     """
-    import yaml
+    from tpubench_launch import safe_yaml
 
     if executor not in EXECUTORS:
         raise errors.unknown("--executor", executor, EXECUTORS)
     p = pathlib.Path(path)
     try:
-        doc = yaml.safe_load(p.read_text())
+        # Bounded and strict: no aliases, no duplicate keys, a size limit.
+        doc = safe_yaml.load(path)
     except OSError as e:
         raise errors.UsageError(f"cannot read sweep file {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        at = f" at line {where.line + 1}" if where else ""
-        raise errors.UsageError(
-            f"{path} is not valid YAML{at}: {getattr(e, 'problem', e)}"
-        ) from None
+    except safe_yaml.Refused as e:
+        raise errors.UsageError(str(e)) from None
     if not isinstance(doc, dict):
         raise errors.UsageError(f"{path}: a sweep file is a mapping with a 'grid' key")
     for key in doc:

@@ -1,0 +1,108 @@
+"""The one YAML loader for files a user is handed: bounded, strict, one-line refusals.
+
+`yaml.safe_load` already refuses `!!python` tags, but it expands aliases
+(a billion-laughs file of 1 KB took 95 s and 4 GB before a MemoryError),
+lets a duplicated key silently replace the first, reads a file of any
+size, and overflows the stack on deep nesting.  `loads`/`load` refuse all
+four with a `Refused` naming the line(s) and what is accepted.
+
+This module imports only PyYAML and the standard library, so it is the one
+loader both trees may use: `tpubench_launch` modules import it directly,
+and a `tpubench` command that reads YAML (none does today) imports
+`tpubench_launch.safe_yaml` and turns `Refused` into its own UsageError;
+`launch/` itself never imports tpubench (tests/launch/test_boundaries.py).
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import yaml
+
+MAX_BYTES = 1 << 20  # a sweep file is a page; 1 MiB is far past any real one
+MAX_DEPTH = 50  # nesting of mappings and lists
+
+
+class Refused(ValueError):
+    """A YAML text this loader does not accept; the message is one line."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without anchors, aliases or duplicate keys, and with a nesting limit."""
+
+    def __init__(self, stream, name: str):
+        super().__init__(stream)
+        self._name = name
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise Refused(
+                f"{self._name} line {event.start_mark.line + 1}: YAML anchors and aliases "
+                f"(&{event.anchor}, *{event.anchor}) are not accepted; write each value out"
+            )
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise Refused(
+                f"{self._name} line {event.start_mark.line + 1}: lists and mappings nest deeper "
+                f"than {MAX_DEPTH} levels; accepted: at most {MAX_DEPTH}"
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: SafeLoader's own error says so
+                break
+            line = key_node.start_mark.line + 1
+            if first is not None:
+                raise Refused(
+                    f"{self._name}: key {key!r} is given twice (line {first} and line {line}); "
+                    "give each key once"
+                )
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def loads(text: str, name: str = "<yaml>"):
+    """The value of the YAML TEXT (named NAME in messages).
+
+    Raises:
+      Refused: too large, not valid YAML, an anchor or alias, a duplicate
+        key, or nesting deeper than MAX_DEPTH (one line, naming the line).
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise Refused(f"{name} holds {size:,} bytes; accepted: at most {MAX_BYTES:,} bytes")
+    loader = _StrictLoader(text, name)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where else ""
+        raise Refused(f"{name} is not valid YAML{at}: {getattr(e, 'problem', None) or e}") from None
+    except RecursionError:
+        raise Refused(f"{name}: lists and mappings nest too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def load(path: str):
+    """The value of the YAML file PATH; Refused (not OSError) for a file too large to read."""
+    p = pathlib.Path(path)
+    size = p.stat().st_size
+    if size > MAX_BYTES:
+        raise Refused(f"{path} holds {size:,} bytes; accepted: at most {MAX_BYTES:,} bytes")
+    try:
+        with p.open(encoding="utf-8") as f:
+            text = f.read(MAX_BYTES + 1)
+    except UnicodeDecodeError:
+        raise Refused(f"{path} is not UTF-8 text") from None
+    return loads(text, str(path))
