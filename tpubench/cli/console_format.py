@@ -66,8 +66,32 @@ def latency_ms(x):
     return f"{ms:,.2f}" if ms < 10 else f"{ms:,.1f}" if ms < 100 else f"{ms:,.0f}"
 
 
+TABLE_WIDTH = 100  # a run's tables fit a 100-column terminal (and a log, a pasted issue)
+
+
+def width() -> int:
+    """Columns for a run's tables: TABLE_WIDTH, or fewer on a narrower terminal.
+
+    $COLUMNS when set, else the terminal's width; files and pipes (make demo
+    under a CI log, `| tee`) get TABLE_WIDTH.  Never below 60: narrower, rich
+    would fold every figure into a column of single words.
+    """
+    import os
+    import shutil
+    import sys
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        have = int(env)
+    elif sys.stdout.isatty():
+        have = shutil.get_terminal_size().columns
+    else:
+        have = TABLE_WIDTH
+    return max(60, min(TABLE_WIDTH, have))
+
+
 def console(out):
-    return Console(file=out, width=110, force_terminal=False, color_system=None)
+    return Console(file=out, width=width(), force_terminal=False, color_system=None)
 
 
 def compute_mode(record: dict) -> str:

@@ -33,9 +33,19 @@ def list_sources(fmt: str) -> str:
     rows += [{"dataset": k, "what": f"text: {v}"} for k, v in prepare_lib.text_kinds().items()]
     if fmt == "json":
         return json.dumps(rows, indent=2)
+    import textwrap
+
+    from tpubench.cli import console_format
+
     width = max(len(r["dataset"]) for r in rows)
     lines = [f"{'dataset':<{width}}  what"]
-    lines += [f"{r['dataset']:<{width}}  {r['what']}" for r in rows]
+    for r in rows:  # descriptions wrap under themselves, within the terminal (100 at most)
+        lines += textwrap.wrap(
+            f"{r['dataset']:<{width}}  {r['what']}",
+            console_format.width(),
+            subsequent_indent=" " * (width + 2),
+            break_on_hyphens=False,
+        )
     lines.append("")
     lines.append("tpubench data prepare --dataset=NAME --output=DIR_OR_GS [--source=...]")
     return "\n".join(lines)

@@ -183,11 +183,44 @@ def prices_main(
         raise errors.UsageError(
             f"no price rows in {cat.path} match {query!r}{_suggest(query, cat)}"
         )
-    text = format_rows(rows, fmt)
-    if fmt == "table":
-        current = [r.dated for r in rows if r.status != "historical"] or [r.dated for r in rows]
-        text += f"\n\n{len(rows)} row(s) from {cat.path}; current {catalog_lib.age_note(current)}"
-    return text
+    if fmt != "table":  # csv and json list every row (csv loads back with --price_catalog)
+        return format_rows(rows, fmt)
+    shown, hidden = one_per_price(rows, cat)
+    return format_rows(shown, fmt) + "\n\n" + _footer(shown, hidden, cat.path)
+
+
+def one_per_price(rows: list, cat) -> tuple[list, int]:
+    """(ROWS with one current row per key, how many superseded rows were left out).
+
+    A key can have several non-historical rows (a dated row and a later
+    snapshot of the same price); lookups use the newest, so the table shows
+    that one.  Historical rows are kept: each is a price of its own year.
+    """
+    current = {}
+    for r in rows:
+        if r.status != "historical":
+            current[r.key] = cat.lookup(r.key)
+    out = [r for r in rows if r.status == "historical" or r is current.get(r.key)]
+    return out, len(rows) - len(out)
+
+
+def _footer(rows: list, hidden: int, path: str) -> str:
+    now = [r.dated for r in rows if r.status != "historical"]
+    old = [r.dated for r in rows if r.status == "historical"]
+    parts = [f"{len(rows)} row(s) from {path}"]
+    if now:
+        parts.append(f"current {catalog_lib.age_note(now)}")
+    if old:
+        years = sorted({str(r.as_of.year) for r in rows if r.status == "historical"})
+        parts.append(
+            f"{len(old)} historical row(s) from {', '.join(years)}, kept for old studies "
+            "(pin one with KEY@YEAR)"
+        )
+    if hidden:
+        parts.append(
+            f"{hidden} superseded row(s) of the same keys left out (--format=csv lists them)"
+        )
+    return "; ".join(parts)
 
 
 def import_main(paths: list[str]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
@@ -40,7 +39,7 @@ def train_summary(record: dict) -> str:
     cfg = record.get("config", {})
     data = record.get("data", {})
     out = io.StringIO()
-    console = Console(file=out, width=110, force_terminal=False, color_system=None)
+    console = fmt.console(out)
     title = (
         f"{record['model']['name']} on {data.get('name')} — {p.get('accelerator')} / "
         f"{p.get('strategy')}, {_replicas(p)}, {fmt.compute_mode(record)}, "

@@ -113,6 +113,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
     except errors.TpubenchError as e:
         train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
         raise
+    # A missing bucket is refused before TensorFlow loads, and leaves no record.
+    train_lib.check_buckets_early(cfg)
     tflog.import_tensorflow(lambda: configure_before_tf(cfg))
     try:
         record = train_lib.train(cfg, full_argv, flags_lib.flag_values())

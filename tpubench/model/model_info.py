@@ -137,6 +137,21 @@ def _width() -> int:
 _DESCRIPTION_IN_TABLE = 110
 
 
+def gflops_text(flops: float | None) -> str:
+    """FLOPs as GFLOPs with 4 decimals, or the 2 significant digits a tiny count needs.
+
+    imdb_fasttext's forward pass is about 51 kFLOP: 0.000051, never 0.0000.
+    """
+    import math
+
+    if flops is None:
+        return "n/a"
+    g = flops / 1e9
+    if g == 0 or g >= 1e-4:
+        return f"{g:.4f}"
+    return f"{g:.{1 - math.floor(math.log10(abs(g)))}f}"
+
+
 def table_text(rows: list[dict], width: int) -> str:
     """ROWS as a table WIDTH characters wide: datasets wrap one name a line where they must;
     on narrow terminals the descriptions follow the table, one wrapped line per model."""
@@ -160,8 +175,8 @@ def table_text(rows: list[dict], width: int) -> str:
         cells = [
             r["name"],
             f"{r['parameters']:,}",
-            f"{r['forward_flops_per_example'] / 1e9:.4f}",
-            f"{r['train_flops_per_example'] / 1e9:.4f}",
+            gflops_text(r["forward_flops_per_example"]),
+            gflops_text(r["train_flops_per_example"]),
             str(r["default_batch_size"]),
             ", ".join(r["datasets"]),
         ]

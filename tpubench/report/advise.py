@@ -283,6 +283,9 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         ],
         [],
         [],
+        lesser=("$ spot", "slow end", "trials", "prices as of"),  # dropped last-first
+        kept=("meets (on-demand / spot)",),
+        elsewhere="`tpubench report --output=DIR`'s files",
     )
     used = {d for c in cands for text in c.price_dates.values() for d in text.split(", ") if d}
     out = [render.terminal(t), catalog_lib.age_note(used), "Advice:"]

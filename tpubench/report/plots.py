@@ -12,6 +12,7 @@ import io
 import json
 
 import matplotlib
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from tpubench.cost import money
@@ -146,9 +147,36 @@ def _pct(confidence: float) -> str:
     return f"{confidence:.1%}" if confidence >= 0.95 else f"{confidence:.0%}"
 
 
-def _usd(value, _pos=None) -> str:
-    """Axis ticks in the one money format of the tables ($0.0000185, never $1.85e-05)."""
-    return money.usd(value)
+class _UsdTicks(ticker.Formatter):
+    """Money ticks with the decimals their spacing needs: $0.0060, $0.0065, never
+    $0.00600 beside $0.00650 (nor $1.85e-05); at least two decimals, as the tables."""
+
+    def __call__(self, value, pos=None) -> str:
+        if value == 0:
+            return "$0"
+        return f"{'-' if value < 0 else ''}${abs(value):,.{self._decimals()}f}"
+
+    def _decimals(self) -> int:
+        locs = sorted(float(x) for x in self.locs)
+        step = min((b - a for a, b in zip(locs, locs[1:], strict=False) if b > a), default=0.0)
+        if step <= 0:  # one tick: three significant digits, as money.usd
+            text = money.usd(locs[0] if locs else 0.0)
+            return len(text.split(".")[1]) if "." in text else 2
+        for decimals in range(2, 13):
+            if all(abs(round(x, decimals) - x) < step * 1e-3 for x in locs):
+                return decimals
+        return 12
+
+
+def plain_log_axis(axis) -> None:
+    """A log axis with ticks at 1, 2, 5 x 10^k written as plain numbers (6,000, not 6x10^3)."""
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(ticker.FuncFormatter(_plain))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _plain(value, _pos=None) -> str:
+    return f"{value:,.0f}" if value >= 1 else f"{value:.3g}"
 
 
 # (unit, seconds per unit, used while the longest time is below): axes stay readable

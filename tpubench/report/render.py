@@ -113,7 +113,9 @@ def terminal(t, width: int | None = None) -> str:
         spans = [i for i in keep[1:] if "interval" in t.columns[i]]
         order = _LESSER if getattr(t, "lesser", None) is None else t.lesser
         lesser = [i for i in keep[1:] if t.columns[i] in order]
-        gone = (spans or sorted(lesser, key=lambda i: order.index(t.columns[i])) or keep)[-1]
+        kept = getattr(t, "kept", ())
+        rest = [i for i in keep[1:] if t.columns[i] not in kept] or keep
+        gone = (spans or sorted(lesser, key=lambda i: order.index(t.columns[i])) or rest)[-1]
         keep.remove(gone)
         dropped.append(t.columns[gone])
     shown = safe_text.shown  # record text: no escapes reach the terminal, one line per cell
@@ -126,7 +128,7 @@ def terminal(t, width: int | None = None) -> str:
     if dropped:
         console.print(
             f"  left out to fit {width} columns: {', '.join(dropped)} (all columns are in "
-            "the Markdown, HTML and CSV files; set COLUMNS wider to see them here)"
+            f"{getattr(t, 'elsewhere', 'the files')}; set COLUMNS wider to see them here)"
         )
     for n in t.notes:
         console.print(f"  {escape(shown(n, None))}")

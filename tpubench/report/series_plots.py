@@ -6,7 +6,14 @@ from __future__ import annotations
 import matplotlib
 
 from tpubench.report import compare, published
-from tpubench.report.plots import _COLORS, _strip_model, _subplots, _usd, interval_text
+from tpubench.report.plots import (
+    _COLORS,
+    _strip_model,
+    _subplots,
+    _UsdTicks,
+    interval_text,
+    plain_log_axis,
+)
 
 
 def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
@@ -95,6 +102,7 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
         values = [v for d in members for v in d["rates"] + d["ideal"]]
         if max(values) > 10 * min(values):  # several models on one axis: log keeps them apart
             ax.set_yscale("log")
+            plain_log_axis(ax.yaxis)
         ax.set_ylabel("examples/sec (median)")
         note = f"\n(whiskers: {whiskers[axis]})" if axis in whiskers else ""
         ax.set_title(f"Throughput against ideal (dashed), by {axis}{note}", fontsize=10)
@@ -139,7 +147,7 @@ def batches(series: list[compare.BatchSeries], note: str):
         a.grid(alpha=0.3)
     ax.set_ylabel("examples/sec (median)")
     ax.set_title(f"Throughput over batch size\n(whiskers: {_level_text(series)})", fontsize=10)
-    ax_cost.yaxis.set_major_formatter(_usd)
+    ax_cost.yaxis.set_major_formatter(_UsdTicks())
     ax_cost.set_ylabel("USD per million examples (median)")
     ax_cost.set_title(f"Cost per example over batch size\n({note})", fontsize=10)
     ax.legend(fontsize=7)
@@ -204,7 +212,7 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
             )
         ax.set_xlabel(f"time per epoch ({unit}, median)")
         ax.set_ylabel("cost per epoch (USD, median)")
-        ax.yaxis.set_major_formatter(_usd)
+        ax.yaxis.set_major_formatter(_UsdTicks())  # one per axis: it reads its ticks
         ax.set_title(model)
         ax.margins(0.2)
         ax.grid(alpha=0.3)

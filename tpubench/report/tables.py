@@ -23,6 +23,8 @@ class Table:
     notes: list[str] = dataclasses.field(default_factory=list)
     brief: tuple[str, ...] = ()  # the columns a terminal shows (default: all)
     lesser: tuple[str, ...] | None = None  # dropped first to fit, last first (None: render's)
+    kept: tuple[str, ...] = ()  # never dropped to fit: the column that answers the question
+    elsewhere: str = "the Markdown, HTML and CSV files"  # where dropped columns can be read
 
 
 def _m(iv: stats.Interval | None):

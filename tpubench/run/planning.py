@@ -118,6 +118,20 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     )
 
 
+def check_buckets_early(cfg: TrainConfig) -> None:
+    """The gs:// access checks, before TensorFlow is imported (google-cloud-storage only).
+
+    A missing bucket or permission is refused in one line in about a second,
+    not after TensorFlow's import and a model build, and leaves no failed
+    record (its results_dir may be the missing bucket).  Outside a cluster
+    (no TF_CONFIG) this process is the chief and checks its writes too;
+    a cluster's tasks are checked again in `plan`, where roles are known.
+    """
+    import os
+
+    _check_buckets(cfg, cfg.model_dir or cfg.results_dir, is_chief=not os.environ.get("TF_CONFIG"))
+
+
 def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
     """Fails before training when a gs:// location cannot be read or written."""
     from tpubench.storage import gcs
@@ -127,7 +141,7 @@ def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
     if not is_chief:
         return
     for path in {model_dir, cfg.results_dir}:
-        if gcs.is_gcs(path):
+        if path and gcs.is_gcs(path):
             gcs.check_access(path, write=True)
 
 

@@ -51,6 +51,9 @@ def check_prices(cfg: TrainConfig) -> None:
     cost_runs.prices(cfg.cost)
 
 
+check_buckets_early = planning.check_buckets_early
+
+
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
     from tpubench.run import job as job_lib
