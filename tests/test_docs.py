@@ -88,6 +88,8 @@ def _labels(text: str) -> list[str]:
     # A long value wraps onto a line with an empty label (the MFU row's peak
     # source grows a note when the machine is busy): not a row of its own.
     rows = [m.strip() for m in re.findall(r"^│ ([^│]+?) +│", text, re.M) if m.strip()]
+    # `writes (I/O)` shows only when writes blocked training noticeably (a busy machine).
+    rows = [r for r in rows if r != "writes (I/O)"]
     summary = [r for r in rows if not r.startswith("gcp:")]  # cost rows start with a machine
     header = re.search(r"^┃(.*)┃$", text, re.M)
     columns = [c.strip() for c in header.group(1).split("┃")] if header else []
