@@ -188,9 +188,9 @@ def test_a_missing_bucket_is_refused_before_tensorflow_and_leaves_no_record(gcs_
     assert not list(runs.glob("*.json")) and not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("where", ["results_dir"])
-def test_an_unwritable_results_bucket_is_refused_before_tensorflow(gcs_env, tmp_path, where):
-    proc = _cli("train", f"--{where}=gs://no-such-bucket/runs", env=gcs_env, cwd=tmp_path)
+@pytest.mark.parametrize("sub", ["train", "infer"])
+def test_an_unwritable_results_bucket_is_refused_before_tensorflow(gcs_env, tmp_path, sub):
+    proc = _cli(sub, "--results_dir=gs://no-such-bucket/runs", env=gcs_env, cwd=tmp_path)
     line = one_line_error(proc)
     assert proc.returncode == 3 and "gs://no-such-bucket does not exist" in line
     assert not (tmp_path / "runs").exists()

@@ -12,7 +12,7 @@ from absl import flags
 
 from tpubench.cli import argv_checks, configs, tflog
 from tpubench.cli import flag_groups as groups
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.core.config import DataBenchConfig, DataConfig
 
 FLAGS = flags.FLAGS
@@ -201,24 +201,23 @@ def main(args: list[str], full_argv: list[str]) -> int:
     action = args[0]
     argv_checks.no_positional(args[1:], f"data {action}")
     if action == "list":
-        print(list_sources(FLAGS.format))
+        print(safe_text.block(list_sources(FLAGS.format)))
         return 0
     tflog.import_tensorflow()
     if action == "prepare":
-        print(
-            prepare(
-                FLAGS.dataset,
-                FLAGS.output,
-                configs.data_options(),
-                FLAGS.num_shards,
-                FLAGS.overwrite,
-                FLAGS.format,
-            )
+        text = prepare(
+            FLAGS.dataset,
+            FLAGS.output,
+            configs.data_options(),
+            FLAGS.num_shards,
+            FLAGS.overwrite,
+            FLAGS.format,
         )
+        print(safe_text.block(text))  # manifests and file names come from outside
         return 0
     if action == "check":
         text, code = check(FLAGS.data_dir, FLAGS.format)
-        print(text)
+        print(safe_text.block(text))
         return code
-    print(bench(configs.data_bench_config()))
+    print(safe_text.block(bench(configs.data_bench_config())))
     return 0

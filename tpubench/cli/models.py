@@ -6,6 +6,7 @@ from absl import flags
 
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import tflog
+from tpubench.core import safe_text
 
 FLAGS = flags.FLAGS
 
@@ -22,5 +23,6 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
     for module in FLAGS.model_module:
         registry.load_module(module)
-    print(model_info.listing(args, FLAGS.format, FLAGS.tiny))
+    # Names and descriptions may come from a --model_module: shown escaped.
+    print(safe_text.block(model_info.listing(args, FLAGS.format, FLAGS.tiny)))
     return 0

@@ -13,7 +13,7 @@ import os
 from absl import flags
 
 from tpubench.cli import tflog
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.hardware import peaks, probe
 from tpubench.storage import cache
 
@@ -116,5 +116,6 @@ def main(args: list[str], full_argv: list[str]) -> int:
             tf.config.threading.set_intra_op_parallelism_threads(FLAGS.num_intra_threads)
 
     tflog.import_tensorflow(threads)
-    print(render(collect(FLAGS.reprobe, FLAGS.num_intra_threads), FLAGS.format))
+    text = render(collect(FLAGS.reprobe, FLAGS.num_intra_threads), FLAGS.format)
+    print(safe_text.block(text))  # the cached peaks file is read back
     return 0

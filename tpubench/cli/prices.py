@@ -13,7 +13,7 @@ import json
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine as machine_lib
 from tpubench.cost import pricing as pricing_lib
@@ -37,6 +37,8 @@ def money(value: float | None, max_decimals: int = 6) -> str:
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     """Aligned plain text: numbers right-aligned, text left-aligned, last column ragged."""
+    # A --price_catalog is data from anywhere: each cell one safe line.
+    rows = [tuple(safe_text.shown(c, None) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     out = []
     for r in [headers, *rows]:
@@ -258,12 +260,12 @@ def define():
 
 def main(args: list[str], full_argv: list[str]) -> int:
     if args and args[0] == "import":
-        print(import_main(args[1:]))
+        print(safe_text.block(import_main(args[1:])))
         return 0
     query = " ".join(args)
     outputs = [
         prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
         for machine in (FLAGS.machine or [None])
     ]
-    print("\n\n".join(outputs))
+    print(safe_text.block("\n\n".join(outputs)))
     return 0

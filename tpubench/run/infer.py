@@ -52,6 +52,17 @@ def check_prices(cfg: InferConfig) -> None:
     cost_runs.prices(cfg.cost)
 
 
+def check_buckets_early(cfg: InferConfig) -> None:
+    """gs:// data and weights readable, results writable: refused before TensorFlow loads."""
+    from tpubench.storage import gcs
+
+    for path in (cfg.data.data_dir, cfg.model_dir):
+        if path and gcs.is_gcs(path):
+            gcs.check_access(path, write=False)
+    if cfg.results_dir and gcs.is_gcs(cfg.results_dir):
+        gcs.check_access(cfg.results_dir, write=True)
+
+
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
     """Runs the sweep; returns its records, one per batch size.
 
