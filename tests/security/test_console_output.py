@@ -104,3 +104,19 @@ def test_runs_lists_hostile_records_escaped(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert raw_controls(proc.stdout + proc.stderr) == []
     assert len([x for x in proc.stdout.splitlines() if x.strip()]) == 2  # header + one row
+
+
+def test_prices_from_a_hostile_catalog_are_shown_escaped(tmp_path):
+    import pathlib
+
+    shipped = pathlib.Path(safe_text.__file__).parents[1] / "cost" / "prices.csv"
+    rows = list(csv.reader(io.StringIO(shipped.read_text())))
+    header, row = rows[0], rows[1][:]
+    row[header.index("source")] = "evil" + hostile.ESCAPES + hostile.FAKE_ROW
+    catalog = tmp_path / "catalog.csv"
+    with catalog.open("w", newline="") as f:
+        csv.writer(f).writerows([header, row])
+    proc = _cli("prices", f"--price_catalog={catalog}")
+    assert proc.returncode == 0, proc.stderr
+    assert raw_controls(proc.stdout) == []
+    assert not [x for x in proc.stdout.splitlines() if x.startswith("FAKE")]
