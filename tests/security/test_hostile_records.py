@@ -44,6 +44,7 @@ BAD = [
     ("results.examples_per_sec", float("inf"), "results.examples_per_sec is inf"),
     ("results.examples_per_sec", "1000", "results.examples_per_sec is of type str"),
     ("global_batch_size", 2**200, "global_batch_size is 1.607e+60"),
+    ("results.examples_per_sec", 2**2000, "examples_per_sec is an integer of 2,001 bits"),
     ("global_batch_size", 12.5, "global_batch_size is of type float"),
     ("examples_per_epoch", [1, 2], "examples_per_epoch is of type list"),
     ("model.name", {"a": 1}, "model.name is of type dict"),
@@ -98,3 +99,19 @@ def test_a_two_megabyte_model_name_is_cut_for_display_and_kept_in_the_record(tmp
         assert w <= 4000 and h <= 4000, (png.name, w, h)
     assert {p.name: p.read_bytes() for p in runs.iterdir()} == before  # the record keeps all
     assert (out / "report.md").stat().st_size < 100_000
+
+
+def test_runs_lists_records_with_absurd_rates_without_a_crash(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for run_id, rate in (("nan", float("nan")), ("huge", 2**2000), ("neg", -5.0), ("ok", 1000.0)):
+        rec = hostile.record(run_id)
+        rec["results"]["examples_per_sec"] = rate
+        (runs / f"{run_id}.json").write_text(json.dumps(rec))
+    proc = _cli("runs", runs)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()[1:]
+    assert len(lines) == 4 and sum(" 1,000.0 " in x for x in lines) == 1, proc.stdout
+    proc = _cli("runs", runs, "--format=json")
+    rates = sorted(str(r["examples_per_sec"]) for r in json.loads(proc.stdout))
+    assert rates == ["1000.0", "None", "None", "None"]

@@ -140,7 +140,7 @@ def load(inputs: list[str]) -> Loaded:
         seen.add(record["run_id"])
         try:
             run, reason = from_record(record, path)
-        except (AttributeError, TypeError, ValueError, KeyError) as e:
+        except (ArithmeticError, AttributeError, LookupError, TypeError, ValueError) as e:
             # One record with fields of the wrong type must not stop the report.
             run, reason = None, f"fields of the wrong type ({type(e).__name__}: {e})"
         if run is None:

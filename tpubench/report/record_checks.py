@@ -36,10 +36,17 @@ def _number(x, low: float, high: float, *, above: bool = False, integer: bool = 
     if isinstance(x, float) and not math.isfinite(x):
         return f"{x}; accepted: a finite number"
     if (x <= low if above else x < low) or x > high:
-        shown = f"{x:.4g}" if isinstance(x, float) or abs(x) > 10**12 else str(x)
+        shown = _big(x) if isinstance(x, float) or abs(x) > 10**12 else str(x)
         bound = f"> {low:g}" if above else f">= {low:g}"
         return f"{shown}; accepted: {bound} and at most {high:.4g}"
     return ""
+
+
+def _big(x) -> str:
+    try:
+        return f"{x:.4g}"
+    except OverflowError:  # an int past float's range (2**2000); str() of it may refuse too
+        return f"an integer of {x.bit_length():,} bits"
 
 
 def _kind(x) -> str:

@@ -181,6 +181,7 @@ def _summary_row(r: dict, path: str) -> dict:
         value = row[field]
         if not isinstance(value, types) or isinstance(value, bool):
             raise BadRecord(f"{path}: field {field!r} is {_short(value)}, not {what}")
+    row["examples_per_sec"] = _rate(row["examples_per_sec"])  # shown as "-" when unfit
     return row
 
 
@@ -190,7 +191,16 @@ def _number(value) -> float | None:
     return value if ok else None
 
 
+def _rate(value) -> float | None:
+    """A finite rate of at most 1e12/s, else None: NaN, inf, 2**2000 and -5 are no measurement."""
+    if _number(value) is None or isinstance(value, int) and value.bit_length() > 64:
+        return None
+    return value if math.isfinite(value) and 0 <= value <= 1e12 else None
+
+
 def _short(value) -> str:
+    if isinstance(value, int) and value.bit_length() > 64:  # repr of 2**20000 raises
+        return f"an integer of {value.bit_length():,} bits"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
