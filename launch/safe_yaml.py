@@ -3,8 +3,9 @@
 `yaml.safe_load` already refuses `!!python` tags, but it expands aliases
 (a billion-laughs file of 1 KB took 95 s and 4 GB before a MemoryError),
 lets a duplicated key silently replace the first, reads a file of any
-size, and overflows the stack on deep nesting.  `loads`/`load` refuse all
-four with a `Refused` naming the line(s) and what is accepted.
+size, overflows the stack on deep nesting, and passes control, bidi and
+zero-width characters through to the console.  `loads`/`load` refuse all
+five with a `Refused` naming the line(s) and what is accepted.
 
 This module imports only PyYAML and the standard library, so it is the one
 loader both trees may use: `tpubench_launch` modules import it directly,
@@ -16,11 +17,23 @@ and a `tpubench` command that reads YAML (none does today) imports
 from __future__ import annotations
 
 import pathlib
+import re
 
 import yaml
 
 MAX_BYTES = 1 << 20  # a sweep file is a page; 1 MiB is far past any real one
 MAX_DEPTH = 50  # nesting of mappings and lists
+
+
+# Characters no sweep value needs and a console must not receive raw: C0/C1
+# controls (TAB aside), DEL, bidi overrides and isolates, zero-width ones.
+# The same ranges as tpubench.core.safe_text, which escapes them for display;
+# a sweep file is our own input format, so here they are refused instead
+# (a double-quoted "\e" would otherwise reach the dry run's command lines).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 class Refused(ValueError):
@@ -52,6 +65,16 @@ class _StrictLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+    def construct_scalar(self, node):
+        value = super().construct_scalar(node)
+        bad = _UNSAFE.search(value) if isinstance(value, str) else None
+        if bad:
+            raise Refused(
+                f"{self._name} line {node.start_mark.line + 1}: a value holds the control, "
+                f"bidi or invisible character U+{ord(bad.group(0)):04X}; accepted: printable text"
+            )
+        return value
 
     def construct_mapping(self, node, deep=False):
         seen: dict = {}

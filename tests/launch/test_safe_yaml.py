@@ -82,3 +82,10 @@ def test_python_tags_stay_refused_and_plain_files_load():
     with pytest.raises(safe_yaml.Refused):
         safe_yaml.loads("a: !!python/object/apply:os.system [id]\n", "x.yaml")
     assert safe_yaml.loads("a: [1, 2]\nb: {c: d}\n", "x.yaml") == {"a": [1, 2], "b": {"c": "d"}}
+
+
+@pytest.mark.parametrize("value", ['"\\e[2Jx"', '"a\\u202eb"', '"a\\x9bb"', '"a\\nb"'])
+def test_control_and_bidi_characters_in_values_are_refused(tmp_path, value):
+    text = f"grid: {{models: [mnist_mlp]}}\nflags: {{run_label: {value}}}\n"
+    with pytest.raises(errors.UsageError, match=r"line 2: .*U\+"):
+        sweep.load(_file(tmp_path, text), "local")
