@@ -68,12 +68,12 @@ def main(args: list[str], full_argv: list[str]) -> int:
     try:
         cfg = configs.infer_config()
         infer_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+        infer_lib.check_buckets_early(cfg)  # a missing bucket, before TF (see cli/train.py)
     except errors.TpubenchError as e:
         infer_lib.record_early_failure(
             cfg, FLAGS.results_dir, FLAGS.model, full_argv, flags_lib.flag_values(), e
         )
         raise
-    infer_lib.check_buckets_early(cfg)  # a missing bucket: refused before TF, no record
     tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path"):

@@ -109,12 +109,15 @@ def main(args: list[str], full_argv: list[str]) -> int:
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()
     try:
-        train_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+        # Before TensorFlow loads: a bad --machine in milliseconds, a missing
+        # bucket or permission in about a second.  The failed record goes to
+        # results_dir when it can be written there, and the error line says
+        # where; when results_dir is the missing bucket, there is none.
+        train_lib.check_prices(cfg)
+        train_lib.check_buckets_early(cfg)
     except errors.TpubenchError as e:
         train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
         raise
-    # A missing bucket is refused before TensorFlow loads, and leaves no record.
-    train_lib.check_buckets_early(cfg)
     tflog.import_tensorflow(lambda: configure_before_tf(cfg))
     try:
         record = train_lib.train(cfg, full_argv, flags_lib.flag_values())

@@ -51,7 +51,12 @@ def say(message: str) -> None:
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
     """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
     record.update(status="failed", error=str(error), finished=records.now_iso())
-    error.record_path = records.write(record, results_dir)
+    try:
+        error.record_path = records.write(record, results_dir)
+    except Exception:  # noqa: BLE001 - results_dir may be the missing bucket itself
+        # The run's own error is what the user must see; without a path the
+        # error line names no record, which is the truth.
+        error.record_path = None
 
 
 def outcome(e: BaseException) -> tuple[str, str]:
