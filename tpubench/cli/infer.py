@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, infer_text, tflog, train
+from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog, train
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors
@@ -134,7 +134,9 @@ def main(args: list[str], full_argv: list[str]) -> int:
         raise
     tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
-    if recs and recs[0].get("record_path"):
+    if recs and recs[0].get("record_path") and recs[0].get("scenario"):
+        print(scenario_text.scenario_summary(recs[0]))
+    elif recs and recs[0].get("record_path"):
         print(infer_text.infer_summary(recs))
     else:
         print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")

@@ -109,7 +109,7 @@ class ReportConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AdviseConfig:
-    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+    """One `tpubench advise` invocation: exactly one of deadline, budget and qps."""
 
     inputs: tuple[str, ...] = ()
     model: str = ""
@@ -120,6 +120,9 @@ class AdviseConfig:
     price_catalog: str | None = None
     max_age_days: float = 180.0
     tf_version: str | None = None  # None: the installed TensorFlow's, if any
+    qps: float | None = None  # serving: the load (instead of deadline or budget)
+    latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
+    latency_percentile: float = 99.0
 
 
 SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline")
