@@ -41,7 +41,10 @@ def scenario_summary(rec: dict) -> str:
     console.print(_headline(name, summary, results, settings), soft_wrap=True)
     if settings.get("note"):
         console.print(f"note: {settings['note']}", soft_wrap=True)
-    console.print(_closed_table(results.get("closed_loop", []), summary, results))
+    batch = str(settings.get("max_batch_size"))
+    if name == "server":
+        batch = f"dynamic, <= {batch}"
+    console.print(_closed_table(results.get("closed_loop", []), summary, results, batch))
     check = results.get("cross_check")
     if check and check.get("ratio"):
         console.print(
@@ -95,7 +98,7 @@ def _runs_table(runs: list[dict], settings: dict) -> Table:
     return t
 
 
-def _closed_table(closed: list[dict], summary: dict, results: dict) -> Table:
+def _closed_table(closed: list[dict], summary: dict, results: dict, batch: str) -> Table:
     t = Table(title="closed loop beside LoadGen (tpubench's own timing)", title_justify="left")
     for col in ("measured by", "batch", "predictions/sec", "latency p50 / p90 / p99 ms"):
         t.add_column(col, justify="right")
@@ -109,7 +112,7 @@ def _closed_table(closed: list[dict], summary: dict, results: dict) -> Table:
     lat = summary.get("latency_seconds", {})
     t.add_row(
         "LoadGen",
-        "dynamic",
+        batch,
         fmt.num(results.get("examples_per_sec")),
         " / ".join(fmt.latency_ms(lat.get(q)) for q in _PERCENTILES),
     )

@@ -86,6 +86,16 @@ def table(groups: list[group_lib.Group]) -> tables.Table | None:
             "meets_mlperf_minimums",
         ],
         csv_rows,
+        brief=(
+            "configuration",
+            "LoadGen",
+            "QPS or samples/sec",
+            "p99 ms",
+            "bound",
+            "$/1M predictions",
+            "MLPerf minimums",
+        ),
+        lesser=("bound", "MLPerf minimums"),
     )
 
 

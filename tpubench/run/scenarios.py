@@ -133,7 +133,8 @@ def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
     if cap.single_latency > sc.latency_bound:
         raise errors.UsageError(
             f"--latency_bound={_ms(sc.latency_bound)}: no batch meets it; a single query "
-            f"alone takes {_ms(cap.single_latency)} at p{sc.latency_percentile:g} (closed loop, "
+            f"alone takes {cap.single_latency * 1e3:.3g}ms at p{sc.latency_percentile:g} "
+            "(closed loop, "
             "batch 1); raise the bound"
         )
     if sc.target_qps is not None and sc.target_qps > cap.qps:
@@ -147,6 +148,9 @@ def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
 def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> dict:
     """The highest QPS whose LoadGen run is VALID: bisection below the closed-loop capacity.
 
+    An INVALID run lowers the upper end to the QPS LoadGen saw completed,
+    when that is lower than the QPS asked for (the SUT fell behind).
+
     With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...]}
     """
     if sc.target_qps is not None:
@@ -159,7 +163,9 @@ def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> di
         if summary["valid"]:
             low, best = qps, summary
         else:
-            high = qps
+            # A SUT that fell behind completed fewer queries than were sent:
+            # no QPS above what it completed can be VALID.
+            high = max(low, min(qps, summary.get("completed_qps") or qps))
         # LoadGen rounds QPS to 0.1; stop once the interval is that narrow.
         if high - low < 0.2:
             break
