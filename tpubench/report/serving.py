@@ -65,7 +65,7 @@ def table(groups: list[group_lib.Group]) -> tables.Table | None:
             "scenario",
             "LoadGen",
             "trials",
-            "QPS or samples/sec",
+            "rate /s",
             "p99 ms",
             "bound",
             "$/hour",
@@ -89,7 +89,7 @@ def table(groups: list[group_lib.Group]) -> tables.Table | None:
         brief=(
             "configuration",
             "LoadGen",
-            "QPS or samples/sec",
+            "rate /s",
             "p99 ms",
             "bound",
             "$/1M predictions",
