@@ -176,3 +176,38 @@ def test_offline_loadgen_agrees_with_the_closed_loop(tmp_path):
     # Within the noise of a shared 2-core machine: the same work, two measurers.
     assert 0.65 < check["ratio"] < 1.5, json.dumps(check)
     assert "cross-check at batch 64" in proc.stdout
+
+
+def test_a_signal_during_loadgen_writes_an_interrupted_record(tmp_path):
+    """LoadGen cannot stop a test early: the record says interrupted, exit 130, no core dump."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    results = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "tpubench", "infer", *SHORT, "--scenario=server"]
+    cmd += ["--latency_bound=50ms", "--min_duration=60s", "--min_query_count=100"]
+    cmd += ["--target_qps=50", f"--results_dir={results}"]
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 240
+        # The record names the LoadGen run once the closed loop is measured and the SUT traced.
+        while time.monotonic() < deadline and proc.poll() is None:
+            recs = list(results.glob("*.json"))
+            if recs and "loadgen" in json.loads(recs[0].read_text() or "{}"):
+                break
+            time.sleep(0.5)
+        time.sleep(3)  # inside LoadGen's 60 s test
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    lines = [x for x in err.splitlines() if x.strip() and not x.startswith("[infer")]
+    assert len(lines) == 1 and "interrupted (SIGINT)" in lines[0], err
+    rec = json.loads(next(results.glob("*.json")).read_text())
+    assert rec["status"] == "interrupted" and "LoadGen" in rec["error"]

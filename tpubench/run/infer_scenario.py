@@ -11,11 +11,15 @@ in RESULTS_DIR/<run_id>.files/.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import threading
 import time
 
 from tpubench.core import errors
 from tpubench.cost import runs as cost_runs
-from tpubench.run import loadgen_log, loadgen_sut, scenarios, session
+from tpubench.run import interrupts, loadgen_log, loadgen_sut, scenarios, session
 from tpubench.storage import records
 
 # Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).
@@ -62,6 +66,8 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
             return None
         return records.write_attachment(cfg.results_dir, record["run_id"], name, data)
 
+    harness = None
+    on_signal = _signal_handler(sweep, lambda: harness)
     t0 = time.perf_counter()
     samples = loadgen_sut.load_samples(built.runner, built.manifest, sc.qsl_samples, cfg.seed)
     batcher = loadgen_sut.Batcher(
@@ -71,12 +77,14 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
         sut_batch,
         sc.batching_window if sc.name == "server" else 0.0,
         loadgen_sut.bucket_sizes(sut_batch, replicas),
+        on_signal,
     )
     harness = scenarios.Harness(lg, batcher, samples.count, keep)
     setup_seconds = time.perf_counter() - t0
     record["loadgen"] = {"runs": harness.runs}  # a failed search keeps what it ran
     try:
         batcher.warm_up()
+        sweep._write(record)  # still "running": LoadGen starts now
         summary, rate = _scenario(harness, lg, sc, closed, max_batch, single, per_query)
     finally:
         harness.close()
@@ -111,6 +119,35 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     sweep.records.append(record)
     sweep.batch = None
     sweep.current = None
+
+
+def _signal_handler(sweep, harness):
+    """on_signal for the SUT: after SIGINT/SIGTERM/SIGHUP, record it and end the process.
+
+    LoadGen has no way to stop a test early (a server test would run on to
+    its minimum duration), so the interrupted record is written here and the
+    process exits at once with 130, the code `main` gives an interrupt.
+    """
+    signals = interrupts.current()
+    once = threading.Lock()
+
+    def on_signal() -> None:
+        if not signals or not once.acquire(blocking=False):
+            return
+        message = (
+            f"interrupted ({signals[-1]}) during a LoadGen run; LoadGen cannot stop a test "
+            "early, so the runs so far are in the record and the process ends now"
+        )
+        h = harness()
+        if h is not None and h.workdir:
+            shutil.rmtree(h.workdir, ignore_errors=True)
+        path = sweep.fail("interrupted", message)
+        where = f" [run record: {path}]" if path else ""
+        # The one line `main` prints for an interrupted run: main never gets control back.
+        print(f"tpubench infer: error: {message}{where}", file=sys.stderr, flush=True)
+        os._exit(errors.InterruptedRun.exit_code)
+
+    return on_signal
 
 
 def _scenario(harness, lg, sc, closed, max_batch, single, per_query):

@@ -77,15 +77,19 @@ class Batcher:
       window: seconds a batch may wait, after its oldest query arrived, for
         more queries to join it (0: take what is waiting).
       buckets: the batch sizes a batch is padded up to (bucket_sizes()).
+      on_signal: called at every query issued and batch served, to act on a
+        signal noted while LoadGen runs (a signal must not raise inside
+        LoadGen's callbacks: the exception would abort the process).
     """
 
-    def __init__(self, lg, samples: Samples, predict, max_batch, window, buckets):
+    def __init__(self, lg, samples: Samples, predict, max_batch, window, buckets, on_signal):
         self._lg = lg
         self._samples = samples
         self._predict = predict
         self._max_batch = max_batch
         self._window = window
         self._buckets = buckets
+        self._on_signal = on_signal
         self._queue = collections.deque()  # (QuerySample, arrival perf_counter)
         self._cv = threading.Condition()
         self._stop = False
@@ -100,6 +104,7 @@ class Batcher:
             self._predict(self._samples.take(np.arange(size) % self._samples.count))
 
     def issue_query(self, query_samples) -> None:
+        self._on_signal()
         now = time.perf_counter()
         with self._cv:
             self._queue.extend((s, now) for s in query_samples)
@@ -137,6 +142,7 @@ class Batcher:
             batch = self._next_batch()
             if batch is None:
                 return
+            self._on_signal()
             if self.error is None:
                 try:
                     self._run(batch)

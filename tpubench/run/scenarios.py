@@ -9,6 +9,7 @@ expected latency or QPS, bound the QPS search, and stand beside LoadGen's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -18,7 +19,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import loadgen_log
+from tpubench.run import interrupts, loadgen_log
 
 
 def import_loadgen(scenario: str):
@@ -77,6 +78,7 @@ class Harness:
         # Every sample is already in host memory: loading and unloading are no-ops.
         self._qsl = lg.ConstructQSL(samples_count, samples_count, _noop, _noop)
         self.runs: list[dict] = []
+        self.workdir: str | None = None  # LoadGen's log directory while a test runs
 
     def run(self, test_settings, name: str, scenario: str) -> dict:
         """One LoadGen test; LoadGen's summary of it, with where its logs were kept."""
@@ -88,7 +90,12 @@ class Harness:
             log.enable_trace = False
             self.batcher.reset_counts()
             t0 = time.perf_counter()
-            self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
+            self.workdir = workdir
+            signals = interrupts.current()
+            # Signals are only noted while LoadGen runs: raised inside one of its
+            # callbacks they would abort the process (the SUT acts on them).
+            with signals.quiet() if signals is not None else contextlib.nullcontext():
+                self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
             wall = time.perf_counter() - t0
             if self.batcher.error is not None:
                 raise self.batcher.error
@@ -102,6 +109,7 @@ class Harness:
                     kept.append(self._keep(f"{name}/{file}", f.read()))
             summary["logs"] = kept
         finally:
+            self.workdir = None
             shutil.rmtree(workdir, ignore_errors=True)
         summary["run"] = name
         sizes = sorted(self.batcher.batch_sizes.items())
