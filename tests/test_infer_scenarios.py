@@ -211,3 +211,28 @@ def test_a_signal_during_loadgen_writes_an_interrupted_record(tmp_path):
     assert len(lines) == 1 and "interrupted (SIGINT)" in lines[0], err
     rec = json.loads(next(results.glob("*.json")).read_text())
     assert rec["status"] == "interrupted" and "LoadGen" in rec["error"]
+
+
+def test_offline_on_two_replicas_reads_real_samples(tmp_path):
+    """The QSL from the real eval split (repeated past its 360 digits), served on 2 replicas."""
+    proc, rec = run_cli(
+        "infer",
+        *SHORT,
+        "--scenario=offline",
+        "--nouse_synthetic_data",
+        "--num_cpu_devices=2",
+        "--batch_size=32",
+        "--qsl_samples=500",
+        "--min_duration=1s",
+        "--min_query_count=100",
+        results_dir=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert rec["placement"]["num_replicas"] == 2 and rec["data"]["name"] == "digits"
+    assert rec["loadgen"]["settings"]["qsl_samples"] == 500
+    summary = rec["loadgen"]["summary"]
+    assert summary["samples_per_query"] >= 100 and summary["samples_per_sec"] > 0
+    # Full batches of 32 (the last may be short: it is padded to a traced shape).
+    sizes = {int(k) for r in rec["loadgen"]["runs"] for k in r["sut_batch_sizes"]}
+    assert max(sizes) == 32
+    assert "eval" in rec["results"]
