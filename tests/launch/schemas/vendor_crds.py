@@ -1,7 +1,10 @@
 """Writes a trimmed JSON schema from a CustomResourceDefinition YAML (run by hand, not by tests).
 
+    cd tests/launch/schemas
     git -C JOBSET show v0.12.0:config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml \
-      | python tests/launch/schemas/vendor_crds.py v1alpha2 > tests/launch/schemas/jobset-v1alpha2.json
+      | python vendor_crds.py v1alpha2 > jobset-v1alpha2.json
+    git -C TRAINING_OPERATOR show v1.9.0:manifests/base/crds/kubeflow.org_tfjobs.yaml \
+      | python vendor_crds.py v1 > tfjob-v1.json
 
 It keeps the served version's openAPIV3Schema as the CRD has it, less every
 string `description` (prose, and most of the bytes).  Nothing is added here:
@@ -20,9 +23,7 @@ import yaml
 def trim(node):
     if isinstance(node, dict):
         return {
-            k: trim(v)
-            for k, v in node.items()
-            if not (k == "description" and isinstance(v, str))
+            k: trim(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))
         }
     if isinstance(node, list):
         return [trim(v) for v in node]
