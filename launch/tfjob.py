@@ -11,8 +11,6 @@ it comes.  TPUs are not a TFJob concept here: use the jobset engine.
 
 from __future__ import annotations
 
-import json
-
 from tpubench_launch import cluster, errors, k8s, topology
 
 API_VERSION = "kubeflow.org/v1"
@@ -26,18 +24,6 @@ def refuse_tpu(machine: str) -> errors.UsageError:
     return errors.UsageError(
         f"--engine=tfjob --tpu={machine}: the Training Operator gives TensorFlow a TF_CONFIG, "
         "not a TPU slice; use --engine=jobset (or job) for TPUs"
-    )
-
-
-def operator_tf_config(name, namespace, counts: dict[str, int], role: str, index: int) -> str:
-    """The TF_CONFIG the operator writes for pod ROLE-INDEX (what tpubench will read)."""
-    spec = {
-        r: [f"{name}-{r}-{i}.{namespace}.svc:{k8s.PORT}" for i in range(n)]
-        for r, n in counts.items()
-        if n
-    }
-    return json.dumps(
-        {"cluster": spec, "task": {"type": role, "index": index}, "environment": "cloud"}
     )
 
 
