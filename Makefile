@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= cpu,dev
+EXTRAS ?= cpu,dev,launch-check
 
 .PHONY: demo test test-slow lint format bench clean models-table
 
