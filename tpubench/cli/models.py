@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.cli import tflog
 from tpubench.core import safe_text
 
 FLAGS = flags.FLAGS
@@ -18,11 +19,14 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    tflog.import_tensorflow()
-    from tpubench.model import model_info, registry  # deferred: models import TensorFlow
+    # Built-in models come from the shipped table: no TensorFlow unless a model
+    # must be traced (--model_module, or a table made under another TensorFlow).
+    from tpubench.model import model_info
 
-    for module in FLAGS.model_module:
-        registry.load_module(module)
+    def progress(text: str) -> None:
+        print(f"tpubench models: {text}", file=sys.stderr, flush=True)
+
+    text = model_info.listing(args, FLAGS.format, FLAGS.tiny, tuple(FLAGS.model_module), progress)
     # Names and descriptions may come from a --model_module: shown escaped.
-    print(safe_text.block(model_info.listing(args, FLAGS.format, FLAGS.tiny)))
+    print(safe_text.block(text))
     return 0
