@@ -78,7 +78,9 @@ def test_historical_prices_are_not_called_current():
 def test_tiny_flop_counts_are_not_shown_as_zero():
     from tpubench.model import model_info
 
-    assert model_info.gflops_text(51_200) == "0.000051"  # imdb_fasttext's forward pass
+    assert (
+        model_info.gflops_text(51_200) == "0.000051"
+    )  # the size of imdb_fasttext's forward pass (42 kFLOP)
     assert model_info.gflops_text(1_340_000) == "0.0013"
     assert model_info.gflops_text(8.221e9) == "8.2210"
     assert model_info.gflops_text(None) == "n/a"

@@ -166,7 +166,7 @@ _DESCRIPTION_IN_TABLE = 110
 def gflops_text(flops: float | None) -> str:
     """FLOPs as GFLOPs with 4 decimals, or the 2 significant digits a tiny count needs.
 
-    imdb_fasttext's forward pass is about 51 kFLOP: 0.000051, never 0.0000.
+    imdb_fasttext's forward pass is about 42 kFLOP: 0.000042, never 0.0000.
     """
     import math
 
