@@ -231,8 +231,9 @@ def report_main(cfg: ReportConfig) -> str:
     else:
         out = "\n".join(render.terminal(t) for t in report.tables.values())
     if cfg.format != "csv" and report.warnings:
-        out += "\n" + "\n".join(f"note: {safe_text.shown(w, None)}" for w in report.warnings)
-        out += "\n"
+        # Notes quote configuration labels (record text): escaped as their format needs.
+        safe = safe_text.markdown_cell if cfg.format == "markdown" else safe_text.shown
+        out += "\n" + "\n".join(f"note: {safe(w, None)}" for w in report.warnings) + "\n"
     if cfg.output:
         paths = write(report, cfg.output, cfg.title)
         names = ", ".join(os.path.basename(p) for p in paths)
