@@ -148,6 +148,9 @@ def train_summary(record: dict) -> str:
             if mfu is not None
             else m.get("mfu_note") or f"n/a ({m.get('peak_source', m.get('note', ''))})",
         )
+        for key, label in (("mfu_peak_warning", "MFU warning"), ("peak_note", "peak note")):
+            if m.get(key):
+                t.add_row(label, str(m[key]))
         if m.get("mfu_measured_peak") is not None:
             t.add_row(
                 "MFU (measured peak)",

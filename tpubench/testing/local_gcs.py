@@ -16,8 +16,10 @@ empty body, which the emulator would answer with a 500.  The emulator also
 hands out `http://` resumable-upload locations; they are rewritten to https.
 
 Faults can be injected (`fail(...)`): a 403 for a denied request, or a
-number of 503s that a client is expected to retry; and latency (`delay(...)`):
-matching requests wait before they are answered, as a far-away bucket does.
+number of 503s that a client is expected to retry; latency (`delay(...)`):
+matching requests wait before they are answered, as a far-away bucket does;
+and a frozen server (`pause()` until `resume()`): every request waits, as
+when a bucket stops answering (or the server process is stopped with SIGSTOP).
 
 Run it by hand:  python -m tpubench.testing.local_gcs --bucket=my-bucket
 prints the environment to export, then serves until Ctrl-C or SIGTERM.  Its
@@ -148,6 +150,8 @@ class _Faults:
         self._lock = threading.Lock()
         self.hits: list[tuple[str, str, int]] = []
         self.delayed = 0  # requests that waited
+        self._answering = threading.Event()  # cleared while paused
+        self._answering.set()
 
     def add(self, pattern: str, status: int, times: int | None, method: str | None):
         with self._lock:
@@ -157,7 +161,14 @@ class _Faults:
         with self._lock:
             self._delays.append((method, re.compile(pattern), float(seconds)))
 
+    def pause(self) -> None:
+        self._answering.clear()
+
+    def resume(self) -> None:
+        self._answering.set()
+
     def clear(self):
+        self._answering.set()
         with self._lock:
             self._rules.clear()
             self._delays.clear()
@@ -165,7 +176,8 @@ class _Faults:
             self.delayed = 0
 
     def wait(self, method: str, path: str) -> None:
-        """Sleeps for the first delay rule matching METHOD and PATH, if any."""
+        """Sleeps for the first delay rule matching METHOD and PATH, if any (and while paused)."""
+        self._answering.wait()
         with self._lock:
             seconds = next(
                 (s for want, regex, s in self._delays
@@ -344,7 +356,15 @@ class LocalGCS:
         """Answers requests whose path matches PATTERN only after SECONDS (latency)."""
         self.faults.add_delay(pattern, seconds, method)
 
+    def pause(self):
+        """Stops answering: every request waits until `resume()` (a bucket that froze)."""
+        self.faults.pause()
+
+    def resume(self):
+        self.faults.resume()
+
     def stop(self):
+        self.faults.resume()
         if self._proxy is not None:
             self._proxy.shutdown()
             self._proxy.server_close()
