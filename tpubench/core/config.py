@@ -79,6 +79,9 @@ class TrainConfig:
     checkpoint_every_steps: int | None = None
     async_remote_writes: bool = True  # gs:// metric and checkpoint writes off the training path
     wait_for_lock: bool = False  # another run holds model_dir: wait instead of stopping
+    shutdown_grace_secs: float = 25.0  # SIGTERM to exit, however slow the bucket
+    storage_stall_secs: float = 60.0  # a gs:// call this old: a warning naming the bucket
+    storage_deadline_secs: float = 600.0  # a gs:// call this old: the run stops
     profile_steps: tuple[int, int] | None = None  # START, END (from 1): a TensorBoard profile
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)

@@ -16,7 +16,7 @@ from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import checkpoints, interrupts, planning, saver, session
-from tpubench.storage import records
+from tpubench.storage import inflight, records
 
 
 class Job:
@@ -46,6 +46,7 @@ class Job:
         self.heartbeat_seconds = 0.0  # the Heartbeat action's record and lock writes
         self.path_start: float | None = None  # when the loops began (the I/O shares' span)
         self.final_io_seconds = 0.0  # the end's wait for the last checkpoint and metrics
+        self.stop_step: int | None = None  # the step of the last save asked for
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
@@ -108,8 +109,10 @@ class Job:
         self.record["heartbeat"] = liveness.now_iso()
         t0 = time.perf_counter()
         try:
-            records.write(self.record, self.cfg.results_dir)
-            self.lock.refresh()
+            with inflight.op("heartbeat record write", self.cfg.results_dir):
+                records.write(self.record, self.cfg.results_dir)
+            with inflight.op("model_dir lock refresh", self.model_dir):
+                self.lock.refresh()
         except Exception:  # noqa: BLE001 - a missed heartbeat must not stop training
             pass
         self.heartbeat_seconds += time.perf_counter() - t0
@@ -169,7 +172,9 @@ class Job:
             self.agree = stopping.agreement(p.strategy)
         self._restore(p.total_steps)
         background = self._background_writes(p)
-        self.saver = saver.Saver(self.manager, background)
+        self.saver = saver.Saver(
+            self.manager, background, last_whole=self.record.get("resumed_from_step")
+        )
         self.writer = loop.writer(
             self.model_dir, self.is_chief, self.record.get("run_id"), self.step, background
         )
@@ -245,6 +250,7 @@ class Job:
         if self.manager is None or self.runner is None:
             return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
+        self.stop_step = step  # what an abandoned save (run/deadlines.py) reports
         if self.saver is None:
             self.saver = saver.Saver(self.manager, False)
         why = None
@@ -284,7 +290,8 @@ class Job:
                 tf.io.gfile.rmtree(self._ckpt_dir())
         if self.lock is not None:
             try:
-                self.lock.release()
+                with inflight.op("model_dir lock release", self.model_dir):
+                    self.lock.release()
             except Exception:  # noqa: BLE001 - a stale lock is taken over by the next run
                 self.record.setdefault("warnings", []).append("model_dir lock not released")
             self.lock = None

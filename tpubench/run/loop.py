@@ -63,7 +63,7 @@ def writer(
             writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard", start_step),
         ]
     )
-    return background_writer.TimedWriter(inner, background)
+    return background_writer.TimedWriter(inner, background, where=model_dir)
 
 
 def loop_scalars(job) -> dict:

@@ -59,8 +59,11 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
     if finished is not None:  # the same command, run again after its record failed
         return finished
+    from tpubench.run import deadlines
+
     record, model_dir = _base_record(cfg, argv, flag_values)
     job = job_lib.Job(cfg, record, model_dir)
+    watchdog = deadlines.watch(job, cfg)
     try:
         with interrupts.interruptible() as received:
             job.signals = received
@@ -76,9 +79,13 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
                 raise replacement from None
     finally:
         record["finished"] = records.now_iso()
-        job.finish()
-        if job.is_chief:
-            _write_final(record, cfg.results_dir)
+        try:
+            job.finish()
+            if job.is_chief:
+                watchdog.claim_end()
+                _write_final(record, cfg.results_dir)
+        finally:
+            watchdog.stop()
     return record
 
 
@@ -135,7 +142,13 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
                 "checkpoint saved before"
             )
         record["error"] = f"interrupted ({cause}) at step {step}; {saved}"
-        record["interrupted"] = {"cause": cause, "step": step, "checkpoint_saved": failure is None}
+        last = job.saver.last_whole if job.saver is not None else None
+        record["interrupted"] = {
+            "cause": cause,
+            "step": step,
+            "checkpoint_saved": failure is None,
+            "last_checkpoint": step if failure is None else last,
+        }
         job.partial_results()
         return errors.InterruptedRun(record["error"])
     if not isinstance(e, Exception):
