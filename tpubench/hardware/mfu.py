@@ -132,7 +132,7 @@ def judged(flops_per_example, examples_per_sec, peak: dict, reprobe=None) -> dic
         )
     else:
         out["mfu"] = value
-    if out.get("peak_kind", "").endswith("busy probe"):
+    if out.get("peak_kind", "").endswith("busy probe") and out["mfu"] is not None:
         # A busy probe's peak is low, so an MFU against it is high.
         out["mfu_peak_warning"] = (
             f"the peak was measured on a busy machine ({out.get('peak_busy_percent')}% CPU used "
