@@ -30,6 +30,10 @@ def _checkpoint_steps(model_dir) -> list[int]:
     return sorted(int(n[5:-6]) for n in names if n.startswith("ckpt-") and n.endswith(".index"))
 
 
+def _state_file(model_dir) -> bool:
+    return f"{model_dir}/checkpoints/checkpoint" in gcs.list_objects(f"{model_dir}/checkpoints")
+
+
 def _temporaries(model_dir) -> list[str]:
     return [x for x in gcs.list_objects(f"{model_dir}/checkpoints") if "_temp" in x]
 
@@ -44,7 +48,8 @@ def test_sigterm_during_a_slow_checkpoint_upload_ends_within_the_grace_period(
         "--shutdown_grace_secs=6", f"--model_dir={model_dir}", f"--results_dir={results}",
         env=gcs_env,
     )  # fmt: skip
-    livecli.wait_for(lambda: _checkpoint_steps(model_dir), proc, timeout=180)
+    # A first save finished: its files and then the state file the run writes after them.
+    livecli.wait_for(lambda: _checkpoint_steps(model_dir) and _state_file(model_dir), proc, 180)
     local_gcs.delay(r"checkpoints", 60.0)  # each checkpoint request now takes a minute
     livecli.wait_for(lambda: local_gcs.faults.delayed > 0, proc, timeout=60)
     time.sleep(1.0)
