@@ -73,8 +73,8 @@ class Search:
             o = self.runner.run(s, steps, repeat)
         r.outcomes.append(o)
         r.spent_seconds += o.wall_seconds
-        if r.default_batch is None and o.status == "ok" and s == self.space.default:
-            r.default_batch = o.batch
+        if r.default_batch is None and s == self.space.default:
+            r.default_batch = o.batch  # the model's default (x replicas), from the record
         why = self.guard(o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
@@ -157,16 +157,32 @@ class Search:
         if axis.name != "batch_size":
             return axis.values
         base = self.result.default_batch
-        sizes = self.opts.batch_sizes or (space.batch_sizes_for(base, self.host) if base else ())
+        sizes = self.opts.batch_sizes
+        if not sizes and base:
+            defaults_oom = any(
+                o.status == "oom" for o in self.result.outcomes if o.setting == self.space.default
+            )
+            # Out of memory at the default batch: look below it instead of above.
+            sizes = (
+                tuple(b for b in (base // 4, base // 2) if b >= 1)
+                if defaults_oom
+                else space.batch_sizes_for(base, self.host)
+            )
         # The default's batch is the defaults' own setting (None), not a second trial.
         return tuple(None if b == base else b for b in sorted(sizes))
 
     def leaders(self, steps: int, n: int) -> list[space.Setting]:
-        """The N best settings measured at STEPS (not disqualified), best first."""
+        """The N best settings measured at STEPS, best first: not disqualified, and none
+        holding a value the hardware has no fast path for (tried once, never carried on)."""
+        once = {(a.name, v) for a in self.space.axes for v in a.once}
         by = {}
         for o in self.result.outcomes:
-            if o.steps == steps and o.status == "ok" and o.setting not in self.result.disqualified:
-                by.setdefault(o.setting, []).append(o)
+            s = o.setting
+            if o.steps != steps or o.status != "ok" or s in self.result.disqualified:
+                continue
+            if any((name, _value(s, name)) in once for name, _ in once):
+                continue
+            by.setdefault(s, []).append(o)
         ranked = sorted(by, key=lambda s: score(by[s], self.opts.objective), reverse=True)
         return ranked[:n]
 
@@ -186,6 +202,10 @@ class Search:
 
     def _name(self, s: space.Setting) -> str:
         return s.describe(self.space.default, self.result.default_batch)
+
+
+def _value(s: space.Setting, axis: str):
+    return (s.intra, s.inter) if axis == "threads" else getattr(s, axis)
 
 
 def score(outcomes: list, objective: str) -> float:

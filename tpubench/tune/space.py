@@ -100,7 +100,7 @@ class Setting:
 class Axis:
     name: str
     values: tuple  # in the order tried; the default's value first
-    once: tuple = ()  # values tried in the short round only (no fast path here)
+    once: tuple = ()  # values tried in one short trial, never carried on (no fast path here)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,15 +140,10 @@ def build(
             skipped.append((name, f"fixed by --{given[0]} on the command line"))
             continue
         axis = _AXIS[name](host, default, batch_sizes, channels_first, trial_steps, skipped)
-        if axis is not None and len(axis.values) > 1:
+        # The batch axis is filled in once the defaults ran (their batch is the model's).
+        if axis is not None and (len(axis.values) > 1 or name == "batch_size"):
             axes.append(axis)
-        for value in axis.once if axis else ():
-            notes.append(f"{name}={_show(value)} is tried once, in the short round only")
     return Space(default, tuple(axes), tuple(skipped), tuple(notes))
-
-
-def _show(value) -> str:
-    return "/".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
 
 
 def _batch(host, default, batch_sizes, channels_first, steps, skipped):
@@ -177,7 +172,7 @@ def _precision(host, default, batch_sizes, channels_first, steps, skipped):
             values.append("bf16")
             once.append("bf16")
             skipped.append(
-                ("precision=bf16 (longer runs)", "no AMX or AVX512-BF16: bf16 is emulated")
+                ("precision=bf16 after one short trial", "no AMX or AVX512-BF16: bf16 is emulated")
             )
         if any(f in host.isa for f in CPU_FP16_ISA):
             values.append("fp16")
@@ -202,7 +197,7 @@ def _data_format(host, default, batch_sizes, channels_first, steps, skipped):
         return None
     if host.accelerator == "cpu":  # auto is channels_last on a CPU
         skipped.append(
-            ("data_format=channels_first (longer runs)", "CPU kernels are NHWC-first (oneDNN)")
+            ("data_format=channels_first after one short trial", "CPU kernels are NHWC (oneDNN)")
         )
         return Axis("data_format", ("auto", "channels_first"), ("channels_first",))
     return Axis("data_format", ("auto", "channels_last", "channels_first"))
