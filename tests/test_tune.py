@@ -252,3 +252,23 @@ def test_resnet50_on_this_cpu_wins_without_xla_and_no_slower_than_defaults(tmp_p
     assert "--noxla" in next(tmp_path.rglob("winner-throughput.flags")).read_text()
     default = next(r for r in summary["ranked"] if r["name"] == "defaults")
     assert win["rate"] >= 0.9 * default["rate"]  # the defaults' own spread is ~10% here
+
+
+def test_a_fixed_precision_is_what_every_trial_runs_and_fp32_is_only_the_reference():
+    default = space.Setting(precision="bf16")
+    sp = space.build(
+        CPU_AMX, default, ("precision", "xla"), frozenset({"precision"}), (), False, 100
+    )
+    opts = search.Options(
+        trial_steps=100, budget_seconds=1e9, objective="throughput", finalists=1, repeats=1
+    )
+    runner = Scripted(lambda s, steps, r: (5000.0, 0.5))
+    search.Search(sp, CPU_AMX, opts, runner, lambda line: None).run()
+    ran = {(s.precision, s.xla, steps) for s, steps, _ in runner.ran}
+    assert ("bf16", False, 100) in ran and ("bf16", True, 100) in ran
+    assert ("fp32", False, 100) in ran  # the guard's reference, short only
+    assert {p for p, _, steps in ran if steps == 300} == {"bf16"}
+    assert trials.argv_of(space.Setting(precision="bf16", xla=True).flags())[:2] == [
+        "--precision=bf16",
+        "--xla",
+    ]

@@ -84,9 +84,19 @@ def main(args: list[str], full_argv: list[str]) -> int:
     tune_id = _tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
     records_dir = cfg.results_dir.rstrip("/") + f"/{tune_id}"
     work_dir = records_dir if "://" not in records_dir else tune_id
+    # The plain defaults: train's own, with whatever the user fixed on the command line.
+    default = space.Setting(
+        batch_size=cfg.batch_size,
+        precision=cfg.precision,
+        xla=cfg.xla,
+        data_format=cfg.data_format,
+        intra=cfg.hardware.num_intra_threads,
+        inter=cfg.hardware.num_inter_threads,
+        steps_per_loop=cfg.steps_per_loop,
+    )
     sp = space.build(
         host,
-        space.Setting(),
+        default,
         axes,
         fixed,
         batch_sizes,

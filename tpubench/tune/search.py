@@ -105,7 +105,9 @@ class Search:
             return f"NaN/inf loss ({o.reason or 'training diverged'})"
         if o.status != "ok" or o.final_loss is None or o.steps != self.opts.trial_steps:
             return None
-        ref_setting = dataclasses.replace(self.space.default, batch_size=o.setting.batch_size)
+        ref_setting = dataclasses.replace(
+            self.space.default, batch_size=o.setting.batch_size, precision="fp32", xla=False
+        )
         if o.setting == ref_setting:
             return None
         ref = self.trial(ref_setting, o.steps, 0, "fp32 reference")
@@ -182,9 +184,17 @@ class Search:
                 continue
             if any((name, _value(s, name)) in once for name, _ in once):
                 continue
+            if not self._searched(s):  # a guard's fp32 reference under a fixed precision
+                continue
             by.setdefault(s, []).append(o)
         ranked = sorted(by, key=lambda s: score(by[s], self.opts.objective), reverse=True)
         return ranked[:n]
+
+    def _searched(self, s: space.Setting) -> bool:
+        """Whether S differs from the defaults only along the axes searched."""
+        axes = {a.name for a in self.space.axes}
+        d = self.space.default
+        return all(_value(s, name) == _value(d, name) or name in axes for name in space.AXES)
 
     def _nothing_ran(self):
         ooms = [o for o in self.result.outcomes if o.status == "oom"]
