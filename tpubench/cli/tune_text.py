@@ -21,13 +21,20 @@ def header(model: str, host, sp, opts, records_dir: str) -> str:
     lines = [
         f"tune {model} on {host.describe()}: objective {opts.objective}, budget "
         f"{opts.budget_seconds / 60:g} min, short trials of {opts.trial_steps} steps",
-        "searching: "
-        + (", ".join(f"{a.name} ({'/'.join(map(_v, a.values))})" for a in sp.axes) or "nothing"),
+        "searching: " + (", ".join(_axis(a, opts) for a in sp.axes) or "nothing"),
     ]
     lines += [f"skipped: {what}: {why}" for what, why in sp.skipped]
     lines += [f"note: {n}" for n in sp.notes]
     lines.append(f"trial records: {records_dir}")
     return "\n".join(lines)
+
+
+def _axis(a, opts) -> str:
+    if a.name == "batch_size" and not a.values:
+        values = "/".join(map(str, opts.batch_sizes)) or "default x1/x2/x4, x8 on accelerators"
+    else:
+        values = "/".join(map(_v, a.values))
+    return f"{a.name} ({values})"
 
 
 def _v(x) -> str:

@@ -80,10 +80,20 @@ class Runner:
 
     def recorded(self, setting: space.Setting, steps: int, repeat: int) -> Outcome | None:
         """The outcome of a trial recorded by an earlier run of this tune, if any."""
-        found = self._known.get(label(self.tune_id, setting, steps, repeat))
+        run_label = label(self.tune_id, setting, steps, repeat)
+        found = self._known.get(run_label)
         if found and found[1].get("status") in REUSED:
-            return dataclasses.replace(outcome(setting, steps, repeat, *found), reused=True)
+            o = outcome(setting, steps, repeat, *found, wall=self._wall(run_label))
+            return dataclasses.replace(o, reused=True)
         return None
+
+    def _wall(self, run_label: str) -> float | None:
+        """The wall time this trial's process took, as tune measured it (None: unknown)."""
+        try:
+            with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds")) as f:
+                return float(f.read())
+        except (OSError, ValueError):
+            return None
 
     def run(self, setting: space.Setting, steps: int, repeat: int) -> Outcome:
         """Runs one trial to its end.
@@ -100,6 +110,8 @@ class Runner:
         start = time.monotonic()
         code = _run_child(self.argv(setting, steps, run_label), log)
         wall = time.monotonic() - start
+        with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds"), "w") as f:
+            f.write(f"{wall:.3f}\n")  # what a resumed tune spends of its budget for this trial
         # A trial's checkpoints are never reused; its metrics.jsonl (first loss) is kept.
         for sub in ("checkpoints", "tensorboard"):
             shutil.rmtree(os.path.join(model_dir, sub), ignore_errors=True)
