@@ -272,3 +272,38 @@ def test_a_fixed_precision_is_what_every_trial_runs_and_fp32_is_only_the_referen
         "--precision=bf16",
         "--xla",
     ]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_trial_and_the_same_command_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [
+        sys.executable,
+        "-m",
+        "tpubench",
+        "tune",
+        "--model=mnist_mlp",
+        "--search=xla",
+        "--trial_steps=50",
+        "--finalists=1",
+        "--repeats=1",
+        f"--results_dir={tmp_path}",
+    ]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(tmp_path.rglob("*.json")):
+        time.sleep(0.5)  # the first trial's `running` record: it is training
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "interrupted by SIGINT; run the same command again to resume" in err
+    statuses = [json.loads(f.read_text())["status"] for f in tmp_path.rglob("*.json")]
+    assert statuses and "ok" not in statuses and "running" not in statuses, statuses
+    again = subprocess.run(args, capture_output=True, text=True, timeout=1200, env=dict(os.environ))
+    assert again.returncode == 0, again.stderr
+    assert "winner (throughput):" in again.stdout

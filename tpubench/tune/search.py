@@ -3,8 +3,9 @@
 1. Screen (short trials of `trial_steps`): the plain defaults first, then each
    axis in turn (batch size, precision, XLA, layout, threads, steps per
    loop), every value tried with the others at the best setting so far
-   (coordinate descent: the axes interact little, and a product of them all
-   would be hundreds of processes).
+   (coordinate descent: a product of them all would be hundreds of
+   processes); a second pass from the new best when the first moved it,
+   which costs only the points not yet measured.
 2. Successive halving: the `finalists` best settings run `LONGER`x longer;
    the better half goes on to `repeats` runs of that length, with the
    defaults beside them so the speed-up compares like with like.
@@ -132,15 +133,12 @@ class Search:
                 + (f" [run record: {first.record}]" if first.record else "")
             )
         best = d
-        for axis in self.space.axes:
-            for value in self._values(axis):
-                o = self.trial(best.with_axis(axis.name, value), steps)
-                if axis.name == "batch_size" and o is not None and o.status == "oom":
-                    self.result.notes.append(
-                        f"batch sizes above {value} not tried: batch {value} ran out of memory"
-                    )
-                    break
-            best = self.leaders(steps, 1)[0] if self.leaders(steps, 1) else best
+        for first_pass in (True, False):
+            start = best
+            for axis in self.space.axes:
+                best = self._screen(axis, best, steps, first_pass)
+            if best == start:
+                break  # a pass that moves nothing: the short round is done
         if not self.leaders(steps, 1):
             self._nothing_ran()
         finalists = self.leaders(steps, self.opts.finalists)
@@ -154,6 +152,24 @@ class Search:
             for s in top:
                 self.trial(s, longer, repeat, "repeat")
         return self.result
+
+    def _screen(self, axis: space.Axis, best: space.Setting, steps: int, first_pass: bool):
+        """Tries AXIS's values at BEST; returns the best short trial so far.
+
+        A second pass runs only if the first moved the best: values chosen late
+        (steps per loop after XLA, say) can change which earlier value is best,
+        and one measurement per value on a busy machine is easily misled."""
+        for value in self._values(axis):
+            if not first_pass and value in axis.once:
+                continue  # no fast path here: one short trial is all it gets
+            o = self.trial(best.with_axis(axis.name, value), steps)
+            if axis.name == "batch_size" and o is not None and o.status == "oom":
+                note = f"batch sizes above {value} not tried: batch {value} ran out of memory"
+                if note not in self.result.notes:
+                    self.result.notes.append(note)
+                break
+        leaders = self.leaders(steps, 1)
+        return leaders[0] if leaders else best
 
     def _values(self, axis: space.Axis) -> tuple:
         if axis.name != "batch_size":
