@@ -15,6 +15,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import errors
+from tpubench.tune import space
 
 FLAGS = flags.FLAGS
 # Flags tune sets for every trial: user values would break resume or the guard.
@@ -41,8 +42,9 @@ def define():
     )
     f.DEFINE_list(
         "search",
-        ["batch_size", "precision", "xla", "data_format", "threads", "steps_per_loop"],
-        "The axes to search, in this order; a train flag given on the command line fixes its axis.",
+        list(space.AXES),
+        "The axes to search (always in this order); a train flag given on the command line "
+        "fixes its axis.",
     )
     f.DEFINE_integer(
         "trial_steps", 100, "Steps of a short trial; longer runs take 3x as many.", lower_bound=10
@@ -56,7 +58,7 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.model import registry
     from tpubench.run import train as train_lib
-    from tpubench.tune import search, space, trials
+    from tpubench.tune import search, trials
 
     argv_checks.no_positional(args, "tune")
     budget = values.parse_duration(FLAGS.budget, "--budget")
@@ -120,8 +122,6 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
 
 def _axes(items: list[str]) -> tuple[str, ...]:
-    from tpubench.tune import space
-
     if not items:
         raise errors.UsageError(f"--search is empty; accepted: {', '.join(space.AXES)}")
     for item in items:
@@ -132,7 +132,6 @@ def _axes(items: list[str]) -> tuple[str, ...]:
 
 def _host(cfg):
     from tpubench.hardware import probe
-    from tpubench.tune import space
 
     cpu = probe.cpu()
     hw = cfg.hardware

@@ -1,8 +1,8 @@
 """The search: short trials one axis at a time, then longer runs and repeats for the leaders.
 
 1. Screen (short trials of `trial_steps`): the plain defaults first, then each
-   axis in turn (batch size, precision, XLA, layout, threads, steps per
-   loop), every value tried with the others at the best setting so far
+   axis in turn (batch size, steps per loop, precision, XLA, layout,
+   threads), every value tried with the others at the best setting so far
    (coordinate descent: a product of them all would be hundreds of
    processes); a second pass from the new best when the first moved it,
    which costs only the points not yet measured.

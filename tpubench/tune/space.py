@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-AXES = ("batch_size", "precision", "xla", "data_format", "threads", "steps_per_loop")
+AXES = ("batch_size", "steps_per_loop", "precision", "xla", "data_format", "threads")
 # The train flags an axis sets: given on the command line, the axis is fixed.
 AXIS_FLAGS = {
     "batch_size": ("batch_size",),
