@@ -15,7 +15,7 @@ import dataclasses
 INPUT_BOUND_BELOW = 0.95
 
 
-def synthetic_config(cfg, model_dir: str, fitted: dict):
+def synthetic_config(cfg, run_dir, fitted: dict):
     """CFG on synthetic data: no eval, no target, no profile, a scratch model_dir.
 
     FITTED: the params the real run took from its data (head, vocabulary),
@@ -40,7 +40,7 @@ def synthetic_config(cfg, model_dir: str, fitted: dict):
         eval_every_steps=None,
         checkpoint_every_steps=None,
         profile_steps=None,
-        model_dir=model_dir.rstrip("/") + "/compare-synthetic",
+        model_dir=run_dir.compare_synthetic.path,
     )
 
 

@@ -131,6 +131,34 @@ def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
             gcs.check_access(path, write=True)
 
 
+def describe(p: Plan) -> dict:
+    """The record's model, placement and data sections and its batch sizes, from the plan."""
+    batch, spec = p.params["global_batch_size"], p.spec
+    data = session.data_section(spec, p.manifest, p.params)
+    if p.manifest is None:
+        data["examples_per_epoch_assumed"] = p.epoch_examples
+        data["canonical_dataset"] = spec.datasets[0] if spec.datasets else None
+    if p.skipped is not None:
+        data["skipped"] = p.skipped
+    model = {
+        "name": spec.name,
+        "description": spec.description,
+        "params": session.plain(p.params),
+        "target_metric": spec.target_metric,
+        "target_mode": spec.target_mode,
+        "data_format": p.data_format,
+    }
+    return dict(
+        model=model | ({"fitted_to_data": p.fitted} if p.fitted else {}),
+        placement=session.plain(p.placement.__dict__),
+        data=data,
+        global_batch_size=batch,
+        per_replica_batch_size=batch // p.replicas,
+        train_steps=p.total_steps,
+        examples_per_epoch=p.epoch_examples,
+    )
+
+
 def cost_section(p: Plan, results: dict, prices: cost_runs.Prices | None = None) -> dict:
     """The record's `cost` section; PRICES (of what ran) replace the up-front ones."""
     target = results.get("target") or {}

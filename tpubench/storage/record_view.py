@@ -18,53 +18,21 @@ keeps the mapping a section was built from, for code that takes the dict
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-# ---------------------------------------------------------------- building
-
-
-def _sub(cls, optional: bool = False):
-    """A field holding section CLS (None when OPTIONAL and absent)."""
-    meta = {"section": cls, "optional": optional}
-    if optional:
-        return dataclasses.field(default=None, metadata=meta)
-    return dataclasses.field(default_factory=lambda: build(cls, {}), metadata=meta)
-
-
-def _rows(cls):
-    """A field holding a tuple of CLS built from a JSON list of mappings."""
-    return dataclasses.field(default=(), metadata={"rows": cls})
-
-
-def _raw():
-    return dataclasses.field(default_factory=dict, repr=False, compare=False)
-
-
-def build(cls, value, name: str = "record"):
-    """CLS from mapping VALUE: each field from the key of its name, sections recursively."""
-    if value is None:
-        value = {}
-    if not isinstance(value, dict):
-        raise TypeError(f"field {name!r} is {type(value).__name__}, not a mapping")
-    kw: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name == "raw":
-            kw["raw"] = value
-            continue
-        if f.name not in value:
-            continue
-        v, sub, rows = value[f.name], f.metadata.get("section"), f.metadata.get("rows")
-        if sub is not None:
-            if f.metadata.get("optional") and not v:
-                continue  # absent or empty: None, as `if record.get(...)` read it
-            v = build(sub, v, f.name)
-        elif rows is not None:
-            if not isinstance(v, (list, tuple)):
-                raise TypeError(f"field {f.name!r} is {type(v).__name__}, not a list")
-            v = tuple(build(rows, x, f.name) for x in v)
-        kw[f.name] = v
-    return cls(**kw)
-
+from tpubench.storage.record_fields import build
+from tpubench.storage.record_fields import raw as _raw
+from tpubench.storage.record_fields import sub as _sub
+from tpubench.storage.record_results import (  # noqa: F401 - readers import them from here
+    Cost,
+    Eval,
+    HostCpu,
+    InputDiagnosis,
+    MachineCost,
+    Mfu,
+    PriceRow,
+    Results,
+    Target,
+)
 
 # ---------------------------------------------------------------- sections
 
@@ -131,135 +99,6 @@ class Skipped:
 class Data:
     name: str | None = None
     skipped: Skipped | None = _sub(Skipped, optional=True)
-
-
-@dataclasses.dataclass(frozen=True)
-class Eval:
-    """results.eval: the last evaluation; its metrics by name in `raw`."""
-
-    examples: int | None = None
-    loss: float | None = None
-    accuracy: float | None = None
-    split: str | None = None
-    raw: dict = _raw()
-
-    def metric(self, name: str):
-        return self.raw.get(name)
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    metric: str | None = None
-    mode: str | None = None
-    target: float | None = None
-    step: int | None = None
-    seconds: float | None = None
-    reached: bool = True
-
-
-@dataclasses.dataclass(frozen=True)
-class HostCpu:
-    samples: int | None = None
-    cores: int | None = None
-    system_percent_mean: float | None = None
-    system_percent_p90: float | None = None
-    process_percent_mean: float | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class InputDiagnosis:
-    """results.input_diagnosis: --compare_synthetic's verdict."""
-
-    verdict: str | None = None
-    ratio: float | None = None
-    real_examples_per_sec: float | None = None
-    synthetic_examples_per_sec: float | None = None
-    host_cpu_real: HostCpu = _sub(HostCpu)
-    host_cpu_synthetic: HostCpu = _sub(HostCpu)
-    raw: dict = _raw()
-
-
-@dataclasses.dataclass(frozen=True)
-class Results:
-    """results: throughput, timings, losses (train) or latencies (infer)."""
-
-    examples_per_sec: float | None = None
-    examples_per_sec_per_replica: float | None = None
-    note: str | None = None
-    step_time_p50: float | None = None
-    step_time_p90: float | None = None
-    step_time_p99: float | None = None
-    step_time_samples: int | None = None
-    time_to_first_loop: float | None = None
-    compile_seconds: float | None = None
-    steady_state_after_loops: int | None = None
-    steps_run: int | None = None
-    train_wall_seconds: float | None = None
-    pause_seconds: float | None = None
-    final_loss_loop_mean: float | None = None
-    eval: Eval | None = _sub(Eval, optional=True)
-    eval_note: str | None = None
-    target: Target | None = _sub(Target, optional=True)
-    host_cpu: HostCpu | None = _sub(HostCpu, optional=True)
-    input_diagnosis: InputDiagnosis | None = _sub(InputDiagnosis, optional=True)
-    latency_p50: float | None = None
-    latency_p90: float | None = None
-    latency_p99: float | None = None
-    first_batch_seconds: float | None = None
-    timed_batches: int | None = None
-    timed_seconds: float | None = None
-    raw: dict = _raw()
-
-
-@dataclasses.dataclass(frozen=True)
-class Mfu:
-    train_flops_per_example: float | None = None
-    forward_flops_per_example: float | None = None
-    mfu: float | None = None
-    mfu_note: str | None = None
-    note: str | None = None
-    peak_flops: float | None = None
-    peak_source: str | None = None
-    mfu_measured_peak: float | None = None
-    peak_flops_measured: float | None = None
-    peak_measured_source: str | None = None
-    parameters: int | None = None
-    parameters_unfitted: int | None = None
-    fitted_params: dict | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class PriceRow:
-    """One price line a cost row used (cost/catalog.py)."""
-
-    row_key: str | None = None
-    as_of: str | None = None
-    date_known: bool = True
-    status: str | None = None
-    source: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class MachineCost:
-    """cost.machines[]: one machine the run was priced as."""
-
-    machine: str | None = None
-    pricing: str | None = None
-    usd_per_hour: float | None = None
-    usd_per_epoch: float | None = None
-    usd_per_million_examples: float | None = None
-    usd_per_million_predictions: float | None = None
-    usd_run: float | None = None
-    usd_to_target: float | None = None
-    rows: tuple[PriceRow, ...] = _rows(PriceRow)
-    raw: dict = _raw()
-
-
-@dataclasses.dataclass(frozen=True)
-class Cost:
-    examples_per_epoch: int | None = None
-    note: str | None = None
-    machines: tuple[MachineCost, ...] = _rows(MachineCost)
 
 
 @dataclasses.dataclass(frozen=True)
