@@ -118,7 +118,7 @@ def hparams(cfg: TrainConfig, p, record: dict) -> dict:
     }
 
 
-def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: int) -> None:
+def write_mfu(writer, results: dict, mfu: dict, global_batch_size: int, start_step: int) -> None:
     """MFU per loop, once the peak is known (after training): its rate x FLOPs / peak.
 
     TensorBoard only: metrics.jsonl holds one line per step, written as the
@@ -137,7 +137,7 @@ def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: i
     for steps, seconds in results.get("loops") or []:
         step += steps
         if seconds > 0:
-            value = 100.0 * steps * global_batch / seconds * flops / peak
+            value = 100.0 * steps * global_batch_size / seconds * flops / peak
             for board in boards:
                 call(board.write_scalars, step, {writers.MFU: value})
 

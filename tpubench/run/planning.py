@@ -85,7 +85,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         )
     ps = placement.strategy == "parameter_server"
     replicas = placement.num_workers if ps else placement.num_replicas
-    batch = cfg.batch_size or spec.default_batch_size * replicas
+    batch = cfg.global_batch_size or spec.default_batch_size * replicas
     session.check_batch(batch, replicas)
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")

@@ -55,8 +55,8 @@ class Runner:
         self.strategy = strategy
         self.precision = precision_lib.of(precision)
         self.data_format = data_format
-        self.global_batch = int(params["global_batch_size"])
-        self.step_batch = int(step_batch or self.global_batch)
+        self.global_batch_size = int(params["global_batch_size"])
+        self.step_batch = int(step_batch or self.global_batch_size)
         keras.mixed_precision.set_global_policy(self.precision.policy)
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
@@ -221,22 +221,22 @@ class Runner:
         dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
         return self._accumulate(dataset, max_steps)
 
-    def set_global_batch(self, global_batch: int) -> None:
+    def set_global_batch_size(self, global_batch_size: int) -> None:
         """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
 
         For inference sweeps, which measure one built model at several batch
         sizes; the per-replica `params["batch_size"]` follows.
         """
         replicas = self.strategy.num_replicas_in_sync
-        self.global_batch = self.step_batch = int(global_batch)
+        self.global_batch_size = self.step_batch = int(global_batch_size)
         self.params.update(
-            global_batch_size=self.global_batch, batch_size=self.global_batch // replicas
+            global_batch_size=self.global_batch_size, batch_size=self.global_batch_size // replicas
         )
 
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
         batch = synthetic.global_batch(
-            self.spec.element_spec(self.params), self.params, self.global_batch, seed
+            self.spec.element_spec(self.params), self.params, self.global_batch_size, seed
         )
         return synthetic.per_replica_values(
             self.strategy, batch, self.strategy.num_replicas_in_sync
