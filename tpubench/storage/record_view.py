@@ -58,6 +58,7 @@ class Config:
     tiny: bool = False
     steps_per_loop: int | None = None
     model_dir: str | None = None
+    results_dir: str | None = None
     hardware: HardwareFlags = _sub(HardwareFlags)
     raw: dict = _raw()
 
@@ -150,6 +151,8 @@ class RunRecord:
     finished: str | None = None
     heartbeat: str | None = None
     record_path: str | None = None
+    argv: list | None = None  # the command line, credentials redacted
+    flags: dict | None = None  # every flag's value, what `tpubench rerun` repeats
     startup_seconds: float | None = None
     examples_per_epoch: int | None = None
     global_batch_size: int | None = None
