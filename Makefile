@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= cpu,dev,launch-check
+EXTRAS ?= cpu,dev,launch-check,loadgen
 
 .PHONY: demo test test-slow lint format bench clean models-table
 

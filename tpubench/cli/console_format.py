@@ -71,8 +71,9 @@ def console(out):
     return Console(file=out, width=110, force_terminal=False, color_system=None)
 
 
-def compute_mode(rec: record_view.RunRecord) -> str:
+def compute_mode(rec) -> str:
     """'fp16', 'fp32, XLA, channels-first': the precision, then XLA and NCHW when used."""
+    rec = typed(rec)
     mode = str(rec.config.precision)
     if rec.config.xla:
         mode += ", XLA"

@@ -13,6 +13,7 @@ import json
 
 from tpubench.core import errors
 from tpubench.cost import money
+from tpubench.report import scenario_fields
 from tpubench.storage import liveness, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
@@ -74,6 +75,7 @@ class Run:
     finished: str | None
     input_verdict: str | None
     input_ratio: float | None
+    serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -222,6 +224,7 @@ def from_record(record, path: str) -> tuple[Run | None, str]:
         finished=rec.finished or rec.started,
         input_verdict=rec.results.input_diagnosis.verdict if rec.results.input_diagnosis else None,
         input_ratio=rec.results.input_diagnosis.ratio if rec.results.input_diagnosis else None,
+        serving=scenario_fields.serving(rec, first),
     )
     return run, ""
 
@@ -233,7 +236,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCo
         "kind": rec.kind,
         # Inference and training rates are different quantities: a non-train
         # kind is its own "model", so no table, chart or advice mixes them.
-        "model": _model_key(rec.model.name or rec.config.model or "?", rec.kind),
+        "model": _model_key(rec.model.name or rec.config.model or "?", rec.kind, rec.scenario),
         "machine": _machine_name(first),
         "dataset": rec.data.name or "?",
         "params": _params_text(params),
@@ -250,6 +253,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCo
         "threads": _or(hw.num_intra_threads, 0),
         "inter_threads": _or(hw.num_inter_threads, 0),
         "steps_per_loop": _or(rec.config.steps_per_loop, 1),
+        "latency_bound": scenario_fields.bound_text(rec),
     }
 
 
@@ -258,7 +262,9 @@ def _or(value, default):
     return default if value is None else value
 
 
-def _model_key(name: str, kind: str) -> str:
+def _model_key(name: str, kind: str, scenario: str | None) -> str:
+    if scenario:  # LoadGen's server QPS is not a closed-loop rate
+        kind = f"{kind} {scenario}"
     return name if kind == "train" else f"{name} [{kind}]"
 
 

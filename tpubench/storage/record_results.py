@@ -88,6 +88,31 @@ class Results:
 
 
 @dataclasses.dataclass(frozen=True)
+class LoadGenSettings:
+    """loadgen.settings (infer --scenario): what LoadGen was asked for."""
+
+    latency_bound_seconds: float | None = None
+    latency_percentile: float | None = None
+    meets_mlperf_minimums: bool | None = None
+    max_batch_size: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadGenSummary:
+    """loadgen.summary: LoadGen's verdict and latencies."""
+
+    validity: str | None = None
+    latency_seconds: dict | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadGen:
+    settings: LoadGenSettings = _sub(LoadGenSettings)
+    summary: LoadGenSummary = _sub(LoadGenSummary)
+    logs: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class Mfu:
     train_flops_per_example: float | None = None
     forward_flops_per_example: float | None = None

@@ -27,6 +27,7 @@ from tpubench.storage.record_results import (  # noqa: F401 - readers import the
     Eval,
     HostCpu,
     InputDiagnosis,
+    LoadGen,
     MachineCost,
     Mfu,
     PriceRow,
@@ -157,6 +158,7 @@ class RunRecord:
     examples_per_epoch: int | None = None
     global_batch_size: int | None = None
     per_replica_batch_size: int | None = None
+    scenario: str | None = None  # infer --scenario: the LoadGen scenario
     config: Config = _sub(Config)
     placement: Placement = _sub(Placement)
     model: Model = _sub(Model)
@@ -166,6 +168,7 @@ class RunRecord:
     cost: Cost = _sub(Cost)
     weights: Weights = _sub(Weights)
     startup: Startup = _sub(Startup)
+    loadgen: LoadGen = _sub(LoadGen)
     hardware: Hardware = _sub(Hardware)
     software: Software = _sub(Software)
     raw: dict = _raw()
