@@ -22,6 +22,7 @@ RANKS = {
     "data": 4,
     "report": 4,
     "run": 5,
+    "tune": 5,
     "cli": 6,
 }
 LOOSE = {"__init__.py", "__main__.py"}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tpubench.core import precision
+
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = precision.NAMES
 # How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 
@@ -60,7 +62,7 @@ class TrainConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_size: int | None = None  # global; None: the model's default
+    global_batch_size: int | None = None  # --batch_size; None: the model's default
     train_steps: int | None = None
     train_epochs: float | None = None
     steps_per_loop: int = 1
@@ -91,6 +93,7 @@ class TrainConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
+        d["batch_size"] = d.pop("global_batch_size")  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         if self.profile_steps is not None:
             d["profile_steps"] = list(self.profile_steps)
@@ -112,7 +115,7 @@ class ReportConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AdviseConfig:
-    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+    """One `tpubench advise` invocation: exactly one of deadline, budget and qps."""
 
     inputs: tuple[str, ...] = ()
     model: str = ""
@@ -123,6 +126,33 @@ class AdviseConfig:
     price_catalog: str | None = None
     max_age_days: float = 180.0
     tf_version: str | None = None  # None: the installed TensorFlow's, if any
+    qps: float | None = None  # serving: the load (instead of deadline or budget)
+    latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
+    latency_percentile: float = 99.0
+
+
+SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioConfig:
+    """How `tpubench infer --scenario=...` drives the model through MLPerf's LoadGen.
+
+    Times are seconds.  None means LoadGen's MLPerf default for the scenario
+    (min_query_count) or "search for it" (server target_qps).
+    """
+
+    name: str = "closed_loop"  # closed_loop: tpubench's own timing, no LoadGen
+    target_qps: float | None = None  # server: None searches for the highest VALID QPS
+    latency_bound: float | None = None  # server: the p<percentile> latency bound
+    latency_percentile: float = 99.0
+    max_batch_size: int | None = None  # None: the largest --batch_size (or the model's)
+    batching_window: float = 0.002  # server: how long a batch waits for more queries
+    samples_per_query: int = 8  # multi_stream
+    min_duration: float = 600.0  # MLPerf's minimum
+    min_query_count: int | None = None
+    qsl_samples: int = 1024  # samples loaded before timing (performance_sample_count)
+    search_runs: int = 6  # server: LoadGen runs the QPS search may spend
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +163,7 @@ class InferConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_sizes: tuple[int, ...] = ()  # global; empty: the model's default
+    global_batch_sizes: tuple[int, ...] = ()  # --batch_size; empty: the model's default
     num_batches: int = 100
     num_warmup_batches: int = 5
     max_seconds: float | None = None
@@ -152,11 +182,12 @@ class InferConfig:
         default_factory=lambda: DataConfig(use_synthetic_data=True)
     )
     cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+    scenario: ScenarioConfig = dataclasses.field(default_factory=ScenarioConfig)
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
-        d["batch_sizes"] = list(self.batch_sizes)
+        d["batch_sizes"] = list(d.pop("global_batch_sizes"))  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         return d
 

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.storage.run_dir import RunDir
+
 INPUT_BOUND_BELOW = 0.95
 FASTER_THAN_SYNTHETIC = 1 / INPUT_BOUND_BELOW  # real above synthetic by more: noise
 SPREAD_ABOVE = 1.25  # step time p90 / p50 of either run
 OTHERS_BUSY_PERCENT = 25.0  # host CPU used by other processes during either run
 
 
-def synthetic_config(cfg, model_dir: str, fitted: dict):
+def synthetic_config(cfg, run_dir: RunDir | str, fitted: dict):
     """CFG on synthetic data: no eval, no target, no profile, a scratch model_dir.
 
     FITTED: the params the real run took from its data (head, vocabulary),
@@ -50,7 +52,7 @@ def synthetic_config(cfg, model_dir: str, fitted: dict):
         eval_every_steps=None,
         checkpoint_every_steps=None,
         profile_steps=None,
-        model_dir=model_dir.rstrip("/") + "/compare-synthetic",
+        model_dir=RunDir.of(run_dir).compare_synthetic.path,
     )
 
 

@@ -48,8 +48,15 @@ def record_early_failure(
 
 
 def check_prices(cfg: InferConfig) -> None:
-    """Prices the machines up front (pure Python): a bad --machine fails before TF loads."""
+    """Prices the machines up front (pure Python): a bad --machine fails before TF loads.
+
+    A LoadGen scenario without LoadGen installed fails here too.
+    """
     cost_runs.prices(cfg.cost)
+    if cfg.scenario.name != "closed_loop":
+        from tpubench.run import scenarios
+
+        scenarios.import_loadgen(cfg.scenario.name)
 
 
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
@@ -129,6 +136,11 @@ class _Sweep:
         t_setup = time.perf_counter()
         built = self._build()
         model_ready = time.perf_counter() - t_setup
+        if self.cfg.scenario.name != "closed_loop":
+            from tpubench.run import infer_scenario
+
+            infer_scenario.run(self, built, t_setup, model_ready)
+            return
         for index, batch in enumerate(built.batches):
             self.batch = batch
             record = self._new_record(batch, built, index)
@@ -194,7 +206,7 @@ class _Sweep:
         strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
         replicas = placement.num_replicas
-        batches = cfg.batch_sizes or (spec.default_batch_size * replicas,)
+        batches = cfg.global_batch_sizes or (spec.default_batch_size * replicas,)
         session.check_batches(batches, replicas)
         data_dir, manifest = resolve.resolve(cfg.data, spec)
         feed = session.Feed(batches[0], replicas, cfg.seed, cfg.data)
@@ -230,7 +242,7 @@ class _Sweep:
         )
         accuracy = None
         if built.manifest is not None and cfg.check_accuracy:
-            accuracy = self._accuracy(built, built.runner.global_batch)
+            accuracy = self._accuracy(built, built.runner.global_batch_size)
         return measured, accuracy
 
     def _new_record(self, batch, built: _Built, index) -> dict:
