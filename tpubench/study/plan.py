@@ -93,7 +93,7 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
         "running them here costs nothing extra):"
     )
     cols = f"  {'part · setup':<34} {'cells':>5}  {'$/hour':>9}  {'est. time':>9}  {'est. $':>9}  priced as"  # noqa: E501
-    unknown = "" if all(r for r in estimated) else " (some cells have no `seconds` estimate)"
+    unknown = "" if all(estimated) else " (— : priced only when it runs, from what it detects)"
     foot = f"  {'total':<34} {len(plan.todo):>5}  {'':>9}  {_hms(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
     return [head, cols, *rows, foot]
 

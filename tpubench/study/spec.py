@@ -303,7 +303,14 @@ def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
             continue
         known = (known_flags or {}).get(command)
         if known is not None and key not in known:
-            raise errors.unknown(f"`tpubench {command}` flag in {where}:", key, known)
+            import difflib
+
+            close = difflib.get_close_matches(str(key), sorted(known), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise errors.UsageError(
+                f"unknown `tpubench {command}` flag in {where}: {key!r}{hint}; "
+                f"`tpubench {command} --helpfull` lists them"
+            )
         if isinstance(value, (dict, list)) or value is None:
             raise errors.UsageError(f"{where}: {key} must be a number, a word or true/false")
     return doc
