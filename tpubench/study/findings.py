@@ -121,7 +121,7 @@ def _cheapest(r, c):
     if not texts or not complete:
         needs = [n for label in among for n in r.missing(c["part"], setup=label)]
         shown = "; ".join(texts) + " (of the setups measured)" if texts else "not measured"
-        return shown, _not_measured(sorted(set(needs), key=needs.count, reverse=True))
+        return shown, _not_measured(needs)
     return "; ".join(texts), HOLDS if wins * 2 > len(texts) else FAILS
 
 

@@ -31,6 +31,7 @@ import dataclasses
 import pathlib
 
 from tpubench.core import errors
+from tpubench.study import fields
 
 TOP_KEYS = ("name", "title", "source", "question", "form", "published", "parts", "findings")
 PART_KEYS = ("name", "command", "models", "data", "setups", "flags", "scale")
@@ -171,13 +172,13 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
     where = str(path)
     if not isinstance(doc, dict):
         raise errors.UsageError(f"{where}: a study file is a mapping with a 'parts' list")
-    _keys(doc, TOP_KEYS, where)
-    form = _mapping(doc.get("form"), f"{where}: form")
+    fields.keys(doc, TOP_KEYS, where)
+    form = fields.mapping(doc.get("form"), f"{where}: form")
     if forms and form.get("kind") not in forms:
         raise errors.unknown(f"form.kind in {where}:", str(form.get("kind")), forms)
     parts = tuple(
         _part(p, f"{where}: parts[{i}]", known_flags)
-        for i, p in enumerate(_list(doc.get("parts"), f"{where}: parts"))
+        for i, p in enumerate(fields.nonempty_list(doc.get("parts"), f"{where}: parts"))
     )
     names = [p.name for p in parts]
     if len(set(names)) != len(names):
@@ -192,9 +193,9 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
     return Study(
         name=str(doc.get("name") or path.stem),
         path=where,
-        title=_text(doc.get("title", path.stem), f"{where}: title"),
-        source=_text(doc.get("source", ""), f"{where}: source", empty=True),
-        question=_text(doc.get("question", ""), f"{where}: question", empty=True),
+        title=fields.text(doc.get("title", path.stem), f"{where}: title"),
+        source=fields.text(doc.get("source", ""), f"{where}: source", empty=True),
+        question=fields.text(doc.get("question", ""), f"{where}: question", empty=True),
         form=form,
         published=tuple(published),
         parts=parts,
@@ -203,29 +204,27 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
 
 
 def _part(doc, where: str, known_flags) -> Part:
-    doc = _mapping(doc, where)
-    _keys(doc, PART_KEYS, where)
-    name = _text(doc.get("name"), f"{where}.name")
+    doc = fields.mapping(doc, where)
+    fields.keys(doc, PART_KEYS, where)
+    name = fields.text(doc.get("name"), f"{where}.name")
     where = f"{where} ({name})"
     command = doc.get("command", "train")
     if command not in COMMANDS:
         raise errors.unknown(f"command in {where}:", str(command), COMMANDS)
-    models = tuple(
-        _model(m, f"{where}.models") for m in _list(doc.get("models"), f"{where}.models")
-    )
-    data = tuple(_list(doc.get("data", ["synthetic"]), f"{where}.data"))
+    listed = fields.nonempty_list(doc.get("models"), f"{where}.models")
+    models = tuple(_model(m, f"{where}.models") for m in listed)
+    data = tuple(fields.nonempty_list(doc.get("data", ["synthetic"]), f"{where}.data"))
     for d in data:
         if d not in DATA:
             raise errors.unknown(f"data in {where}:", str(d), DATA)
-    setups = tuple(
-        _setup(s, f"{where}.setups") for s in _list(doc.get("setups"), f"{where}.setups")
-    )
+    listed = fields.nonempty_list(doc.get("setups"), f"{where}.setups")
+    setups = tuple(_setup(s, f"{where}.setups") for s in listed)
     labels = [s.label for s in setups]
     if len(set(labels)) != len(labels):
         raise errors.UsageError(f"{where}.setups: two setups share a label ({', '.join(labels)})")
     flags = _flags(doc.get("flags"), f"{where}.flags", command, known_flags, ())
-    scale = _mapping(doc.get("scale"), f"{where}.scale")
-    _keys(scale, SCALES, f"{where}.scale")
+    scale = fields.mapping(doc.get("scale"), f"{where}.scale")
+    fields.keys(scale, SCALES, f"{where}.scale")
     scales = {
         s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, SCALE_KEYS)
         for s in SCALES
@@ -240,16 +239,16 @@ def _part(doc, where: str, known_flags) -> Part:
 
 def _model(item, where: str) -> ModelItem:
     part = dict(item) if isinstance(item, dict) else {"model": item}
-    _keys(part, MODEL_KEYS, where)
-    _text(part.get("model"), f"{where}.model")
+    fields.keys(part, MODEL_KEYS, where)
+    fields.text(part.get("model"), f"{where}.model")
     _values(part, where)
     return ModelItem(**part)
 
 
 def _setup(item, where: str) -> Setup:
-    doc = dict(_mapping(item, where))
-    _keys(doc, SETUP_KEYS, where)
-    label = _text(doc.get("label"), f"{where}.label")
+    doc = dict(fields.mapping(item, where))
+    fields.keys(doc, SETUP_KEYS, where)
+    label = fields.text(doc.get("label"), f"{where}.label")
     where = f"{where} ({label})"
     _values(doc, where)
     if doc.get("device", "cpu") not in DEVICES:
@@ -283,7 +282,7 @@ def _values(doc: dict, where: str) -> None:
 
 
 def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
-    doc = _mapping(doc, where)
+    doc = fields.mapping(doc, where)
     for key, value in doc.items():
         if key in OWNED:
             raise errors.UsageError(
@@ -317,10 +316,10 @@ def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
 
 
 def _finding(doc, where: str, checks, parts) -> Finding:
-    doc = _mapping(doc, where)
-    _keys(doc, ("text", "check"), where)
-    text = _text(doc.get("text"), f"{where}.text")
-    check = _mapping(doc.get("check"), f"{where}.check")
+    doc = fields.mapping(doc, where)
+    fields.keys(doc, ("text", "check"), where)
+    text = fields.text(doc.get("text"), f"{where}.text")
+    check = fields.mapping(doc.get("check"), f"{where}.check")
     kind = check.get("kind")
     if checks and kind not in checks:
         raise errors.unknown(f"check kind in {where}:", str(kind), list(checks))
@@ -329,29 +328,3 @@ def _finding(doc, where: str, checks, parts) -> Finding:
     if isinstance(checks, dict):
         checks[kind](check, parts, f"{where}.check")  # the kind's own keys and values
     return Finding(text, check)
-
-
-def _keys(doc: dict, accepted: tuple, where: str) -> None:
-    for key in doc:
-        if key not in accepted:
-            raise errors.unknown(f"key in {where}:", str(key), accepted)
-
-
-def _mapping(value, where: str) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise errors.UsageError(f"{where} must be a mapping, got {type(value).__name__}")
-    return value
-
-
-def _list(value, where: str) -> list:
-    if not isinstance(value, list) or not value:
-        raise errors.UsageError(f"{where} must be a non-empty list")
-    return value
-
-
-def _text(value, where: str, empty: bool = False) -> str:
-    if not isinstance(value, str) or (not empty and not value.strip()):
-        raise errors.UsageError(f"{where} must be text, got {value!r}")
-    return value.strip()
