@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= cpu,dev
+EXTRAS ?= cpu,dev,launch-check,loadgen
 
-.PHONY: demo test test-slow lint format bench clean
+.PHONY: demo test test-slow lint format bench clean models-table
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: lint
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow
+
+# Recounts the built-in models' FLOPs for `tpubench models` (after a model or TF changes).
+models-table: $(STAMP)
+	$(BIN)/python -m tpubench.model.shipped
 
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py

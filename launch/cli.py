@@ -14,6 +14,7 @@ import sys
 from tpubench_launch import commands, errors
 
 PROG = "tpubench-launch"
+ENGINES = ("job", "jobset", "tfjob")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run a sweep file's grid locally, on GCE or on TPU VMs")
     sw.add_argument("file", help="the sweep file (YAML)")
-    sw.add_argument("--executor", default="local", help="local (default), gce or tpu-vm")
+    sw.add_argument("--executor", default="local", help="local (default), gce, tpu-vm or skypilot")
     sw.add_argument("--dry-run", action="store_true", help="print the preview and commands only")
     sw.add_argument("--results-dir", help="override the sweep file's results_dir")
     sw.add_argument(
@@ -88,6 +89,24 @@ def parser() -> argparse.ArgumentParser:
     gk.add_argument("--cluster", help="GKE cluster name for the TPU node-pool command")
     gk.add_argument("--zone", help="zone for the TPU node-pool command")
     gk.add_argument("--spot", action="store_true", help="spot TPU node pool")
+    gk.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="jobset (default with several tasks), job (default with one) or tfjob",
+    )
+    gk.add_argument("--queue", help="a Kueue LocalQueue: Kueue admits the run when it fits")
+    gk.add_argument(
+        "--ttl",
+        type=_positive,
+        default=86400,
+        help="seconds a finished JobSet/TFJob keeps its pods and logs (default 86400)",
+    )
+    gk.add_argument(
+        "--max-restarts",
+        type=_positive,
+        default=0,
+        help="jobset: recreate every pod up to N times after a failure (default 0)",
+    )
     gk.add_argument("--dry-run", action="store_true", help="print the manifests only")
     return p
 
@@ -152,13 +171,36 @@ def _local_cluster(args, passthrough, argv) -> int:
 
 
 def _gke(args, passthrough) -> int:
-    from tpubench_launch import commands, gke
+    from tpubench_launch import commands, gke, jobset, k8s, tfjob
 
+    multi = args.workers > 1 or args.ps > 0
+    engine = args.engine or ("jobset" if multi else "job")
+    if args.max_restarts and engine != "jobset":
+        raise errors.UsageError(
+            f"--max-restarts={args.max_restarts} needs --engine=jobset (it is JobSet's "
+            "failurePolicy.maxRestarts)"
+        )
     comments = []
     if args.tpu:
+        if engine == "tfjob":
+            raise tfjob.refuse_tpu(args.tpu)
         if args.workers != 1 or args.ps or args.gpus:
             raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
-        docs = gke.tpu_manifests(args.name, args.image, args.tpu, args.tpu_topology, passthrough)
+        if engine == "jobset":
+            docs = jobset.tpu_manifests(
+                args.name,
+                args.image,
+                args.tpu,
+                args.tpu_topology,
+                passthrough,
+                args.queue,
+                args.ttl,
+                args.max_restarts,
+            )
+        else:
+            docs = gke.tpu_manifests(
+                args.name, args.image, args.tpu, args.tpu_topology, passthrough, args.queue
+            )
         pool = gke.node_pool_command(
             args.name,
             args.tpu,
@@ -171,13 +213,22 @@ def _gke(args, passthrough) -> int:
     else:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
-        docs = gke.gpu_manifests(
-            args.name, args.image, args.workers, args.ps, args.gpus, args.gpu_type, passthrough
-        )
-    text = gke.render(docs, comments)
+        shape = (args.name, args.image, args.workers, args.ps, args.gpus, args.gpu_type)
+        if engine == "jobset":
+            docs = jobset.cluster_manifests(
+                *shape, passthrough, args.queue, args.ttl, args.max_restarts
+            )
+        elif engine == "tfjob":
+            docs = tfjob.manifests(*shape, passthrough, args.queue, args.ttl)
+        else:
+            docs = gke.gpu_manifests(*shape, passthrough, args.queue)
+    text = k8s.render(docs, comments)
     if args.dry_run:
         print(text, end="")
         return 0
-    gke.apply(text, sys.stdout)
-    print(f"applied; watch with: kubectl get jobs,pods -l tpubench/run={args.name}")
+    k8s.apply(text)
+    print(f"applied; watch with: kubectl get {_KINDS[engine]},pods -l tpubench/run={args.name}")
     return 0
+
+
+_KINDS = {"job": "jobs", "jobset": "jobsets", "tfjob": "tfjobs"}

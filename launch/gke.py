@@ -1,66 +1,38 @@
-"""Kubernetes manifests for GKE: for users whose runs outgrow single VMs.
+"""Plain Kubernetes Jobs for GKE (`--engine=job`), and what TPU slices need on GKE.
 
 Multi-worker (GPU or CPU) training: one Job per task, each with its
 TF_CONFIG, and one headless Service per task so that `NAME-worker-1:2222`
 resolves to that task's pod.  Parameter-server clusters add a chief and ps
 tasks the same way.  TPU slices: one Job whose pod lands on a TPU slice node
 pool through the gke-tpu-accelerator / gke-tpu-topology node selectors and
-asks for the host's chips as `google.com/tpu`.
+asks for the host's chips as `google.com/tpu`.  JobSet and TFJob runs are
+built by jobset.py and tfjob.py from the same pieces (k8s.py).
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
+from tpubench_launch import cluster, errors, k8s, tpus
 
-from tpubench_launch import cluster, commands, errors, tpus
-
-PORT = 2222
-_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+PORT = k8s.PORT
 GKE_TPU_MACHINES = {"v4": "ct4p-hightpu-4t", "v5p": "ct5p-hightpu-4t"}
+check_name = k8s.check_name
+render = k8s.render
 
 
-def check_name(name: str) -> None:
-    if not _NAME.match(name):
-        raise errors.UsageError(
-            f"--name={name!r}: use 1-40 lowercase letters, digits and dashes, starting with a "
-            "letter (it prefixes Kubernetes object names)"
-        )
-
-
-def _labels(name: str, task: str | None = None) -> dict:
-    out = {"app.kubernetes.io/name": "tpubench", "tpubench/run": name}
-    if task:
-        out["tpubench/task"] = task
-    return out
-
-
-def _job(name, job_name, image, args, env, resources, node_selector, task, extra_spec=None):
-    container = {
-        "name": "tpubench",
-        "image": image,
-        "command": ["python3", "-m", "tpubench", "train"],
-        "args": args,
-    }
-    if env:
-        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
-    if task:
-        container["ports"] = [{"containerPort": PORT, "name": "grpc"}]
-    if resources:
-        container["resources"] = {"limits": resources}
-    pod = {"restartPolicy": "Never", "containers": [container]}
-    if node_selector:
-        pod["nodeSelector"] = node_selector
+def _job(name, job_name, image, args, env, resources, selector, task, queue=None):
+    env_list = [{"name": k, "value": v} for k, v in (env or {}).items()]
+    c = k8s.container(image, args, env_list, resources, port=bool(task))
     spec = {
         "backoffLimit": 0,
-        "template": {"metadata": {"labels": _labels(name, task)}, "spec": pod},
+        "template": {
+            "metadata": {"labels": k8s.labels(name, task)},
+            "spec": k8s.pod_spec([c], selector),
+        },
     }
-    spec.update(extra_spec or {})
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": job_name, "labels": _labels(name, task)},
+        "metadata": {"name": job_name, "labels": k8s.labels(name, task, queue)},
         "spec": spec,
     }
 
@@ -69,7 +41,7 @@ def _service(name, task):
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": f"{name}-{task}", "labels": _labels(name, task)},
+        "metadata": {"name": f"{name}-{task}", "labels": k8s.labels(name, task)},
         "spec": {
             "clusterIP": "None",
             "publishNotReadyAddresses": True,  # TF connects before readiness
@@ -79,63 +51,64 @@ def _service(name, task):
     }
 
 
-def _check_results(args: list[str]) -> None:
-    results = commands.flag_value(args, "results_dir")
-    if not results or not results.startswith("gs://"):
-        raise errors.UsageError(
-            f"--results_dir={results or '(default runs)'}: pods are deleted after the run; pass "
-            "--results_dir=gs://BUCKET/PATH after --"
-        )
-
-
-def gpu_manifests(name, image, workers, ps, gpus, gpu_type, args) -> list[dict]:
+def gpu_manifests(name, image, workers, ps, gpus, gpu_type, args, queue=None) -> list[dict]:
     """Jobs (+ headless Services) for a MultiWorkerMirrored or parameter-server run."""
     check_name(name)
-    _check_results(args)
-    resources = {"nvidia.com/gpu": gpus} if gpus else None
-    selector = {"cloud.google.com/gke-accelerator": gpu_type} if gpus and gpu_type else None
+    k8s.check_queue(queue)
+    results = k8s.check_results(args)
+    resources, selector = k8s.gpu_placement(gpus, gpu_type)
     if workers == 1 and ps == 0:
-        return [
-            _job(name, name, image, args + [f"--run_label={name}"], None, resources, selector, None)
-        ]
+        args = args + [f"--run_label={name}"]
+        return [_job(name, name, image, args, None, resources, selector, None, queue)]
     roles = cluster.task_roles(workers, ps)
     hosts = [f"{name}-{r}-{i}" for r, i in roles]
     tasks = cluster.plan(workers, ps, hosts=hosts, port=PORT)
     # One model_dir for every task (tpubench's default differs per process).
-    model_dir = commands.flag_value(args, "results_dir").rstrip("/") + f"/{name}-model"
-    args = cluster.train_args(tasks, args, name, model_dir)
+    args = cluster.train_args(tasks, args, name, results.rstrip("/") + f"/{name}-model")
     docs = []
     for t, host in zip(tasks, hosts, strict=True):
         task = f"{t.role}-{t.index}"
         docs.append(_service(name, task))
         env = {"TF_CONFIG": cluster.tf_config(tasks, t)}
-        docs.append(_job(name, host, image, args, env, resources, selector, task))
+        docs.append(_job(name, host, image, args, env, resources, selector, task, queue))
     return docs
 
 
-def tpu_manifests(name, image, machine, topology, args) -> list[dict]:
-    """A Job on a single-host TPU slice node pool."""
-    check_name(name)
-    _check_results(args)
+def tpu_slice(machine: str, topology: str | None) -> tuple[tpus.Slice, dict]:
+    """A single-host TPU slice and the node selector of its GKE node pool.
+
+    Raises:
+      UsageError: not a GKE TPU generation, or a multi-host slice.
+    """
     s = tpus.parse(machine)
     if s.generation not in tpus.GKE_ACCELERATORS:
         raise errors.unknown("TPU generation on GKE", s.generation, tpus.GKE_ACCELERATORS)
     if s.is_pod:
         raise errors.UsageError(
-            f"{machine} spans {s.hosts} hosts: TensorFlow trains multi-host TPU slices on TPU "
-            "VMs, not GKE; use `tpubench-launch sweep --executor=tpu-vm`"
+            f"{machine} spans {s.hosts} hosts: TensorFlow finds a multi-host slice's hosts "
+            "through the Cloud TPU API (--tpu=NAME), which a GKE node pool does not answer; use "
+            "`tpubench-launch sweep --executor=tpu-vm`"
         )
     selector = {
         "cloud.google.com/gke-tpu-accelerator": tpus.GKE_ACCELERATORS[s.generation],
         "cloud.google.com/gke-tpu-topology": topology or tpus.gke_topology(s),
     }
+    return s, selector
+
+
+def tpu_manifests(name, image, machine, topology, args, queue=None) -> list[dict]:
+    """A Job on a single-host TPU slice node pool."""
+    check_name(name)
+    k8s.check_queue(queue)
+    k8s.check_results(args)
+    s, selector = tpu_slice(machine, topology)
     args = list(args) + ["--tpu=local", f"--run_label={name}"]
     resources = {"google.com/tpu": s.chips}
-    return [_job(name, name, image, args, None, resources, selector, None)]
+    return [_job(name, name, image, args, None, resources, selector, None, queue)]
 
 
 def node_pool_command(name, machine, topology, cluster_name, zone, spot) -> list[str]:
-    """The gcloud command that creates a TPU slice node pool for the Job."""
+    """The gcloud command that creates a TPU slice node pool for the run."""
     s = tpus.parse(machine)
     if s.generation in GKE_TPU_MACHINES:
         mtype = GKE_TPU_MACHINES[s.generation]
@@ -157,24 +130,5 @@ def node_pool_command(name, machine, topology, cluster_name, zone, spot) -> list
     return argv + (["--spot"] if spot else [])
 
 
-def render(docs: list[dict], comments: list[str] = ()) -> str:
-    import yaml
-
-    head = "".join(f"# {c}\n" for c in comments)
-    return head + yaml.safe_dump_all(docs, sort_keys=False, width=1000)
-
-
-def apply(text: str, out) -> None:
-    """`kubectl apply -f -` with the manifests on stdin.
-
-    Raises:
-      CloudError: kubectl missing or failing.
-    """
-    if shutil.which("kubectl") is None:
-        raise errors.CloudError(
-            "kubectl not found on PATH (gcloud components install kubectl), or add --dry-run "
-            "to print the manifests"
-        )
-    proc = subprocess.run(["kubectl", "apply", "-f", "-"], input=text, text=True)
-    if proc.returncode:
-        raise errors.CloudError(f"kubectl apply failed with exit code {proc.returncode}")
+def apply(text: str, out=None) -> None:
+    k8s.apply(text)

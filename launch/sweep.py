@@ -44,7 +44,7 @@ STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_serve
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
-EXECUTORS = ("local", "gce", "tpu-vm")
+EXECUTORS = ("local", "gce", "tpu-vm", "skypilot")
 
 
 @dataclasses.dataclass(frozen=True)

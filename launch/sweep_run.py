@@ -6,9 +6,9 @@ import os
 import sys
 
 from tpubench_launch import commands, errors, preview, records, sweep
-from tpubench_launch.executors import cloud, gce, local, tpu_vm
+from tpubench_launch.executors import cloud, gce, local, skypilot, tpu_vm
 
-CLOUD = {"gce": gce, "tpu-vm": tpu_vm}
+CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot}
 
 
 def done_ids(results_dir: str) -> set[str]:
@@ -68,10 +68,15 @@ def run(
             "write to cloud.bucket and are copied here)"
         )
     _check_flag_names(sw, out)  # before any VM exists: a misspelt flag costs nothing
-    settings = cloud.settings(sw, executor) if executor in CLOUD else None
+    if executor == "skypilot":
+        settings = skypilot.settings(sw)
+    else:
+        settings = cloud.settings(sw, executor) if executor in CLOUD else None
     log_dir = os.path.join(sw.results_dir, "logs")
     if settings and not dry_run:
         cloud.check_gcloud()
+        if executor == "skypilot":
+            skypilot.check_sky()
         os.makedirs(sw.results_dir, exist_ok=True)
         # Records of earlier runs, perhaps from another machine: resume needs them.
         cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sw.results_dir], out)

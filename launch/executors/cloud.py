@@ -156,6 +156,7 @@ class Plan:
     collect: list[list[str]]  # logs and records back home (also after a failure)
     teardown: list[list[str]]  # delete: always
     notes: list[str] = dataclasses.field(default_factory=list)
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # written before setup
 
     def commands(self) -> list[list[str]]:
         return [*self.setup, *(a for _, a in self.tasks), *self.collect, *self.teardown]
@@ -228,6 +229,10 @@ def execute(plan: Plan, log_dir: str, out=None) -> None:
       Interrupted: Ctrl-C/SIGTERM.  (Each after teardown.)
     """
     out = out or sys.stdout
+    for path, text in plan.files.items():
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
     ran = False
     try:
         with signals_raise():

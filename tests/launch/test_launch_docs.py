@@ -36,14 +36,21 @@ def test_tutorial_ids_are_what_its_sweep_files_give(tmp_path):
     heredocs = re.findall(r"cat > \S+ <<'EOF'\n(.*?\n)EOF\n", text, re.S)
     blocks = heredocs + re.findall(r"```yaml\n(.*?)```", text, re.S)
     files = [b for b in blocks if "grid:" in b]
-    assert len(files) == 2  # threads.yaml and tpu.yaml
-    threads, tpu = (tmp_path / "threads.yaml"), (tmp_path / "tpu.yaml")
+    assert len(files) == 3  # threads.yaml, tpu.yaml and sky.yaml
+    threads, tpu, sky = (tmp_path / "threads.yaml"), (tmp_path / "tpu.yaml"), tmp_path / "sky.yaml"
     threads.write_text(files[0])
     tpu.write_text(files[1])
+    sky.write_text(files[2])
     grown = tmp_path / "grown.yaml"
     grown.write_text(files[0].replace("batch_sizes: [128]", "batch_sizes: [128, 256]"))
     ids = set()
-    for path, executor in [(threads, "local"), (grown, "local"), (grown, "gce"), (tpu, "tpu-vm")]:
+    for path, executor in [
+        (threads, "local"),
+        (grown, "local"),
+        (grown, "gce"),
+        (tpu, "tpu-vm"),
+        (sky, "skypilot"),
+    ]:
         ids |= {c.id for c in sweep.load(str(path), executor).configs}
     shown = set(re.findall(r"\bcfg-[0-9a-f]{10}\b", text)) - {"cfg-aed90ac34f"}  # the GPU aside
     assert shown and shown <= ids, sorted(shown - ids)

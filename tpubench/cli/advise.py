@@ -5,7 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import configs
-from tpubench.report import advise
+from tpubench.report import advise, serving
 
 FLAGS = flags.FLAGS
 
@@ -14,6 +14,18 @@ def define():
     flags.DEFINE_string("model", None, "Model to advise on (as recorded, e.g. mnist_mlp).")
     flags.DEFINE_string("deadline", None, "Finish within this time: 90m, 2h, 1h30m, 3600s, 1d.")
     flags.DEFINE_float("budget", None, "Spend at most this many USD (instead of --deadline).")
+    flags.DEFINE_float(
+        "qps",
+        None,
+        "Serving: the cheapest machine(s) for this many queries/sec, from server-scenario "
+        "records (instead of --deadline or --budget).",
+    )
+    flags.DEFINE_string(
+        "latency_bound", None, "With --qps: the latency bound at --latency_percentile, e.g. 50ms."
+    )
+    flags.DEFINE_float(
+        "latency_percentile", 99.0, "With --qps: the percentile of the bound.", 50.0, 99.99
+    )
     flags.DEFINE_float("epochs", 1.0, "Size of the job in epochs of the recorded dataset.")
     flags.DEFINE_bool(
         "to_target",
@@ -32,5 +44,9 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    print(advise.advise(configs.advise_config(args)), end="")
+    cfg = configs.advise_config(args)
+    if cfg.qps is not None:
+        print(serving.advise(cfg), end="")
+    else:
+        print(advise.advise(cfg), end="")
     return 0

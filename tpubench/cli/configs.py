@@ -134,7 +134,38 @@ def infer_config() -> config.InferConfig:
         hardware=_hardware_config(),
         data=_data_config(),
         cost=_cost_config(),
+        scenario=_scenario_config(),
     )
+
+
+def _scenario_config() -> config.ScenarioConfig:
+    name = FLAGS.scenario
+    bound = FLAGS.latency_bound
+    if name == "server" and bound is None:
+        raise errors.UsageError(
+            "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms"
+        )
+    if FLAGS.target_qps is not None and not FLAGS.target_qps > 0:
+        raise errors.UsageError(f"--target_qps={FLAGS.target_qps:g} must be > 0 (queries/sec)")
+    return config.ScenarioConfig(
+        name=name,
+        target_qps=FLAGS.target_qps,
+        latency_bound=None if bound is None else values.parse_duration(bound, "--latency_bound"),
+        latency_percentile=FLAGS.latency_percentile,
+        max_batch_size=FLAGS.max_batch_size,
+        batching_window=_window(FLAGS.batching_window),
+        samples_per_query=FLAGS.samples_per_query,
+        min_duration=values.parse_duration(FLAGS.min_duration, "--min_duration"),
+        min_query_count=FLAGS.min_query_count,
+        qsl_samples=FLAGS.qsl_samples,
+        search_runs=FLAGS.qps_search_runs,
+    )
+
+
+def _window(text: str) -> float:
+    if text.strip() in ("0", "0ms", "0s"):
+        return 0.0  # no window: each batch takes what is already waiting
+    return values.parse_duration(text, "--batching_window")
 
 
 def report_config(args: list[str]) -> config.ReportConfig:
@@ -152,8 +183,17 @@ def report_config(args: list[str]) -> config.ReportConfig:
 def advise_config(args: list[str]) -> config.AdviseConfig:
     if not FLAGS.model:
         raise errors.UsageError("--model is required, e.g. --model=mnist_mlp")
-    if (FLAGS.deadline is None) == (FLAGS.budget is None):
-        raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
+    asked = [x for x in (FLAGS.deadline, FLAGS.budget, FLAGS.qps) if x is not None]
+    if len(asked) != 1:
+        raise errors.UsageError(
+            "give exactly one of --deadline (e.g. 2h), --budget (USD) and --qps (serving, "
+            "with --latency_bound)"
+        )
+    if FLAGS.qps is not None and not FLAGS.qps > 0:
+        raise errors.UsageError(f"--qps={FLAGS.qps:g} must be > 0 (queries/sec)")
+    if FLAGS.qps is not None and FLAGS.latency_bound is None:
+        raise errors.UsageError("--qps needs --latency_bound, e.g. --qps=500 --latency_bound=50ms")
+    bound = FLAGS.latency_bound
     if FLAGS.budget is not None and not FLAGS.budget > 0:
         raise errors.UsageError(f"--budget={FLAGS.budget} must be > 0 (USD)")
     if not FLAGS.epochs > 0:
@@ -168,6 +208,11 @@ def advise_config(args: list[str]) -> config.AdviseConfig:
         price_catalog=FLAGS.price_catalog,
         max_age_days=FLAGS.max_age_days,
         tf_version=FLAGS.tf_version,
+        qps=FLAGS.qps,
+        latency_bound_seconds=(
+            None if bound is None else values.parse_duration(bound, "--latency_bound")
+        ),
+        latency_percentile=FLAGS.latency_percentile,
     )
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, infer_text, tflog, train
+from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog, train
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors
+from tpubench.core import config, errors
 
 FLAGS = flags.FLAGS
 
@@ -63,6 +63,65 @@ def define():
     groups.define_data_flags(synthetic_default=True)
     groups.define_hardware_flags()
     groups.define_pricing()
+    _define_scenario_flags()
+
+
+def _define_scenario_flags():
+    """MLPerf LoadGen scenarios (the `loadgen` extra); see docs/inference.md."""
+    f = flags
+    f.DEFINE_enum(
+        "scenario",
+        "closed_loop",
+        list(config.SCENARIOS),
+        "closed_loop: tpubench's own timing, one batch in flight (no LoadGen); the others run "
+        "the model through MLPerf's LoadGen as that scenario.",
+    )
+    f.DEFINE_float(
+        "target_qps",
+        None,
+        "server: Poisson arrivals at this many queries/sec; default: search for the highest "
+        "QPS whose LoadGen run is VALID.",
+    )
+    f.DEFINE_string(
+        "latency_bound", None, "server: the latency bound at --latency_percentile, e.g. 50ms."
+    )
+    f.DEFINE_float(
+        "latency_percentile", 99.0, "server: the percentile the bound applies to.", 50.0, 99.99
+    )
+    f.DEFINE_integer(
+        "max_batch_size",
+        None,
+        "server and offline: largest batch the SUT runs; default: the largest --batch_size.",
+        lower_bound=1,
+    )
+    f.DEFINE_string(
+        "batching_window", "2ms", "server: how long a batch waits for more queries to join it."
+    )
+    f.DEFINE_integer("samples_per_query", 8, "multi_stream: samples in each query.", lower_bound=1)
+    f.DEFINE_string(
+        "min_duration",
+        "600s",
+        "LoadGen's minimum run duration (MLPerf: 600s); shorter runs are marked as not "
+        "meeting MLPerf's minimums.",
+    )
+    f.DEFINE_integer(
+        "min_query_count",
+        None,
+        "LoadGen's minimum query count; default: MLPerf's for the scenario.",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "qsl_samples",
+        1024,
+        "Samples the query sample library loads before timing (performance_sample_count).",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "qps_search_runs",
+        6,
+        "server without --target_qps: LoadGen runs the search for the highest VALID QPS may spend.",
+        lower_bound=1,
+    )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
@@ -80,7 +139,9 @@ def main(args: list[str], full_argv: list[str]) -> int:
         raise
     tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
-    if recs and recs[0].get("record_path"):
+    if recs and recs[0].get("record_path") and recs[0].get("scenario"):
+        print(scenario_text.scenario_summary(recs[0]))
+    elif recs and recs[0].get("record_path"):
         print(infer_text.infer_summary(recs))
     else:
         print("tpubench infer: this host finished; host 0 of the TPU slice writes the run records")

@@ -8,6 +8,7 @@ line on stderr and a non-zero exit; --verbose adds the traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -100,6 +101,11 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
     except KeyboardInterrupt:
         print(f"tpubench {sub.name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`tpubench models | head`): stop quietly, as
+        # Unix tools do; point stdout at /dev/null so the exit flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
         if verbose:
             traceback.print_exc()

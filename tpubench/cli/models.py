@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.cli import tflog
 
 FLAGS = flags.FLAGS
 
@@ -17,10 +18,13 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    tflog.import_tensorflow()
-    from tpubench.model import model_info, registry  # deferred: models import TensorFlow
+    # Built-in models come from the shipped table: no TensorFlow unless a model
+    # must be traced (--model_module, or a table made under another TensorFlow).
+    from tpubench.model import model_info
 
-    for module in FLAGS.model_module:
-        registry.load_module(module)
-    print(model_info.listing(args, FLAGS.format, FLAGS.tiny))
+    def progress(text: str) -> None:
+        print(f"tpubench models: {text}", file=sys.stderr, flush=True)
+
+    text = model_info.listing(args, FLAGS.format, FLAGS.tiny, tuple(FLAGS.model_module), progress)
+    print(text)
     return 0

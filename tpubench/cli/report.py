@@ -16,7 +16,7 @@ from absl import flags
 from tpubench.cli import configs
 from tpubench.core import errors
 from tpubench.core.config import ReportConfig
-from tpubench.report import compare, load, published, render, series_tables, tables
+from tpubench.report import compare, load, published, render, series_tables, serving, tables
 from tpubench.report import group as group_lib
 from tpubench.storage import files
 
@@ -110,6 +110,9 @@ def build(cfg: ReportConfig) -> Report:
             series,
             f"Cost against time per epoch, Pareto front marked ({price_note})",
         )
+    served = serving.table(groups)
+    if served is not None:
+        t["serving"] = served
     if pub:
         t["published"] = series_tables.published_table(pub)
     if loaded.excluded:

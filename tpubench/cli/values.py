@@ -6,9 +6,19 @@ import re
 
 from tpubench.core import errors
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|min|s)?", re.I)
+# Longer units first: "ms" and "min" must not be read as "m" and a stray rest.
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|ms|us|min|m|s)?", re.I)
 
-_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "min": 60, "s": 1, None: 1}
+_UNIT_SECONDS = {
+    "d": 86400,
+    "h": 3600,
+    "m": 60,
+    "min": 60,
+    "s": 1,
+    "ms": 1e-3,
+    "us": 1e-6,
+    None: 1,
+}
 
 
 def parse_duration(text: str, flag: str = "--deadline") -> float:
@@ -23,7 +33,8 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
         pos = m.end()
     if not s or pos != len(s) or total <= 0:
         raise errors.UsageError(
-            f"{flag}={text!r} is not a positive duration; accepted: e.g. 90m, 2h, 1h30m, 3600s, 1d"
+            f"{flag}={text!r} is not a positive duration; accepted: e.g. 90m, 2h, 1h30m, 3600s, "
+            "1d, 50ms"
         )
     return total
 

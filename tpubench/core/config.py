@@ -109,7 +109,7 @@ class ReportConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AdviseConfig:
-    """One `tpubench advise` invocation: exactly one of deadline and budget."""
+    """One `tpubench advise` invocation: exactly one of deadline, budget and qps."""
 
     inputs: tuple[str, ...] = ()
     model: str = ""
@@ -120,6 +120,33 @@ class AdviseConfig:
     price_catalog: str | None = None
     max_age_days: float = 180.0
     tf_version: str | None = None  # None: the installed TensorFlow's, if any
+    qps: float | None = None  # serving: the load (instead of deadline or budget)
+    latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
+    latency_percentile: float = 99.0
+
+
+SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioConfig:
+    """How `tpubench infer --scenario=...` drives the model through MLPerf's LoadGen.
+
+    Times are seconds.  None means LoadGen's MLPerf default for the scenario
+    (min_query_count) or "search for it" (server target_qps).
+    """
+
+    name: str = "closed_loop"  # closed_loop: tpubench's own timing, no LoadGen
+    target_qps: float | None = None  # server: None searches for the highest VALID QPS
+    latency_bound: float | None = None  # server: the p<percentile> latency bound
+    latency_percentile: float = 99.0
+    max_batch_size: int | None = None  # None: the largest --batch_size (or the model's)
+    batching_window: float = 0.002  # server: how long a batch waits for more queries
+    samples_per_query: int = 8  # multi_stream
+    min_duration: float = 600.0  # MLPerf's minimum
+    min_query_count: int | None = None
+    qsl_samples: int = 1024  # samples loaded before timing (performance_sample_count)
+    search_runs: int = 6  # server: LoadGen runs the QPS search may spend
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +177,7 @@ class InferConfig:
         default_factory=lambda: DataConfig(use_synthetic_data=True)
     )
     cost: CostConfig = dataclasses.field(default_factory=CostConfig)
+    scenario: ScenarioConfig = dataclasses.field(default_factory=ScenarioConfig)
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

@@ -11,7 +11,7 @@ import json
 
 from tpubench.core import errors
 from tpubench.model import flops as flops_lib
-from tpubench.model import registry
+from tpubench.model import registry, shipped
 from tpubench.storage import cache as cache_lib
 
 # Runner keys that do not change the network, so do not change its FLOPs.
@@ -94,8 +94,8 @@ def _source_hash(spec) -> str:
     return hashlib.sha1(source.encode()).hexdigest()[:12]
 
 
-def describe(name: str, tiny: bool = False) -> dict:
-    """Parameters and FLOPs per example (forward and train) of one model."""
+def count(name: str, tiny: bool = False) -> dict:
+    """Parameters and FLOPs per example (forward and train) of one model, traced (or cached)."""
     spec = registry.get(name)
     info = flops(spec, registry.resolve_params(spec, {}, tiny=tiny))
     return {
@@ -111,11 +111,37 @@ def describe(name: str, tiny: bool = False) -> dict:
     }
 
 
-def listing(names: list[str], fmt: str, tiny: bool = False) -> str:
-    for n in names:
-        if n not in registry.names():
-            raise errors.unknown("model", n, registry.names())
-    rows = [describe(n, tiny) for n in (names or registry.names())]
+def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), progress=None) -> str:
+    """The `tpubench models` table (or JSON) of NAMES (default: every registered model).
+
+    Built-in models come from the shipped table without TensorFlow; models of
+    MODEL_MODULES, and any the table lacks, are traced (once, then cached),
+    with PROGRESS(text) told before each.
+    """
+    table = shipped.load()
+    if not model_modules:
+        for n in names:
+            if n not in table["models"]:
+                raise errors.unknown("model", n, shipped.names(table))
+    wanted = list(names) or shipped.names(table)
+    if model_modules or any(shipped.row(n, tiny, table) is None for n in wanted):
+        for module in model_modules:
+            registry.load_module(module)
+        for n in names:
+            if n not in registry.names():
+                raise errors.unknown("model", n, registry.names())
+        wanted = list(names) or registry.names()
+    todo = [n for n in wanted if shipped.row(n, tiny, table) is None]
+    rows = []
+    for n in wanted:
+        row = shipped.row(n, tiny, table)
+        if row is None:
+            if progress:
+                progress(
+                    f"counting FLOPs of {n} ({todo.index(n) + 1} of {len(todo)}; once, then cached)"
+                )
+            row = count(n, tiny)
+        rows.append(row)
     if fmt == "json":
         return json.dumps(rows, indent=2)
     return table_text(rows, _width())

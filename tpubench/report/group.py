@@ -36,10 +36,16 @@ DIMENSIONS = (
     "threads",
     "inter_threads",
     "steps_per_loop",
+    "latency_bound",
 )
 MIXABLE = ("params", "batch_size", "precision")
 # Shown as "name=value" in labels; machine and model show their value alone.
-_SHORT = {"per_replica_batch": "batch/replica", "steps_per_loop": "loop", "inter_threads": "inter"}
+_SHORT = {
+    "per_replica_batch": "batch/replica",
+    "steps_per_loop": "loop",
+    "inter_threads": "inter",
+    "latency_bound": "bound",
+}
 
 
 @dataclasses.dataclass

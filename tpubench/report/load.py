@@ -13,6 +13,7 @@ import json
 
 from tpubench.core import errors
 from tpubench.cost import money
+from tpubench.report import scenario_fields
 from tpubench.storage import records
 
 # Model params the controller adds at run time: they describe the run, not
@@ -74,6 +75,7 @@ class Run:
     finished: str | None
     input_verdict: str | None
     input_ratio: float | None
+    serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -235,6 +237,7 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         "threads": hw.get("num_intra_threads", 0),
         "inter_threads": hw.get("num_inter_threads", 0),
         "steps_per_loop": cfg.get("steps_per_loop", 1),
+        "latency_bound": scenario_fields.bound_text(record),
     }
     run = Run(
         path=path,
@@ -260,12 +263,15 @@ def from_record(record: dict, path: str) -> tuple[Run | None, str]:
         finished=record.get("finished") or record.get("started"),
         input_verdict=diagnosis.get("verdict"),
         input_ratio=diagnosis.get("ratio"),
+        serving=scenario_fields.serving(record, first),
     )
     return run, ""
 
 
 def _model_key(name: str, record: dict) -> str:
     kind = record.get("kind", "train")
+    if record.get("scenario"):  # LoadGen's server QPS is not a closed-loop rate
+        kind = f"{kind} {record['scenario']}"
     return name if kind == "train" else f"{name} [{kind}]"
 
 

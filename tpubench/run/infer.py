@@ -51,8 +51,15 @@ def record_early_failure(
 
 
 def check_prices(cfg: InferConfig) -> None:
-    """Prices the machines up front (pure Python): a bad --machine fails before TF loads."""
+    """Prices the machines up front (pure Python): a bad --machine fails before TF loads.
+
+    A LoadGen scenario without LoadGen installed fails here too.
+    """
     cost_runs.prices(cfg.cost)
+    if cfg.scenario.name != "closed_loop":
+        from tpubench.run import scenarios
+
+        scenarios.import_loadgen(cfg.scenario.name)
 
 
 def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
@@ -132,6 +139,11 @@ class _Sweep:
         t_setup = time.perf_counter()
         built = self._build()
         model_ready = time.perf_counter() - t_setup
+        if self.cfg.scenario.name != "closed_loop":
+            from tpubench.run import infer_scenario
+
+            infer_scenario.run(self, built, t_setup, model_ready)
+            return
         for index, batch in enumerate(built.batches):
             self.batch = batch
             record = self._new_record(batch, built, index)

@@ -74,6 +74,11 @@ def reclaim_signals(placement) -> None:
         received.defer()
 
 
+def current() -> Signals | None:
+    """The Signals of the innermost interruptible() running now (None outside one)."""
+    return _ACTIVE[-1][0] if _ACTIVE else None
+
+
 def stdout_closed() -> bool:
     """Whether stdout is a pipe whose reader has gone (`tpubench train | head -1`).
 

@@ -269,16 +269,27 @@ class Runner:
         ignored); the per-replica outputs are concatenated in replica order,
         so 1 and N replicas return the same global batch of predictions.
         """
-        strategy = self.strategy
 
         def step():
             features, _ = next_batch()
-            per_replica = strategy.run(self._predict_fn, args=(features,))
-            # Gather leaf by leaf: Strategy.gather on a dict of PerReplica
-            # values returns only the first replica's part (TF 2.21).
-            return tf.nest.map_structure(lambda v: strategy.gather(v, axis=0), per_replica)
+            return self._gathered_predictions(features)
 
         return tf.function(step)
+
+    def make_predict_fn(self):
+        """Returns f(features) -> predictions for one global batch of per-replica FEATURES.
+
+        For callers that bring their own batches (LoadGen's SUT): each new
+        batch shape traces once.
+        """
+        return tf.function(self._gathered_predictions)
+
+    def _gathered_predictions(self, features):
+        strategy = self.strategy
+        per_replica = strategy.run(self._predict_fn, args=(features,))
+        # Gather leaf by leaf: Strategy.gather on a dict of PerReplica
+        # values returns only the first replica's part (TF 2.21).
+        return tf.nest.map_structure(lambda v: strategy.gather(v, axis=0), per_replica)
 
     # ------------------------------------------------------------------ eval
     def _eval_replica(self, features, labels):

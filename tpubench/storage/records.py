@@ -48,6 +48,27 @@ def path_for(results_dir: str, run_id: str) -> str:
     return results_dir.rstrip("/") + f"/{run_id}.json"
 
 
+def attachment_dir(results_dir: str, run_id: str) -> str:
+    """Where files kept with a run go: RESULTS_DIR/<run_id>.files/ (no .json inside)."""
+    return results_dir.rstrip("/") + f"/{run_id}.files"
+
+
+def write_attachment(results_dir: str, run_id: str, name: str, data: bytes) -> str:
+    """Keeps DATA beside run RUN_ID's record as NAME (may hold "/"); returns its path.
+
+    Written atomically like the record, so a reader never sees half a file.
+    """
+    path = attachment_dir(results_dir, run_id) + "/" + name
+    if gcs.is_gcs(results_dir):
+        return gcs.write_bytes(path, data, "text/plain")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    except OSError as e:
+        where = os.path.dirname(path)
+        raise errors.UsageError(f"cannot create {where}: {e.strerror or e}") from None
+    return files.write_atomic(path, data)
+
+
 def write(record: dict, results_dir: str) -> str:
     """Writes RECORD as RESULTS_DIR/<run_id>.json atomically; returns the path."""
     path = path_for(results_dir, record["run_id"])

@@ -1,0 +1,138 @@
+"""SkyPilot managed jobs: one task per configuration, recovered by SkyPilot after preemption.
+
+Each configuration becomes a SkyPilot task YAML (resources from the catalog
+machine: instance type and GPUs, or a single-host TPU slice; `use_spot`;
+setup installs tpubench; run is `tpubench train` with results and model dir
+on the bucket) launched with `sky jobs launch`, so a preempted spot cell is
+restarted by SkyPilot and resumes from its checkpoint in the bucket.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tpubench_launch import errors, tpus
+from tpubench_launch.executors import cloud, gce
+
+# GCE accelerator type -> SkyPilot accelerator name.
+ACCELERATORS = {
+    "nvidia-tesla-k80": "K80",
+    "nvidia-tesla-p4": "P4",
+    "nvidia-tesla-p100": "P100",
+    "nvidia-tesla-v100": "V100",
+    "nvidia-tesla-t4": "T4",
+    "nvidia-l4": "L4",
+    "nvidia-tesla-a100": "A100",
+    "nvidia-a100-80gb": "A100-80GB",
+    "nvidia-h100-80gb": "H100",
+}
+
+
+def settings(sweep) -> cloud.Settings:
+    """The sweep's `cloud:` mapping for SkyPilot: only `bucket` is required.
+
+    Raises:
+      UsageError: an unknown key, no bucket or not a gs:// one.
+    """
+    raw = dict(sweep.cloud)
+    for key in raw:
+        if key not in cloud.SETTINGS:
+            raise errors.unknown(f"key in {sweep.path}: cloud.", key, cloud.SETTINGS)
+    bucket = str(raw.get("bucket") or "")
+    if not bucket.startswith("gs://"):
+        raise errors.UsageError(
+            f"{sweep.path}: cloud.bucket={bucket or '(none)'}: --executor=skypilot needs a gs:// "
+            "bucket for records and model dirs (e.g. cloud: {bucket: gs://my-bucket/tb})"
+        )
+    if raw.get("package") and not os.path.isfile(raw["package"]):
+        raise errors.UsageError(f"{sweep.path}: cloud.package={raw['package']} is not a file")
+    if raw.get("package"):
+        raw["package"] = os.path.abspath(raw["package"])
+    raw.setdefault("project", "")
+    raw.setdefault("zone", "")
+    return cloud.Settings(**{k: v for k, v in raw.items() if v is not None})
+
+
+def resources(config, s: cloud.Settings) -> tuple[dict, str]:
+    """(SkyPilot resources, tpubench extra to install) for CONFIG's machine."""
+    machine = config.settings.get("machine")
+    if not machine:
+        raise errors.UsageError(
+            f"{config.id}: --executor=skypilot needs a machine (grid.machines), e.g. "
+            "gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8"
+        )
+    if config.is_cluster:
+        raise errors.UsageError(
+            f"{config.id}: strategy {config.strategy} spans several VMs; --executor=skypilot "
+            "runs one VM per configuration (use --executor=gce, or tpubench-launch gke)"
+        )
+    out: dict = {"cloud": "gcp"}
+    if s.zone:
+        out["zone"] = s.zone
+    if machine.lower().startswith("gcp:tpu-"):
+        t = tpus.parse(machine)
+        if t.is_pod:
+            raise errors.UsageError(
+                f"{config.id}: {machine} spans {t.hosts} hosts; --executor=skypilot runs "
+                "single-host slices (use --executor=tpu-vm for pods)"
+            )
+        out["accelerators"] = f"tpu-{t.accelerator_type}"
+        runtime = s.tpu_runtime or tpus.RUNTIMES[t.generation]
+        out["accelerator_args"] = {"runtime_version": runtime, "tpu_vm": True}
+        extra = "tpu"
+    else:
+        mtype, gpu, count = gce.shape(machine)
+        out["instance_type"] = mtype
+        if gpu:
+            out["accelerators"] = {ACCELERATORS[gpu]: count}
+        extra = "gpu" if gpu or mtype.startswith(gce.GPU_MACHINE_FAMILIES) else "cpu"
+    out["use_spot"] = bool(s.spot)
+    out["disk_size"] = s.boot_disk_gb
+    return out, extra
+
+
+def task(config, sweep, s: cloud.Settings) -> dict:
+    """The SkyPilot task YAML (as a mapping) of one configuration."""
+    res, extra = resources(config, s)
+    is_tpu = "accelerator_args" in res
+    flags = gce.remote_flags(config, s, {"tpu": "local"} if is_tpu else None)
+    doc = {"name": cloud.vm_name(s, sweep.name, config.id), "resources": res}
+    if s.package:
+        doc["file_mounts"] = {f"~/{os.path.basename(s.package)}": s.package}
+    doc["setup"] = cloud.install_script(s, extra)
+    doc["run"] = cloud.run_script(flags, f"tpubench-{config.id}.log")
+    return doc
+
+
+def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
+    import yaml
+
+    doc = task(config, sweep, s)
+    path = os.path.join(sweep.results_dir, "skypilot", f"{config.id}.yaml")
+    text = yaml.safe_dump(doc, sort_keys=False, width=1000)
+    launch = ["sky", "jobs", "launch", "--yes", f"--name={doc['name']}", path]
+    collect = [["gcloud", "storage", "rsync", s.records, sweep.results_dir]]
+    return cloud.Plan(
+        config.id,
+        setup=[],
+        tasks=[(doc["name"], launch)],
+        trainers=[doc["name"]],
+        collect=collect,
+        teardown=[],
+        notes=[f"task file {path}:"] + text.splitlines(),
+        files={path: text},
+    )
+
+
+def vms(config) -> int:
+    return 1
+
+
+def check_sky() -> None:
+    import shutil
+
+    if shutil.which("sky") is None:
+        raise errors.CloudError(
+            "sky not found on PATH: pip install 'skypilot[gcp]' and run `sky check gcp`, or add "
+            "--dry-run to print the task YAMLs"
+        )

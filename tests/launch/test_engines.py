@@ -1,0 +1,154 @@
+"""`tpubench-launch gke --engine=jobset|tfjob|job`: every rendered manifest passes the strict
+offline checks (real CRD schemas, kubernetes-validate), and bad combinations are one line."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+from manifest_checks import check
+
+LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "gke"]
+RESULTS = "--results_dir=gs://bkt/runs"
+SHAPES = {
+    "gpu-multi-worker": ["--workers=2", "--gpus=4", "--gpu-type=nvidia-tesla-v100"],
+    "parameter-server": ["--workers=2", "--ps=1", "--gpus=1", "--gpu-type=nvidia-l4"],
+    "cpu-multi-worker": ["--workers=3"],
+    "single-host-tpu": ["--tpu=gcp:tpu-v5e-8"],
+}
+
+
+def _gke(*args):
+    return subprocess.run([*LAUNCH, *args], capture_output=True, text=True, timeout=60)
+
+
+def render(engine, shape, *extra, name="rn50"):
+    out = _gke(
+        f"--name={name}",
+        "--image=us-docker.pkg.dev/p/r/tpubench:0.1",
+        f"--engine={engine}",
+        *SHAPES[shape],
+        *extra,
+        "--dry-run",
+        "--",
+        "--model=resnet50",
+        RESULTS,
+    )
+    assert out.returncode == 0, out.stderr
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+@pytest.mark.parametrize(
+    "engine,shape",
+    [(e, s) for e in ("jobset", "job") for s in SHAPES]
+    + [("tfjob", s) for s in SHAPES if s != "single-host-tpu"],
+)
+def test_manifests_pass_the_strict_offline_checks(engine, shape):
+    docs = render(engine, shape, "--queue=team-a")
+    for doc in docs:
+        check(doc)
+    for doc in docs:
+        if doc["kind"] != "Service":  # Kueue reads the label on the workload object
+            assert doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+        assert "suspend" not in json.dumps(doc)  # Kueue suspends and admits
+
+
+def test_the_checks_refuse_a_field_kubernetes_would_prune():
+    (js,) = render("jobset", "cpu-multi-worker")
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["containers"][0]["envv"] = []
+    with pytest.raises(AssertionError, match="envv"):
+        check(js)
+    (tj,) = render("tfjob", "parameter-server")
+    tj["spec"]["runPolicy"]["cleanPodPolicyy"] = "All"
+    with pytest.raises(AssertionError, match="cleanPodPolicyy"):
+        check(tj)
+    (tj,) = render("tfjob", "parameter-server")
+    tj["spec"]["tfReplicaSpecs"]["Ps"] = tj["spec"]["tfReplicaSpecs"].pop("PS")
+    with pytest.raises(AssertionError, match="replica types"):
+        check(tj)
+
+
+def test_jobset_wiring():
+    (js,) = render("jobset", "parameter-server")
+    spec = js["spec"]
+    assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["chief"]}
+    assert spec["failurePolicy"] == {"maxRestarts": 0}
+    assert spec["ttlSecondsAfterFinished"] == 86400
+    rjobs = {r["name"]: r for r in spec["replicatedJobs"]}
+    assert list(rjobs) == ["chief", "worker", "ps"]
+    for role, n in (("chief", 1), ("worker", 2), ("ps", 1)):
+        job = rjobs[role]["template"]["spec"]
+        assert (job["completionMode"], job["completions"], job["parallelism"]) == ("Indexed", n, n)
+        assert job["backoffLimit"] == 0
+        (c,) = job["template"]["spec"]["containers"]
+        index, tf_config = c["env"]  # the index first: $(VAR) expands only from earlier ones
+        assert index["name"] == "JOB_COMPLETION_INDEX"
+        assert index["valueFrom"]["fieldRef"]["fieldPath"] == (
+            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+        )
+        assert tf_config["name"] == "TF_CONFIG"
+        assert f'"task":{{"type":"{role}","index":$(JOB_COMPLETION_INDEX)}}' in tf_config["value"]
+        assert ("resources" in c) == (role != "ps")  # parameter servers need no GPU
+    cfg = json.loads(tf_config["value"].replace("$(JOB_COMPLETION_INDEX)", "0"))
+    assert cfg["cluster"] == {
+        "chief": ["rn50-chief-0-0.rn50:2222"],
+        "worker": ["rn50-worker-0-0.rn50:2222", "rn50-worker-0-1.rn50:2222"],
+        "ps": ["rn50-ps-0-0.rn50:2222"],
+    }
+    (mw,) = render("jobset", "gpu-multi-worker")
+    (worker,) = mw["spec"]["replicatedJobs"]
+    assert worker["template"]["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    (tpu,) = render("jobset", "single-host-tpu")
+    assert tpu["metadata"]["annotations"] == {
+        "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }
+    pod = tpu["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"google.com/tpu": 8}}
+    assert "--tpu=local" in pod["containers"][0]["args"]
+
+
+def test_tfjob_leaves_tf_config_to_the_operator():
+    (tj,) = render("tfjob", "cpu-multi-worker")
+    specs = tj["spec"]["tfReplicaSpecs"]
+    assert list(specs) == ["Worker"] and specs["Worker"]["replicas"] == 3
+    (c,) = specs["Worker"]["template"]["spec"]["containers"]
+    assert c["name"] == "tensorflow" and "env" not in c
+    assert c["ports"] == [{"containerPort": 2222, "name": "tfjob-port"}]
+    assert "--strategy=multi_worker" in c["args"]
+    (tj,) = render("tfjob", "parameter-server")
+    assert list(tj["spec"]["tfReplicaSpecs"]) == ["Chief", "Worker", "PS"]
+    assert tj["spec"]["runPolicy"] == {
+        "cleanPodPolicy": "Running",
+        "backoffLimit": 0,
+        "ttlSecondsAfterFinished": 86400,
+    }
+
+
+def test_engine_defaults():
+    (js,) = render("jobset", "cpu-multi-worker")
+    out = _gke("--name=a", "--image=i", "--workers=2", "--dry-run", "--", RESULTS)
+    assert [d["kind"] for d in yaml.safe_load_all(out.stdout)] == ["JobSet"]
+    out = _gke("--name=a", "--image=i", "--dry-run", "--", RESULTS)
+    assert [d["kind"] for d in yaml.safe_load_all(out.stdout)] == ["Job"]
+
+
+@pytest.mark.parametrize(
+    "args,expect",
+    [
+        (["--engine=jobset", "--tpu=gcp:tpu-v5e-16"], "spans 4 hosts"),
+        (["--engine=job", "--tpu=gcp:tpu-v4-32"], "Cloud TPU API"),
+        (["--engine=tfjob", "--tpu=gcp:tpu-v5e-8"], "use --engine=jobset"),
+        (["--workers=2", "--queue=Team_A"], "--queue='Team_A'"),
+        (["--workers=2", "--queue=" + "q" * 64], "LocalQueue name"),
+        (["--workers=2", "--gpus=1", "--gpu-type=nvidia-tesla-a10"], "did you mean"),
+        (["--engine=tfjob", "--workers=2", "--max-restarts=2"], "needs --engine=jobset"),
+        (["--engine=kubeflow", "--workers=2"], "invalid choice: 'kubeflow'"),
+    ],
+)
+def test_bad_combinations_are_one_line_exit_2(args, expect):
+    out = _gke("--name=x", "--image=img", *args, "--dry-run", "--", RESULTS)
+    assert out.returncode == 2, out.stdout
+    assert expect in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert "Traceback" not in out.stderr

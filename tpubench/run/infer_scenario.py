@@ -1,0 +1,215 @@
+"""`tpubench infer --scenario=...`: one MLPerf LoadGen scenario, one run record.
+
+The model is built as for the closed-loop sweep (run/infer.py).  First the
+closed loop measures the batch sizes the scenario needs (tpubench's own
+timing, beside LoadGen's in the record); then `--qsl_samples` inputs are
+loaded to host memory, the SUT traces its batch shapes, and LoadGen runs
+the scenario (the server scenario as a search for the highest VALID QPS).
+LoadGen's verdict and figures are the record's results; its logs are kept
+in RESULTS_DIR/<run_id>.files/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import time
+
+from tpubench.core import errors
+from tpubench.cost import runs as cost_runs
+from tpubench.run import interrupts, loadgen_log, loadgen_sut, scenarios, session
+from tpubench.storage import records
+
+# Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).
+_CLOSED_KEYS = (
+    "examples_per_sec",
+    "latency_p50",
+    "latency_p90",
+    "latency_p99",
+    "timed_batches",
+    "timed_seconds",
+)
+
+
+def run(sweep, built, t_setup: float, model_ready: float) -> None:
+    """Measures SWEEP's scenario on BUILT; appends its record to sweep.records."""
+    cfg = sweep.cfg
+    sc = cfg.scenario
+    lg = scenarios.import_loadgen(sc.name)
+    replicas = built.placement.num_replicas
+    max_batch = sc.max_batch_size or max(built.batches)
+    session.check_batches([max_batch], replicas)
+    single = replicas  # the smallest batch a query can run as
+    per_query = -(-sc.samples_per_query // replicas) * replicas
+    sut_batch = {"single_stream": single, "multi_stream": per_query}.get(sc.name, max_batch)
+    wanted = {"single_stream": [single], "multi_stream": [per_query], "offline": [max_batch]}
+    wanted = wanted.get(sc.name, [single, max_batch])
+    record = sweep._new_record(sut_batch, built, 0)
+    record["scenario"] = sc.name
+    closed = {}
+    for batch in dict.fromkeys(wanted):
+        sweep.batch = batch
+        results = sweep._measure(built.runner, batch, built.manifest)
+        if not closed:
+            sweep._startup(t_setup, model_ready, batch)
+        closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
+        closed[batch]["batch_size"] = batch
+    measured, accuracy = sweep._describe(built)
+    prices = cost_runs.prices(cfg.cost, sweep.base["hardware"]["accelerators"])
+    for key in ("startup", "hardware", "software"):
+        record[key] = sweep.base[key]
+
+    def keep(name: str, data: bytes) -> str | None:
+        if not sweep.is_chief:
+            return None
+        return records.write_attachment(cfg.results_dir, record["run_id"], name, data)
+
+    harness = None
+    on_signal = _signal_handler(sweep, lambda: harness)
+    t0 = time.perf_counter()
+    samples = loadgen_sut.load_samples(built.runner, built.manifest, sc.qsl_samples, cfg.seed)
+    batcher = loadgen_sut.Batcher(
+        lg,
+        samples,
+        loadgen_sut.host_predictor(built.runner),
+        sut_batch,
+        sc.batching_window if sc.name == "server" else 0.0,
+        loadgen_sut.bucket_sizes(sut_batch, replicas),
+        on_signal,
+    )
+    harness = scenarios.Harness(lg, batcher, samples.count, keep)
+    setup_seconds = time.perf_counter() - t0
+    record["loadgen"] = {"runs": harness.runs}  # a failed search keeps what it ran
+    try:
+        batcher.warm_up()
+        sweep._write(record)  # still "running": LoadGen starts now
+        summary, rate = _scenario(harness, lg, sc, closed, max_batch, single, per_query)
+    finally:
+        harness.close()
+    record["loadgen"] = {
+        "summary": summary,
+        "runs": harness.runs,
+        "settings": _settings(sc, sut_batch, samples.count, setup_seconds),
+        "logs": records.attachment_dir(cfg.results_dir, record["run_id"]),
+    }
+    results = {
+        "examples_per_sec": rate,
+        "timed_seconds": summary.get("wall_seconds"),
+        "closed_loop": list(closed.values()),
+    }
+    lat = summary.get("latency_seconds", {})
+    results.update({f"latency_{p}": lat.get(p) for p in ("p50", "p90", "p99")})
+    if sc.name == "offline":
+        results["cross_check"] = _cross_check(rate, closed[max_batch])
+    if accuracy is not None:
+        results["eval"] = accuracy
+    record["results"] = results
+    record["mfu"] = measured.infer_section(rate)
+    accelerators = session.accelerators_priced(built.placement)
+    usage = cost_runs.Usage(rate, results["timed_seconds"] or 0.0, accelerators)
+    record["cost"] = cost_runs.infer_costs(prices, usage)
+    top = closed[max(closed)]
+    closed_usage = cost_runs.Usage(top["examples_per_sec"], top["timed_seconds"], accelerators)
+    record["closed_loop_cost"] = cost_runs.infer_costs(prices, closed_usage)
+    record["closed_loop_cost"]["batch_size"] = top["batch_size"]
+    record.update(status="ok", finished=records.now_iso())
+    record["record_path"] = sweep._write(record)
+    sweep.records.append(record)
+    sweep.batch = None
+    sweep.current = None
+
+
+def _signal_handler(sweep, harness):
+    """on_signal for the SUT: after SIGINT/SIGTERM/SIGHUP, record it and end the process.
+
+    LoadGen has no way to stop a test early (a server test would run on to
+    its minimum duration), so the interrupted record is written here and the
+    process exits at once with 130, the code `main` gives an interrupt.
+    """
+    signals = interrupts.current()
+    once = threading.Lock()
+
+    def on_signal() -> None:
+        if not signals or not once.acquire(blocking=False):
+            return
+        message = (
+            f"interrupted ({signals[-1]}) during a LoadGen run; LoadGen cannot stop a test "
+            "early, so the runs so far are in the record and the process ends now"
+        )
+        h = harness()
+        if h is not None and h.workdir:
+            shutil.rmtree(h.workdir, ignore_errors=True)
+        path = sweep.fail("interrupted", message)
+        where = f" [run record: {path}]" if path else ""
+        # The one line `main` prints for an interrupted run: main never gets control back.
+        print(f"tpubench infer: error: {message}{where}", file=sys.stderr, flush=True)
+        os._exit(errors.InterruptedRun.exit_code)
+
+    return on_signal
+
+
+def _scenario(harness, lg, sc, closed, max_batch, single, per_query):
+    """(LoadGen's summary, the record's predictions/sec) for SC."""
+    if sc.name == "server":
+        cap = scenarios.Capacity(
+            closed[max_batch]["examples_per_sec"],
+            max_batch,
+            closed[single][_percentile_key(sc.latency_percentile)],
+        )
+        scenarios.check_server(sc, cap)
+        found = scenarios.search_server(harness, lg, sc, cap)
+        if found["best"] is None:
+            raise scenarios.no_valid_qps(sc, found["runs"])
+        best = found["best"]
+        return best, best.get("scheduled_qps") or best.get("target_qps")
+    if sc.name == "offline":
+        summary = scenarios.run_offline(harness, lg, sc, closed[max_batch]["examples_per_sec"])
+        return summary, summary.get("samples_per_sec")
+    batch = single if sc.name == "single_stream" else per_query
+    expected = closed[batch]["latency_p50"]
+    summary = harness.run(scenarios.settings(lg, sc, expected), sc.name, sc.name)
+    mean = summary.get("mean_latency_seconds")
+    if not mean:
+        raise errors.RunInvalidError(f"LoadGen measured no latency in the {sc.name} scenario")
+    per = 1 if sc.name == "single_stream" else sc.samples_per_query
+    return summary, per / mean
+
+
+def _percentile_key(percentile: float) -> str:
+    """The closed-loop latency key nearest the bound's percentile (p50, p90 or p99)."""
+    return "latency_p99" if percentile > 90 else "latency_p90" if percentile > 50 else "latency_p50"
+
+
+def _settings(sc, sut_batch: int, samples: int, setup_seconds: float) -> dict:
+    queries = scenarios.min_query_count(sc)
+    out = {
+        "min_duration_seconds": sc.min_duration,
+        "min_query_count": queries,
+        "max_batch_size": sut_batch,
+        "qsl_samples": samples,
+        "samples_loaded_seconds": setup_seconds,
+    }
+    if sc.name == "server":
+        out.update(
+            latency_bound_seconds=sc.latency_bound,
+            latency_percentile=sc.latency_percentile,
+            batching_window_seconds=sc.batching_window,
+            target_qps=sc.target_qps,
+            qps_search="given --target_qps" if sc.target_qps else "bisection",
+        )
+    if sc.name == "multi_stream":
+        out["samples_per_query"] = sc.samples_per_query
+    return out | loadgen_log.minimums(sc.name, sc.min_duration, queries)
+
+
+def _cross_check(loadgen_rate: float | None, closed: dict) -> dict:
+    """Offline LoadGen throughput beside the closed loop's at the same batch size."""
+    mine = closed["examples_per_sec"]
+    return {
+        "batch_size": closed["batch_size"],
+        "loadgen_samples_per_sec": loadgen_rate,
+        "closed_loop_examples_per_sec": mine,
+        "ratio": (loadgen_rate / mine) if loadgen_rate and mine else None,
+    }

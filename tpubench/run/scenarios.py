@@ -1,0 +1,209 @@
+"""MLPerf LoadGen scenarios: settings, one LoadGen run, the server's QPS search.
+
+LoadGen (the `loadgen` extra, `mlcommons-loadgen`) issues the queries,
+times them and judges the run VALID or INVALID; tpubench only serves them
+(`loadgen_sut.Batcher`) and keeps what LoadGen wrote.  The closed-loop
+figures measured just before (tpubench's own timing) give LoadGen its
+expected latency or QPS, bound the QPS search, and stand beside LoadGen's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import shutil
+import tempfile
+import time
+
+from tpubench.core import errors
+from tpubench.core.config import ScenarioConfig
+from tpubench.run import interrupts, loadgen_log
+
+
+def import_loadgen(scenario: str):
+    """The `mlperf_loadgen` module, or a one-line error saying how to install it."""
+    try:
+        import mlperf_loadgen
+    except ImportError:
+        raise errors.UsageError(
+            f"--scenario={scenario} runs MLPerf LoadGen, which is not installed: "
+            "pip install 'tpubench[loadgen]' (the mlcommons-loadgen package)"
+        ) from None
+    return mlperf_loadgen
+
+
+def min_query_count(sc: ScenarioConfig) -> int:
+    return sc.min_query_count or loadgen_log.MLPERF_MIN_QUERIES[sc.name]
+
+
+def settings(lg, sc: ScenarioConfig, expected: float, qps: float | None = None):
+    """LoadGen's TestSettings for SC.
+
+    EXPECTED is the closed-loop figure LoadGen sizes the run by: seconds per
+    query (single and multi stream) or samples per second (offline).
+    """
+    s = lg.TestSettings()
+    s.scenario = getattr(lg.TestScenario, loadgen_log.LOADGEN_NAMES[sc.name])
+    s.mode = lg.TestMode.PerformanceOnly
+    s.min_duration_ms = int(sc.min_duration * 1000)
+    s.min_query_count = min_query_count(sc)
+    if sc.name == "server":
+        s.server_target_qps = float(qps)
+        s.server_target_latency_ns = int(sc.latency_bound * 1e9)
+        s.server_target_latency_percentile = sc.latency_percentile / 100.0
+    elif sc.name == "offline":
+        s.offline_expected_qps = float(expected)
+    elif sc.name == "single_stream":
+        s.single_stream_expected_latency_ns = max(1, int(expected * 1e9))
+    else:
+        s.multi_stream_expected_latency_ns = max(1, int(expected * 1e9))
+        s.multi_stream_samples_per_query = sc.samples_per_query
+    return s
+
+
+class Harness:
+    """One SUT and QSL, run through LoadGen as many times as a search needs.
+
+    Each run's summary and detail logs are kept beside the record through
+    KEEP(name, data bytes) -> path.
+    """
+
+    def __init__(self, lg, batcher, samples_count: int, keep):
+        self._lg = lg
+        self.batcher = batcher
+        self._keep = keep
+        self._sut = lg.ConstructSUT(batcher.issue_query, batcher.flush_queries)
+        # Every sample is already in host memory: loading and unloading are no-ops.
+        self._qsl = lg.ConstructQSL(samples_count, samples_count, _noop, _noop)
+        self.runs: list[dict] = []
+        self.workdir: str | None = None  # LoadGen's log directory while a test runs
+
+    def run(self, test_settings, name: str, scenario: str) -> dict:
+        """One LoadGen test; LoadGen's summary of it, with where its logs were kept."""
+        workdir = tempfile.mkdtemp(prefix="tpubench-loadgen-")
+        try:
+            log = self._lg.LogSettings()
+            log.log_output.outdir = workdir
+            log.log_output.copy_summary_to_stdout = False
+            log.enable_trace = False
+            self.batcher.reset_counts()
+            t0 = time.perf_counter()
+            self.workdir = workdir
+            signals = interrupts.current()
+            # Signals are only noted while LoadGen runs: raised inside one of its
+            # callbacks they would abort the process (the SUT acts on them).
+            with signals.quiet() if signals is not None else contextlib.nullcontext():
+                self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
+            wall = time.perf_counter() - t0
+            if self.batcher.error is not None:
+                raise self.batcher.error
+            summary = loadgen_log.summarize(loadgen_log.read_detail(workdir), scenario)
+            # LoadGen's whole test, its own start-up and drain included: what a
+            # machine is paid for while the scenario runs (the record's cost).
+            summary["wall_seconds"] = wall
+            kept = []
+            for file in (loadgen_log.SUMMARY, loadgen_log.DETAIL):
+                with open(os.path.join(workdir, file), "rb") as f:
+                    kept.append(self._keep(f"{name}/{file}", f.read()))
+            summary["logs"] = kept
+        finally:
+            self.workdir = None
+            shutil.rmtree(workdir, ignore_errors=True)
+        summary["run"] = name
+        sizes = sorted(self.batcher.batch_sizes.items())
+        summary["sut_batch_sizes"] = {str(k): v for k, v in sizes}
+        self.runs.append(summary)
+        return summary
+
+    def close(self) -> None:
+        self._lg.DestroyQSL(self._qsl)
+        self._lg.DestroySUT(self._sut)
+        self.batcher.close()
+
+
+def _noop(_indices) -> None:
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Capacity:
+    """Closed-loop figures the server scenario is checked against."""
+
+    qps: float  # closed-loop predictions/sec at the largest batch
+    batch: int
+    single_latency: float  # closed-loop latency at batch 1, at the bound's percentile
+
+
+def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
+    """One-line errors for a bound no batch meets and a target QPS out of reach."""
+    if cap.single_latency > sc.latency_bound:
+        raise errors.UsageError(
+            f"--latency_bound={_ms(sc.latency_bound)}: no batch meets it; a single query "
+            f"alone takes {cap.single_latency * 1e3:.3g}ms at p{sc.latency_percentile:g} "
+            "(closed loop, "
+            "batch 1); raise the bound"
+        )
+    if sc.target_qps is not None and sc.target_qps > cap.qps:
+        raise errors.UsageError(
+            f"--target_qps={sc.target_qps:g} is out of reach: this device predicts at most "
+            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); give a lower --target_qps, "
+            "or none to search for the highest VALID one"
+        )
+
+
+def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> dict:
+    """The highest QPS whose LoadGen run is VALID: bisection below the closed-loop capacity.
+
+    An INVALID run lowers the upper end to the QPS LoadGen saw completed,
+    when that is lower than the QPS asked for (the SUT fell behind).
+
+    With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...]}
+    """
+    if sc.target_qps is not None:
+        summary = harness.run(settings(lg, sc, 0.0, sc.target_qps), "server-target", "server")
+        return {"best": summary if summary["valid"] else None, "runs": harness.runs}
+    low, high, best = 0.0, cap.qps, None
+    qps = cap.qps / 2
+    for i in range(sc.search_runs):
+        summary = harness.run(settings(lg, sc, 0.0, qps), f"server-{i + 1}", "server")
+        if summary["valid"]:
+            low, best = qps, summary
+        else:
+            # A SUT that fell behind completed fewer queries than were sent:
+            # no QPS above what it completed can be VALID.
+            high = max(low, min(qps, summary.get("completed_qps") or qps))
+        # LoadGen rounds QPS to 0.1; stop once the interval is that narrow.
+        if high - low < 0.2:
+            break
+        qps = round((low + high) / 2, 1)
+    return {"best": best, "runs": harness.runs}
+
+
+def run_offline(harness: Harness, lg, sc: ScenarioConfig, closed_rate: float) -> dict:
+    """Offline at the closed-loop rate; once more, sized by LoadGen's own rate, if it ran short.
+
+    LoadGen sizes the single offline query from the expected QPS: a faster
+    SUT finishes before the minimum duration and LoadGen calls it INVALID.
+    """
+    summary = harness.run(settings(lg, sc, closed_rate), "offline-1", "offline")
+    if not summary.get("min_duration_met") and summary.get("samples_per_sec"):
+        summary = harness.run(
+            settings(lg, sc, 1.25 * summary["samples_per_sec"]), "offline-2", "offline"
+        )
+    return summary
+
+
+def no_valid_qps(sc: ScenarioConfig, runs: list[dict]) -> errors.UsageError:
+    lowest = min(runs, key=lambda r: r.get("target_qps") or math.inf)
+    return errors.UsageError(
+        f"--latency_bound={_ms(sc.latency_bound)} at p{sc.latency_percentile:g}: no QPS tried "
+        f"was VALID in {len(runs)} LoadGen run(s); at the lowest, "
+        f"{lowest.get('target_qps')} QPS, LoadGen said: "
+        f"{lowest.get('invalid_reason') or lowest.get('validity')}"
+    )
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:g}ms"
