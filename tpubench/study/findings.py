@@ -196,7 +196,10 @@ def _best_method(r, c):
         if model not in chosen or n > chosen[model][0]:
             chosen[model] = (n, max(rates, key=rates.get))
     if not chosen:
-        return "fewer than two methods measured", _not_measured(r.missing(c["part"]))
+        n = c.get("devices")
+        labels = [s.label for s in r.study.part(c["part"]).setups if not n or s.devices == n]
+        needs = [x for label in labels for x in r.missing(c["part"], setup=label)]
+        return "fewer than two methods measured", _not_measured(needs)
     texts = [f"{best} fastest for {model} at {n} devices" for model, (n, best) in chosen.items()]
     ok = all(best in c["expect"] for _, best in chosen.values())
     return "; ".join(texts), HOLDS if ok else FAILS
