@@ -108,6 +108,7 @@ def _knee(results, part):
         ax.plot(xs, [points[x] for x in xs], "o-", label=name, color=plots._COLORS[i % 10])
     ax.set_xlabel("host vCPUs (pinned cores and thread pools)")
     ax.set_xscale("log", base=2)
+    ax.set_ylim(bottom=0)  # a rate axis from zero: the knee's size stays honest
     ticks = sorted({x for points in series.values() for x in points})
     ax.set_xticks(ticks, [str(x) for x in ticks])
     ax.legend(fontsize=7)
