@@ -23,6 +23,7 @@ RANKS = {
     "report": 4,
     "run": 5,
     "study": 5,  # runs `tpubench train/infer` as processes; never imports run
+    "tune": 5,
     "cli": 6,
 }
 LOOSE = {"__init__.py", "__main__.py"}

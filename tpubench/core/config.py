@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tpubench.core import precision
+
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = precision.NAMES
 # How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 
@@ -60,7 +62,7 @@ class TrainConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_size: int | None = None  # global; None: the model's default
+    global_batch_size: int | None = None  # --batch_size; None: the model's default
     train_steps: int | None = None
     train_epochs: float | None = None
     steps_per_loop: int = 1
@@ -88,6 +90,7 @@ class TrainConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
+        d["batch_size"] = d.pop("global_batch_size")  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         if self.profile_steps is not None:
             d["profile_steps"] = list(self.profile_steps)
@@ -157,7 +160,7 @@ class InferConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_sizes: tuple[int, ...] = ()  # global; empty: the model's default
+    global_batch_sizes: tuple[int, ...] = ()  # --batch_size; empty: the model's default
     num_batches: int = 100
     num_warmup_batches: int = 5
     max_seconds: float | None = None
@@ -182,7 +185,7 @@ class InferConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
-        d["batch_sizes"] = list(self.batch_sizes)
+        d["batch_sizes"] = list(d.pop("global_batch_sizes"))  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         return d
 

@@ -8,6 +8,8 @@ datasheet one: say so when reporting).
 
 from __future__ import annotations
 
+from tpubench.core import precision as precision_lib
+
 
 def accelerator_key(device_name: str) -> str | None:
     """Maps a device description ('Tesla V100-SXM2-16GB', 'TPU v4') to a datasheet key."""
@@ -20,7 +22,7 @@ def peak_flops(key: str, precision: str) -> float | None:
     """Datasheet FLOP/s of `key` at `precision` (dense, TF's default math), None if unknown."""
     from tpubench.hardware import peaks
 
-    sheet = peaks.datasheet(key, precision)
+    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key)
     return sheet.tflops * 1e12 if sheet else None
 
 
@@ -61,7 +63,7 @@ def hardware_peak(
         }
     names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
     key = next((k for k in map(accelerator_key, names) if k), None)
-    sheet = peaks.datasheet(key, precision) if key else None
+    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key) if key else None
     out = {
         "peak_flops": sheet.tflops * 1e12 * placement.num_replicas if sheet else None,
         "peak_source": f"datasheet: {key} {precision}, {sheet.math} ({sheet.source})"

@@ -19,6 +19,7 @@ import itertools
 import statistics
 import time
 
+from tpubench.core import precision as precision_lib
 from tpubench.storage import cache as cache_lib
 
 CACHE_FILE = "cpu_peaks.json"
@@ -206,7 +207,7 @@ def cpu_peak(
 
 
 def _probe(tf, n: int, trials: int, precision: str) -> dict:
-    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
     a = tf.cast(tf.random.normal([n, n]), dtype)
     b = tf.cast(tf.random.normal([n, n]), dtype)
     matmul = tf.function(lambda x, y: tf.reduce_sum(tf.cast(tf.matmul(x, y), tf.float32)))
@@ -238,7 +239,7 @@ def gpu_matmul_peak(precision: str = "bf16", n: int = 8192, iters: int = 20) -> 
 
     if not tf.config.list_physical_devices("GPU"):
         return None
-    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
     with tf.device("/GPU:0"):
         a = tf.cast(tf.random.normal([n, n]), dtype)
         b = tf.cast(tf.random.normal([n, n]), dtype)

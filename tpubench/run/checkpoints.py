@@ -22,6 +22,7 @@ import dataclasses
 import re
 
 from tpubench.core import errors
+from tpubench.storage.run_dir import RunDir
 
 PREFIX = "ckpt"
 _INDEX = re.compile(rf"{PREFIX}-(\d+)\.index$")
@@ -42,7 +43,7 @@ class DamagedCheckpoints(errors.TpubenchError):
 
 def directory(model_dir: str) -> str:
     """Where a run's checkpoints are kept under MODEL_DIR (the chief's, in a cluster)."""
-    return model_dir.rstrip("/") + "/checkpoints"
+    return RunDir.of(model_dir).checkpoints
 
 
 def steps(ckpt_dir: str) -> list[int]:

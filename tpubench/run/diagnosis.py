@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.storage.run_dir import RunDir
+
 INPUT_BOUND_BELOW = 0.95
 
 
-def synthetic_config(cfg, model_dir: str, fitted: dict):
+def synthetic_config(cfg, run_dir: RunDir | str, fitted: dict):
     """CFG on synthetic data: no eval, no target, no profile, a scratch model_dir.
 
     FITTED: the params the real run took from its data (head, vocabulary),
@@ -40,7 +42,7 @@ def synthetic_config(cfg, model_dir: str, fitted: dict):
         eval_every_steps=None,
         checkpoint_every_steps=None,
         profile_steps=None,
-        model_dir=model_dir.rstrip("/") + "/compare-synthetic",
+        model_dir=RunDir.of(run_dir).compare_synthetic.path,
     )
 
 

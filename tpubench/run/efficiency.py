@@ -98,6 +98,18 @@ class PeakView:
         )
 
 
+def recurrent(runner, accelerator: str) -> dict | None:
+    """The record's `recurrent`: which RNN implementation the traced step used (None: no
+    recurrent layers)."""
+    from tpubench.model import recurrent as recurrent_lib
+
+    try:
+        ops = runner.traced_op_types()
+    except Exception:  # noqa: BLE001 - inspection must not fail a finished run
+        ops = None
+    return recurrent_lib.describe(runner.model, ops, accelerator)
+
+
 def peak_rss_gib() -> float:
     """The process's peak resident memory so far, GiB."""
     import resource

@@ -209,7 +209,7 @@ class _Sweep:
         strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
         replicas = placement.num_replicas
-        batches = cfg.batch_sizes or (spec.default_batch_size * replicas,)
+        batches = cfg.global_batch_sizes or (spec.default_batch_size * replicas,)
         session.check_batches(batches, replicas)
         data_dir, manifest = resolve.resolve(cfg.data, spec)
         feed = session.Feed(batches[0], replicas, cfg.seed, cfg.data)
@@ -245,7 +245,7 @@ class _Sweep:
         )
         accuracy = None
         if built.manifest is not None and cfg.check_accuracy:
-            accuracy = self._accuracy(built, built.runner.global_batch)
+            accuracy = self._accuracy(built, built.runner.global_batch_size)
         return measured, accuracy
 
     def _new_record(self, batch, built: _Built, index) -> dict:

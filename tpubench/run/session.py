@@ -82,7 +82,7 @@ class ModelRef:
 class Feed:
     """How the input pipeline is fed: batch, seed and data options."""
 
-    global_batch: int
+    global_batch_size: int
     replicas: int  # the batch is split over these (workers under parameter servers)
     seed: int
     data: DataConfig
@@ -104,8 +104,8 @@ def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> d
     vocabulary fitted to the data the model reads (unless --params set them)."""
     out = dict(params)
     out.update(
-        batch_size=feed.global_batch // feed.replicas,
-        global_batch_size=feed.global_batch,
+        batch_size=feed.global_batch_size // feed.replicas,
+        global_batch_size=feed.global_batch_size,
         seed=feed.seed,
         data_dir=data_dir,
         deterministic=feed.data.deterministic,

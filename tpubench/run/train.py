@@ -17,6 +17,7 @@ from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, planning, session
 from tpubench.storage import records
+from tpubench.storage.run_dir import RunDir
 
 # What a train run plans before it builds the model: in planning.py, importable from here.
 DEFAULT_TRAIN_STEPS = planning.DEFAULT_TRAIN_STEPS
@@ -27,14 +28,14 @@ total_steps = planning.total_steps
 Interrupted = interrupts.Interrupted
 
 
-def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, str]:
+def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, RunDir]:
     run_id = records.new_run_id(cfg.model)
-    model_dir = cfg.model_dir or records.path_for(cfg.results_dir, run_id)[: -len(".json")]
-    config = cfg.to_dict() | {"model_dir": model_dir}
+    run_dir = RunDir.for_run(cfg.model_dir, cfg.results_dir, run_id)
+    config = cfg.to_dict() | {"model_dir": run_dir.path}
     record = session.base_record("train", run_id, config, session.Invocation(argv, flag_values))
     if cfg.run_label is not None:
         record["run_label"] = cfg.run_label
-    return record, model_dir
+    return record, run_dir
 
 
 def record_early_failure(
@@ -59,8 +60,8 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
     if finished is not None:  # the same command, run again after its record failed
         return finished
-    record, model_dir = _base_record(cfg, argv, flag_values)
-    job = job_lib.Job(cfg, record, model_dir)
+    record, run_dir = _base_record(cfg, argv, flag_values)
+    job = job_lib.Job(cfg, record, run_dir)
     try:
         with interrupts.interruptible() as received:
             job.signals = received
@@ -158,10 +159,8 @@ def _compare_synthetic(job) -> None:
     from tpubench.run import job as job_lib
 
     fitted = session.fitted_from_data(job.params, job.manifest)
-    synthetic_cfg = diagnosis.synthetic_config(job.cfg, job.model_dir, fitted)
-    synthetic = job_lib.Job(
-        synthetic_cfg, {}, job.model_dir.rstrip("/") + "/compare-synthetic", write_records=False
-    )
+    synthetic_cfg = diagnosis.synthetic_config(job.cfg, job.run_dir, fitted)
+    synthetic = job_lib.Job(synthetic_cfg, {}, job.run_dir.compare_synthetic, write_records=False)
     try:
         synthetic.run()
     finally:
