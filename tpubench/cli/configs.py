@@ -132,6 +132,7 @@ def infer_config() -> config.InferConfig:
         check_accuracy=FLAGS.check_accuracy,
         eval_steps=FLAGS.eval_steps,
         results_dir=FLAGS.results_dir,
+        run_label=FLAGS.run_label,
         log_every_secs=FLAGS.log_every_secs,
         hardware=_hardware_config(),
         data=_data_config(),

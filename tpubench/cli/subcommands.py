@@ -63,5 +63,10 @@ SUBCOMMANDS = (
         "cheapest configuration for a deadline (or fastest for a budget) from records",
         False,
     ),
+    Subcommand(
+        "study",
+        "rerun a published comparison from its study file: tpubench study list|run|report",
+        False,
+    ),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}

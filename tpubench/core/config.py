@@ -176,6 +176,7 @@ class InferConfig:
     check_accuracy: bool = True
     eval_steps: int | None = None
     results_dir: str = "runs"
+    run_label: str | None = None  # stored in every record of the sweep; studies find cells by it
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
     data: DataConfig = dataclasses.field(

@@ -28,7 +28,10 @@ UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
 def _base_record(cfg: InferConfig | None, model: str, argv, flag_values) -> dict:
     config = cfg.to_dict() if cfg is not None else None
     invocation = session.Invocation(argv, flag_values)
-    return session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
+    record = session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
+    if cfg is not None and cfg.run_label is not None:
+        record["run_label"] = cfg.run_label  # every batch size's record copies the base
+    return record
 
 
 def record_early_failure(
