@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 from absl import flags
@@ -23,7 +24,6 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    import shlex
 
     from tpubench.core import errors
     from tpubench.storage import record_view, records, redaction

@@ -8,6 +8,8 @@ datasheet one: say so when reporting).
 
 from __future__ import annotations
 
+import os
+
 from tpubench.core import precision as precision_lib
 
 
@@ -47,7 +49,6 @@ def hardware_peak(
     `precision`, with its math mode, times the replicas; on a GPU also the
     measured matmul peak ("peak_flops_measured").
     """
-    import os
 
     from tpubench.hardware import peaks, probe
 

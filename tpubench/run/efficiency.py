@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import resource
 from typing import Any
 
 
@@ -112,6 +113,5 @@ def recurrent(runner, accelerator: str) -> dict | None:
 
 def peak_rss_gib() -> float:
     """The process's peak resident memory so far, GiB."""
-    import resource
 
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3)

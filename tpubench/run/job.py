@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 
 from tpubench.core import errors
@@ -258,8 +259,6 @@ class Job:
         """A warning in the record's `warnings` and, from the chief, on the console."""
         self.record.setdefault("warnings", []).append(message)
         if self.is_chief and console:
-            import sys
-
             print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
 
     def partial_results(self) -> None:

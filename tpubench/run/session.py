@@ -10,6 +10,7 @@ record of a run that failed early.  Signals while a model runs: interrupts.py.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 from tpubench.core import errors
@@ -43,7 +44,6 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
 
 def say(message: str) -> None:
     """A note on the console (stderr) that is not the run's error line."""
-    import sys
 
     print(f"tpubench: note: {message}", file=sys.stderr, flush=True)
 

@@ -11,6 +11,7 @@ runs the loops and its actions; this module wires them and fills the record.
 from __future__ import annotations
 
 import contextlib
+import sys
 
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
@@ -97,7 +98,6 @@ def _write_final(record: dict, results_dir: str) -> None:
     when the record cannot be written, RecordNotWritten replaces it, its
     message carrying the status and the fallback's path.
     """
-    import sys
 
     from tpubench.run import unsent
 

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -150,7 +151,6 @@ class Cell:
 
     def shell(self, host: Host, results_dir: str, jpeg_dir: str | None) -> str:
         """The command line as a user would type it (taskset shows the pinning)."""
-        import shlex
 
         argv = ["tpubench", *self.argv(host, results_dir, jpeg_dir)[3:]]
         cores = self.pinned(host)

@@ -28,6 +28,7 @@ data, never code.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import pathlib
 
 from tpubench.core import errors
@@ -302,8 +303,6 @@ def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
             continue
         known = (known_flags or {}).get(command)
         if known is not None and key not in known:
-            import difflib
-
             close = difflib.get_close_matches(str(key), sorted(known), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise errors.UsageError(

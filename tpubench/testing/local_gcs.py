@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from http import HTTPStatus
 
 ENV_TOKEN = "local-gcs-test-token"
 _HOSTS = ("www.googleapis.com", "storage.googleapis.com", "*.googleapis.com")
@@ -99,7 +101,6 @@ def _patch_emulator():
 def _add_generation_preconditions(emu):
     """`ifGenerationMatch` on uploads and deletes, which the emulator ignores: a
     mismatch is HTTP 412, as GCS answers (0 means "only if no object is there")."""
-    from http import HTTPStatus
 
     from gcp_storage_emulator.exceptions import NotFound
     from gcp_storage_emulator.handlers import objects
@@ -284,7 +285,6 @@ class LocalGCS:
         self._proxy = None
 
     def start(self) -> LocalGCS:
-        import logging
 
         from gcp_storage_emulator.handlers import buckets as emu_buckets
         from gcp_storage_emulator.storage import Storage

@@ -10,6 +10,7 @@ recorded and runs only the rest (a sweep's resume).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import os
@@ -190,7 +191,6 @@ def _first_loss(record: dict) -> float | None:
 
 def _recorded_wall(record: dict) -> float:
     """A reused trial's cost in the budget: startup plus its start-to-finish span."""
-    import datetime as dt
 
     try:
         a = dt.datetime.fromisoformat(record["started"])
