@@ -10,13 +10,17 @@
       batch_sizes: [64, 128]
       precisions: [fp32]
       strategies: [one_device, {strategy: multi_worker, workers: 2}]
-    flags: {train_steps: 200}        # tpubench train flags for every configuration
+    command: train                   # or tune: each configuration runs `tpubench tune`
+    flags: {train_steps: 200}        # tpubench train (or tune) flags for every configuration
     estimate: {seconds: 30}          # or {steps_per_second: 50}: for the cost preview
     cloud: {...}                     # gce / tpu-vm settings (executors/cloud.py)
 
 A configuration's identity is a stable hash of its settings, its fixed flags
 and the executor; it is passed as `--run_label`, so a record in the
-results directory with that label marks it done (resume).
+results directory with that label marks it done (resume).  `command: tune`
+runs `tpubench tune` instead (on the machine the configuration names, so a
+user tunes for the machine they will rent); tune labels and resumes its own
+trials, so the launcher passes it neither --model_dir nor --run_label.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ AXES = {
     "strategies": "strategy",
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
-TOP_KEYS = ("name", "results_dir", "grid", "flags", "estimate", "cloud")
+TOP_KEYS = ("name", "results_dir", "grid", "flags", "estimate", "cloud", "command")
+COMMANDS = ("train", "tune")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
@@ -54,6 +59,7 @@ class Config:
     id: str  # also its --run_label
     settings: dict  # a subset of KEYS
     fixed_flags: dict
+    command: str = "train"  # the tpubench subcommand each run is
 
     @property
     def strategy(self) -> str | None:
@@ -111,6 +117,7 @@ class Sweep:
     configs: tuple[Config, ...]
     estimate: dict
     cloud: dict
+    command: str = "train"
 
 
 def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
@@ -138,6 +145,9 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
     name = str(doc.get("name") or p.stem)
+    command = doc.get("command", "train")
+    if command not in COMMANDS:
+        raise errors.unknown(f"command in {path}:", str(command), COMMANDS)
     grid = _mapping(doc, "grid", path)
     fixed = _mapping(doc, "flags", path)
     points = _expand(grid, path)
@@ -154,10 +164,15 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
             raise errors.UsageError(
                 f"{path}: flags.{clash} is also set by the grid; set it in one place"
             )
-        ident = config_id(settings, fixed, executor)
+        if command == "tune" and settings.get("strategy") in CLUSTER_STRATEGIES:
+            raise errors.UsageError(
+                f"{path}: command tune runs on one machine; strategy "
+                f"{settings['strategy']} needs command train"
+            )
+        ident = config_id(settings, fixed, executor, command)
         if ident not in seen:
             seen.add(ident)
-            configs.append(Config(ident, settings, dict(fixed)))
+            configs.append(Config(ident, settings, dict(fixed), command))
     return Sweep(
         name=name,
         path=str(p),
@@ -165,14 +180,16 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         configs=tuple(configs),
         estimate=_mapping(doc, "estimate", path),
         cloud=_mapping(doc, "cloud", path),
+        command=command,
     )
 
 
-def config_id(settings: dict, fixed: dict, executor: str) -> str:
-    """A stable id: the same settings, flags and executor always give the same id."""
-    blob = json.dumps(
-        {"executor": executor, "settings": settings, "flags": fixed}, sort_keys=True, default=str
-    )
+def config_id(settings: dict, fixed: dict, executor: str, command: str = "train") -> str:
+    """A stable id: the same settings, flags, executor and command always give the same id."""
+    doc = {"executor": executor, "settings": settings, "flags": fixed}
+    if command != "train":  # train's ids stay what they were before tune existed
+        doc["command"] = command
+    blob = json.dumps(doc, sort_keys=True, default=str)
     return "cfg-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 

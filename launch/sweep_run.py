@@ -29,7 +29,7 @@ def _check_flag_names(sw, out) -> None:
             hint = commands.gs_typo_hint(value)
             if hint:
                 raise errors.UsageError(f"{sw.path}: flags.{name}={hint}")
-    known = commands.tpubench_flag_names("train")
+    known = commands.tpubench_flag_names(sw.command)
     if known is None:
         print(
             "note: could not ask tpubench for its flags (is it installed here?); "
@@ -43,8 +43,8 @@ def _check_flag_names(sw, out) -> None:
                 close = difflib.get_close_matches(name, known, n=1)
                 hint = f"; did you mean {close[0]}?" if close else ""
                 raise errors.UsageError(
-                    f"{sw.path}: flags.{name} is not a `tpubench train` flag{hint} "
-                    "(`tpubench train --helpfull` lists them); nothing was launched"
+                    f"{sw.path}: flags.{name} is not a `tpubench {sw.command}` flag{hint} "
+                    f"(`tpubench {sw.command} --helpfull` lists them); nothing was launched"
                 )
 
 
@@ -80,7 +80,8 @@ def run(
         os.makedirs(sw.results_dir, exist_ok=True)
         # Records of earlier runs, perhaps from another machine: resume needs them.
         cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sw.results_dir], out)
-    done = done_ids(sw.results_dir)
+    # tune resumes inside: a rerun reuses every trial it recorded, so it always runs.
+    done = done_ids(sw.results_dir) if sw.command == "train" else set()
     todo = [c for c in sw.configs if c.id not in done]
     skipped = len(sw.configs) - len(todo)
     print(

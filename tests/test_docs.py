@@ -91,6 +91,8 @@ def _labels(text: str) -> list[str]:
     # `writes (I/O)` shows only when writes blocked training noticeably (a busy machine).
     rows = [r for r in rows if r != "writes (I/O)"]
     summary = [r for r in rows if not r.startswith("gcp:")]  # cost rows start with a machine
+    # Rows only a busy machine prints (its CPU peak is a busy probe): the sample is quiet.
+    summary = [r for r in summary if r not in ("MFU warning", "peak note")]
     header = re.search(r"^┃(.*)┃$", text, re.M)
     columns = [c.strip() for c in header.group(1).split("┃")] if header else []
     return summary + ["|"] + columns

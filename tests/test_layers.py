@@ -1,6 +1,6 @@
 """The package's one-way rule: imports between packages only point down.
 
-cli -> run -> {report, data, hardware, cost, model} -> storage -> core.
+cli -> {run, study} -> {report, data, hardware, cost, model} -> storage -> core.
 Inside the middle layer the order is fixed too (RANKS): model and cost
 import neither of the others; hardware names accelerators as the price
 catalog does; data measures the host while it reads; report reads what
@@ -22,6 +22,8 @@ RANKS = {
     "data": 4,
     "report": 4,
     "run": 5,
+    "study": 5,  # runs `tpubench train/infer` as processes; never imports run
+    "tune": 5,
     "cli": 6,
 }
 LOOSE = {"__init__.py", "__main__.py"}

@@ -5,6 +5,8 @@ hardware / cost / model, storage, core.  A model module of your own imports
 the contract from `tpubench.model` (docs/adding_a_model.md).
 """
 
+import importlib
+
 __version__ = "0.1.0"
 
 # Model modules written before the package was layered import the contract as
@@ -15,7 +17,5 @@ _MODEL_CONTRACT = ("model_api", "registry", "layers", "optim")
 
 def __getattr__(name):
     if name in _MODEL_CONTRACT:
-        import importlib
-
         return importlib.import_module(f"tpubench.model.{name}")
     raise AttributeError(f"module 'tpubench' has no attribute {name!r}")

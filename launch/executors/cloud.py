@@ -138,11 +138,19 @@ def install_script(s: Settings, extra: str) -> str:
     )
 
 
-def run_script(train_flags: list[str], log_file: str, tf_config: str | None = None) -> str:
-    """Shell run on a VM for one task: tpubench train, output also kept in LOG_FILE."""
+def run_script(
+    train_flags: list[str], log_file: str, tf_config: str | None = None, command: str = "train"
+) -> str:
+    """Shell run on a VM for one task: tpubench COMMAND, output also kept in LOG_FILE."""
     env = f"export TF_CONFIG={commands.shell([tf_config])}; " if tf_config else ""
-    train = commands.shell([f"{VENV}/bin/python", "-m", "tpubench", "train", *train_flags])
+    train = commands.shell([f"{VENV}/bin/python", "-m", "tpubench", command, *train_flags])
     return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{commands.shell([log_file])}"
+
+
+def rsync_records(config, s: Settings, results_dir: str) -> list[str]:
+    """Copies the bucket's records here; a tune's trials lie one folder down (tune-ID/)."""
+    deep = ["--recursive"] if config.command == "tune" else []
+    return ["gcloud", "storage", "rsync", *deep, s.records, results_dir]
 
 
 @dataclasses.dataclass

@@ -114,7 +114,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         if task is not None:
             tf_config = cluster.tf_config(tasks, task)
             task_flags = flags + [f"--strategy={cluster.strategy_of(tasks)}"]
-        script = cloud.run_script(task_flags, log_file, tf_config)
+        script = cloud.run_script(task_flags, log_file, tf_config, config.command)
         runs.append((name, ["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"]))
 
     local_logs = os.path.join(log_dir, config.id)
@@ -122,7 +122,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         ["gcloud", "compute", "scp", f"{n}:~/{log_file}", f"{local_logs}/{n}.log", *s.ssh]
         for n in names
     ]
-    collect.append(["gcloud", "storage", "rsync", s.records, sweep.results_dir])
+    collect.append(cloud.rsync_records(config, s, sweep.results_dir))
     teardown = [["gcloud", "compute", "instances", "delete", *names, *s.where, "--quiet"]]
     return cloud.Plan(config.id, setup, runs, trainers, collect, teardown)
 
@@ -141,5 +141,8 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
     if s.spot and "pricing" not in flags:
         flags["pricing"] = "spot"
     flags.update(extra or {})
-    flags.update(results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.id)
+    if config.command == "tune":  # tune names, places and resumes its own trials
+        flags.update(results_dir=s.records)
+    else:
+        flags.update(results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.id)
     return commands.flags_argv(flags)

@@ -40,6 +40,8 @@ def pinned(config) -> frozenset[int] | None:
 
 
 def run_flags(config, results_dir: str) -> dict:
+    if config.command == "tune":  # tune names, places and resumes its own trials
+        return {**config.train_flags(), "results_dir": results_dir}
     return {
         **config.train_flags(),
         "results_dir": results_dir,
@@ -56,7 +58,7 @@ def command_line(config, results_dir: str) -> str:
     if config.is_cluster:
         shape = [f"--workers={config.workers}"] + ([f"--ps={config.ps}"] if config.ps else [])
         return commands.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
-    return commands.shell([*pin, "tpubench", "train", *args])
+    return commands.shell([*pin, "tpubench", config.command, *args])
 
 
 def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, str]:
@@ -85,7 +87,7 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
         return 0, _summary(results_dir, config.id)
     log = os.path.join(log_dir, f"{config.id}.log")
     with procs.StopRequests() as stop:
-        p = procs.start([*commands.local_tpubench(), "train", *args], log, cpus=cpus)
+        p = procs.start([*commands.local_tpubench(), config.command, *args], log, cpus=cpus)
         try:
             while p.poll() is None:
                 if stop.signal_name:

@@ -43,7 +43,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     # --tpu=local makes no API calls but sees only its own host's chips.
     flags = gce.remote_flags(config, s, {"tpu": name if tpu.is_pod else "local"})
     log_file = f"tpubench-{config.id}.log"
-    script = cloud.run_script(flags, log_file)
+    script = cloud.run_script(flags, log_file, command=config.command)
     run = (name, [*base, "ssh", name, every, *s.ssh, f"--command={script}"])
 
     local_logs = os.path.join(log_dir, config.id)
@@ -58,7 +58,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         ]
         for i in range(tpu.hosts)
     ]
-    collect.append(["gcloud", "storage", "rsync", s.records, sweep.results_dir])
+    collect.append(cloud.rsync_records(config, s, sweep.results_dir))
     teardown = [[*base, "delete", name, *s.where, "--quiet"]]
     notes = [f"{tpu.accelerator_type}: {tpu.chips} chips on {tpu.hosts} host(s)"]
     return cloud.Plan(config.id, setup, [run], [name], collect, teardown, notes)

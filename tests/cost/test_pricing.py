@@ -217,7 +217,7 @@ def test_cost_modules_do_not_import_tensorflow():
     code = (
         "import sys\n"
         "import tpubench.cost.catalog, tpubench.cost.pricing, tpubench.cost.machine\n"
-        "import tpubench.cost.cli\n"
+        "import tpubench.cli.prices\n"
         "from tpubench.cost import catalog, pricing\n"
         "pricing.hourly('gcp:n1-standard-8+4xgcp:v100', catalog.load())\n"
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"

@@ -89,3 +89,16 @@ def test_control_and_bidi_characters_in_values_are_refused(tmp_path, value):
     text = f"grid: {{models: [mnist_mlp]}}\nflags: {{run_label: {value}}}\n"
     with pytest.raises(errors.UsageError, match=r"line 2: .*U\+"):
         sweep.load(_file(tmp_path, text), "local")
+
+
+def test_study_files_go_through_the_same_loader(tmp_path):
+    from tpubench.core import errors as tpubench_errors
+    from tpubench.study import spec
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("title: a\ntitle: b\nparts: []\n")
+    with pytest.raises(tpubench_errors.UsageError, match=r"'title'.*line 1.*line 2"):
+        spec.load(str(path))
+    path.write_text("base: &b {model: mnist_mlp}\nparts: [*b]\n")
+    with pytest.raises(tpubench_errors.UsageError, match="anchors and aliases"):
+        spec.load(str(path))

@@ -25,7 +25,7 @@ class Manifest:
         return out
 
 
-FEED = session.Feed(global_batch=8, replicas=2, seed=3, data=DataConfig(cache=True))
+FEED = session.Feed(global_batch_size=8, replicas=2, seed=3, data=DataConfig(cache=True))
 
 
 def test_head_and_vocabulary_come_from_the_data():

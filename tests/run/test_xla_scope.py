@@ -30,6 +30,9 @@ def _losses(name, precision, strategy, xla):
     return runner, [float(loop(tf.constant(2))[0]) for _ in range(3)]
 
 
+_TOLERANCE = {"fp32": 1e-4, "fp16": 2e-3}
+
+
 @pytest.mark.parametrize(("name", "precision"), [("mnist_mlp", "fp32"), ("resnet50", "fp16")])
 def test_the_compiled_step_trains_like_the_plain_one(name, precision):
     one = tf.distribute.OneDeviceStrategy("/cpu:0")
@@ -37,7 +40,9 @@ def test_the_compiled_step_trains_like_the_plain_one(name, precision):
     runner, compiled = _losses(name, precision, one, xla=True)
     assert plain_runner.xla_scope is None
     assert runner.xla_scope == "step"
-    assert compiled == pytest.approx(plain, rel=1e-4)
+    # fp16 keeps 11 significant bits (about 5e-4 apart): XLA's fused kernels
+    # round its activations in another order, so agree to a few of its steps.
+    assert compiled == pytest.approx(plain, rel=_TOLERANCE[precision])
     assert compiled[-1] < compiled[0], "six updates lower the loss on one batch"
     # The update really is inside the compiled function: no optimizer kernel
     # is left in the loop's own graph, only the call of the XLA cluster.

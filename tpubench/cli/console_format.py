@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from tpubench.storage import record_view
+
 
 def num(x, fmt="{:,.1f}", none="n/a"):
     return none if x is None else fmt.format(x)
@@ -34,11 +36,11 @@ def price_age(used: dict) -> str:
     return catalog.age_note(dated(x) for x in used.values())
 
 
-def dated(line: dict) -> str:
+def dated(line: record_view.PriceRow) -> str:
     """A recorded price line's date: its as_of, or 'date unknown (read ...)'."""
     from tpubench.cost import catalog
 
-    return catalog.dated(line["as_of"], line.get("date_known", True))
+    return catalog.dated(line.as_of, line.date_known)
 
 
 def fitted_changes(fitted: dict) -> str:
@@ -46,14 +48,13 @@ def fitted_changes(fitted: dict) -> str:
     return "; ".join(f"{k} {v}" for k, v in fitted.items())
 
 
-def parameters(m: dict) -> str:
+def parameters(m: record_view.Mfu) -> str:
     """ "4,310 parameters", and why it differs from `tpubench models` when fitted to the data."""
-    text = f"{m.get('parameters', 0):,} parameters"
-    fitted = m.get("fitted_params")
-    if fitted and m.get("parameters_unfitted") is not None:
+    text = f"{m.parameters or 0:,} parameters"
+    if m.fitted_params and m.parameters_unfitted is not None:
         text += (
-            f" (fitted to the data: {fitted_changes(fitted)}; "
-            f"{m['parameters_unfitted']:,} unfitted)"
+            f" (fitted to the data: {fitted_changes(m.fitted_params)}; "
+            f"{m.parameters_unfitted:,} unfitted)"
         )
     return text
 
@@ -94,12 +95,32 @@ def console(out):
     return Console(file=out, width=width(), force_terminal=False, color_system=None)
 
 
-def compute_mode(record: dict) -> str:
+def compute_mode(rec) -> str:
     """'fp16', 'fp32, XLA, channels-first': the precision, then XLA and NCHW when used."""
-    cfg = record.get("config", {})
-    mode = str(cfg.get("precision"))
-    if cfg.get("xla"):
+    rec = typed(rec)
+    mode = str(rec.config.precision)
+    if rec.config.xla:
         mode += ", XLA"
-    if (record.get("model") or {}).get("data_format") == "channels_first":
+    if rec.model.data_format == "channels_first":
         mode += ", channels-first"
     return mode
+
+
+def typed(record) -> record_view.RunRecord:
+    """RECORD as a RunRecord (a dict is viewed as it is: the run just wrote it)."""
+    return record if isinstance(record, record_view.RunRecord) else record_view.view(record)
+
+
+def price_rows(machines) -> dict:
+    """The distinct price lines MACHINES (cost rows) used, keyed by (row, date)."""
+    return {(x.row_key, x.as_of): x for row in machines for x in row.rows}
+
+
+def print_price_rows(console, used: dict, soft_wrap: bool = False) -> None:
+    """One line per price row used, then how old the prices are."""
+    for x in used.values():
+        console.print(
+            f"  price row {x.row_key}: {dated(x)}, {x.status}, {x.source}", soft_wrap=soft_wrap
+        )
+    if used:
+        console.print(f"  {price_age(used)}")

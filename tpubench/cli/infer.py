@@ -54,6 +54,11 @@ def define():
     )
     groups.define_eval_steps()
     groups.define_results_dir()
+    f.DEFINE_string(
+        "run_label",
+        None,
+        "Free text stored in every run record as run_label (`tpubench study` finds cells by it).",
+    )
     groups.define_log_every_secs()
     groups.define_data_flags(synthetic_default=True)
     groups.define_hardware_flags()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import warnings
 
 from absl import app, logging
 from absl import flags as absl_flags
@@ -84,7 +85,6 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
     verbose = flags_lib.FLAGS.verbose
     if not verbose:
         logging.set_verbosity(logging.ERROR)
-        import warnings
 
         warnings.filterwarnings("ignore")
     try:

@@ -37,7 +37,9 @@ def collect(reprobe: bool = False, threads: int | None = None) -> dict:
         for t in (threads,):
             entry = peaks.cpu_peak(cpu["model"], t, precision, reprobe=reprobe)
             rows.append({k: entry[k] for k in ("precision", "threads", "flops", "method")} | {
-                "cached": entry["cached"], "busy_percent": entry.get("busy_percent")})  # fmt: skip
+                "cached": entry["cached"], "busy_percent": entry.get("busy_percent"),
+                "kind": entry.get("kind"), "measured": entry.get("measured"),
+                "note": entry.get("note", "")})  # fmt: skip
     gpus = []
     for dev in tf.config.list_physical_devices("GPU"):
         name = tf.config.experimental.get_device_details(dev).get("device_name", dev.name)
@@ -68,11 +70,15 @@ def render(data: dict, fmt: str) -> str:
     native = ", ".join(peaks.cpu_precisions(data["cpu"]["isa"]))
     out = [f"CPU {data['cpu']['model']} (native: {native})"]
     for r in data["cpu"]["peaks"]:
-        how = "cached" if r["cached"] else "measured now"
+        how = r.get("kind") or ("cached" if r["cached"] else "measured now")
+        if r["cached"] and r.get("measured"):
+            how += f" of {r['measured']}"
         out.append(
             f"  {r['precision']:<5} {r['threads']:>3} thread(s)  {r['flops'] / 1e9:>10,.1f} GFLOP/s"
             f"  ({r['method']}; {how})"
         )
+        if r.get("note"):
+            out.append(f"        {r['note']}")
     out.append(f"cache: {data['cache']} (refresh: tpubench peak --reprobe)")
     for g in data["gpus"]:
         out.append(f"GPU {g['name']} (datasheet key {g['key'] or 'unknown'})")

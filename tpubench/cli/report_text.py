@@ -1,4 +1,8 @@
-"""Terminal rendering of a train record (no TensorFlow); infer_text.py renders infer sweeps."""
+"""Terminal rendering of a train record (no TensorFlow); infer_text.py renders infer sweeps.
+
+The record is read through its typed view (storage/record_view.py); each
+row of the results table is one small function of it, in table order.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,18 @@ from rich.table import Table
 
 from tpubench.cli import console_format as fmt
 from tpubench.cli.infer_text import infer_summary  # noqa: F401 - at its old place too
-from tpubench.run import io_time
+from tpubench.run import diagnosis, io_time
+from tpubench.storage.record_view import RunRecord
+
+_SECONDS = "{:,.2f}"
 
 
-def _replicas(p: dict) -> str:
+def _replicas(p) -> str:
     """'2 worker(s)' under parameter servers (each worker steps on its own batch share, so
     the rate is split by workers); 'N replica(s)' otherwise."""
-    if _ps(p):
-        return f"{p['num_workers']} worker(s)"
-    return f"{p.get('num_replicas')} replica(s)"
-
-
-def _ps(p: dict) -> bool:
-    return p.get("strategy") == "parameter_server" and bool(p.get("num_workers"))
+    if p.parameter_server:
+        return f"{p.num_workers} worker(s)"
+    return f"{p.num_replicas} replica(s)"
 
 
 def _samples(n) -> str:
@@ -32,169 +35,177 @@ def _samples(n) -> str:
     return f"; n={n} loops"
 
 
-def train_summary(record: dict) -> str:
-    """A results table and a cost table for a finished train record."""
-    r = record.get("results", {})
-    p = record.get("placement", {})
-    cfg = record.get("config", {})
-    data = record.get("data", {})
+def train_summary(record) -> str:
+    """A results table and a cost table for a finished train record (a dict or RunRecord)."""
+    rec = fmt.typed(record)
     out = io.StringIO()
     console = fmt.console(out)
+    console.print(_results_table(rec))
+    _cost(console, rec)
+    console.print(  # whole paths on one line, for copying
+        f"record: {rec.record_path}   model_dir: {rec.config.model_dir}", soft_wrap=True
+    )
+    return out.getvalue().rstrip()
+
+
+def _results_table(rec: RunRecord) -> Table:
+    p = rec.placement
     title = (
-        f"{record['model']['name']} on {data.get('name')} — {p.get('accelerator')} / "
-        f"{p.get('strategy')}, {_replicas(p)}, {fmt.compute_mode(record)}, "
-        f"global batch {record.get('global_batch_size')}"
+        f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy}, "
+        f"{_replicas(p)}, {fmt.compute_mode(rec)}, global batch {rec.global_batch_size}"
     )
     t = Table(title=title, show_header=False, title_justify="left")
     t.add_column("figure", style="bold")
     t.add_column("value")
-    rate = r.get("examples_per_sec")
-    t.add_row(
+    for rows in (_timing, _outcome, _host, _efficiency):
+        for figure, value in rows(rec):
+            t.add_row(figure, value)
+    return t
+
+
+def _timing(rec: RunRecord):
+    """Throughput, step times, start-up and wall time, writes."""
+    r, ps = rec.results, rec.placement.parameter_server
+    rate = r.examples_per_sec
+    yield (
         "examples/sec",
-        f"{fmt.num(rate)}  (per {'worker' if _ps(p) else 'replica'} "
-        f"{fmt.num(r.get('examples_per_sec_per_replica'))})"
+        f"{fmt.num(rate)}  (per {'worker' if ps else 'replica'} "
+        f"{fmt.num(r.examples_per_sec_per_replica)})"
         if rate
-        else r.get("note", "n/a"),
+        else r.note or "n/a",
     )
-    t.add_row(
+    yield (
         "step time p50 / p90 / p99",
-        f"{fmt.ms(r.get('step_time_p50'))} / {fmt.ms(r.get('step_time_p90'))} / "
-        f"{fmt.ms(r.get('step_time_p99'))} ms  (steps_per_loop {cfg.get('steps_per_loop')}"
-        + _samples(r.get("step_time_samples"))
-        + ")",
+        f"{fmt.ms(r.step_time_p50)} / {fmt.ms(r.step_time_p90)} / {fmt.ms(r.step_time_p99)} ms"
+        f"  (steps_per_loop {rec.config.steps_per_loop}{_samples(r.step_time_samples)})",
     )
-    t.add_row(
+    yield (
         "time to first loop",
-        f"{fmt.num(r.get('time_to_first_loop'), '{:,.2f}')} s  "
-        f"(compile ≈ {fmt.num(r.get('compile_seconds'), '{:,.2f}')} s; startup "
-        f"{fmt.num(record.get('startup_seconds'), '{:,.2f}')} s)",
+        f"{fmt.num(r.time_to_first_loop, _SECONDS)} s  "
+        f"(compile ≈ {fmt.num(r.compile_seconds, _SECONDS)} s; startup "
+        f"{fmt.num(rec.startup_seconds, _SECONDS)} s)",
     )
-    t.add_row("steady state after", f"{r.get('steady_state_after_loops', 'n/a')} loop(s)")
-    t.add_row(
+    steady = r.steady_state_after_loops
+    yield "steady state after", f"{'n/a' if steady is None else steady} loop(s)"
+    yield (
         "steps / wall time",
-        f"{r.get('steps_run')} steps in "
-        f"{fmt.num(r.get('train_wall_seconds'), '{:,.2f}')} s "
-        f"(eval/checkpoint pauses {fmt.num(r.get('pause_seconds'), '{:,.2f}')} s)",
+        f"{r.steps_run} steps in {fmt.num(r.train_wall_seconds, _SECONDS)} s "
+        f"(eval/checkpoint pauses {fmt.num(r.pause_seconds, _SECONDS)} s)",
     )
-    io_line = io_time.summary_line(r)
+    io_line = io_time.summary_line(r.raw)
     if io_line:
-        t.add_row("writes (I/O)", io_line)
-    t.add_row("final loss", fmt.num(r.get("final_loss_loop_mean"), "{:.4f}"))
-    fitted = record.get("model", {}).get("fitted_to_data") or {}
-    if fitted:
-        t.add_row("fitted to the data", fmt.fitted_changes(fitted))
-    ev = r.get("eval")
-    if ev:
-        metric = record.get("model", {}).get("target_metric", "accuracy")
-        t.add_row(
+        yield "writes (I/O)", io_line
+
+
+def _outcome(rec: RunRecord):
+    """Loss, what fitting to the data changed, eval and target."""
+    r = rec.results
+    yield "final loss", fmt.num(r.final_loss_loop_mean, "{:.4f}")
+    if rec.model.fitted_to_data:
+        yield "fitted to the data", fmt.fitted_changes(rec.model.fitted_to_data)
+    if r.eval:
+        metric = rec.model.target_metric or "accuracy"
+        yield (
             f"eval {metric}",
-            f"{fmt.num(ev.get(metric), '{:.4f}')} on {ev.get('examples')} "
-            f"examples (eval loss {fmt.num(ev.get('loss'), '{:.4f}')})",
+            f"{fmt.num(r.eval.metric(metric), '{:.4f}')} on {r.eval.examples} "
+            f"examples (eval loss {fmt.num(r.eval.loss, '{:.4f}')})",
         )
-    elif r.get("eval_note"):
-        t.add_row("eval", r["eval_note"])
-    tgt = r.get("target")
+    elif r.eval_note:
+        yield "eval", r.eval_note
+    tgt = r.target
     if tgt:
-        goal = f"{tgt['metric']} {'<=' if tgt.get('mode') == 'min' else '>='} {tgt['target']}"
-        t.add_row(
+        goal = f"{tgt.metric} {'<=' if tgt.mode == 'min' else '>='} {tgt.target}"
+        yield (
             "target",
-            f"{goal}: reached at step {tgt['step']} after {tgt['seconds']:.2f} s"
-            if tgt.get("step")
+            f"{goal}: reached at step {tgt.step} after {tgt.seconds:.2f} s"
+            if tgt.step
             else f"{goal}: NOT reached",
         )
-    cpu = r.get("host_cpu") or {}
-    if cpu.get("samples"):
-        t.add_row(
+
+
+def _host(rec: RunRecord):
+    """Host CPU, skipped records, and --compare_synthetic's verdict."""
+    cpu = rec.results.host_cpu
+    if cpu and cpu.samples:
+        yield (
             "host CPU (all cores)",
-            f"{fmt.num(cpu.get('system_percent_mean'))}% mean, "
-            f"{fmt.num(cpu.get('system_percent_p90'))}% p90 of {cpu.get('cores')} cores "
-            f"(this process {fmt.num(cpu.get('process_percent_mean'))}%)",
+            f"{fmt.num(cpu.system_percent_mean)}% mean, {fmt.num(cpu.system_percent_p90)}% p90 "
+            f"of {cpu.cores} cores (this process {fmt.num(cpu.process_percent_mean)}%)",
         )
-    skipped = data.get("skipped")
+    skipped = rec.data.skipped
     if skipped:
-        files = skipped.get("damaged_files", [])
-        t.add_row(
+        files = skipped.damaged_files
+        yield (
             "skipped (--skip_corrupt)",
-            f"{skipped.get('examples_skipped', 0):,} examples in {len(files)} damaged file(s): "
+            f"{skipped.examples_skipped:,} examples in {len(files)} damaged file(s): "
             + ", ".join(f"{f['file'].rsplit('/', 1)[-1]} ({f['kind']})" for f in files[:3]),
         )
-    diag = r.get("input_diagnosis")
+    diag = rec.results.input_diagnosis
     if diag:
-        from tpubench.run import diagnosis
-
-        real_cpu = (diag.get("host_cpu_real") or {}).get("system_percent_mean")
-        syn_cpu = (diag.get("host_cpu_synthetic") or {}).get("system_percent_mean")
-        ratio = diag.get("ratio")
-        t.add_row(
+        real_cpu = diag.host_cpu_real.system_percent_mean
+        syn_cpu = diag.host_cpu_synthetic.system_percent_mean
+        yield (
             "real vs synthetic",
-            f"{fmt.num(diag.get('real_examples_per_sec'))} vs "
-            f"{fmt.num(diag.get('synthetic_examples_per_sec'))} ex/s = "
-            f"{fmt.num(ratio, '{:.3f}')}x; host CPU {fmt.num(real_cpu)}% vs {fmt.num(syn_cpu)}%",
+            f"{fmt.num(diag.real_examples_per_sec)} vs "
+            f"{fmt.num(diag.synthetic_examples_per_sec)} ex/s = "
+            f"{fmt.num(diag.ratio, '{:.3f}')}x; "
+            f"host CPU {fmt.num(real_cpu)}% vs {fmt.num(syn_cpu)}%",
         )
-        t.add_row("input verdict", f"{diag.get('verdict')}: {diagnosis.advice(diag)}")
-    m = record.get("mfu", {})
-    if m.get("train_flops_per_example"):
-        t.add_row(
-            "FLOPs/example (train)",
-            f"{fmt.si(m['train_flops_per_example'], 'FLOP')} "
-            f"(forward {fmt.si(m.get('forward_flops_per_example'), 'FLOP')}); "
-            f"{fmt.parameters(m)}",
-        )
-        mfu = m.get("mfu")
-        t.add_row(
-            "MFU",
-            f"{100 * mfu:.2f}% of {fmt.si(m.get('peak_flops'), 'FLOP/s')} ({m.get('peak_source')})"
-            if mfu is not None
-            else m.get("mfu_note") or f"n/a ({m.get('peak_source', m.get('note', ''))})",
-        )
-        if m.get("mfu_measured_peak") is not None:
-            t.add_row(
-                "MFU (measured peak)",
-                f"{100 * m['mfu_measured_peak']:.2f}% of "
-                f"{fmt.si(m.get('peak_flops_measured'), 'FLOP/s')} "
-                f"({m.get('peak_measured_source')})",
-            )
-    console.print(t)
-    cost = record.get("cost") or {}
-    if cost.get("machines"):
-        c = Table(
-            title=f"cost at the measured rate — 1 epoch = {cost['examples_per_epoch']:,} "
-            "examples" + (f"; {cost['note']}" if cost.get("note") else ""),
-            title_justify="left",
-        )
-        for col in (
-            "machine",
-            "pricing",
-            "$/hour",
-            "$/epoch",
-            "$/1M examples",
-            "$ this run",
-            "$ to target",
-        ):
-            c.add_column(col, justify="left" if col in ("machine", "pricing") else "right")
-        used = {}
-        for row in cost["machines"]:
-            c.add_row(
-                row.get("machine") or "(override)",
-                row.get("pricing", ""),
-                fmt.money(row["usd_per_hour"]),
-                fmt.money(row.get("usd_per_epoch")),
-                fmt.money(row.get("usd_per_million_examples")),
-                fmt.money(row.get("usd_run")),
-                fmt.money(row.get("usd_to_target")),
-            )
-            for x in row.get("rows", []):
-                used[(x["row_key"], x["as_of"])] = x
-        console.print(c)
-        for x in used.values():
-            console.print(
-                f"  price row {x['row_key']}: {fmt.dated(x)}, {x['status']}, {x['source']}"
-            )
-        if used:
-            console.print(f"  {fmt.price_age(used)}")
-    elif cost.get("note"):
-        console.print(f"cost: {cost['note']}", soft_wrap=True)
-    console.print(  # whole paths on one line, for copying
-        f"record: {record.get('record_path')}   model_dir: {cfg.get('model_dir')}", soft_wrap=True
+        yield "input verdict", f"{diag.verdict}: {diagnosis.advice(diag.raw)}"
+
+
+def _efficiency(rec: RunRecord):
+    """FLOPs per example and MFU, against the datasheet and the measured peak."""
+    m = rec.mfu
+    if not m.train_flops_per_example:
+        return
+    yield (
+        "FLOPs/example (train)",
+        f"{fmt.si(m.train_flops_per_example, 'FLOP')} "
+        f"(forward {fmt.si(m.forward_flops_per_example, 'FLOP')}); {fmt.parameters(m)}",
     )
-    return out.getvalue().rstrip()
+    yield (
+        "MFU",
+        f"{100 * m.mfu:.2f}% of {fmt.si(m.peak_flops, 'FLOP/s')} ({m.peak_source})"
+        if m.mfu is not None
+        else m.mfu_note or f"n/a ({m.peak_source if m.peak_source is not None else m.note or ''})",
+    )
+    if m.mfu_peak_warning:
+        yield "MFU warning", m.mfu_peak_warning
+    if m.peak_note:
+        yield "peak note", m.peak_note
+    if m.mfu_measured_peak is not None:
+        yield (
+            "MFU (measured peak)",
+            f"{100 * m.mfu_measured_peak:.2f}% of {fmt.si(m.peak_flops_measured, 'FLOP/s')} "
+            f"({m.peak_measured_source})",
+        )
+
+
+def _cost(console, rec: RunRecord) -> None:
+    """The cost table at the measured rate, and the price rows it used."""
+    cost = rec.cost
+    if not cost.machines:
+        if cost.note:
+            console.print(f"cost: {cost.note}", soft_wrap=True)
+        return
+    c = Table(
+        title=f"cost at the measured rate — 1 epoch = {cost.examples_per_epoch:,} examples"
+        + (f"; {cost.note}" if cost.note else ""),
+        title_justify="left",
+    )
+    for col in ("machine", "pricing", "$/hour", "$/epoch", "$/1M examples", "$ this run"):
+        c.add_column(col, justify="left" if col in ("machine", "pricing") else "right")
+    c.add_column("$ to target", justify="right")
+    for row in cost.machines:
+        c.add_row(
+            row.machine or "(override)",
+            row.pricing or "",
+            fmt.money(row.usd_per_hour),
+            fmt.money(row.usd_per_epoch),
+            fmt.money(row.usd_per_million_examples),
+            fmt.money(row.usd_run),
+            fmt.money(row.usd_to_target),
+        )
+    console.print(c)
+    fmt.print_price_rows(console, fmt.price_rows(cost.machines))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import sys
 
 from absl import flags
@@ -40,19 +41,20 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    import shlex
-
     from tpubench.core import errors, safe_text
-    from tpubench.storage import records, redaction
+    from tpubench.storage import record_view, records, redaction
 
     if len(args) != 1:
         raise errors.UsageError(
             "usage: tpubench rerun RECORD.json [--resume] [--results_dir=DIR] [--trust_code]"
         )
-    record = records.read(args[0])
-    old = record.get("argv", [])
-    values = record.get("flags")
-    sub = old[1] if isinstance(old, list) and len(old) >= 2 else None
+    try:
+        rec = record_view.view(records.read(args[0]))
+    except TypeError as e:
+        raise errors.UsageError(f"{args[0]}: {e}") from None
+    old = rec.argv if isinstance(rec.argv, list) else []
+    values = rec.flags
+    sub = old[1] if len(old) >= 2 else None
     if sub not in ("train", "infer") or not isinstance(values, dict):
         raise errors.UsageError(
             f"{args[0]} records no `tpubench train` or `tpubench infer` run to repeat"
@@ -74,7 +76,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
                 f"--resume continues a training run; {args[0]} records `tpubench infer`"
             )
         skip = {"results_dir", "verbose"}  # infer reads weights from model_dir
-        batch = record.get("global_batch_size")
+        batch = rec.global_batch_size
         if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
             values = values | {"batch_size": [str(batch)]}  # this record's, not the sweep's
     new = []
@@ -86,8 +88,10 @@ def main(args: list[str], full_argv: list[str]) -> int:
         else:
             new.append(_as_flag(k, v))
     if FLAGS.resume:
-        new.append(f"--model_dir={record['config']['model_dir']}")
-    recorded_dir = (record.get("config") or {}).get("results_dir") or values.get("results_dir")
+        if not rec.config.model_dir:
+            raise errors.UsageError(f"{args[0]} records no model_dir to resume from")
+        new.append(f"--model_dir={rec.config.model_dir}")
+    recorded_dir = rec.config.results_dir or values.get("results_dir")
     new.append(f"--results_dir={FLAGS.results_dir or recorded_dir}")
     cmd = [sys.executable, "-m", "tpubench", sub, *new]
     # Quoted: the echoed line is what users paste, and a pasted line must run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 from absl import flags
@@ -10,7 +11,6 @@ FLAGS = flags.FLAGS
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    import json
 
     from tpubench.core import errors, safe_text
     from tpubench.run import io_time

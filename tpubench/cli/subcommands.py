@@ -29,6 +29,12 @@ SUBCOMMANDS = (
     Subcommand(
         "infer", "measure prediction throughput, latency and $ per million predictions", True
     ),
+    Subcommand(
+        "tune",
+        "search precision, XLA, layout, threads, steps per loop and batch size for the fastest "
+        "or cheapest run of a model here; writes a flag file for train",
+        True,
+    ),
     Subcommand("models", "list registered models with parameters and FLOPs per example", True),
     Subcommand(
         "prices",
@@ -55,6 +61,11 @@ SUBCOMMANDS = (
     Subcommand(
         "advise",
         "cheapest configuration for a deadline (or fastest for a budget) from records",
+        False,
+    ),
+    Subcommand(
+        "study",
+        "rerun a published comparison from its study file: tpubench study list|run|report",
         False,
     ),
 )

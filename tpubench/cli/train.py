@@ -77,6 +77,27 @@ def define():
         False,
         "When another live run holds --model_dir, wait for it instead of stopping.",
     )
+    f.DEFINE_float(
+        "shutdown_grace_secs",
+        25.0,
+        "After SIGTERM/SIGINT/SIGHUP, end within this many seconds however slow the bucket: "
+        "a checkpoint save still in flight then is abandoned (the last whole one stays).",
+        lower_bound=0.0,
+    )
+    f.DEFINE_float(
+        "storage_stall_secs",
+        60.0,
+        "Warn, naming the bucket and the operation, when a gs:// call has not returned "
+        "for this many seconds.",
+        lower_bound=0.1,
+    )
+    f.DEFINE_float(
+        "storage_deadline_secs",
+        600.0,
+        "Stop the run (status failed, the record written locally if need be) when a gs:// "
+        "call has not returned for this many seconds.",
+        lower_bound=0.1,
+    )
     f.DEFINE_string(
         "profile_steps",
         None,

@@ -49,7 +49,7 @@ def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def parse_batch_sizes(items: list[str]) -> tuple[int, ...]:
+def parse_batch_sizes(items: list[str], flag: str = "--batch_size") -> tuple[int, ...]:
     """`--batch_size=1,8,32` -> (1, 8, 32); anything but distinct positive integers is an error."""
     out = []
     for item in items:
@@ -60,12 +60,12 @@ def parse_batch_sizes(items: list[str]) -> tuple[int, ...]:
             value = 0
         if value < 1 or str(value) != text.lstrip("+"):
             raise errors.UsageError(
-                f"--batch_size={','.join(items)}: {text!r} is not a positive integer; accepted: "
-                "positive integers separated by commas, e.g. --batch_size=1,8,32,128"
+                f"{flag}={','.join(items)}: {text!r} is not a positive integer; accepted: "
+                f"positive integers separated by commas, e.g. {flag}=1,8,32,128"
             )
         if value in out:
             raise errors.UsageError(
-                f"--batch_size={','.join(items)}: {value} is given twice; give each batch size once"
+                f"{flag}={','.join(items)}: {value} is given twice; give each batch size once"
             )
         out.append(value)
     return tuple(out)

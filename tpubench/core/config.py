@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tpubench.core import precision
+
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = precision.NAMES
 # How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 
@@ -60,7 +62,7 @@ class TrainConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_size: int | None = None  # global; None: the model's default
+    global_batch_size: int | None = None  # --batch_size; None: the model's default
     train_steps: int | None = None
     train_epochs: float | None = None
     steps_per_loop: int = 1
@@ -79,6 +81,9 @@ class TrainConfig:
     checkpoint_every_steps: int | None = None
     async_remote_writes: bool = True  # gs:// metric and checkpoint writes off the training path
     wait_for_lock: bool = False  # another run holds model_dir: wait instead of stopping
+    shutdown_grace_secs: float = 25.0  # SIGTERM to exit, however slow the bucket
+    storage_stall_secs: float = 60.0  # a gs:// call this old: a warning naming the bucket
+    storage_deadline_secs: float = 600.0  # a gs:// call this old: the run stops
     profile_steps: tuple[int, int] | None = None  # START, END (from 1): a TensorBoard profile
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
@@ -88,6 +93,7 @@ class TrainConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
+        d["batch_size"] = d.pop("global_batch_size")  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         if self.profile_steps is not None:
             d["profile_steps"] = list(self.profile_steps)
@@ -157,7 +163,7 @@ class InferConfig:
     model_modules: tuple[str, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
-    batch_sizes: tuple[int, ...] = ()  # global; empty: the model's default
+    global_batch_sizes: tuple[int, ...] = ()  # --batch_size; empty: the model's default
     num_batches: int = 100
     num_warmup_batches: int = 5
     max_seconds: float | None = None
@@ -170,6 +176,7 @@ class InferConfig:
     check_accuracy: bool = True
     eval_steps: int | None = None
     results_dir: str = "runs"
+    run_label: str | None = None  # stored in every record of the sweep; studies find cells by it
     log_every_secs: float = 10.0
     hardware: HardwareConfig = dataclasses.field(default_factory=HardwareConfig)
     data: DataConfig = dataclasses.field(
@@ -181,7 +188,7 @@ class InferConfig:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
-        d["batch_sizes"] = list(self.batch_sizes)
+        d["batch_sizes"] = list(d.pop("global_batch_sizes"))  # the record's key, as ever
         d["cost"]["machine"] = list(self.cost.machine)
         return d
 

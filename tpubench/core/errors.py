@@ -51,19 +51,30 @@ class RunInvalidError(TpubenchError):
     exit_code = 5
 
 
-def choices_hint(value: str, accepted: Iterable[str], n: int = 5) -> str:
-    """Returns ' (did you mean X?); accepted: a, b, c' for an unknown name."""
+def choices_hint(
+    value: str, accepted: Iterable[str], n: int = 5, listed_by: str | None = None
+) -> str:
+    """Returns ' (did you mean X?); accepted: a, b, c' for an unknown name.
+
+    Past 30 accepted values only their count is given, with LISTED_BY (the
+    command that lists them) when there is one.
+    """
     accepted = sorted(set(accepted))
     close = difflib.get_close_matches(value, accepted, n=n, cutoff=0.5)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     if len(accepted) <= 30:
         return f"{hint}; accepted: {', '.join(accepted)}"
-    return f"{hint}; {len(accepted)} accepted values, list them with `tpubench prices`"
+    where = f", list them with `{listed_by}`" if listed_by else ""
+    return f"{hint}; {len(accepted)} accepted values{where}"
 
 
-def unknown(kind: str, value: str, accepted: Iterable[str]) -> UsageError:
+def unknown(
+    kind: str, value: str, accepted: Iterable[str], listed_by: str | None = None
+) -> UsageError:
     """An UsageError for an unknown name, listing close matches."""
-    return UsageError(f"unknown {kind} {value!r}{choices_hint(value, accepted)}")
+    return UsageError(
+        f"unknown {kind} {value!r}{choices_hint(value, accepted, listed_by=listed_by)}"
+    )
 
 
 def one_line(e: BaseException) -> str:

@@ -90,9 +90,8 @@ class Catalog:
         key = key.strip().lower()
         rows = self._by_key.get(key)
         if not rows:
-            raise errors.PriceError(
-                f"unknown price key {key!r} in {self.path}{errors.choices_hint(key, self.keys())}"
-            )
+            hint = errors.choices_hint(key, self.keys(), listed_by="tpubench prices")
+            raise errors.PriceError(f"unknown price key {key!r} in {self.path}{hint}")
         if when is None:
             current = [r for r in rows if r.status != "historical"]
             if not current:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import platform
 import re
 import time
+from pydoc_data import topics
 
 import numpy as np
 
@@ -39,7 +41,6 @@ SOURCE = "Python {version} pydoc_data.topics (the reference documentation behind
 
 
 def _topics() -> dict[str, str]:
-    from pydoc_data import topics
 
     return topics.topics
 
@@ -51,7 +52,6 @@ def version_key() -> str:
 
 
 def _source() -> str:
-    import platform
 
     return SOURCE.format(version=platform.python_version())
 

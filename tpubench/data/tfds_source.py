@@ -12,6 +12,7 @@ and re-encoded, or stored raw for small images.
 from __future__ import annotations
 
 import os
+import socket
 
 from tpubench.core import errors
 from tpubench.data import source_api, tfrecord
@@ -21,7 +22,6 @@ _EVAL_SPLITS = ("validation", "test")
 
 def _online(host: str = "storage.googleapis.com") -> bool:
     """A quick DNS + TCP probe: TFDS itself retries for minutes before giving up."""
-    import socket
 
     try:
         with socket.create_connection((host, 443), timeout=5):

@@ -8,6 +8,10 @@ datasheet one: say so when reporting).
 
 from __future__ import annotations
 
+import os
+
+from tpubench.core import precision as precision_lib
+
 
 def accelerator_key(device_name: str) -> str | None:
     """Maps a device description ('Tesla V100-SXM2-16GB', 'TPU v4') to a datasheet key."""
@@ -20,7 +24,7 @@ def peak_flops(key: str, precision: str) -> float | None:
     """Datasheet FLOP/s of `key` at `precision` (dense, TF's default math), None if unknown."""
     from tpubench.hardware import peaks
 
-    sheet = peaks.datasheet(key, precision)
+    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key)
     return sheet.tflops * 1e12 if sheet else None
 
 
@@ -35,13 +39,16 @@ def hardware_peak(
 ) -> dict:
     """{"peak_flops", "peak_source", ...} for what a strategy runs on.
 
+    A CPU peak names which probe it is (`peak_kind`: a cached quiet probe, a
+    quiet probe measured now, or a busy one, whose MFU is overstated) in
+    `peak_source` too, with the probe's date when it came from the cache.
+
     `--peak_flops` wins.  CPUs: the measured matmul probe at the run's thread
     count and precision (fp32's when the CPU has no native bf16/fp16).
     GPUs/TPUs: the datasheet row of the probed device or a `--machine` part at
     `precision`, with its math mode, times the replicas; on a GPU also the
     measured matmul peak ("peak_flops_measured").
     """
-    import os
 
     from tpubench.hardware import peaks, probe
 
@@ -54,14 +61,22 @@ def hardware_peak(
         which = precision if precision in native else "fp32"
         peak = peaks.cpu_peak(cpu["model"], threads, which, reprobe=reprobe)
         emulated = "" if which == precision else f"; no native {precision} on this CPU"
-        return {
+        kind = peak.get("kind", "quiet probe")
+        when = f" of {peak['measured']}" if peak.get("cached") and peak.get("measured") else ""
+        out = {
             "peak_flops": peak["flops"],
-            "peak_source": f"measured: {peak['method']}; {_threads(threads)}{emulated}",
+            "peak_source": f"measured: {peak['method']}; {kind}{when}; "
+            f"{_threads(threads)}{emulated}",
             "peak_precision": which,
+            "peak_kind": kind,
+            "peak_busy_percent": peak.get("busy_percent"),
         }
+        if peak.get("note"):
+            out["peak_note"] = peak["note"]
+        return out
     names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
     key = next((k for k in map(accelerator_key, names) if k), None)
-    sheet = peaks.datasheet(key, precision) if key else None
+    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key) if key else None
     out = {
         "peak_flops": sheet.tflops * 1e12 * placement.num_replicas if sheet else None,
         "peak_source": f"datasheet: {key} {precision}, {sheet.math} ({sheet.source})"
@@ -120,6 +135,13 @@ def judged(flops_per_example, examples_per_sec, peak: dict, reprobe=None) -> dic
         )
     else:
         out["mfu"] = value
+    if out.get("peak_kind", "").endswith("busy probe") and out["mfu"] is not None:
+        # A busy probe's peak is low, so an MFU against it is high.
+        out["mfu_peak_warning"] = (
+            f"the peak was measured on a busy machine ({out.get('peak_busy_percent')}% CPU used "
+            "by others), so it is low and this MFU overstated; run `tpubench peak --reprobe` on "
+            "a quiet machine (later runs use it) or pass --peak_flops=FLOP/s"
+        )
     measured = out.get("peak_flops_measured")
     if measured:
         m = mfu(flops_per_example, examples_per_sec, measured)

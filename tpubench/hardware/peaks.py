@@ -3,8 +3,8 @@
 MFU is only as true as its peak.  Datasheet rows name the math mode (an H100's
 "fp32" matmuls run on TF32 tensor cores at 494.7 TFLOP/s dense; plain fp32 is
 66.9) and give dense, never sparse, figures.  CPU peaks are measured: a matmul
-probe per precision, several trials, refused when the machine is busy, and
-kept only if a peak never falls as threads rise.  A GPU probe measures what
+probe per precision, several trials; the cache keeps the highest quiet probe,
+and a probe taken while other processes hold the CPU never replaces it.  A GPU probe measures what
 the card reaches beside its datasheet figure.
 
 The cache is `$TPUBENCH_CACHE/cpu_peaks.json` (default
@@ -19,6 +19,7 @@ import itertools
 import statistics
 import time
 
+from tpubench.core import precision as precision_lib
 from tpubench.storage import cache as cache_lib
 
 CACHE_FILE = "cpu_peaks.json"
@@ -143,15 +144,31 @@ def _key(cpu_model: str, threads: int, precision: str, tf_version: str, n: int) 
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
 
-def busy_percent(interval: float = 0.5) -> float:
-    """System CPU use by other processes over `interval` seconds, in percent of all cores."""
-    import psutil
+class _BusyMeter:
+    """Other processes' CPU use since it was made (also while this process probes)."""
 
-    me = psutil.Process()
-    me.cpu_percent(None)
-    total = psutil.cpu_percent(interval=interval)
-    mine = me.cpu_percent(None) / (psutil.cpu_count() or 1)
-    return max(total - mine, 0.0)
+    def __init__(self):
+        import psutil
+
+        self._me = psutil.Process()
+        self._me.cpu_percent(None)
+        psutil.cpu_percent(None)
+
+    def others(self) -> float:
+        import psutil
+
+        total = psutil.cpu_percent(None)
+        mine = self._me.cpu_percent(None) / (psutil.cpu_count() or 1)
+        return max(total - mine, 0.0)
+
+
+def busy_percent(interval: float = 0.5, since: _BusyMeter | None = None) -> float:
+    """System CPU use by other processes, in percent of all cores: over the next
+    `interval` seconds, or since the meter SINCE was made (a probe's duration)."""
+    meter = since or _BusyMeter()
+    if since is None:
+        time.sleep(interval)
+    return meter.others()
 
 
 def cpu_peak(
@@ -166,14 +183,19 @@ def cpu_peak(
 ) -> dict:
     """A CPU's matmul peak at `threads` intra-op threads and `precision`, cached.
 
-    Measured afresh when `reprobe`, when nothing is cached, or when the cached
-    peaks for this CPU and precision fall as threads rise (a busy-machine probe
-    poisons the cache that way).  A probe taken on a busy machine is returned
-    but not cached.
+    The cache keeps quiet probes (other processes used at most BUSY_LIMIT % of
+    the CPU before and during the probe), and of those the highest: a peak is
+    the best the machine reached.  A busy probe never replaces or lowers a
+    quiet one.  Measured afresh only when nothing is cached, when `reprobe`,
+    when the cached entry was itself busy, or when the cached peaks of this
+    CPU fall as threads rise; and in the last three cases only on a quiet
+    machine (a busy one gets the cached entry, with a note, at once).
 
     Returns:
       {"flops", "method", "threads", "precision", "cached", "trials", "spread",
-      "busy_percent"} (spread: best / median trial).
+      "busy_percent", "kind", "note"}: KIND is "cached quiet probe", "quiet
+      probe" (measured now), "busy probe" or "cached busy probe"; NOTE says
+      why a probe was not taken or not kept ("" when nothing to say).
     """
     import tensorflow as tf
 
@@ -184,29 +206,79 @@ def cpu_peak(
         for e in cache.values()
         if e.get("cpu_model") == cpu_model and e.get("precision") == precision
     }
-    if key in cache and not reprobe and consistent(same):
-        return cache[key] | {"cached": True}
+    cached = cache.get(key)
+    quiet_cached = cached is not None and cached.get("quiet", True)
+    if cached is not None and not reprobe and quiet_cached and consistent(same):
+        return _as(cached, True, "")
     busy = busy_percent()
-    entry = _probe(tf, n, trials, precision) | {
+    if cached is not None and busy > busy_limit:
+        why = _not_probed(cached, reprobe, consistent(same), busy)
+        return _as(cached, True, why)
+    meter = _BusyMeter()
+    entry = _probe(tf, n, trials, precision)
+    busy = max(busy, busy_percent(since=meter))
+    entry |= {
         "cpu_model": cpu_model,
         "threads": threads,
         "precision": precision,
         "busy_percent": round(busy, 1),
         "measured": time.strftime("%Y-%m-%d"),
+        "quiet": busy <= busy_limit,
     }
-    if busy <= busy_limit:
-        if not consistent(same | {threads: entry["flops"]}):
-            # A fresh probe contradicts older ones: they were the busy ones.
-            cache = {k: e for k, e in cache.items() if e.get("cpu_model") != cpu_model}
+    if not entry["quiet"]:
+        if quiet_cached:
+            return _as(cached, True, f"a probe now was busy ({busy:.0f}% CPU used by others)")
+        # Cached until a quiet probe replaces it, so a busy box does not re-probe every run.
         cache[key] = entry
         cache_lib.store_json(CACHE_FILE, cache)
-    else:
-        entry["method"] += f"; machine busy: {busy:.0f}% CPU used by others, not cached"
-    return entry | {"cached": False}
+        return _as(entry, False, "")
+    if quiet_cached and entry["flops"] < cached["flops"]:
+        return _as(
+            cached,
+            True,
+            f"a quiet probe now reached {entry['flops'] / 1e9:,.1f} GFLOP/s, lower: "
+            "kept the cached peak (the cache keeps the highest quiet probe)",
+        )
+    # Entries at more threads that fall below this one were the busy ones.
+    cache = {
+        k: e
+        for k, e in cache.items()
+        if not (
+            e.get("cpu_model") == cpu_model
+            and e.get("precision") == precision
+            and e.get("threads", 0) > threads
+            and e.get("flops", 0) < 0.95 * entry["flops"]
+        )
+    }
+    cache[key] = entry
+    cache_lib.store_json(CACHE_FILE, cache)
+    return _as(entry, False, "")
+
+
+def _as(entry: dict, cached: bool, note: str) -> dict:
+    quiet = entry.get("quiet", True)
+    kind = ("cached " if cached else "") + ("quiet probe" if quiet else "busy probe")
+    out = entry | {"cached": cached, "kind": kind, "note": note}
+    if not quiet:
+        out["method"] += f"; machine busy: {entry.get('busy_percent', 0):.0f}% CPU used by others"
+    return out
+
+
+def _not_probed(cached: dict, reprobe: bool, consistent_now: bool, busy: float) -> str:
+    """Why a cached entry was used on a busy machine instead of a fresh probe."""
+    busy_text = f"not re-measured: machine busy ({busy:.0f}% CPU used by others)"
+    later = " - run `tpubench peak --reprobe` on a quiet machine"
+    if not cached.get("quiet", True):
+        return f"{busy_text}; the cached peak was measured busy too{later}"
+    if not consistent_now:
+        return f"{busy_text}; the cached peaks of this CPU fall as threads rise{later}"
+    if reprobe:
+        return f"{busy_text}; kept the cached quiet peak of {cached.get('measured', '?')}"
+    return ""
 
 
 def _probe(tf, n: int, trials: int, precision: str) -> dict:
-    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
     a = tf.cast(tf.random.normal([n, n]), dtype)
     b = tf.cast(tf.random.normal([n, n]), dtype)
     matmul = tf.function(lambda x, y: tf.reduce_sum(tf.cast(tf.matmul(x, y), tf.float32)))
@@ -238,7 +310,7 @@ def gpu_matmul_peak(precision: str = "bf16", n: int = 8192, iters: int = 20) -> 
 
     if not tf.config.list_physical_devices("GPU"):
         return None
-    dtype = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}[precision]
+    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
     with tf.device("/GPU:0"):
         a = tf.cast(tf.random.normal([n, n]), dtype)
         b = tf.cast(tf.random.normal([n, n]), dtype)

@@ -20,6 +20,7 @@ ISA_FLAGS = (
     "avx512_bf16",
     "amx_bf16",
     "amx_tile",
+    "amx_fp16",
     "neon",
     "asimd",
 )
@@ -64,6 +65,31 @@ def _nvidia_driver() -> str | None:
         return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def gpus() -> list[tuple[str, float | None]]:
+    """(name, compute capability) of each NVIDIA GPU, from nvidia-smi: no TensorFlow, no
+    CUDA context (a parent that starts none leaves all GPU memory to its children)."""
+    if not shutil.which("nvidia-smi"):
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found = []
+    for line in out.stdout.strip().splitlines() if out.returncode == 0 else []:
+        name, _, cc = line.rpartition(",")
+        try:
+            found.append((name.strip(), float(cc)))
+        except ValueError:
+            found.append((line.strip(), None))
+    return found
 
 
 def software() -> dict:

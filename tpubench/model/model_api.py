@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -137,7 +138,6 @@ def reached(spec: ModelSpec, value: float, target: float) -> bool:
 
 def perplexity_from(metric: str = "loss") -> Callable[[Mapping[str, float]], dict]:
     """derived_metrics for language models: perplexity = exp(mean per-token loss METRIC)."""
-    import math
 
     def derive(means: Mapping[str, float]) -> dict:
         loss = means.get(metric)

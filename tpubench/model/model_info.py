@@ -7,7 +7,13 @@ and TensorFlow version under $TPUBENCH_CACHE (or ~/.cache/tpubench).
 from __future__ import annotations
 
 import hashlib
+import inspect
+import io
 import json
+import os
+import shutil
+import sys
+import textwrap
 
 from tpubench.core import errors
 from tpubench.model import flops as flops_lib
@@ -83,8 +89,6 @@ def _counting(spec, params) -> dict:
 
 
 def _source_hash(spec) -> str:
-    import inspect
-    import sys
 
     module = sys.modules.get(getattr(spec.build_model, "__module__", ""))
     try:
@@ -149,9 +153,6 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
 
 def _width() -> int:
     """$COLUMNS when set, else the terminal's; files and pipes get 200."""
-    import os
-    import shutil
-    import sys
 
     env = os.environ.get("COLUMNS", "")
     if env.isdigit() and int(env) > 0:
@@ -181,8 +182,6 @@ def gflops_text(flops: float | None) -> str:
 def table_text(rows: list[dict], width: int) -> str:
     """ROWS as a table WIDTH characters wide: datasets wrap one name a line where they must;
     on narrow terminals the descriptions follow the table, one wrapped line per model."""
-    import io
-    import textwrap
 
     from rich import box
     from rich.console import Console

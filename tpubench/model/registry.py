@@ -8,9 +8,12 @@ package lazily, so `tpubench prices` or a report never pays for TensorFlow.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
+import os
 import pkgutil
 import re
+import sys
 
 from tpubench.core import errors
 from tpubench.model.model_api import ModelSpec
@@ -40,9 +43,6 @@ def _load_builtin() -> None:
 
 def load_module(name_or_path: str) -> None:
     """Imports a user's model module (a dotted name or a .py file) so it registers."""
-    import importlib.util
-    import os
-    import sys
 
     try:
         if name_or_path.endswith(".py"):

@@ -82,13 +82,13 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
             why = "no run reached the target" if cfg.to_target else "no epoch size recorded"
             notes.append(f"{g.label}: left out ({why})")
             continue
-        machines = dict.fromkeys(m.get("machine") for r in g.runs for m in r.machines)
+        machines = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
         for machine in machines:
             overrides = [
-                m["usd_per_hour"]
+                m.usd_per_hour
                 for r in g.runs
                 for m in r.machines
-                if m.get("machine") == machine and m.get("pricing") == "override"
+                if m.machine == machine and m.pricing == "override"
             ]
             prices, dates = {}, {}
             for which in catalog_lib.PRICINGS:

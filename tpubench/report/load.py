@@ -14,7 +14,7 @@ import json
 from tpubench.core import errors, safe_text
 from tpubench.cost import money
 from tpubench.report import record_checks, scenario_fields
-from tpubench.storage import records
+from tpubench.storage import liveness, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -69,7 +69,7 @@ class Run:
     pricing: str | None
     price_dates: tuple[str, ...]
     price_note: str | None
-    machines: tuple[dict, ...]
+    machines: tuple[record_view.MachineCost, ...]
     host_cores: int | None
     tf_version: str | None
     finished: str | None
@@ -166,6 +166,9 @@ def _displayable(run: Run) -> Run:
     def clean(value):
         if isinstance(value, str):
             return safe_text.shown(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):  # MachineCost
+            fields = [f.name for f in dataclasses.fields(value) if f.init]
+            return dataclasses.replace(value, **{f: clean(getattr(value, f)) for f in fields})
         if isinstance(value, dict):
             return {clean(k): clean(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -179,137 +182,133 @@ def _displayable(run: Run) -> Run:
         params=clean(run.params),
         machines=clean(run.machines),
         price_dates=clean(run.price_dates),
+        serving=clean(run.serving),
         **{name: clean(getattr(run, name)) for name in texts},
     )
 
 
-def _cfg(record: dict) -> dict:
-    cfg = record.get("config")
-    return cfg if isinstance(cfg, dict) else {}
-
-
 def _name_of(record: dict) -> str:
+    """The model's name for an excluded record, which may not even have a typed view."""
     model = record.get("model")
     name = model.get("name") if isinstance(model, dict) else None
-    name = name or _cfg(record).get("model", "")
+    cfg = record.get("config")
+    name = name or (cfg.get("model", "") if isinstance(cfg, dict) else "")
     return name if isinstance(name, str) else repr(name)
 
 
 def _status(record: dict):
-    from tpubench.storage import liveness
-
     return liveness.status(record)
 
 
-def _status_reason(record: dict) -> str | None:
-    status = record.get("status")
+def _status_reason(rec: record_view.RunRecord) -> str | None:
+    status = rec.status
     if status == "ok":
         return None
     if status == "running":
-        from tpubench.storage import liveness
-
-        dead = liveness.death(record)
+        dead = liveness.death(rec.raw)
         if dead is not None:
             return f"died: {dead}"
-        if not record.get("heartbeat"):  # written before runs recorded a heartbeat
+        if not rec.heartbeat:  # written before runs recorded a heartbeat
             return "no final record: still running, or killed before it finished"
         return "no final record: the run is still going"
-    return record.get("error") or f"status {status}"
+    return rec.error or f"status {status}"
 
 
-def from_record(record: dict, path: str) -> tuple[Run | None, str]:
-    """(Run, "") for a result, or (None, why it is not one)."""
-    reason = _status_reason(record)
+def from_record(record, path: str) -> tuple[Run | None, str]:
+    """(Run, "") for a result, or (None, why it is not one); RECORD is a dict or RunRecord."""
+    raw = record.raw if isinstance(record, record_view.RunRecord) else record
+    if isinstance(raw, dict) and raw.get("status") == "ok":  # a result: are its figures sane?
+        bad = record_checks.problem(raw)
+        if bad:
+            return None, f"figures unfit to compare: {bad}"
+    rec = record if isinstance(record, record_view.RunRecord) else record_view.view(record)
+    reason = _status_reason(rec)
     if reason:
         return None, reason
-    bad = record_checks.problem(record)
-    if bad:
-        return None, f"figures unfit to compare: {bad}"
-    results = record.get("results") or {}
-    rate = results.get("examples_per_sec")
-    if rate is None:
+    rate = rec.results.examples_per_sec
+    if not isinstance(rate, (int, float)) or not rate > 0:
         return None, "no throughput was measured (too few steps after warm-up?)"
-    cfg = _cfg(record)
-    hw = cfg.get("hardware") or {}
-    placement = record.get("placement") or {}
-    model = record.get("model") or {}
-    params = {k: v for k, v in (model.get("params") or {}).items() if k not in _RUNTIME_PARAMS}
-    cost_rows = (record.get("cost") or {}).get("machines") or []
-    first = cost_rows[0] if cost_rows else {}
-    data = record.get("data") or {}
-    diagnosis = results.get("input_diagnosis") or {}
-    target = results.get("target") or {}
-    eval_ = results.get("eval") or {}
-    cpu = (record.get("hardware") or {}).get("cpu") or {}
-    dims = {
-        "kind": record.get("kind", "train"),
-        # Inference and training rates are different quantities: a non-train
-        # kind is its own "model", so no table, chart or advice mixes them.
-        "model": _model_key(model.get("name") or cfg.get("model", "?"), record),
-        "machine": _machine_name(first),
-        "dataset": data.get("name", "?"),
-        "params": _params_text(params),
-        "tiny": bool(cfg.get("tiny")),
-        "batch": record.get("global_batch_size"),
-        "per_replica_batch": record.get("per_replica_batch_size"),
-        "precision": cfg.get("precision", "fp32"),
-        "xla": bool(cfg.get("xla")),
-        "accelerator": placement.get("accelerator") or hw.get("accelerator"),
-        "strategy": placement.get("strategy") or hw.get("strategy"),
-        "replicas": placement.get("num_replicas", 1),
-        "workers": placement.get("num_workers", 1),
-        "all_reduce": placement.get("all_reduce") or hw.get("all_reduce"),
-        "threads": hw.get("num_intra_threads", 0),
-        "inter_threads": hw.get("num_inter_threads", 0),
-        "steps_per_loop": cfg.get("steps_per_loop", 1),
-        "latency_bound": scenario_fields.bound_text(record),
-    }
+    params = {k: v for k, v in (rec.model.params or {}).items() if k not in _RUNTIME_PARAMS}
+    first = rec.cost.machines[0] if rec.cost.machines else record_view.MachineCost()
+    target = rec.results.target or record_view.Target()
+    cpu = rec.hardware.cpu
     run = Run(
         path=path,
-        run_id=record["run_id"],
-        dims=dims,
+        run_id=rec.run_id,
+        dims=_dims(rec, params, first),
         params=params,
         examples_per_sec=float(rate),
-        step_time_p50=results.get("step_time_p50"),
-        examples_per_epoch=record.get("examples_per_epoch"),
-        accuracy=eval_.get("accuracy"),
-        target=target.get("target"),
-        target_seconds=target.get("seconds") if target.get("reached", True) else None,
-        usd_per_hour=first.get("usd_per_hour"),
-        usd_per_epoch=first.get("usd_per_epoch"),
-        usd_per_million=first.get("usd_per_million_examples")
-        or first.get("usd_per_million_predictions"),
-        pricing=first.get("pricing"),
-        price_dates=tuple(sorted({_dated(r) for r in first.get("rows") or []})),
-        price_note=(record.get("cost") or {}).get("note"),
-        machines=tuple(cost_rows),
-        host_cores=cpu.get("affinity_cores") or cpu.get("logical_cores"),
-        tf_version=(record.get("software") or {}).get("tensorflow"),
-        finished=record.get("finished") or record.get("started"),
-        input_verdict=diagnosis.get("verdict"),
-        input_ratio=diagnosis.get("ratio"),
-        serving=scenario_fields.serving(record, first),
+        step_time_p50=rec.results.step_time_p50,
+        examples_per_epoch=rec.examples_per_epoch,
+        accuracy=rec.results.eval.accuracy if rec.results.eval else None,
+        target=target.target,
+        target_seconds=target.seconds if target.reached else None,
+        usd_per_hour=first.usd_per_hour,
+        usd_per_epoch=first.usd_per_epoch,
+        usd_per_million=first.usd_per_million_examples or first.usd_per_million_predictions,
+        pricing=first.pricing,
+        price_dates=tuple(sorted({_dated(r) for r in first.rows})),
+        price_note=rec.cost.note,
+        machines=rec.cost.machines,
+        host_cores=cpu.affinity_cores or cpu.logical_cores,
+        tf_version=rec.software.tensorflow,
+        finished=rec.finished or rec.started,
+        input_verdict=rec.results.input_diagnosis.verdict if rec.results.input_diagnosis else None,
+        input_ratio=rec.results.input_diagnosis.ratio if rec.results.input_diagnosis else None,
+        serving=scenario_fields.serving(rec, first),
     )
     return run, ""
 
 
-def _model_key(name: str, record: dict) -> str:
-    kind = record.get("kind", "train")
-    if record.get("scenario"):  # LoadGen's server QPS is not a closed-loop rate
-        kind = f"{kind} {record['scenario']}"
+def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCost) -> dict:
+    """What defines a run's configuration (group.DIMENSIONS): placement, else the flags."""
+    hw, placement = rec.config.hardware, rec.placement
+    return {
+        "kind": rec.kind,
+        # Inference and training rates are different quantities: a non-train
+        # kind is its own "model", so no table, chart or advice mixes them.
+        "model": _model_key(rec.model.name or rec.config.model or "?", rec.kind, rec.scenario),
+        "machine": _machine_name(first),
+        "dataset": rec.data.name or "?",
+        "params": _params_text(params),
+        "tiny": bool(rec.config.tiny),
+        "batch": rec.global_batch_size,
+        "per_replica_batch": rec.per_replica_batch_size,
+        "precision": _or(rec.config.precision, "fp32"),
+        "xla": bool(rec.config.xla),
+        "accelerator": placement.accelerator or hw.accelerator,
+        "strategy": placement.strategy or hw.strategy,
+        "replicas": _or(placement.num_replicas, 1),
+        "workers": _or(placement.num_workers, 1),
+        "all_reduce": placement.all_reduce or hw.all_reduce,
+        "threads": _or(hw.num_intra_threads, 0),
+        "inter_threads": _or(hw.num_inter_threads, 0),
+        "steps_per_loop": _or(rec.config.steps_per_loop, 1),
+        "latency_bound": scenario_fields.bound_text(rec),
+    }
+
+
+def _or(value, default):
+    """VALUE, or DEFAULT where an older record lacks it."""
+    return default if value is None else value
+
+
+def _model_key(name: str, kind: str, scenario: str | None) -> str:
+    if scenario:  # LoadGen's server QPS is not a closed-loop rate
+        kind = f"{kind} {scenario}"
     return name if kind == "train" else f"{name} [{kind}]"
 
 
-def _dated(line: dict) -> str:
+def _dated(line: record_view.PriceRow) -> str:
     from tpubench.cost import catalog
 
-    return catalog.dated(line.get("as_of", "?"), line.get("date_known", True))
+    return catalog.dated(line.as_of or "?", line.date_known)
 
 
-def _machine_name(cost: dict) -> str:
-    if cost.get("pricing") == "override" and not cost.get("machine"):
-        return f"{money.usd(cost.get('usd_per_hour'))}/h (--price_per_hour)"
-    return cost.get("machine") or "unpriced"
+def _machine_name(cost: record_view.MachineCost) -> str:
+    if cost.pricing == "override" and not cost.machine:
+        return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
+    return cost.machine or "unpriced"
 
 
 def input_bound(verdict: str | None) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
 import sys
 
@@ -92,7 +93,6 @@ def terminal(t, width: int | None = None) -> str:
     Columns that do not fit are left out, intervals first and then from the
     right (never the first), and a note names them and where they are.
     """
-    import os
 
     from rich.console import Console
     from rich.markup import escape

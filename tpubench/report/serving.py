@@ -133,13 +133,10 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
     for g in group_lib.group(fit):
         qps = _median(r.examples_per_sec for r in g.runs)
         # Every machine the records were priced as (a CPU run: VMs of its vCPU count).
-        names = dict.fromkeys(m.get("machine") for r in g.runs for m in r.machines)
+        names = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
         for name in names:
             hourly = _median(
-                m.get("usd_per_hour")
-                for r in g.runs
-                for m in r.machines
-                if m.get("machine") == name
+                m.usd_per_hour for r in g.runs for m in r.machines if m.machine == name
             )
             if not qps or hourly is None:
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")

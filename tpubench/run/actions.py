@@ -65,19 +65,19 @@ class LoopMetrics(Periodic):
     def __init__(
         self,
         writer: writers.MetricWriter,
-        global_batch: int,
+        global_batch_size: int,
         extras: Callable[[], dict] | None = None,
     ):
         super().__init__(every_steps=1)
         self.writer = writer
-        self.global_batch = global_batch
+        self.global_batch_size = global_batch_size
         self.extras = extras
 
     def run(self, state: LoopState) -> None:
         loop = state.last_loop
         scalars = {
             writers.LOSS: state.output.mean_loss,
-            writers.EXAMPLES_PER_SEC: loop.steps * self.global_batch / loop.seconds,
+            writers.EXAMPLES_PER_SEC: loop.steps * self.global_batch_size / loop.seconds,
             writers.STEP_TIME: loop.seconds / loop.steps,
         }
         extra = self.extras() if self.extras is not None else {}

@@ -22,6 +22,7 @@ import dataclasses
 import re
 
 from tpubench.core import errors
+from tpubench.storage.run_dir import RunDir
 
 PREFIX = "ckpt"
 _INDEX = re.compile(rf"{PREFIX}-(\d+)\.index$")
@@ -42,7 +43,7 @@ class DamagedCheckpoints(errors.TpubenchError):
 
 def directory(model_dir: str) -> str:
     """Where a run's checkpoints are kept under MODEL_DIR (the chief's, in a cluster)."""
-    return model_dir.rstrip("/") + "/checkpoints"
+    return RunDir.of(model_dir).checkpoints
 
 
 def steps(ckpt_dir: str) -> list[int]:
@@ -116,6 +117,33 @@ def save_failed(ckpt_dir: str, step: int, e: BaseException) -> str:
     except Exception:  # noqa: BLE001 - best effort: the warning matters more
         pass
     return f"{type(e).__name__}: {_FUNCTION_NODE.sub('', errors.one_line(e)).strip()[:300]}"
+
+
+def remove_abandoned(ckpt_dir: str) -> list[str]:
+    """Removes what saves that never finished left in CKPT_DIR; returns the paths removed.
+
+    A save writes `ckpt-N_temp/` and then `ckpt-N.data-*` before its
+    `ckpt-N.index`; a run stopped in between (an abandoned save, a SIGKILL)
+    leaves those behind.  Called by the chief under the model_dir lock, so
+    no other run's save is in progress.
+    """
+    import tensorflow as tf
+
+    base = ckpt_dir.rstrip("/")
+    removed = []
+    for path in sorted(tf.io.gfile.glob(f"{base}/{PREFIX}-*_temp")):
+        if tf.io.gfile.isdir(path):
+            tf.io.gfile.rmtree(path)
+        else:
+            tf.io.gfile.remove(path)
+        removed.append(path)
+    whole = set(steps(ckpt_dir))
+    for path in sorted(tf.io.gfile.glob(f"{base}/{PREFIX}-*.data-*")):
+        m = re.search(rf"{PREFIX}-(\d+)\.data-", path)
+        if m and int(m.group(1)) not in whole:
+            tf.io.gfile.remove(path)
+            removed.append(path)
+    return removed
 
 
 def _why(e: BaseException) -> str:
@@ -237,8 +265,14 @@ def restore(runner, model_dir: str, ckpt_dir: str, is_chief: bool, warn) -> tupl
     """
     import tensorflow as tf
 
+    from tpubench.storage import inflight
+
     chief_dir = directory(model_dir)
-    choice = choose(chief_dir)  # listed and read back, not the state file's word
+    with inflight.op("checkpoint restore", chief_dir):
+        if is_chief:
+            for path in remove_abandoned(chief_dir):
+                warn(f"removed {path}, left by a checkpoint save that never finished")
+        choice = choose(chief_dir)  # listed and read back, not the state file's word
     if choice.path is None and choice.damaged:
         raise all_damaged(choice, model_dir)
     fields: dict = {}

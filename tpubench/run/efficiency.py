@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import resource
 from typing import Any
 
 
@@ -98,8 +99,19 @@ class PeakView:
         )
 
 
+def recurrent(runner, accelerator: str) -> dict | None:
+    """The record's `recurrent`: which RNN implementation the traced step used (None: no
+    recurrent layers)."""
+    from tpubench.model import recurrent as recurrent_lib
+
+    try:
+        ops = runner.traced_op_types()
+    except Exception:  # noqa: BLE001 - inspection must not fail a finished run
+        ops = None
+    return recurrent_lib.describe(runner.model, ops, accelerator)
+
+
 def peak_rss_gib() -> float:
     """The process's peak resident memory so far, GiB."""
-    import resource
 
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3)

@@ -28,7 +28,10 @@ UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
 def _base_record(cfg: InferConfig | None, model: str, argv, flag_values) -> dict:
     config = cfg.to_dict() if cfg is not None else None
     invocation = session.Invocation(argv, flag_values)
-    return session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
+    record = session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
+    if cfg is not None and cfg.run_label is not None:
+        record["run_label"] = cfg.run_label  # every batch size's record copies the base
+    return record
 
 
 def record_early_failure(
@@ -217,7 +220,7 @@ class _Sweep:
         strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
         replicas = placement.num_replicas
-        batches = cfg.batch_sizes or (spec.default_batch_size * replicas,)
+        batches = cfg.global_batch_sizes or (spec.default_batch_size * replicas,)
         session.check_batches(batches, replicas)
         data_dir, manifest = resolve.resolve(cfg.data, spec)
         feed = session.Feed(batches[0], replicas, cfg.seed, cfg.data)
@@ -253,7 +256,7 @@ class _Sweep:
         )
         accuracy = None
         if built.manifest is not None and cfg.check_accuracy:
-            accuracy = self._accuracy(built, built.runner.global_batch)
+            accuracy = self._accuracy(built, built.runner.global_batch_size)
         return measured, accuracy
 
     def _new_record(self, batch, built: _Built, index) -> dict:

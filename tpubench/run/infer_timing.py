@@ -77,7 +77,7 @@ def predictor(runner, batch: int, manifest, seed: int):
 
     from tpubench.model.model_api import Mode
 
-    runner.set_global_batch(batch)
+    runner.set_global_batch_size(batch)
     if manifest is None:
         fixed = runner.synthetic_inputs(seed)
         step = runner.make_predict_step(lambda: fixed)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
+import stat
+import sys
 
 
 class Interrupted(Exception):
@@ -85,9 +88,6 @@ def stdout_closed() -> bool:
     A pipe with no reader reports POLLERR on its write end; Python ignores
     SIGPIPE, so without this the run would learn it only at its last print.
     """
-    import select
-    import stat
-    import sys
 
     try:
         fd = sys.stdout.fileno()

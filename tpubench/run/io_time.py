@@ -26,7 +26,7 @@ def close_writer(job) -> None:
     job.final_io_seconds += time.perf_counter() - t0
     report_errors(job)
     if late:
-        job.warn(f"{late} (under {job.model_dir})")
+        job.warn(f"{late} (under {job.run_dir})")
     results = job.record.get("results")
     if isinstance(results, dict) and job.path_start is not None:
         span = time.perf_counter() - job.path_start
@@ -65,7 +65,7 @@ def report_errors(job) -> None:
         job.record.setdefault("metric_write_errors", []).append(error)
         if first:
             job.warn(
-                f"metrics not written under {job.model_dir}: {error}; retrying (the record's "
+                f"metrics not written under {job.run_dir}: {error}; retrying (the record's "
                 "metric_write_errors lists every failed write)"
             )
 

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import checkpoints, interrupts, planning, saver, session
-from tpubench.storage import records
+from tpubench.run import checkpoints, efficiency, interrupts, planning, saver, session
+from tpubench.storage import inflight, records
+from tpubench.storage.run_dir import RunDir
 
 
 class Job:
-    def __init__(self, cfg: TrainConfig, record: dict, model_dir: str, write_records=True):
+    def __init__(self, cfg: TrainConfig, record: dict, run_dir: RunDir, write_records=True):
         self.cfg = cfg
         self.record = record
-        self.model_dir = model_dir
+        self.run_dir = RunDir.of(run_dir)  # the model_dir: checkpoints, metrics, TensorBoard
         self.write_records = write_records
         self.manifest = None
         self.params: dict = {}
@@ -46,12 +48,13 @@ class Job:
         self.heartbeat_seconds = 0.0  # the Heartbeat action's record and lock writes
         self.path_start: float | None = None  # when the loops began (the I/O shares' span)
         self.final_io_seconds = 0.0  # the end's wait for the last checkpoint and metrics
+        self.stop_step: int | None = None  # the step of the last save asked for
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
         from tpubench.hardware import strategy as strategy_lib
 
-        p = planning.plan(self.cfg, self.model_dir, time.perf_counter())
+        p = planning.plan(self.cfg, self.run_dir.path, time.perf_counter())
         if not isinstance(p, planning.Plan):  # a worker or ps task: serve until stopped
             self.is_chief = False
             self.record["role"] = f"{p[0]}:{p[1]}"
@@ -76,7 +79,7 @@ class Job:
             "since": self.record["started"],
             "record": path if gcs.is_gcs(path) else os.path.abspath(path),
         }
-        self.lock = lock.acquire(self.model_dir, holder, self.cfg.wait_for_lock, session.say)
+        self.lock = lock.acquire(self.run_dir.path, holder, self.cfg.wait_for_lock, session.say)
 
     def check_signals(self) -> None:
         """The StopOnSignal action: a signal TensorFlow swallowed, or stdout closed, stops here.
@@ -108,39 +111,17 @@ class Job:
         self.record["heartbeat"] = liveness.now_iso()
         t0 = time.perf_counter()
         try:
-            records.write(self.record, self.cfg.results_dir)
-            self.lock.refresh()
+            with inflight.op("heartbeat record write", self.cfg.results_dir):
+                records.write(self.record, self.cfg.results_dir)
+            with inflight.op("model_dir lock refresh", self.run_dir.path):
+                self.lock.refresh()
         except Exception:  # noqa: BLE001 - a missed heartbeat must not stop training
             pass
         self.heartbeat_seconds += time.perf_counter() - t0
 
     def _describe(self, p: planning.Plan) -> None:
-        """The record's model, placement, data and hardware sections."""
-        batch = p.params["global_batch_size"]
-        spec = p.spec
-        data = session.data_section(spec, p.manifest, p.params)
-        if p.manifest is None:
-            data["examples_per_epoch_assumed"] = p.epoch_examples
-            data["canonical_dataset"] = spec.datasets[0] if spec.datasets else None
-        self.record.update(
-            model={
-                "name": spec.name,
-                "description": spec.description,
-                "params": session.plain(p.params),
-                "target_metric": spec.target_metric,
-                "target_mode": spec.target_mode,
-                "data_format": p.data_format,
-            }
-            | ({"fitted_to_data": p.fitted} if p.fitted else {}),
-            placement=session.plain(p.placement.__dict__),
-            data=data,
-            global_batch_size=batch,
-            per_replica_batch_size=batch // p.replicas,
-            train_steps=p.total_steps,
-            examples_per_epoch=p.epoch_examples,
-        )
-        if p.skipped is not None:
-            self.record["data"]["skipped"] = p.skipped
+        """The record's model, placement, data and hardware sections; the prices of what ran."""
+        self.record.update(planning.describe(p))
         self.record.update(session.probe(p.placement))
         # Price what ran: with no --machine, the probed accelerators choose the machine.
         self.prices = cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
@@ -169,16 +150,18 @@ class Job:
             self.agree = stopping.agreement(p.strategy)
         self._restore(p.total_steps)
         background = self._background_writes(p)
-        self.saver = saver.Saver(self.manager, background)
+        self.saver = saver.Saver(
+            self.manager, background, last_whole=self.record.get("resumed_from_step")
+        )
         self.writer = loop.writer(
-            self.model_dir, self.is_chief, self.record.get("run_id"), self.step, background
+            self.run_dir, self.is_chief, self.record.get("run_id"), self.step, background
         )
         self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
         self.sampler = hostcpu.Sampler()
         start_step = self.step
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
         self.progress.set_batch(self.params["global_batch_size"])
-        built = loop.build(loop.Wiring(cfg, p, self), self.step)
+        built = loop.build(self._wiring(p), self.step)
         self.controller, self.profile = built.controller, built.profile
         self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
         self.sampler.start()
@@ -199,7 +182,7 @@ class Job:
         self.record["results"] = results = loop.results(cfg, p, result, host_cpu)
         if self.profile is not None:
             results["profile"] = self.profile.section()
-        rnn = _recurrent(self.runner, p.placement)
+        rnn = efficiency.recurrent(self.runner, p.placement.accelerator)
         if rnn is not None:
             self.record["recurrent"] = rnn
         self.record["mfu"] = planning.mfu_section(cfg, p, results)
@@ -210,25 +193,43 @@ class Job:
     def _background_writes(self, p: planning.Plan) -> bool:
         """gs:// writes off the training path: asked for, on gs://, and one process
         writing (workers of a cluster save together; their copies are removed at once)."""
-        from tpubench.storage import gcs
 
         single = p.placement.num_workers == 1 and p.placement.strategy != "parameter_server"
-        return self.cfg.async_remote_writes and gcs.is_gcs(self.model_dir) and single
+        return self.cfg.async_remote_writes and self.run_dir.is_gcs and single
+
+    def _wiring(self, p: planning.Plan):
+        """What the loop is built from: parts of this job, and the calls back into it."""
+        from tpubench.run import loop
+
+        return loop.Wiring(
+            cfg=self.cfg,
+            plan=p,
+            runner=self.runner,
+            writer=self.writer,
+            progress=self.progress,
+            is_chief=self.is_chief,
+            tensorboard_dir=self.run_dir.tensorboard,
+            check_signals=self.check_signals,
+            save_checkpoint=lambda: self.save_checkpoint(final=False),  # async stays in flight
+            write_errors=self.metric_write_errors,
+            heartbeat=self.heartbeat,
+            loop_scalars=lambda: loop.loop_scalars(self.runner, self.sampler),
+        )
 
     def _ckpt_dir(self) -> str:
         if self.is_chief:
-            return checkpoints.directory(self.model_dir)
-        return self.model_dir.rstrip("/") + f"/.worker-{os.getpid()}"
+            return self.run_dir.checkpoints
+        return self.run_dir.worker_scratch(os.getpid())
 
     def _restore(self, total_steps: int) -> None:
         self.manager, restored = checkpoints.restore(
-            self.runner, self.model_dir, self._ckpt_dir(), self.is_chief, self.warn
+            self.runner, self.run_dir.path, self._ckpt_dir(), self.is_chief, self.warn
         )
         self.record.update(restored)
         self.step = int(self.runner.global_step.numpy())
         if self.step >= total_steps:
             raise errors.UsageError(
-                f"--model_dir={self.model_dir} already holds a checkpoint at step {self.step} "
+                f"--model_dir={self.run_dir} already holds a checkpoint at step {self.step} "
                 f"and --train_steps is {total_steps}: nothing to train (raise --train_steps, "
                 "or give a fresh --model_dir)"
             )
@@ -245,6 +246,7 @@ class Job:
         if self.manager is None or self.runner is None:
             return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
+        self.stop_step = step  # what an abandoned save (run/deadlines.py) reports
         if self.saver is None:
             self.saver = saver.Saver(self.manager, False)
         why = None
@@ -257,23 +259,17 @@ class Job:
         """A warning in the record's `warnings` and, from the chief, on the console."""
         self.record.setdefault("warnings", []).append(message)
         if self.is_chief and console:
-            import sys
-
             print(f"tpubench train: warning: {message}", file=sys.stderr, flush=True)
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
-        from tpubench.core import timing
+        from tpubench.run import loop
 
         state = self.controller.state if self.controller is not None else None
         if state is None or not state.loops or "results" in self.record:
             return
-        results = timing.summarize(state.loops, self.cfg.warmup_loops, self.replicas)
-        results["partial"] = True
-        results["final_step"] = (
-            int(self.runner.global_step.numpy()) if self.runner is not None else state.step
-        )
-        self.record["results"] = results
+        step = int(self.runner.global_step.numpy()) if self.runner is not None else state.step
+        self.record["results"] = loop.partial(state.loops, self.cfg, self.replicas, step)
 
     def finish(self) -> None:
         if not self.is_chief and self.manager is not None:
@@ -284,7 +280,8 @@ class Job:
                 tf.io.gfile.rmtree(self._ckpt_dir())
         if self.lock is not None:
             try:
-                self.lock.release()
+                with inflight.op("model_dir lock release", self.run_dir.path):
+                    self.lock.release()
             except Exception:  # noqa: BLE001 - a stale lock is taken over by the next run
                 self.record.setdefault("warnings", []).append("model_dir lock not released")
             self.lock = None
@@ -305,14 +302,3 @@ class Job:
         from tpubench.run import io_time
 
         io_time.report_errors(self)
-
-
-def _recurrent(runner, placement) -> dict | None:
-    """Which recurrent implementation the traced step used (None: no RNN layers)."""
-    from tpubench.model import recurrent
-
-    try:
-        ops = runner.traced_op_types()
-    except Exception:  # noqa: BLE001 - inspection must not fail a finished run
-        ops = None
-    return recurrent.describe(runner.model, ops, placement.accelerator)

@@ -18,6 +18,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.storage import files, gcs, liveness, records
+from tpubench.storage.run_dir import RunDir
 
 NAME = ".tpubench-lock.json"
 POLL_SECS = 2.0
@@ -28,7 +29,7 @@ class ModelDirLocked(errors.UsageError):
 
 
 def path_of(model_dir: str) -> str:
-    return model_dir.rstrip("/") + "/" + NAME
+    return RunDir.of(model_dir).join(NAME)
 
 
 class Lock:

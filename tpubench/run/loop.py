@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tpubench.core import timing
@@ -18,15 +19,26 @@ from tpubench.core.config import TrainConfig
 from tpubench.run import actions, efficiency
 from tpubench.run import controller as controller_lib
 from tpubench.storage import liveness
+from tpubench.storage.run_dir import RunDir
 
 
 @dataclasses.dataclass(frozen=True)
 class Wiring:
-    """What the controller is built from: the config, the session's plan, the job."""
+    """What the controller is built from: the config, the session's plan, the parts a
+    job built (runner, writer, progress) and the calls the actions make back into it."""
 
     cfg: TrainConfig
-    plan: Any  # train.Plan
-    job: Any  # job.Job: runner, writer, progress, save_checkpoint, model_dir
+    plan: Any  # planning.Plan
+    runner: Any  # runner.Runner
+    writer: Any  # a storage.writers.MetricWriter (a TimedWriter on the chief)
+    progress: Any  # progress.Progress
+    is_chief: bool
+    tensorboard_dir: str  # where the profiler writes (RunDir.tensorboard)
+    check_signals: Callable[[], None]  # raises Interrupted when the run was asked to stop
+    save_checkpoint: Callable[[], int]  # a periodic save; an async one stays in flight
+    write_errors: Callable[[], None]  # reports background metric-write errors
+    heartbeat: Callable[[], None]  # the running record and lock say the run is alive
+    loop_scalars: Callable[[], dict]  # learning rate and host CPU at a loop's end
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,13 +48,13 @@ class Built:
 
 
 def writer(
-    model_dir: str,
+    run_dir: RunDir,
     is_chief: bool,
     run_id: str | None = None,
     start_step: int = 0,
     background: bool = False,
 ):
-    """metrics.jsonl and TensorBoard events under MODEL_DIR on the chief; nothing elsewhere.
+    """metrics.jsonl and TensorBoard events under RUN_DIR on the chief; nothing elsewhere.
 
     RUN_ID goes on every metrics line.  What an earlier attempt wrote past
     START_STEP (the step this run starts from) is dropped from both: those
@@ -56,27 +68,27 @@ def writer(
 
     if not is_chief:
         return writers.NullWriter()
-    tf.io.gfile.makedirs(model_dir)
+    tf.io.gfile.makedirs(run_dir.path)
     inner = writers.MultiWriter(
         [
-            writers.JsonlWriter(model_dir.rstrip("/") + "/metrics.jsonl", run_id, start_step),
-            writers.TensorBoardWriter(model_dir.rstrip("/") + "/tensorboard", start_step),
+            writers.JsonlWriter(run_dir.metrics, run_id, start_step),
+            writers.TensorBoardWriter(run_dir.tensorboard, start_step),
         ]
     )
-    return background_writer.TimedWriter(inner, background)
+    return background_writer.TimedWriter(inner, background, where=run_dir.path)
 
 
-def loop_scalars(job) -> dict:
-    """The learning rate and the latest host CPU sample, read at a loop's end."""
+def loop_scalars(runner, sampler) -> dict:
+    """RUNNER's learning rate and SAMPLER's latest host CPU sample, read at a loop's end."""
     from tpubench.storage import writers
 
     out = {}
-    opt = getattr(job.runner, "optimizer", None)
+    opt = getattr(runner, "optimizer", None)
     opt = getattr(opt, "inner_optimizer", opt)  # under a loss-scale wrapper
     # No optimizer (or no scalar rate): nothing to plot.
     with contextlib.suppress(AttributeError, TypeError, ValueError):
         out[writers.LEARNING_RATE] = float(opt.learning_rate)
-    samples = getattr(getattr(job, "sampler", None), "system", None)
+    samples = getattr(sampler, "system", None)
     if samples:
         out[writers.HOST_CPU] = samples[-1]
     return out
@@ -106,7 +118,7 @@ def hparams(cfg: TrainConfig, p, record: dict) -> dict:
     }
 
 
-def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: int) -> None:
+def write_mfu(writer, results: dict, mfu: dict, global_batch_size: int, start_step: int) -> None:
     """MFU per loop, once the peak is known (after training): its rate x FLOPs / peak.
 
     TensorBoard only: metrics.jsonl holds one line per step, written as the
@@ -125,7 +137,7 @@ def write_mfu(writer, results: dict, mfu: dict, global_batch: int, start_step: i
     for steps, seconds in results.get("loops") or []:
         step += steps
         if seconds > 0:
-            value = 100.0 * steps * global_batch / seconds * flops / peak
+            value = 100.0 * steps * global_batch_size / seconds * flops / peak
             for board in boards:
                 call(board.write_scalars, step, {writers.MFU: value})
 
@@ -151,35 +163,32 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     """The controller for a train run, its actions in the order they run between loops."""
     from tpubench.run import trainers
 
-    cfg, p, job = w.cfg, w.plan, w.job
-    parts = trainers.build(job.runner, p.strategy, p.placement, p.manifest)
+    cfg, p = w.cfg, w.plan
+    parts = trainers.build(w.runner, p.strategy, p.placement, p.manifest)
     batch = p.params["global_batch_size"]
     acts: list = [
-        actions.StopOnSignal(job.check_signals),
-        actions.LoopMetrics(job.writer, batch, lambda: loop_scalars(job)),
-        actions.ShowProgress(job.progress),
+        actions.StopOnSignal(w.check_signals),
+        actions.LoopMetrics(w.writer, batch, w.loop_scalars),
+        actions.ShowProgress(w.progress),
     ]
     if parts.evaluate is not None:
         steps = eval_steps(cfg, p)
-        acts.append(
-            actions.Evaluate(lambda: parts.evaluate(steps), job.writer, eval_cadence(cfg, p))
-        )
+        acts.append(actions.Evaluate(lambda: parts.evaluate(steps), w.writer, eval_cadence(cfg, p)))
         if cfg.target_accuracy is not None:
             target = actions.Target(
                 p.spec.target_metric, p.spec.target_mode, cfg.target_accuracy, cfg.stop_at_target
             )
             acts.append(actions.TargetReached(target, clock))
-    save = lambda: job.save_checkpoint(final=False)  # noqa: E731 - an async save stays in flight
-    acts.append(actions.Checkpoint(save, cfg.checkpoint_every_steps, job.writer))
-    acts.append(actions.Flush(job.writer, max(cfg.log_every_secs, 1.0), job.metric_write_errors))
-    acts.append(actions.Heartbeat(job.heartbeat, liveness.HEARTBEAT_SECS))
+    acts.append(actions.Checkpoint(w.save_checkpoint, cfg.checkpoint_every_steps, w.writer))
+    acts.append(actions.Flush(w.writer, max(cfg.log_every_secs, 1.0), w.write_errors))
+    acts.append(actions.Heartbeat(w.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
-    if cfg.profile_steps is not None and job.is_chief:
+    if cfg.profile_steps is not None and w.is_chief:
         from tpubench.run import profile as profile_lib
 
         steps_range = profile_lib.StepRange(*cfg.profile_steps)
-        logdir = job.model_dir.rstrip("/") + "/tensorboard"
-        profile = profile_lib.Profile(steps_range, logdir, profile_lib.tensorflow_tracer())
+        tracer = profile_lib.tensorflow_tracer()
+        profile = profile_lib.Profile(steps_range, w.tensorboard_dir, tracer)
         acts.append(profile)
     schedule = controller_lib.Schedule(
         total_steps=p.total_steps,
@@ -192,6 +201,13 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
         trainer=parts.trainer, schedule=schedule, actions=acts, clock=clock
     )
     return Built(ctl, profile)
+
+
+def partial(loops: list, cfg: TrainConfig, replicas: int, final_step: int) -> dict:
+    """The record's `results` after an interrupt: the loops that ran, honestly labelled."""
+    out = timing.summarize(loops, cfg.warmup_loops, replicas)
+    out.update(partial=True, final_step=final_step)
+    return out
 
 
 def results(cfg: TrainConfig, p, result: controller_lib.LoopResult, host_cpu: dict) -> dict:

@@ -85,7 +85,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         )
     ps = placement.strategy == "parameter_server"
     replicas = placement.num_workers if ps else placement.num_replicas
-    batch = cfg.batch_size or spec.default_batch_size * replicas
+    batch = cfg.global_batch_size or spec.default_batch_size * replicas
     session.check_batch(batch, replicas)
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")
@@ -143,6 +143,34 @@ def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
     for path in {model_dir, cfg.results_dir}:
         if path and gcs.is_gcs(path):
             gcs.check_access(path, write=True)
+
+
+def describe(p: Plan) -> dict:
+    """The record's model, placement and data sections and its batch sizes, from the plan."""
+    batch, spec = p.params["global_batch_size"], p.spec
+    data = session.data_section(spec, p.manifest, p.params)
+    if p.manifest is None:
+        data["examples_per_epoch_assumed"] = p.epoch_examples
+        data["canonical_dataset"] = spec.datasets[0] if spec.datasets else None
+    if p.skipped is not None:
+        data["skipped"] = p.skipped
+    model = {
+        "name": spec.name,
+        "description": spec.description,
+        "params": session.plain(p.params),
+        "target_metric": spec.target_metric,
+        "target_mode": spec.target_mode,
+        "data_format": p.data_format,
+    }
+    return dict(
+        model=model | ({"fitted_to_data": p.fitted} if p.fitted else {}),
+        placement=session.plain(p.placement.__dict__),
+        data=data,
+        global_batch_size=batch,
+        per_replica_batch_size=batch // p.replicas,
+        train_steps=p.total_steps,
+        examples_per_epoch=p.epoch_examples,
+    )
 
 
 def cost_section(p: Plan, results: dict, prices: cost_runs.Prices | None = None) -> dict:

@@ -64,8 +64,8 @@ class Progress:
 
     _batch = 0
 
-    def set_batch(self, global_batch: int):
-        self._batch = global_batch
+    def set_batch(self, global_batch_size: int):
+        self._batch = global_batch_size
 
     def close(self):
         if self._live is not None:

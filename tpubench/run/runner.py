@@ -11,11 +11,10 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
 from tpubench.model import layers, model_api, optim
 from tpubench.model.model_api import Mode
-
-POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
 
 class Runner:
@@ -54,11 +53,11 @@ class Runner:
         self.spec = spec
         self.params = dict(params)
         self.strategy = strategy
-        self.precision = precision
+        self.precision = precision_lib.of(precision)
         self.data_format = data_format
-        self.global_batch = int(params["global_batch_size"])
-        self.step_batch = int(step_batch or self.global_batch)
-        keras.mixed_precision.set_global_policy(POLICIES[precision])
+        self.global_batch_size = int(params["global_batch_size"])
+        self.step_batch = int(step_batch or self.global_batch_size)
+        keras.mixed_precision.set_global_policy(self.precision.policy)
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
             with layers.image_layout(data_format):
@@ -66,7 +65,7 @@ class Runner:
             self.optimizer = None
             if train:
                 optimizer = spec.build_optimizer(self.params)
-                if precision == "fp16":
+                if self.precision.loss_scaling:
                     optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer
                 # Keras 3 optimizers must be built inside the scope before a
@@ -105,7 +104,7 @@ class Runner:
             loss = tf.reduce_sum(out.per_example_loss) / self.step_batch
             if out.aux_loss is not None:
                 loss += out.aux_loss / self.strategy.num_replicas_in_sync
-            scaled = self.optimizer.scale_loss(loss) if self.precision == "fp16" else loss
+            scaled = self.optimizer.scale_loss(loss) if self.precision.loss_scaling else loss
         return loss, tape.gradient(scaled, self.model.trainable_variables)
 
     def _train_step(self, features, labels):
@@ -222,22 +221,22 @@ class Runner:
         dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
         return self._accumulate(dataset, max_steps)
 
-    def set_global_batch(self, global_batch: int) -> None:
+    def set_global_batch_size(self, global_batch_size: int) -> None:
         """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
 
         For inference sweeps, which measure one built model at several batch
         sizes; the per-replica `params["batch_size"]` follows.
         """
         replicas = self.strategy.num_replicas_in_sync
-        self.global_batch = self.step_batch = int(global_batch)
+        self.global_batch_size = self.step_batch = int(global_batch_size)
         self.params.update(
-            global_batch_size=self.global_batch, batch_size=self.global_batch // replicas
+            global_batch_size=self.global_batch_size, batch_size=self.global_batch_size // replicas
         )
 
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
         batch = synthetic.global_batch(
-            self.spec.element_spec(self.params), self.params, self.global_batch, seed
+            self.spec.element_spec(self.params), self.params, self.global_batch_size, seed
         )
         return synthetic.per_replica_values(
             self.strategy, batch, self.strategy.num_replicas_in_sync

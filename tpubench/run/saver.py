@@ -18,12 +18,20 @@ failed.  Once a save is written, `Saver` stops that helper's thread and
 drops it; the next save makes a fresh one, whose first copy works.  A final
 save (the run's end, an interrupt) is waited for, so the record claims a
 checkpoint only once its files are complete.
+
+Each save in flight on gs:// is tracked (storage/inflight.py) from submit
+until it is written, so a bucket that stops answering is named with the
+step being saved; `last_whole` is the newest step known written whole
+(what a rerun resumes from when a save is abandoned).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
+
+from tpubench.storage import inflight
 
 
 @dataclasses.dataclass
@@ -35,8 +43,10 @@ class Failure:
 class Saver:
     """MANAGER's saves at a given step; ASYNCHRONOUS: written in the background."""
 
-    def __init__(self, manager, asynchronous: bool, clock=time.perf_counter):
+    def __init__(self, manager, asynchronous: bool, clock=time.perf_counter, last_whole=None):
         self.manager = manager
+        self.last_whole: int | None = last_whole  # newest step whose save is known complete
+        self._token = None  # inflight token of the async save in flight
         self.asynchronous = asynchronous
         self.clock = clock
         self.blocked_seconds = 0.0  # the caller's time in save()
@@ -54,12 +64,18 @@ class Saver:
             failures = self._settle() if self.asynchronous else []
             if step == self._saved and not any(f.step == step for f in failures):
                 return failures  # saved at this step already (a checkpoint step ends the run)
+            token = inflight.begin(f"checkpoint save at step {step}", self.manager.directory)
             try:
                 self.manager.save(checkpoint_number=step, options=self._options())
             except Exception as e:  # noqa: BLE001 - reported by the caller
+                inflight.end(token)
                 return failures + [Failure(step, e)]
             self._saved = step
-            if self.asynchronous:
+            if not self.asynchronous:
+                inflight.end(token)
+                self.last_whole = step
+            else:
+                self._token = token
                 self._pending, self._submitted, self._written = step, self.clock(), None
                 if final:
                     failures += self._settle()
@@ -87,16 +103,23 @@ class Saver:
 
     def _on_written(self, save_path) -> None:  # on TensorFlow's write thread
         self._written = self.clock()
+        inflight.end(self._token)
+        with contextlib.suppress(ValueError):
+            self.last_whole = int(str(save_path).rsplit("-", 1)[-1])
 
     def _settle(self) -> list[Failure]:
         if self._pending is None:
             return []
         step, self._pending = self._pending, None
         t0 = self.clock()
-        self.manager.sync()
+        # Also after the files are written, TensorFlow's thread still writes the state
+        # file and removes old checkpoints: the wait is a storage call of its own.
+        with inflight.op(f"checkpoint save at step {step} (finishing)", self.manager.directory):
+            self.manager.sync()
         self.waited_seconds += self.clock() - t0
         if self._written is not None:
             self.background_seconds += self._written - self._submitted
+        inflight.end(self._token)
         error = _take_async_error(self.manager)
         _retire_async_helper(self.manager)
         return [Failure(step, error)] if error is not None else []

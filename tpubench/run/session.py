@@ -10,6 +10,7 @@ record of a run that failed early.  Signals while a model runs: interrupts.py.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 from tpubench.core import errors
@@ -43,7 +44,6 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
 
 def say(message: str) -> None:
     """A note on the console (stderr) that is not the run's error line."""
-    import sys
 
     print(f"tpubench: note: {message}", file=sys.stderr, flush=True)
 
@@ -87,7 +87,7 @@ class ModelRef:
 class Feed:
     """How the input pipeline is fed: batch, seed and data options."""
 
-    global_batch: int
+    global_batch_size: int
     replicas: int  # the batch is split over these (workers under parameter servers)
     seed: int
     data: DataConfig
@@ -109,8 +109,8 @@ def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> d
     vocabulary fitted to the data the model reads (unless --params set them)."""
     out = dict(params)
     out.update(
-        batch_size=feed.global_batch // feed.replicas,
-        global_batch_size=feed.global_batch,
+        batch_size=feed.global_batch_size // feed.replicas,
+        global_batch_size=feed.global_batch_size,
         seed=feed.seed,
         data_dir=data_dir,
         deterministic=feed.data.deterministic,

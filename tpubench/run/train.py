@@ -11,12 +11,14 @@ runs the loops and its actions; this module wires them and fills the record.
 from __future__ import annotations
 
 import contextlib
+import sys
 
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, planning, session
 from tpubench.storage import records
+from tpubench.storage.run_dir import RunDir
 
 # What a train run plans before it builds the model: in planning.py, importable from here.
 DEFAULT_TRAIN_STEPS = planning.DEFAULT_TRAIN_STEPS
@@ -27,14 +29,14 @@ total_steps = planning.total_steps
 Interrupted = interrupts.Interrupted
 
 
-def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, str]:
+def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, RunDir]:
     run_id = records.new_run_id(cfg.model)
-    model_dir = cfg.model_dir or records.path_for(cfg.results_dir, run_id)[: -len(".json")]
-    config = cfg.to_dict() | {"model_dir": model_dir}
+    run_dir = RunDir.for_run(cfg.model_dir, cfg.results_dir, run_id)
+    config = cfg.to_dict() | {"model_dir": run_dir.path}
     record = session.base_record("train", run_id, config, session.Invocation(argv, flag_values))
     if cfg.run_label is not None:
         record["run_label"] = cfg.run_label
-    return record, model_dir
+    return record, run_dir
 
 
 def record_early_failure(
@@ -62,8 +64,11 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
     if finished is not None:  # the same command, run again after its record failed
         return finished
-    record, model_dir = _base_record(cfg, argv, flag_values)
-    job = job_lib.Job(cfg, record, model_dir)
+    from tpubench.run import deadlines
+
+    record, run_dir = _base_record(cfg, argv, flag_values)
+    job = job_lib.Job(cfg, record, run_dir)
+    watchdog = deadlines.watch(job, cfg)
     try:
         with interrupts.interruptible() as received:
             job.signals = received
@@ -79,9 +84,13 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
                 raise replacement from None
     finally:
         record["finished"] = records.now_iso()
-        job.finish()
-        if job.is_chief:
-            _write_final(record, cfg.results_dir)
+        try:
+            job.finish()
+            if job.is_chief:
+                watchdog.claim_end()
+                _write_final(record, cfg.results_dir)
+        finally:
+            watchdog.stop()
     return record
 
 
@@ -92,7 +101,6 @@ def _write_final(record: dict, results_dir: str) -> None:
     when the record cannot be written, RecordNotWritten replaces it, its
     message carrying the status and the fallback's path.
     """
-    import sys
 
     from tpubench.run import unsent
 
@@ -138,7 +146,13 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
                 "checkpoint saved before"
             )
         record["error"] = f"interrupted ({cause}) at step {step}; {saved}"
-        record["interrupted"] = {"cause": cause, "step": step, "checkpoint_saved": failure is None}
+        last = job.saver.last_whole if job.saver is not None else None
+        record["interrupted"] = {
+            "cause": cause,
+            "step": step,
+            "checkpoint_saved": failure is None,
+            "last_checkpoint": step if failure is None else last,
+        }
         job.partial_results()
         return errors.InterruptedRun(record["error"])
     if not isinstance(e, Exception):
@@ -161,10 +175,8 @@ def _compare_synthetic(job) -> None:
     from tpubench.run import job as job_lib
 
     fitted = session.fitted_from_data(job.params, job.manifest)
-    synthetic_cfg = diagnosis.synthetic_config(job.cfg, job.model_dir, fitted)
-    synthetic = job_lib.Job(
-        synthetic_cfg, {}, job.model_dir.rstrip("/") + "/compare-synthetic", write_records=False
-    )
+    synthetic_cfg = diagnosis.synthetic_config(job.cfg, job.run_dir, fitted)
+    synthetic = job_lib.Job(synthetic_cfg, {}, job.run_dir.compare_synthetic, write_records=False)
     try:
         synthetic.run()
     finally:

@@ -15,6 +15,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.storage import cache, records
+from tpubench.storage.run_dir import RunDir
 
 ATTEMPTS = 3
 RETRY_DELAYS = (0.5, 2.0)  # seconds between the tries
@@ -76,7 +77,7 @@ def pending(model_dir: str) -> list[tuple[str, dict]]:
     d = folder()
     if not os.path.isdir(d):
         return []
-    want = model_dir.rstrip("/")
+    want = RunDir.of(model_dir)
     out = []
     for name in sorted(os.listdir(d)):
         if not name.endswith(".json"):
@@ -88,7 +89,7 @@ def pending(model_dir: str) -> list[tuple[str, dict]]:
             continue
         config = record.get("config")
         got = config.get("model_dir") if isinstance(config, dict) else None
-        if isinstance(got, str) and got.rstrip("/") == want:
+        if want.same(got):
             out.append((path, record))
     return sorted(out, key=lambda x: str(x[1].get("started")))
 

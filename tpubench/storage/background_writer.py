@@ -28,7 +28,7 @@ import threading
 import time
 
 from tpubench.core import errors
-from tpubench.storage import writers
+from tpubench.storage import inflight, writers
 
 MIN_INTERVAL = 5.0  # seconds between two background flushes nobody waits for
 MAX_QUEUE = 10_000  # queued calls before the caller waits for room
@@ -46,8 +46,10 @@ class TimedWriter(writers.MetricWriter):
         min_interval: float = MIN_INTERVAL,
         max_queue: int = MAX_QUEUE,
         clock=time.perf_counter,
+        where: str | None = None,
     ):
         self.inner = inner
+        self.where = where  # the directory written (a gs:// one is watched: inflight.py)
         self.background = background
         self.min_interval = min_interval
         self.max_queue = max_queue
@@ -156,7 +158,8 @@ class TimedWriter(writers.MetricWriter):
     def _inline(self, fn, *args) -> None:
         t0 = self.clock()
         try:
-            fn(*args)
+            with inflight.op("metrics write", self.where):
+                fn(*args)
         finally:
             self.blocked_seconds += self.clock() - t0
 
@@ -196,9 +199,10 @@ class TimedWriter(writers.MetricWriter):
 
     def _run(self, ops, flush: bool, target: int) -> None:
         t0 = self.clock()
-        for fn, args in ops:
-            self._guarded(fn, *args)
-        ok = self._guarded(self.inner.flush) if flush else True
+        with inflight.op("metrics upload", self.where):
+            for fn, args in ops:
+                self._guarded(fn, *args)
+            ok = self._guarded(self.inner.flush) if flush else True
         with self._cond:
             self.background_seconds += self.clock() - t0
             if flush:
@@ -224,13 +228,14 @@ class TimedWriter(writers.MetricWriter):
         """The last flush, tried CLOSE_ATTEMPTS times, then INNER's close."""
         t0 = self.clock()
         ok = False
-        for attempt in range(CLOSE_ATTEMPTS):
-            if attempt:
-                time.sleep(min(self.min_interval, 1.0))
-            ok = self._guarded(self.inner.flush)
-            if ok:
-                break
-        ok = self._guarded(self.inner.close) and ok
+        with inflight.op("last metrics upload", self.where):
+            for attempt in range(CLOSE_ATTEMPTS):
+                if attempt:
+                    time.sleep(min(self.min_interval, 1.0))
+                ok = self._guarded(self.inner.flush)
+                if ok:
+                    break
+            ok = self._guarded(self.inner.close) and ok
         with self._cond:
             self.background_seconds += self.clock() - t0
             if ok:

@@ -19,7 +19,7 @@ import secrets
 import stat
 
 from tpubench.core import errors
-from tpubench.storage import files, gcs, liveness, redaction
+from tpubench.storage import files, gcs, liveness, record_view, redaction
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
@@ -302,3 +302,10 @@ def migrate(record, path: str = "record") -> dict:
         version += 1
         record["schema_version"] = version
     return record
+
+
+def typed(record, path: str = "record") -> record_view.RunRecord:
+    """RECORD migrated to the current schema (see `migrate`), as a typed RunRecord.
+
+    A section of the wrong shape (a list where a mapping belongs) is a TypeError."""
+    return record_view.view(migrate(record, path))

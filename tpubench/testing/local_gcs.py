@@ -16,8 +16,10 @@ empty body, which the emulator would answer with a 500.  The emulator also
 hands out `http://` resumable-upload locations; they are rewritten to https.
 
 Faults can be injected (`fail(...)`): a 403 for a denied request, or a
-number of 503s that a client is expected to retry; and latency (`delay(...)`):
-matching requests wait before they are answered, as a far-away bucket does.
+number of 503s that a client is expected to retry; latency (`delay(...)`):
+matching requests wait before they are answered, as a far-away bucket does;
+and a frozen server (`pause()` until `resume()`): every request waits, as
+when a bucket stops answering (or the server process is stopped with SIGSTOP).
 
 Run it by hand:  python -m tpubench.testing.local_gcs --bucket=my-bucket
 prints the environment to export, then serves until Ctrl-C or SIGTERM.  Its
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import logging
 import os
 import re
 import shutil
@@ -41,6 +44,7 @@ import sys
 import tempfile
 import threading
 import time
+from http import HTTPStatus
 
 ENV_TOKEN = "local-gcs-test-token"
 _HOSTS = ("www.googleapis.com", "storage.googleapis.com", "*.googleapis.com")
@@ -97,7 +101,6 @@ def _patch_emulator():
 def _add_generation_preconditions(emu):
     """`ifGenerationMatch` on uploads and deletes, which the emulator ignores: a
     mismatch is HTTP 412, as GCS answers (0 means "only if no object is there")."""
-    from http import HTTPStatus
 
     from gcp_storage_emulator.exceptions import NotFound
     from gcp_storage_emulator.handlers import objects
@@ -148,6 +151,8 @@ class _Faults:
         self._lock = threading.Lock()
         self.hits: list[tuple[str, str, int]] = []
         self.delayed = 0  # requests that waited
+        self._answering = threading.Event()  # cleared while paused
+        self._answering.set()
 
     def add(self, pattern: str, status: int, times: int | None, method: str | None):
         with self._lock:
@@ -157,7 +162,14 @@ class _Faults:
         with self._lock:
             self._delays.append((method, re.compile(pattern), float(seconds)))
 
+    def pause(self) -> None:
+        self._answering.clear()
+
+    def resume(self) -> None:
+        self._answering.set()
+
     def clear(self):
+        self._answering.set()
         with self._lock:
             self._rules.clear()
             self._delays.clear()
@@ -165,7 +177,8 @@ class _Faults:
             self.delayed = 0
 
     def wait(self, method: str, path: str) -> None:
-        """Sleeps for the first delay rule matching METHOD and PATH, if any."""
+        """Sleeps for the first delay rule matching METHOD and PATH, if any (and while paused)."""
+        self._answering.wait()
         with self._lock:
             seconds = next(
                 (s for want, regex, s in self._delays
@@ -272,7 +285,6 @@ class LocalGCS:
         self._proxy = None
 
     def start(self) -> LocalGCS:
-        import logging
 
         from gcp_storage_emulator.handlers import buckets as emu_buckets
         from gcp_storage_emulator.storage import Storage
@@ -344,7 +356,15 @@ class LocalGCS:
         """Answers requests whose path matches PATTERN only after SECONDS (latency)."""
         self.faults.add_delay(pattern, seconds, method)
 
+    def pause(self):
+        """Stops answering: every request waits until `resume()` (a bucket that froze)."""
+        self.faults.pause()
+
+    def resume(self):
+        self.faults.resume()
+
     def stop(self):
+        self.faults.resume()
         if self._proxy is not None:
             self._proxy.shutdown()
             self._proxy.server_close()

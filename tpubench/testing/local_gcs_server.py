@@ -8,6 +8,8 @@ server itself is local_gcs.LocalGCS.
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import re
 import shutil
@@ -79,8 +81,6 @@ def _on_sigterm(signum, frame):
 
 
 def main(argv=None):
-    import argparse
-    import logging
 
     logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser(

@@ -1,0 +1,120 @@
+"""Findings verdicts and the report's form, from measured cells built in process (no TensorFlow)."""
+
+from __future__ import annotations
+
+from tpubench.study import cells, findings, measured, report, spec
+
+HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
+GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
+
+
+def _results(name: str, rates: dict, host=HOST, usd: dict | None = None):
+    """Results where the cell (part, model, data, setup label) measured RATES[...]."""
+    study = spec.load(name, report.FORMS, findings.CHECKS)
+    all_cells = cells.expand(study, "full")
+    got = {}
+    for c in all_cells:
+        key = (c.part.name, c.model.model, c.data, c.setup.label)
+        if key in rates:
+            got[c.id] = measured.Measured(
+                cell=c,
+                trials=1,
+                rate=rates[key],
+                usd_hour=1.0,
+                usd_epoch=(usd or {}).get(key),
+                sec_epoch=None,
+                usd_million=None,
+                accelerator=c.device(host),
+                machine="m",
+                pricing="on_demand",
+                paths=(),
+                batch=c.batch(),
+            )
+    blocked = {c.id: c.needs(host) for c in all_cells if c.needs(host)}
+    return measured.Results(study, "full", host, "runs", tuple(all_cells), got, blocked)
+
+
+def _verdicts(results) -> dict:
+    return {v.finding: (v.measured, v.verdict) for v in findings.check_all(results)}
+
+
+def test_knee_holds_when_the_rate_stops_gaining_near_the_published_size():
+    rates = {
+        ("train", "resnet50", "jpeg", f"{n} vCPU"): r
+        for n, r in ((1, 300.0), (2, 600.0), (4, 1000.0), (8, 1020.0), (16, 1010.0))
+    }
+    v = _verdicts(_results("gpu_host_sizing", rates, GPU_HOST))
+    text, verdict = v["one GPU needs about 4 vCPUs to train image models"]
+    assert verdict == "holds"
+    assert "stops gaining at 4 vCPUs (resnet50, jpeg, GPU)" in text
+
+
+def test_knee_far_from_the_published_size_does_not_hold():
+    rates = {("train", "resnet50", "jpeg", f"{n} vCPU"): 100.0 * n for n in (1, 2, 4, 8)}
+    rates[("train", "resnet50", "jpeg", "16 vCPU")] = 1600.0
+    text, verdict = _verdicts(_results("gpu_host_sizing", rates, GPU_HOST))[
+        "one GPU needs about 4 vCPUs to train image models"
+    ]
+    assert verdict == "does not hold here" and "16 vCPUs" in text
+
+
+def test_a_knee_that_may_lie_beyond_this_host_is_not_measured_and_says_what_it_needs():
+    rates = {
+        ("infer", "resnet50", "jpeg", "1 vCPU"): 380.0,
+        ("infer", "resnet50", "jpeg", "2 vCPU"): 650.0,
+    }  # noqa: E501
+    text, verdict = _verdicts(_results("gpu_host_sizing", rates))["inference needs about 2 vCPUs"]
+    assert "still gains at 2 vCPUs" in text
+    assert verdict == "not measured (needs 4 vCPUs; this host has 2; 8 vCPUs; this host has 2)"
+
+
+def test_cpu_vs_gpu_findings_against_measured_cells():
+    rates, usd = {}, {}
+    for n, rate, cost in ((8, 100.0, 0.8), (16, 180.0, 0.5), (32, 300.0, 0.9), (64, 310.0, 1.7)):
+        rates[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = rate
+        usd[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = cost
+    rates[("train", "imdb_bilstm", "synthetic", "1 GPU")] = 90.0
+    usd[("train", "imdb_bilstm", "synthetic", "1 GPU")] = 0.6
+    for n in (1, 2, 4):  # the small machines too: cheapest needs every setup
+        rates[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = 20.0 * n
+        usd[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = 1.0
+    v = _verdicts(_results("cpu_vs_gpu", rates, GPU_HOST, usd))
+    assert v["32 and 64 vCPUs train about equally fast"] == (
+        "32 vCPU runs at 0.97x (imdb_bilstm) of 64 vCPU",
+        "holds",
+    )
+    assert v["16 vCPUs is the cheapest way to train (with compiled TensorFlow)"][1] == "holds"
+    text, verdict = v["the GPU is slower than every CPU machine on the bidirectional LSTM"]
+    assert verdict == "does not hold here" and "1 GPU 90.0/s vs the slowest other 20.0/s" in text
+    assert v["TensorFlow compiled for AVX/FMA trains 30-40% faster than the pip build"][
+        1
+    ].startswith("not measured (needs a second TensorFlow build")
+
+
+def test_scaling_and_strategies_on_gpus():
+    rates = {
+        ("train", "resnet50", "synthetic", f"{n} GPU"): 1000.0 * n * (0.95 if n > 1 else 1)
+        for n in (1, 2, 4, 8)
+    }  # noqa: E501
+    v = _verdicts(_results("cnn_scaling", rates, GPU_HOST))
+    text, verdict = v[next(k for k in v if k.startswith("throughput scales"))]
+    assert verdict == "holds" and "95% of ideal at 8 devices (resnet50, synthetic)" in text
+    rates = {
+        ("train", "vgg16", "synthetic", f"8 GPU {m}"): r
+        for m, r in (("nccl", 900.0), ("hierarchical_copy", 700.0), ("reduce_to_one", 600.0))
+    }
+    v = _verdicts(_results("strategies", rates, GPU_HOST))
+    assert v["NCCL wins at 8 GPUs"] == ("nccl fastest for vgg16 at 8 devices", "holds")
+
+
+def test_published_rows_are_labelled_and_apart_from_measured_ones():
+    rates = {("train", "resnet50", "synthetic", "1 GPU"): 1234.5}
+    text = report.render(_results("cnn_scaling", rates, GPU_HOST), [])
+    measured_part = text.split("## Published")[0]
+    published_part = text.split("## Published")[1].split("## Findings")[0]
+    assert "1,234" in measured_part.replace("1,234.5", "1,234") and "219.0" not in measured_part
+    assert (
+        "| published: DGX-1 P100 | ResNet-50 | synthetic | 64 | 219.0 | 422.0 | 852.0 | 1,734 |"
+        in published_part
+    )  # noqa: E501
+    assert "1,234" not in published_part

@@ -1,0 +1,177 @@
+"""`tpubench study list|run|report`: the published comparisons, rerun from one file each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from absl import flags
+
+FLAGS = flags.FLAGS
+ACTIONS = ("list", "run", "report")
+USAGE = "usage: tpubench study list | run NAME_OR_FILE | report NAME_OR_FILE"
+
+
+def define():
+    f = flags
+    f.DEFINE_enum(
+        "scale", "full", ["smoke", "full"], "smoke: tiny models, a few steps; full: the study's."
+    )
+    f.DEFINE_bool("dry-run", False, "run: show cells, commands and cost preview; run nothing.")
+    f.DEFINE_enum(
+        "executor",
+        "local",
+        ["local", "gce", "tpu-vm", "gke"],
+        "Where the cells run (only local is built in; see docs/studies.md).",
+    )
+    f.DEFINE_string(
+        "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
+    )
+    f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
+
+
+def _known_flags() -> dict | None:
+    """train and infer flag names, asked of tpubench (flags are defined once per process)."""
+    out = {}
+    for command in ("train", "infer"):
+        done = subprocess.run(
+            [sys.executable, "-m", "tpubench.cli.flags", command],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode:
+            return None
+        out[command] = set(json.loads(done.stdout))
+    return out
+
+
+def _load(name: str, check_flags: bool):
+    from tpubench.study import findings, report, spec
+
+    known = _known_flags() if check_flags else None
+    return spec.load(name, report.FORMS, findings.CHECKS, known)
+
+
+def _list() -> int:
+    from tpubench.study import cells, plan, spec
+
+    host = cells.probe()
+    print(f"{'study':<16} {'cells':>5} {'here':>5}  title")
+    for name in spec.shipped():
+        study = _load(name, False)
+        p = plan.make(study, "full", host, os.path.join("runs", "studies", name))
+        print(f"{name:<16} {len(p.cells):>5} {p.runnable:>5}  {study.title}")
+    print(
+        f"\ncells: at --scale=full; here: runnable on this host ({host.describe()}).\n"
+        f"study files: {spec.shipped_dir()} (copy one, change it, run `tpubench study run "
+        "FILE.yaml`)"
+    )
+    return 0
+
+
+def _check_args(args: list[str]) -> None:
+    from tpubench.core import errors
+
+    if not args:
+        raise errors.UsageError(USAGE)
+    if args[0] not in ACTIONS:
+        raise errors.unknown("study action", args[0], ACTIONS)
+    if args[0] == "list" and len(args) > 1:
+        raise errors.UsageError(f"tpubench study list takes no arguments (got {args[1]!r})")
+    if args[0] != "list" and len(args) != 2:
+        raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
+    if FLAGS.executor != "local":
+        raise errors.UsageError(
+            f"--executor={FLAGS.executor}: `tpubench study run` runs cells on this host only for "
+            "now; run the study on the machine that has the hardware and copy its records into "
+            "--results_dir here"
+        )
+    if FLAGS.gcs_data and not FLAGS.gcs_data.startswith("gs://"):
+        raise errors.UsageError(f"--gcs_data={FLAGS.gcs_data} must be a gs://BUCKET/PATH")
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    from tpubench.core import errors
+    from tpubench.study import cells, plan
+
+    _check_args(args)
+    if args[0] == "list":
+        return _list()
+    study = _load(args[1], args[0] == "run")
+    results_dir = FLAGS.results_dir or os.path.join("runs", "studies", study.name)
+    if "://" in results_dir:
+        raise errors.UsageError(f"--results_dir={results_dir}: a study's records stay local")
+    host = cells.probe(FLAGS.gcs_data)
+    p = plan.make(study, FLAGS.scale, host, results_dir)
+    failed = []
+    if args[0] == "run":
+        failed = _run(study, p, host, results_dir)
+        if failed is None:  # a dry run
+            return 0
+    _report(study, p, host, results_dir)
+    if failed:
+        err = errors.TpubenchError(
+            f"{len(failed)} cell(s) failed ({', '.join(c.id for c, _, _ in failed)}); first: "
+            f"{failed[0][2]}; run the same command again to retry them (recorded cells are "
+            "skipped)"
+        )
+        err.exit_code = 1
+        raise err
+    return 0
+
+
+def _run(study, p, host, results_dir: str) -> list | None:
+    """Runs the cells to run; None for a dry run, else the cells that failed."""
+    from tpubench.study import execute, plan
+
+    scale = FLAGS.scale
+    print("\n".join(plan.header(study, p, scale, host, results_dir)))
+    print("\n".join(plan.preview(study, p, scale)), flush=True)
+    jpeg = _jpeg(p, scale, results_dir)
+    jpeg_dir = jpeg[0] if jpeg else None
+    if FLAGS["dry-run"].value:
+        print("dry run: these commands would run, in this order:")
+        if jpeg and not os.path.exists(os.path.join(jpeg_dir, "manifest.json")):
+            print(
+                "tpubench data prepare --dataset=photos --record_format=jpeg "
+                f"--examples={jpeg[1]} --output={jpeg_dir}"
+            )
+        for c in p.todo:
+            print(f"# {c.id}: {c.describe()}")
+            print(c.shell(host, results_dir, jpeg_dir))
+        return None
+    if not p.todo:
+        return []
+    if jpeg:
+        execute.prepare_jpeg(jpeg_dir, jpeg[1], sys.stdout)
+    done = execute.run_cells(list(p.todo), host, results_dir, jpeg_dir, sys.stdout)
+    return [(c, s, w) for c, s, w in done if s not in execute.DONE]
+
+
+def _report(study, p, host, results_dir: str) -> None:
+    from tpubench.storage import files
+    from tpubench.study import charts, measured, report
+
+    results = measured.collect(study, list(p.cells), host, results_dir, FLAGS.scale)
+    out_dir = os.path.join(results_dir, "report")
+    os.makedirs(out_dir, exist_ok=True)
+    pngs = charts.write(results, out_dir)
+    text = report.render(results, pngs)
+    md = files.write_atomic(os.path.join(out_dir, f"{study.name}-{FLAGS.scale}.md"), text + "\n")
+    print(text)
+    print(f"report: {md}" + (f"; charts: {', '.join(pngs)}" if pngs else ""))
+
+
+def _jpeg(p, scale: str, results_dir: str):
+    """(directory, examples) of the JPEG photos the cells to run read, or None."""
+    from tpubench.study import execute
+
+    uses = [c for c in p.todo if c.data == "jpeg"]
+    if not uses:
+        return None
+    # One prepared copy serves every part: the largest any part asks for.
+    examples = max(c.part.scale[scale].get("jpeg_examples", 2048) for c in uses)
+    return execute.jpeg_dir(results_dir, examples), examples

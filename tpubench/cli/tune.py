@@ -1,0 +1,152 @@
+"""`tpubench tune`: the fastest and the cheapest settings for a model on this hardware.
+
+Takes every `tpubench train` flag (they fix what they set and go to every
+trial) plus the search's own.  Each trial is a `tpubench train` process
+(tpubench/tune/trials.py); the search is tpubench/tune/search.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from absl import flags
+
+from tpubench.cli import argv_checks, configs, tune_text, values
+from tpubench.cli import train as train_cli
+from tpubench.core import errors
+from tpubench.tune import space
+
+FLAGS = flags.FLAGS
+# Flags tune sets for every trial: user values would break resume or the guard.
+OWNED = ("results_dir", "model_dir", "run_label", "train_steps", "train_epochs")
+_train_flags: set[str] = set()
+
+
+def define():
+    before = set(FLAGS)
+    train_cli.define()
+    _train_flags.update(set(FLAGS) - before)
+    # Tune measures the compute settings: synthetic batches unless asked otherwise.
+    FLAGS.set_default("use_synthetic_data", True)
+    f = flags
+    f.DEFINE_enum("objective", "throughput", ["throughput", "cost"], "What the winner is best at.")
+    f.DEFINE_string(
+        "budget", "30m", "Wall time the trials may take, e.g. 10m, 1h30m (the defaults always run)."
+    )
+    f.DEFINE_list(
+        "batch_sizes",
+        [],
+        "Global batch sizes to try, e.g. 64,128,256 (default: the model's default batch and its "
+        "doublings, 4x on CPU, 8x on accelerators); larger ones stop at the first out-of-memory.",
+    )
+    f.DEFINE_list(
+        "search",
+        list(space.AXES),
+        "The axes to search (always in this order); a train flag given on the command line "
+        "fixes its axis.",
+    )
+    f.DEFINE_integer(
+        "trial_steps", 100, "Steps of a short trial; longer runs take 3x as many.", lower_bound=10
+    )
+    f.DEFINE_integer(
+        "finalists", 4, "Settings that get a longer run after the short round.", lower_bound=1
+    )
+    f.DEFINE_integer("repeats", 3, "Runs of each leader at the longer length.", lower_bound=1)
+
+
+def main(args: list[str], full_argv: list[str]) -> int:
+    from tpubench.model import registry
+    from tpubench.run import train as train_lib
+    from tpubench.tune import search, trials
+
+    argv_checks.no_positional(args, "tune")
+    budget = values.parse_duration(FLAGS.budget, "--budget")
+    batch_sizes = tuple(sorted(values.parse_batch_sizes(FLAGS.batch_sizes, "--batch_sizes")))
+    axes = _axes(FLAGS.search)
+    fixed = frozenset(n for n in _train_flags if FLAGS[n].present)
+    for name in sorted(fixed & set(OWNED) - {"results_dir"}):
+        raise errors.UsageError(
+            f"--{name} is set by tune for each trial; accepted: leave it out (--trial_steps "
+            "sets the length of a short trial)"
+        )
+    if batch_sizes and "batch_size" in fixed:
+        raise errors.UsageError("--batch_sizes and --batch_size both given; give one of them")
+    cfg = configs.train_config()  # every train flag checked before the first trial
+    train_lib.check_prices(cfg)
+    for module in cfg.model_modules:
+        registry.load_module(module)
+    spec = registry.get(cfg.model)
+    host = _host(cfg)
+    model_flags = {
+        n: FLAGS[n].value
+        for n in sorted(_train_flags)
+        if (FLAGS[n].present or n == "use_synthetic_data") and n not in OWNED
+    }
+    tune_id = _tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
+    records_dir = cfg.results_dir.rstrip("/") + f"/{tune_id}"
+    work_dir = records_dir if "://" not in records_dir else tune_id
+    # The plain defaults: train's own, with whatever the user fixed on the command line.
+    default = space.Setting(
+        batch_size=cfg.batch_size,
+        precision=cfg.precision,
+        xla=cfg.xla,
+        data_format=cfg.data_format,
+        intra=cfg.hardware.num_intra_threads,
+        inter=cfg.hardware.num_inter_threads,
+        steps_per_loop=cfg.steps_per_loop,
+    )
+    sp = space.build(
+        host,
+        default,
+        axes,
+        fixed,
+        batch_sizes,
+        bool(spec.channels_first),
+        FLAGS.trial_steps,
+    )
+    opts = search.Options(
+        trial_steps=FLAGS.trial_steps,
+        budget_seconds=budget,
+        objective=FLAGS.objective,
+        finalists=FLAGS.finalists,
+        repeats=FLAGS.repeats,
+        batch_sizes=batch_sizes,
+    )
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    say(tune_text.header(cfg.model, host, sp, opts, records_dir))
+    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say)
+    result = search.Search(sp, host, opts, runner, say).run()
+    tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say)
+    return 0
+
+
+def _axes(items: list[str]) -> tuple[str, ...]:
+    if not items:
+        raise errors.UsageError(f"--search is empty; accepted: {', '.join(space.AXES)}")
+    for item in items:
+        if item not in space.AXES:
+            raise errors.unknown("axis in --search", item, space.AXES)
+    return tuple(items)
+
+
+def _host(cfg):
+    from tpubench.hardware import probe
+
+    cpu = probe.cpu()
+    hw = cfg.hardware
+    gpus = tuple(probe.gpus()) if hw.accelerator in ("auto", "gpu") else ()
+    if hw.accelerator == "tpu" or hw.tpu:
+        kind = "tpu"
+    elif gpus:
+        kind = "gpu"
+    else:
+        kind = "cpu"
+    cores = cpu.get("affinity_cores") or cpu.get("logical_cores") or 1
+    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus)
+
+
+def _tune_id(model: str, model_flags: dict, trial_steps: int, host) -> str:
+    """Same model, flags, trial length and host: the same id, so a rerun resumes."""
+    blob = json.dumps([model, model_flags, trial_steps, repr(host)], sort_keys=True, default=str)
+    return f"tune-{model}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"

@@ -1,0 +1,122 @@
+"""The console texts of `tpubench tune`: what will be searched, the ranked table, the winners."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+from rich.console import Console
+from rich.table import Table
+
+from tpubench.cli import console_format as fmt
+from tpubench.core import errors
+from tpubench.storage import files
+from tpubench.tune import results
+
+SUMMARY = "tune-summary.json.txt"  # not *.json: `tpubench report DIR` reads only run records
+
+
+def header(model: str, host, sp, opts, records_dir: str) -> str:
+    lines = [
+        f"tune {model} on {host.describe()}: objective {opts.objective}, budget "
+        f"{opts.budget_seconds / 60:g} min, short trials of {opts.trial_steps} steps",
+        "searching: " + (", ".join(_axis(a, opts) for a in sp.axes) or "nothing"),
+    ]
+    lines += [f"skipped: {what}: {why}" for what, why in sp.skipped]
+    lines += [f"note: {n}" for n in sp.notes]
+    lines.append(f"trial records: {records_dir}")
+    return "\n".join(lines)
+
+
+def _axis(a, opts) -> str:
+    if a.name == "batch_size" and not a.values:
+        values = "/".join(map(str, opts.batch_sizes)) or "default x1/x2/x4, x8 on accelerators"
+    else:
+        values = "/".join(map(_v, a.values))
+    return f"{a.name} ({values})"
+
+
+def _v(x) -> str:
+    if isinstance(x, tuple):
+        return "x".join(str(v or "tf") for v in x)
+    if x is None:
+        return "default"
+    return str(x).lower() if isinstance(x, bool) else str(x)
+
+
+def table(ranked: list, objective: str) -> str:
+    t = Table(title=f"tune: settings ranked by {objective}", title_justify="left")
+    for col, just in (
+        ("#", "right"),
+        ("setting (vs defaults)", "left"),
+        ("steps", "right"),
+        ("examples/s (median)", "right"),
+        ("spread (min-max, n)", "right"),
+        ("$/epoch", "right"),
+        ("speed-up", "right"),
+        ("compile s", "right"),
+        ("status", "left"),
+    ):
+        t.add_column(col, justify=just, overflow="fold")
+    for i, r in enumerate(ranked, 1):
+        spread = (
+            f"{fmt.num(r.low, '{:,.0f}')}-{fmt.num(r.high, '{:,.0f}')} (n={r.n})" if r.n else ""
+        )
+        status = r.status if not r.note else f"{r.status}: {r.note}"
+        t.add_row(
+            str(i) if r.status == "ok" else "-",
+            r.name,
+            str(r.steps),
+            fmt.num(r.rate),
+            spread,
+            fmt.money(r.usd_per_epoch) if r.usd_per_epoch else "n/a",
+            f"{r.speedup:.2f}x" if r.speedup else "n/a",
+            fmt.num(r.compile_seconds, "{:.1f}"),
+            status,
+        )
+    buf = io.StringIO()
+    Console(file=buf, width=130, force_terminal=False, color_system=None).print(t)
+    return buf.getvalue().rstrip()
+
+
+def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> None:
+    """Prints the table and the winners; writes the winners' flag files and the summary."""
+    ranked = results.rows(result, sp.default, opts.objective)
+    wins = results.winners(ranked)
+    say(table(ranked, opts.objective))
+    for note in result.notes:
+        say(f"note: {note}")
+    if not wins:
+        raise errors.UsageError("no setting finished with a valid result; see the table above")
+    say(
+        f"{len(result.outcomes)} trial(s), {result.spent_seconds / 60:.1f} min of trials "
+        "(compile time is shown apart and never part of a rate)"
+    )
+    paths = {}
+    for objective, row in wins.items():
+        comment = (
+            f"tpubench tune winner for {objective} on {host.describe()}: {row.name}, "
+            f"{fmt.num(row.rate)} examples/s median of {row.n} run(s) of {row.steps} steps"
+        )
+        path = os.path.join(work_dir, f"winner-{objective}.flags")
+        files.write_atomic(path, results.flagfile(model_flags, row, comment))
+        paths[objective] = path
+        money = f", {fmt.money(row.usd_per_epoch)}/epoch" if row.usd_per_epoch else ""
+        speed = f", {row.speedup:.2f}x the defaults" if row.speedup else ""
+        say(
+            f"winner ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
+            f"train with: tpubench train --flagfile={path}"
+        )
+    extra = {
+        "kind": "tune_summary",
+        "objective": opts.objective,
+        "host": host.describe(),
+        "records_dir": records_dir,
+        "flagfiles": paths,
+        "skipped": [list(x) for x in sp.skipped],
+    }
+    doc = results.summary(ranked, result, wins, extra)
+    files.write_atomic(
+        os.path.join(work_dir, SUMMARY), json.dumps(doc, indent=2, default=str) + "\n"
+    )

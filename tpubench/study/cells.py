@@ -1,0 +1,206 @@
+"""A study's cells: every model x data x setup of every part, and what each needs.
+
+A cell is one `tpubench train` or `tpubench infer` process.  Its id is a
+stable hash of the study, the part, its settings and the scale; it is passed
+as `--run_label`, so a finished record carrying it marks the cell done (the
+resume rule of tpubench-launch's sweeps, with the study's own ids).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+from tpubench.hardware import placement
+from tpubench.study import spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    """What this machine offers a study: cores, GPUs, a TPU, a gs:// copy of the data."""
+
+    cores: tuple[int, ...]
+    gpus: int
+    gpu_name: str
+    tpu: bool
+    gcs_data: str | None = None
+
+    def describe(self) -> str:
+        parts = [f"{len(self.cores)} CPU core(s)"]
+        parts.append(f"{self.gpus} GPU(s) ({self.gpu_name})" if self.gpus else "no GPU")
+        parts.append("a TPU" if self.tpu else "no TPU")
+        return ", ".join(parts)
+
+
+def probe(gcs_data: str | None = None) -> Host:
+    """This host, without importing TensorFlow: affinity cores, nvidia-smi, /dev/accel*."""
+    cores = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
+    if not cores:
+        cores = tuple(range(os.cpu_count() or 1))
+    names = []
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            ).stdout
+            names = [line.strip() for line in out.splitlines() if line.strip()]
+        except (OSError, subprocess.SubprocessError):
+            names = []
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:  # what TensorFlow in the cells will see, not what nvidia-smi lists
+        names = names[: len([x for x in visible.split(",") if x.strip()])]
+    return Host(cores, len(names), names[0] if names else "", placement.on_tpu_vm(), gcs_data)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    id: str
+    study: str
+    part: spec.Part
+    model: spec.ModelItem
+    data: str
+    setup: spec.Setup
+    scale: str
+
+    def describe(self) -> str:
+        return f"{self.part.name}: {self.model.model} · {self.data} · {self.setup.label}"
+
+    def device(self, host: Host) -> str:
+        if self.setup.device == "auto":
+            return "gpu" if host.gpus else "cpu"
+        return self.setup.device
+
+    def needs(self, host: Host) -> str | None:
+        """None when this host can run the cell, else what it needs."""
+        s, device = self.setup, self.device(host)
+        if device == "gpu" and host.gpus < s.devices:
+            return f"needs {s.devices} GPU(s); this host has {host.gpus}"
+        if device == "tpu" and not host.tpu:
+            return "needs a TPU VM (run the study there)"
+        if s.vcpus and s.vcpus > len(host.cores):
+            return f"needs {s.vcpus} vCPUs; this host has {len(host.cores)}"
+        if s.strategy == "parameter_server":
+            return "needs a parameter-server cluster (tpubench-launch local-cluster --ps=1)"
+        if self.data == "jpeg_gs" and not host.gcs_data:
+            return "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH)"
+        return None
+
+    def batch(self) -> int | None:
+        per = self.model.batch_per_device or self.setup.batch_per_device
+        if self.model.batch_size or self.setup.batch_size:
+            return self.model.batch_size or self.setup.batch_size
+        return per * self.setup.devices if per else None
+
+    def flags(self, host: Host, results_dir: str, jpeg_dir: str | None) -> dict:
+        """The tpubench flags of this cell, in order: machine, model, data, scale."""
+        s, device, cmd = self.setup, self.device(host), self.part.command
+        out: dict = {"model": self.model.model, "accelerator": device}
+        if device == "gpu":
+            out["num_gpus"] = s.devices
+        elif device == "tpu":
+            out["tpu"] = "local"
+        elif s.devices > 1:
+            out["num_cpu_devices"] = s.devices
+        if s.vcpus:
+            out["num_intra_threads"] = out["num_inter_threads"] = s.vcpus
+        for key in ("machine", "pricing", "strategy", "all_reduce"):
+            if getattr(s, key):
+                out[key] = getattr(s, key)
+        precision = self.model.precision or s.precision
+        if precision:
+            out["precision"] = precision
+        if self.batch():
+            out["batch_size"] = self.batch()
+        if self.data == "synthetic":
+            out["use_synthetic_data"] = True
+        elif self.data == "real" and cmd == "infer":
+            out["use_synthetic_data"] = False
+        elif self.data == "jpeg":
+            out["data_dir"] = jpeg_dir
+        elif self.data == "jpeg_gs":
+            out["data_dir"] = host.gcs_data
+        out.update(self.part.flags)
+        out.update(
+            {k: v for k, v in self.part.scale[self.scale].items() if k not in spec.SCALE_KEYS}
+        )
+        out["results_dir"] = results_dir
+        if cmd == "train":  # infer's --model_dir names weights to read, not a place to write
+            out["model_dir"] = model_dir(results_dir, self.id)
+        out["run_label"] = self.id
+        return out
+
+    def argv(self, host: Host, results_dir: str, jpeg_dir: str | None) -> list[str]:
+        flags = self.flags(host, results_dir, jpeg_dir)
+        return [sys.executable, "-m", "tpubench", self.part.command, *_flag_args(flags)]
+
+    def pinned(self, host: Host) -> tuple[int, ...] | None:
+        """The cores to pin the process to (an N-vCPU machine), or None."""
+        if not self.setup.vcpus or self.device(host) == "tpu":
+            return None
+        return host.cores[: self.setup.vcpus]
+
+    def shell(self, host: Host, results_dir: str, jpeg_dir: str | None) -> str:
+        """The command line as a user would type it (taskset shows the pinning)."""
+
+        argv = ["tpubench", *self.argv(host, results_dir, jpeg_dir)[3:]]
+        cores = self.pinned(host)
+        if cores and len(cores) == self.setup.vcpus:
+            argv = ["taskset", "-c", ",".join(map(str, cores)), *argv]
+        return shlex.join(argv)
+
+
+def model_dir(results_dir: str, cell_id: str) -> str:
+    return os.path.join(results_dir, "model_dirs", cell_id)
+
+
+def _flag_args(flags: dict) -> list[str]:
+    out = []
+    for k, v in flags.items():
+        if isinstance(v, bool):
+            out.append(f"--{k}" if v else f"--no{k}")
+        else:
+            out.append(f"--{k}={v}")
+    return out
+
+
+def expand(study: spec.Study, scale: str) -> list[Cell]:
+    """Every cell of STUDY at SCALE, part by part, in the file's order."""
+    cells = []
+    for part in study.parts:
+        for setup in part.setups:
+            only = part.scale[scale].get("models")
+            for item in part.models:
+                if setup.models and item.model not in setup.models:
+                    continue
+                if only and item.model not in only:
+                    continue
+                for data in part.data:
+                    settings = {
+                        "part": part.name,
+                        "model": dataclasses.asdict(item),
+                        "data": data,
+                        "setup": dataclasses.asdict(setup),
+                        "flags": part.flags,
+                        "scale": scale,
+                        # What a cell runs, not which cells a scale picks nor the
+                        # preview's estimate: editing those keeps recorded cells done.
+                        "scale_flags": {
+                            k: v
+                            for k, v in part.scale[scale].items()
+                            if k not in ("models", "seconds")
+                        },
+                    }
+                    blob = json.dumps(settings, sort_keys=True, default=str)
+                    ident = f"{study.name}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+                    cells.append(Cell(ident, study.name, part, item, data, setup, scale))
+    return cells

@@ -1,0 +1,177 @@
+"""A study's charts, one per part, in the form its report takes.
+
+Built like the report's charts (a bare matplotlib Figure, the plotted series
+embedded in the PNG by `plots.save`); published figures are drawn apart,
+hatched or dotted and named "published: ...".
+"""
+
+from __future__ import annotations
+
+import os
+
+from tpubench.report import plots
+from tpubench.report import published as published_lib
+from tpubench.study import findings as findings_lib
+from tpubench.study import report as report_lib
+
+
+def _fig(results, title: str, ylabel: str, log: bool = False):
+    fig, ax = plots._subplots(1, 1, (8, 4.5))
+    ax.set_title(f"{results.study.name} · {title}{_scale_note(results)}", fontsize=10)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig, ax
+
+
+def _bars(ax, groups: list[str], series: dict, hatch: set = frozenset()) -> None:
+    """Grouped bars: one group per entry of GROUPS, one bar per series."""
+    n = max(len(series), 1)
+    width = 0.8 / n
+    for i, (name, values) in enumerate(series.items()):
+        xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
+        ys = [values.get(g, 0) or 0 for g in groups]
+        ax.bar(
+            xs,
+            ys,
+            width,
+            label=name,
+            hatch="//" if name in hatch else None,
+            color=plots._COLORS[i % len(plots._COLORS)],
+        )
+    ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
+    ax.legend(fontsize=7)
+
+
+def _relative(results, part):
+    ms = results.of(part.name)
+    models = list(dict.fromkeys(m.cell.model.model for m in ms))
+    base_label = results.study.form.get("baseline")
+    fig, axes = plots._subplots(1, 2, (11, 4.5))
+    series: dict = {"time": {}, "cost": {}}
+    for model in models:
+        by = {m.cell.setup.label: m for m in ms if m.cell.model.model == model}
+        base = by.get(base_label) or next(iter(by.values()))
+        for label, m in by.items():
+            series["time"].setdefault(label, {})[model] = base.rate / m.rate
+            if m.usd_epoch and base.usd_epoch:
+                series["cost"].setdefault(label, {})[model] = m.usd_epoch / base.usd_epoch
+    for ax, key in zip(axes, ("time", "cost"), strict=True):
+        _bars(ax, models, series[key])
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_ylabel(f"training {key} per epoch / baseline's (x)")
+        ax.set_title(f"{key} per epoch, relative", fontsize=10)
+    fig.suptitle(
+        f"{results.study.name}{_scale_note(results)}: baseline {base_label} where measured, "
+        "else the first measured setup",
+        fontsize=9,
+    )
+    return fig, series
+
+
+def _scale_note(results) -> str:
+    return " (--scale=smoke: tiny models, not comparable)" if results.scale == "smoke" else ""
+
+
+def _devices(results, part):
+    ms = results.of(part.name)
+    models = list(dict.fromkeys(m.cell.model.model for m in ms))
+    series: dict = {}
+    for m in ms:
+        series.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate
+    pub = set()
+    for f in report_lib.published_rows(results.study):
+        ours = next((k for k, v in report_lib.PUBLISHED_NAMES.items() if v == f.model), None)
+        if ours in models:
+            name = f"published: {f.hardware}"
+            series.setdefault(name, {})[ours] = f.examples_per_sec
+            pub.add(name)
+    fig, ax = _fig(results, f"{part.name}: examples/s per device", "examples/s", True)
+    _bars(ax, models, series, pub)
+    return fig, series
+
+
+def _knee(results, part):
+    fig, ax = _fig(
+        results,
+        f"{part.name}: rate by host vCPUs",
+        "predictions/s" if part.command == "infer" else "examples/s",
+    )
+    series: dict = {}
+    for m in results.of(part.name):
+        if m.cell.setup.vcpus:
+            key = f"{m.cell.model.model} · {m.cell.data} · {m.accelerator}"
+            series.setdefault(key, {})[m.cell.setup.vcpus] = m.rate
+    for i, (name, points) in enumerate(series.items()):
+        xs = sorted(points)
+        ax.plot(xs, [points[x] for x in xs], "o-", label=name, color=plots._COLORS[i % 10])
+    ax.set_xlabel("host vCPUs (pinned cores and thread pools)")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(bottom=0)  # a rate axis from zero: the knee's size stays honest
+    ticks = sorted({x for points in series.values() for x in points})
+    ax.set_xticks(ticks, [str(x) for x in ticks])
+    ax.legend(fontsize=7)
+    return fig, {k: {str(x): y for x, y in v.items()} for k, v in series.items()}
+
+
+def _scaling(results, part):
+    fig, ax = _fig(results, f"{part.name}: images/s by device count", "images/s", True)
+    series: dict = {}
+    for m in results.of(part.name):
+        key = f"{m.cell.model.model} · {m.cell.data} · {m.cell.device(results.host)}"
+        series.setdefault(key, {})[m.cell.setup.devices] = m.rate
+    i = 0
+    for i, (name, points) in enumerate(series.items()):
+        xs = sorted(points)
+        color = plots._COLORS[i % 10]
+        ax.plot(xs, [points[x] for x in xs], "o-", label=name, color=color)
+        if len(xs) > 1:
+            ax.plot(xs, [points[xs[0]] * x / xs[0] for x in xs], "--", color=color, alpha=0.5)
+    models = {m.cell.model.model for m in results.of(part.name)}
+    wanted = {report_lib.PUBLISHED_NAMES.get(m) for m in models}
+    figs = [f for f in report_lib.published_rows(results.study) if f.model in wanted]
+    for j, s in enumerate(published_lib.scaling(figs)):
+        ax.plot(
+            s.counts, s.rates, ":", marker="x", label=s.name, color=plots._COLORS[(i + j + 1) % 10]
+        )
+        series[s.name] = dict(zip(s.counts, s.rates, strict=True))
+    ax.set_xlabel("devices (dashed: ideal from the fewest measured)")
+    ax.legend(fontsize=6)
+    return fig, {k: {str(x): y for x, y in v.items()} for k, v in series.items()}
+
+
+def _strategies(results, part):
+    ms = results.of(part.name)
+    series: dict = {}
+    groups = []
+    for m in ms:
+        group = f"{m.cell.model.model} · {m.cell.setup.devices} {m.cell.device(results.host)}"
+        groups.append(group)
+        how = findings_lib.method(m.cell.setup) or "one device"
+        series.setdefault(how, {})[group] = m.rate
+    groups = list(dict.fromkeys(groups))
+    fig, ax = _fig(results, f"{part.name}: examples/s by gradient method", "examples/s", True)
+    _bars(ax, groups, series)
+    return fig, series
+
+
+_FORMS = {
+    "relative": _relative,
+    "devices": _devices,
+    "knee": _knee,
+    "scaling": _scaling,
+    "strategies": _strategies,
+}
+
+
+def write(results, out_dir: str) -> list[str]:
+    """One PNG per part with measured cells; returns their paths."""
+    paths = []
+    for part in results.study.parts:
+        if not results.of(part.name):
+            continue
+        fig, series = _FORMS[results.study.form["kind"]](results, part)
+        path = os.path.join(out_dir, f"{results.study.name}-{part.name}-{results.scale}.png")
+        paths.append(plots.save(fig, path, series))
+    return paths

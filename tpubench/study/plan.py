@@ -1,0 +1,103 @@
+"""What `tpubench study run` will do: cells runnable here, not runnable, done; cost preview."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tpubench.core import errors
+from tpubench.cost import catalog, money, pricing
+from tpubench.study import cells as cells_lib
+from tpubench.study import execute
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    cells: tuple
+    blocked: dict  # cell id -> what it needs
+    done: frozenset
+    todo: tuple  # runnable here and not recorded, in order
+
+    @property
+    def runnable(self) -> int:
+        return len(self.cells) - len(self.blocked)
+
+
+def make(study, scale: str, host, results_dir: str) -> Plan:
+    cells = cells_lib.expand(study, scale)
+    blocked = {c.id: c.needs(host) for c in cells if c.needs(host)}
+    done = frozenset(execute.done_ids(results_dir)) & {c.id for c in cells}
+    todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
+    return Plan(tuple(cells), blocked, done, todo)
+
+
+def header(study, plan: Plan, scale: str, host, results_dir: str) -> list[str]:
+    lines = [
+        f"study {study.name}: {len(plan.cells)} cell(s) at --scale={scale}; this host "
+        f"({host.describe()}) can run {plan.runnable}; {len(plan.done)} already recorded in "
+        f"{results_dir}; {len(plan.todo)} to run"
+    ]
+    return lines + [
+        f"  not runnable here: {line}" for line in blocked_lines(plan.cells, plan.blocked)
+    ]
+
+
+def blocked_lines(cells: list, blocked: dict) -> list[str]:
+    """The cells this host cannot run, grouped by part and what they need."""
+    groups: dict = {}
+    for c in cells:
+        if c.id in blocked:
+            groups.setdefault((c.part.name, blocked[c.id]), []).append(c)
+    out = []
+    for (part, why), cs in groups.items():
+        labels = ", ".join(dict.fromkeys(c.setup.label for c in cs))
+        out.append(f"{part} · {labels} ({len(cs)} cell(s)): {why}")
+    return out
+
+
+def _hourly(setup, cat) -> tuple[float | None, str]:
+    if not setup.machine:
+        return None, "priced at run time from the detected hardware"
+    try:
+        price = pricing.hourly(setup.machine, cat, setup.pricing or "on_demand")
+    except errors.TpubenchError as e:
+        return None, errors.one_line(e)
+    return price.usd_per_hour, f"{setup.machine} ({setup.pricing or 'on_demand'})"
+
+
+def preview(study, plan: Plan, scale: str) -> list[str]:
+    """Per setup: cells to run, $/hour of its priced machine, estimated time and $."""
+    cat = catalog.load()
+    rows, total_s, total_usd, estimated = [], 0.0, 0.0, []
+    for part in study.parts:
+        per_cell = part.scale[scale].get("seconds")
+        for setup in part.setups:
+            todo = [c for c in plan.todo if c.part is part and c.setup is setup]
+            if not todo:
+                continue
+            usd_h, what = _hourly(setup, cat)
+            secs = per_cell * len(todo) if per_cell else None
+            usd = usd_h * secs / 3600 if usd_h is not None and secs else None
+            estimated.append(usd is not None)
+            total_s += secs or 0
+            total_usd += usd or 0
+            est = _hms(secs) if secs else "n/a"
+            rows.append(
+                f"  {part.name + ' · ' + setup.label:<34} {len(todo):>5}  "
+                f"{money.usd(usd_h) if usd_h is not None else '—':>9}  {est:>9}  "
+                f"{money.usd(usd) if usd is not None else '—':>9}  {what}"
+            )
+    if not rows:
+        return ["cost preview: nothing to run here"]
+    head = (
+        "cost preview (what these cells would cost on the machines they are priced as; "
+        "running them here costs nothing extra):"
+    )
+    cols = f"  {'part · setup':<34} {'cells':>5}  {'$/hour':>9}  {'est. time':>9}  {'est. $':>9}  priced as"  # noqa: E501
+    unknown = "" if all(estimated) else " (— : priced only when it runs, from what it detects)"
+    foot = f"  {'total':<34} {len(plan.todo):>5}  {'':>9}  {_hms(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
+    return [head, cols, *rows, foot]
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"

@@ -1,0 +1,260 @@
+"""A study's report in the study's own form, beside its published figures.
+
+Forms: `relative` (time and cost against a baseline machine, the CPU-vs-GPU
+study's charts), `devices` ($/hour, examples/s and $/epoch per device),
+`knee` (rate against host vCPUs), `scaling` (images/s per device count
+against ideal) and `strategies` (rate per gradient method and device
+count).  Published rows sit in their own labelled table and never enter a
+measured figure.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tpubench.cost import money
+from tpubench.report import published as published_lib
+from tpubench.study import findings as findings_lib
+from tpubench.study import plan
+
+FORMS = ("relative", "devices", "knee", "scaling", "strategies")
+# Our model names -> the published studies' names.
+PUBLISHED_NAMES = {
+    "inception_v3": "InceptionV3",
+    "resnet50": "ResNet-50",
+    "resnet152": "ResNet-152",
+    "alexnet": "AlexNet",
+    "vgg16": "VGG16",
+    "bilstm1024": "bidirectional LSTM text classifier (1024 hidden)",
+}
+
+
+def _rate(x) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
+
+
+def _usd(x) -> str:
+    return money.usd(x) if x is not None else "—"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _setups(results, part):
+    """The part's setups that have a measured cell (keeps the file's order)."""
+    seen = {m.cell.setup.label for m in results.of(part.name)}
+    return [s for s in part.setups if s.label in seen]
+
+
+def _relative(results, part, form) -> list[str]:
+    out = []
+    for item in part.models:
+        ms = {m.cell.setup.label: m for m in results.of(part.name, model=item.model)}
+        if not ms:
+            continue
+        base_label = form.get("baseline") if form.get("baseline") in ms else next(iter(ms))
+        base = ms[base_label]
+        out += [f"**{item.model}** (relative to {base_label})", ""]
+        rows = []
+        for label, m in ms.items():
+            t = base.rate / m.rate
+            c = m.usd_epoch / base.usd_epoch if m.usd_epoch and base.usd_epoch else None
+            rows.append(
+                [
+                    label,
+                    _rate(m.rate),
+                    f"{m.sec_epoch:,.0f}" if m.sec_epoch else "—",
+                    _usd(m.usd_hour),
+                    _usd(m.usd_epoch),
+                    f"{t:.2f}x",
+                    f"{c:.2f}x" if c else "—",
+                ]
+            )
+        header = ["setup", "examples/s", "s/epoch", "$/hour", "$/epoch", "time", "cost"]
+        out += _table(header, rows) + [""]
+    return out
+
+
+def _devices(results, part, _form) -> list[str]:
+    rows = []
+    for s in _setups(results, part):
+        for m in results.of(part.name, setup=s.label):
+            rows.append(
+                [
+                    s.label,
+                    m.cell.model.model,
+                    str(m.batch or "default"),
+                    m.cell.model.precision or s.precision or "fp32",
+                    _usd(m.usd_hour),
+                    _rate(m.rate),
+                    _usd(m.usd_epoch),
+                ]
+            )
+    header = ["setup", "model", "batch", "precision", "$/hour", "examples/s", "$/epoch"]
+    return _table(header, rows) + [""] if rows else []
+
+
+def _knee(results, part, _form) -> list[str]:
+    setups = [s for s in part.setups if s.vcpus]
+    groups: dict = {}
+    for m in results.of(part.name):
+        groups.setdefault((m.cell.model.model, m.cell.data), {})[m.cell.setup.label] = m
+    if not groups or not setups:
+        return _devices(results, part, _form)
+    rows = []
+    for (model, data), ms in groups.items():
+        best = max(m.rate for m in ms.values())
+        knee = next(
+            (s.vcpus for s in setups if s.label in ms and ms[s.label].rate >= 0.95 * best), None
+        )
+        last = max(s.vcpus for s in setups if s.label in ms)
+        knee = f"{knee}+ (still gaining)" if knee == last and len(ms) > 1 else knee
+        on = next(iter(ms.values())).accelerator
+        rows.append(
+            [
+                f"{model} · {data} · {on}",
+                *[_rate(ms[s.label].rate) if s.label in ms else "—" for s in setups],
+                str(knee),
+            ]
+        )
+    unit = "predictions/s" if part.command == "infer" else "examples/s"
+    out = [f"{unit} by host vCPUs; knee = fewest vCPUs within 5% of the best", ""]
+    return out + _table(["model · data · device", *[s.label for s in setups], "knee"], rows) + [""]
+
+
+def _scaling(results, part, _form) -> list[str]:
+    setups = _setups(results, part)
+    groups: dict = {}
+    for m in results.of(part.name):
+        groups.setdefault((m.cell.model.model, m.cell.data), {})[m.cell.setup.label] = m
+    rows = []
+    for (model, data), ms in groups.items():
+        gpu = {
+            ms[s.label].cell.setup.devices: ms[s.label].rate
+            for s in setups
+            if s.label in ms and s.device == "gpu"
+        }
+        eff = ""
+        if len(gpu) >= 2:
+            lo, hi = min(gpu), max(gpu)
+            eff = f"{100 * gpu[hi] / (gpu[lo] * hi / lo):.0f}% at {hi}"
+        rows.append(
+            [
+                f"{model} · {data}",
+                *[_rate(ms[s.label].rate) if s.label in ms else "—" for s in setups],
+                eff or "—",
+            ]
+        )
+    if not rows:
+        return []
+    return _table(["images/s", *[s.label for s in setups], "of ideal"], rows) + [""]
+
+
+def _strategies(results, part, _form) -> list[str]:
+    methods = list(
+        dict.fromkeys(findings_lib.method(s) for s in part.setups if findings_lib.method(s))
+    )
+    groups: dict = {}
+    for m in results.of(part.name):
+        key = (m.cell.model.model, m.cell.device(results.host), m.cell.setup.devices)
+        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m.rate
+    rows = [
+        [model, f"{n} {device}", *[_rate(rates.get(x)) for x in ["one device", *methods]]]
+        for (model, device, n), rates in groups.items()
+    ]
+    if not rows:
+        return []
+    return _table(["model", "devices", "one device", *methods], rows) + [""]
+
+
+_FORMS = {
+    "relative": _relative,
+    "devices": _devices,
+    "knee": _knee,
+    "scaling": _scaling,
+    "strategies": _strategies,
+}
+
+
+def published_rows(study) -> list[published_lib.Figure]:
+    wanted = set(
+        PUBLISHED_NAMES[m.model]
+        for p in study.parts
+        for m in p.models
+        if m.model in PUBLISHED_NAMES
+    )
+    if not study.published:
+        return []
+    return [f for f in published_lib.select(list(study.published)) if f.model in wanted]
+
+
+def _published(study) -> list[str]:
+    figs = published_rows(study)
+    if not figs:
+        return []
+    counts = sorted({f.devices for f in figs})
+    series: dict = {}
+    for f in figs:
+        key = (f"published: {f.hardware}", f.model, f.data, str(f.batch_per_device), f.note)
+        series.setdefault(key, {})[f.devices] = f.examples_per_sec
+    rows = [[*key[:4], *[_rate(v.get(n)) for n in counts], key[4]] for key, v in series.items()]
+    sources = ", ".join(dict.fromkeys(f.source for f in figs))
+    out = [
+        "## Published (labelled; never in a measured figure or median)",
+        "",
+        f"examples/s by device count, as printed by {sources}.",
+        "",
+    ]
+    header = ["hardware", "model", "data", "batch/device", *[f"{n} dev" for n in counts], "note"]
+    return out + _table(header, rows) + [""]
+
+
+def _cells(results) -> list[str]:
+    total, measured = len(results.cells), len(results.measured)
+    blocked = [c for c in results.cells if c.id in results.blocked and c.id not in results.measured]
+    waiting = total - measured - len(blocked)
+    out = [
+        "## Cells",
+        "",
+        f"{total} cell(s) at --scale={results.scale}: {measured} measured, {len(blocked)} not "
+        f"runnable here, {waiting} not yet run.",
+    ]
+    out += [f"- not runnable here: {line}" for line in plan.blocked_lines(blocked, results.blocked)]
+    return out + [""]
+
+
+def render(results, charts: list[str]) -> str:
+    """The report as Markdown: measured tables, published rows, findings, cells."""
+    study = results.study
+    lines = [
+        f"# {study.name}: {study.title}",
+        "",
+        f"Reruns: {study.source}. Host: {results.host.describe()}. Scale: {results.scale}. "
+        f"Records: {results.results_dir}.",
+        "",
+    ]
+    if study.question:
+        lines += [f"Question: {study.question}", ""]
+    lines += ["## Measured (median of each cell's ok trials)", ""]
+    body = []
+    for part in study.parts:
+        table = _FORMS[study.form["kind"]](results, part, study.form)
+        if table:
+            body += [f"### {part.name} (`tpubench {part.command}`)", "", *table]
+    lines += body or ["No cell measured yet.", ""]
+    lines += _published(study)
+    lines += ["## Findings", ""]
+    lines += [v.line() for v in findings_lib.check_all(results)] + [""]
+    lines += _cells(results)
+    if charts:
+        lines += [
+            "## Charts",
+            "",
+            *[f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in charts],
+            "",
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,327 @@
+"""Study files: one YAML file per published comparison, read strictly.
+
+    name: cnn_scaling                    # default: the file's stem
+    title: ...                           # one line
+    source: ...                          # the study it reruns
+    form: {kind: scaling}                # how its report looks (report.FORMS)
+    published: [tf-dgx1]                 # report/published.py sets shown beside
+    parts:                               # each part is a grid of cells
+      - name: train
+        command: train                   # or infer
+        models: [resnet50, {model: alexnet, batch_per_device: 512}]
+        data: [synthetic, jpeg]          # synthetic | real | jpeg | jpeg_gs
+        setups:                          # the machines (one label each)
+          - {label: 1 GPU, device: gpu, devices: 1, batch_per_device: 64}
+        flags: {steps_per_loop: 10}      # tpubench flags for every cell
+        scale:                           # flags per --scale (they win)
+          smoke: {tiny: true, train_steps: 3, batch_size: 8}
+          full: {train_steps: 110}
+    findings:
+      - text: ...
+        check: {kind: scaling, part: train, min_efficiency: 90}
+
+Every key is checked: an unknown key or a bad value is one UsageError that
+names the key and what is accepted.  Read by tpubench_launch.safe_yaml: a study file is
+data, never code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import pathlib
+
+from tpubench.core import errors
+from tpubench.study import fields
+
+TOP_KEYS = ("name", "title", "source", "question", "form", "published", "parts", "findings")
+PART_KEYS = ("name", "command", "models", "data", "setups", "flags", "scale")
+SETUP_KEYS = (
+    "label",
+    "device",
+    "devices",
+    "vcpus",
+    "machine",
+    "pricing",
+    "batch_size",
+    "batch_per_device",
+    "precision",
+    "strategy",
+    "all_reduce",
+    "models",
+)
+MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
+COMMANDS = ("train", "infer")
+DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
+DEVICES = ("cpu", "gpu", "tpu", "auto")
+PRICINGS = ("on_demand", "spot")
+PRECISIONS = ("fp32", "bf16", "fp16")
+STRATEGIES = ("one_device", "mirrored", "parameter_server", "tpu")
+ALL_REDUCE = ("nccl", "hierarchical_copy", "reduce_to_one")
+SCALES = ("smoke", "full")
+# The study owns these flags: they point each cell at its records and label.
+OWNED = ("results_dir", "model_dir", "run_label", "data_dir", "use_synthetic_data", "machine")
+# Not tpubench flags: how many photos the `jpeg` data holds at this scale, and
+# the models this scale runs (default all: a smoke run keeps to one or two),
+# and the seconds one cell takes (for the cost preview).
+SCALE_KEYS = ("jpeg_examples", "models", "seconds")
+_INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """One machine of a part: a label and what it runs on."""
+
+    label: str
+    device: str = "cpu"
+    devices: int = 1
+    vcpus: int | None = None  # pinned cores and thread pools
+    machine: str | None = None  # priced as; default tpubench's own choice
+    pricing: str | None = None
+    batch_size: int | None = None
+    batch_per_device: int | None = None
+    precision: str | None = None
+    strategy: str | None = None
+    all_reduce: str | None = None
+    models: tuple[str, ...] = ()  # only these models (default all)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelItem:
+    model: str
+    batch_size: int | None = None
+    batch_per_device: int | None = None
+    precision: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    name: str
+    command: str
+    models: tuple[ModelItem, ...]
+    data: tuple[str, ...]
+    setups: tuple[Setup, ...]
+    flags: dict
+    scale: dict  # scale name -> {flag: value, jpeg_examples: N}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    text: str
+    check: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+    name: str
+    path: str
+    title: str
+    source: str
+    question: str
+    form: dict
+    published: tuple[str, ...]
+    parts: tuple[Part, ...]
+    findings: tuple[Finding, ...]
+
+    def part(self, name: str) -> Part:
+        return next(p for p in self.parts if p.name == name)
+
+
+def shipped_dir() -> pathlib.Path:
+    return pathlib.Path(__file__).resolve().parent / "studies"
+
+
+def shipped() -> list[str]:
+    return sorted(p.stem for p in shipped_dir().glob("*.yaml"))
+
+
+def path_of(name_or_path: str) -> pathlib.Path:
+    """A shipped study's file by name, or a user's file by path."""
+    if name_or_path in shipped():
+        return shipped_dir() / f"{name_or_path}.yaml"
+    p = pathlib.Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    raise errors.unknown("study", name_or_path, shipped())
+
+
+def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None) -> Study:
+    """Reads and checks a study file (a shipped name or a path).
+
+    Args:
+      name_or_path: `cnn_scaling` or `my_study.yaml`.
+      forms: the report forms a study may name (report.FORMS).
+      checks: the finding kinds a study may name: {kind: validate(check, parts, where)}.
+      known_flags: {command: flag names} to check `flags`/`scale` against.
+
+    Raises:
+      UsageError: unreadable file, bad YAML, an unknown key or a bad value.
+    """
+    # The one strict loader (docs/security.md): no aliases, no duplicate keys,
+    # size and depth limits; it lives in launch/, which may not import tpubench.
+    from tpubench_launch import safe_yaml
+
+    path = path_of(name_or_path)
+    try:
+        doc = safe_yaml.load(str(path))
+    except OSError as e:
+        raise errors.UsageError(f"cannot read study file {path}: {e.strerror}") from None
+    except safe_yaml.Refused as e:
+        raise errors.UsageError(str(e)) from None
+    where = str(path)
+    if not isinstance(doc, dict):
+        raise errors.UsageError(f"{where}: a study file is a mapping with a 'parts' list")
+    fields.keys(doc, TOP_KEYS, where)
+    form = fields.mapping(doc.get("form"), f"{where}: form")
+    if forms and form.get("kind") not in forms:
+        raise errors.unknown(f"form.kind in {where}:", str(form.get("kind")), forms)
+    parts = tuple(
+        _part(p, f"{where}: parts[{i}]", known_flags)
+        for i, p in enumerate(fields.nonempty_list(doc.get("parts"), f"{where}: parts"))
+    )
+    names = [p.name for p in parts]
+    if len(set(names)) != len(names):
+        raise errors.UsageError(f"{where}: two parts share a name ({', '.join(names)})")
+    findings = tuple(
+        _finding(f, f"{where}: findings[{i}]", checks, parts)
+        for i, f in enumerate(doc.get("findings") or [])
+    )
+    published = doc.get("published") or []
+    if not isinstance(published, list) or not all(isinstance(s, str) for s in published):
+        raise errors.UsageError(f"{where}: published must be a list of set names")
+    return Study(
+        name=str(doc.get("name") or path.stem),
+        path=where,
+        title=fields.text(doc.get("title", path.stem), f"{where}: title"),
+        source=fields.text(doc.get("source", ""), f"{where}: source", empty=True),
+        question=fields.text(doc.get("question", ""), f"{where}: question", empty=True),
+        form=form,
+        published=tuple(published),
+        parts=parts,
+        findings=findings,
+    )
+
+
+def _part(doc, where: str, known_flags) -> Part:
+    doc = fields.mapping(doc, where)
+    fields.keys(doc, PART_KEYS, where)
+    name = fields.text(doc.get("name"), f"{where}.name")
+    where = f"{where} ({name})"
+    command = doc.get("command", "train")
+    if command not in COMMANDS:
+        raise errors.unknown(f"command in {where}:", str(command), COMMANDS)
+    listed = fields.nonempty_list(doc.get("models"), f"{where}.models")
+    models = tuple(_model(m, f"{where}.models") for m in listed)
+    data = tuple(fields.nonempty_list(doc.get("data", ["synthetic"]), f"{where}.data"))
+    for d in data:
+        if d not in DATA:
+            raise errors.unknown(f"data in {where}:", str(d), DATA)
+    listed = fields.nonempty_list(doc.get("setups"), f"{where}.setups")
+    setups = tuple(_setup(s, f"{where}.setups") for s in listed)
+    labels = [s.label for s in setups]
+    if len(set(labels)) != len(labels):
+        raise errors.UsageError(f"{where}.setups: two setups share a label ({', '.join(labels)})")
+    flags = _flags(doc.get("flags"), f"{where}.flags", command, known_flags, ())
+    scale = fields.mapping(doc.get("scale"), f"{where}.scale")
+    fields.keys(scale, SCALES, f"{where}.scale")
+    scales = {
+        s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, SCALE_KEYS)
+        for s in SCALES
+    }
+    names = [m.model for m in models]
+    for s, values in scales.items():
+        for m in values.get("models", []):
+            if m not in names:
+                raise errors.unknown(f"model in {where}.scale.{s}.models:", m, names)
+    return Part(name, command, models, data, setups, flags, scales)
+
+
+def _model(item, where: str) -> ModelItem:
+    part = dict(item) if isinstance(item, dict) else {"model": item}
+    fields.keys(part, MODEL_KEYS, where)
+    fields.text(part.get("model"), f"{where}.model")
+    _values(part, where)
+    return ModelItem(**part)
+
+
+def _setup(item, where: str) -> Setup:
+    doc = dict(fields.mapping(item, where))
+    fields.keys(doc, SETUP_KEYS, where)
+    label = fields.text(doc.get("label"), f"{where}.label")
+    where = f"{where} ({label})"
+    _values(doc, where)
+    if doc.get("device", "cpu") not in DEVICES:
+        raise errors.unknown(f"device in {where}:", str(doc.get("device")), DEVICES)
+    if doc.get("pricing", "on_demand") not in PRICINGS:
+        raise errors.unknown(f"pricing in {where}:", str(doc.get("pricing")), PRICINGS)
+    if doc.get("strategy", "one_device") not in STRATEGIES:
+        raise errors.unknown(f"strategy in {where}:", str(doc.get("strategy")), STRATEGIES)
+    if doc.get("all_reduce", "nccl") not in ALL_REDUCE:
+        raise errors.unknown(f"all_reduce in {where}:", str(doc.get("all_reduce")), ALL_REDUCE)
+    if doc.get("vcpus") and doc.get("device", "cpu") == "tpu":
+        raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
+    models = doc.pop("models", None) or []
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise errors.UsageError(f"{where}.models must be a list of model names")
+    return Setup(**doc, models=tuple(models))
+
+
+def _values(doc: dict, where: str) -> None:
+    for k in _INTS:
+        v = doc.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
+    if doc.get("batch_size") and doc.get("batch_per_device"):
+        raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
+    if doc.get("precision", "fp32") not in PRECISIONS:
+        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), PRECISIONS)
+    for k in ("machine", "model"):
+        if k in doc and (not isinstance(doc[k], str) or not doc[k].strip()):
+            raise errors.UsageError(f"{where}: {k}={doc[k]!r} must be a non-empty string")
+
+
+def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
+    doc = fields.mapping(doc, where)
+    for key, value in doc.items():
+        if key in OWNED:
+            raise errors.UsageError(
+                f"{where}: {key} is set by the study for each cell (data: and setups: choose "
+                "data and machines; --results_dir the directory)"
+            )
+        if key in extra and key == "models":
+            if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+                raise errors.UsageError(f"{where}: models must be a list of model names")
+            continue
+        if key in extra:
+            least = 8 if key == "jpeg_examples" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise errors.UsageError(
+                    f"{where}: {key}={value!r} must be a whole number >= {least}"
+                )
+            continue
+        known = (known_flags or {}).get(command)
+        if known is not None and key not in known:
+            close = difflib.get_close_matches(str(key), sorted(known), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise errors.UsageError(
+                f"unknown `tpubench {command}` flag in {where}: {key!r}{hint}; "
+                f"`tpubench {command} --helpfull` lists them"
+            )
+        if isinstance(value, (dict, list)) or value is None:
+            raise errors.UsageError(f"{where}: {key} must be a number, a word or true/false")
+    return doc
+
+
+def _finding(doc, where: str, checks, parts) -> Finding:
+    doc = fields.mapping(doc, where)
+    fields.keys(doc, ("text", "check"), where)
+    text = fields.text(doc.get("text"), f"{where}.text")
+    check = fields.mapping(doc.get("check"), f"{where}.check")
+    kind = check.get("kind")
+    if checks and kind not in checks:
+        raise errors.unknown(f"check kind in {where}:", str(kind), list(checks))
+    if "part" in check and check["part"] not in [p.name for p in parts]:
+        raise errors.unknown(f"part in {where}.check:", str(check["part"]), [p.name for p in parts])
+    if isinstance(checks, dict):
+        checks[kind](check, parts, f"{where}.check")  # the kind's own keys and values
+    return Finding(text, check)
