@@ -9,6 +9,8 @@ import sys
 
 from absl import flags
 
+from tpubench.core import safe_text
+
 FLAGS = flags.FLAGS
 ACTIONS = ("list", "run", "report")
 USAGE = "usage: tpubench study list | run NAME_OR_FILE | report NAME_OR_FILE"
@@ -161,7 +163,7 @@ def _report(study, p, host, results_dir: str) -> None:
     pngs = charts.write(results, out_dir)
     text = report.render(results, pngs)
     md = files.write_atomic(os.path.join(out_dir, f"{study.name}-{FLAGS.scale}.md"), text + "\n")
-    print(text)
+    print(safe_text.block(text))  # records are data from anywhere
     print(f"report: {md}" + (f"; charts: {', '.join(pngs)}" if pngs else ""))
 
 

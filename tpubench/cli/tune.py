@@ -14,7 +14,7 @@ from absl import flags
 
 from tpubench.cli import argv_checks, configs, tune_text, values
 from tpubench.cli import train as train_cli
-from tpubench.core import errors
+from tpubench.core import errors, safe_text
 from tpubench.tune import space
 
 FLAGS = flags.FLAGS
@@ -113,7 +113,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
         repeats=FLAGS.repeats,
         batch_sizes=batch_sizes,
     )
-    say = lambda line: print(line, flush=True)  # noqa: E731
+    # Trial records are read back and shown: through the one sanitiser.
+    say = lambda line: print(safe_text.block(line), flush=True)  # noqa: E731
     say(tune_text.header(cfg.model, host, sp, opts, records_dir))
     runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say)
     result = search.Search(sp, host, opts, runner, say).run()
