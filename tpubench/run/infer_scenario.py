@@ -78,6 +78,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
         sc.batching_window if sc.name == "server" else 0.0,
         loadgen_sut.bucket_sizes(sut_batch, replicas),
         on_signal,
+        shed_after=_shed_after(sc),
     )
     harness = scenarios.Harness(lg, batcher, samples.count, keep)
     setup_seconds = time.perf_counter() - t0
@@ -213,3 +214,15 @@ def _cross_check(loadgen_rate: float | None, closed: dict) -> dict:
         "closed_loop_examples_per_sec": mine,
         "ratio": (loadgen_rate / mine) if loadgen_rate and mine else None,
     }
+
+
+def _shed_after(sc) -> float | None:
+    """How long the oldest queued query may wait before a server run is given up.
+
+    Twenty times the latency bound (at least 5 s): a run whose queue is that
+    far behind can no longer be VALID, and serving on would only grow the
+    backlog for the rest of the minimum duration.
+    """
+    if sc.name != "server" or sc.latency_bound is None:
+        return None
+    return max(20.0 * sc.latency_bound, 5.0)

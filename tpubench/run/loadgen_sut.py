@@ -80,9 +80,17 @@ class Batcher:
       on_signal: called at every query issued and batch served, to act on a
         signal noted while LoadGen runs (a signal must not raise inside
         LoadGen's callbacks: the exception would abort the process).
+      shed_after: seconds the oldest queued query may wait before the SUT
+        stops serving this run (None: never).  A server probe far above
+        what the device sustains would otherwise queue every query LoadGen
+        sends for the whole minimum duration: gigabytes of backlog, never a
+        VALID run.  Past that point every query is completed unserved, the
+        run is marked `overloaded` and its LoadGen figures are not used.
     """
 
-    def __init__(self, lg, samples: Samples, predict, max_batch, window, buckets, on_signal):
+    def __init__(
+        self, lg, samples: Samples, predict, max_batch, window, buckets, on_signal, shed_after=None
+    ):
         self._lg = lg
         self._samples = samples
         self._predict = predict
@@ -95,6 +103,10 @@ class Batcher:
         self._stop = False
         self.error: BaseException | None = None
         self.batch_sizes = collections.Counter()  # real (unpadded) sizes run
+        self._shed_after = shed_after
+        self.overloaded: dict | None = None  # {"after_seconds", "served", "backlog"} once shed
+        self._started = time.perf_counter()
+        self._served = 0
         self._thread = threading.Thread(target=self._serve, name="loadgen-sut", daemon=True)
         self._thread.start()
 
@@ -105,6 +117,9 @@ class Batcher:
 
     def issue_query(self, query_samples) -> None:
         self._on_signal()
+        if self.overloaded is not None:  # this run is lost: complete at once, hold nothing
+            self._complete(query_samples)
+            return
         now = time.perf_counter()
         with self._cv:
             self._queue.extend((s, now) for s in query_samples)
@@ -114,7 +129,11 @@ class Batcher:
         """LoadGen's end-of-run call: nothing is held back, so nothing to flush."""
 
     def reset_counts(self) -> None:
+        """A new LoadGen run starts: its counts, and serving again."""
         self.batch_sizes = collections.Counter()
+        self.overloaded = None
+        self._started = time.perf_counter()
+        self._served = 0
 
     def close(self) -> None:
         with self._cv:
@@ -134,6 +153,17 @@ class Batcher:
                 if left <= 0:
                     break
                 self._cv.wait(left)
+            waited = time.perf_counter() - self._queue[0][1]
+            if self._shed_after is not None and waited > self._shed_after:
+                self.overloaded = {
+                    "after_seconds": round(time.perf_counter() - self._started, 3),
+                    "served": self._served,
+                    "backlog": len(self._queue),
+                    "oldest_wait_seconds": round(waited, 3),
+                }
+                backlog = [q[0] for q in self._queue]
+                self._queue.clear()
+                return backlog  # completed unserved by _serve, outside the lock
             n = min(self._max_batch, len(self._queue))
             return [self._queue.popleft()[0] for _ in range(n)]
 
@@ -142,6 +172,9 @@ class Batcher:
             batch = self._next_batch()
             if batch is None:
                 return
+            if self.overloaded is not None:
+                self._complete(batch)
+                continue
             self._on_signal()
             if self.error is None:
                 try:
@@ -149,8 +182,12 @@ class Batcher:
                 except Exception as e:  # noqa: BLE001 - re-raised after LoadGen returns
                     self.error = e
             # Complete every query even after an error: LoadGen waits for all of them.
-            responses = [self._lg.QuerySampleResponse(s.id, 0, 0) for s in batch]
-            self._lg.QuerySamplesComplete(responses)
+            self._complete(batch)
+            self._served += len(batch)
+
+    def _complete(self, query_samples) -> None:
+        responses = [self._lg.QuerySampleResponse(s.id, 0, 0) for s in query_samples]
+        self._lg.QuerySamplesComplete(responses)
 
     def _run(self, batch) -> None:
         n = len(batch)

@@ -100,6 +100,23 @@ class Harness:
             if self.batcher.error is not None:
                 raise self.batcher.error
             summary = loadgen_log.summarize(loadgen_log.read_detail(workdir), scenario)
+            shed = self.batcher.overloaded
+            if shed is not None:
+                # The SUT stopped serving: LoadGen's verdict and latencies of
+                # this run describe unserved queries and are not used.
+                served_qps = shed["served"] / max(shed["after_seconds"], 1e-9)
+                summary |= {
+                    "overloaded": shed,
+                    "loadgen_validity": summary.get("validity"),
+                    "valid": False,
+                    "validity": "OVERLOADED",
+                    "invalid_reason": (
+                        f"the queue's oldest query waited {shed['oldest_wait_seconds']:.1f} s "
+                        f"after {shed['after_seconds']:.1f} s ({shed['backlog']:,} queued): "
+                        "tpubench stopped serving this run; its LoadGen figures are not used"
+                    ),
+                    "completed_qps": served_qps,
+                }
             # LoadGen's whole test, its own start-up and drain included: what a
             # machine is paid for while the scenario runs (the record's cost).
             summary["wall_seconds"] = wall
