@@ -25,8 +25,12 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Two workers: on 2 cores the suite takes about 13 minutes instead of about 20
+# (TensorFlow start-up and subprocess waits overlap); PYTEST_WORKERS=0 runs it serially.
+PYTEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow

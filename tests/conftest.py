@@ -15,6 +15,12 @@ import pytest
 # test_gpu.py) start their CLIs with the GPUs that were visible here.
 GPU_ENV = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES")}
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 set; a serial run
+# has neither, and the CLIs' tables (which read COLUMNS) must not depend on
+# how the suite was started.  Tests that want a width set COLUMNS themselves.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -82,7 +82,12 @@ def _check_stopped_together(tmp_path, launcher, err, seconds, sig_name, tasks):
     assert rec["status"] == "interrupted"
     step = rec["results"]["final_step"]
     assert step > 0 and step % 5 == 0  # a loop boundary
-    assert rec["interrupted"] == {"cause": "SIGTERM", "step": step, "checkpoint_saved": True}
+    assert rec["interrupted"] == {
+        "cause": "SIGTERM",
+        "step": step,
+        "checkpoint_saved": True,
+        "last_checkpoint": step,  # the newest whole checkpoint is the one just saved
+    }
     model = tmp_path / "model"
     assert lines[0] == (
         f"tpubench-launch local-cluster: error: interrupted by {sig_name}; all {tasks} task(s) "
