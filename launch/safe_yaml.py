@@ -9,8 +9,8 @@ five with a `Refused` naming the line(s) and what is accepted.
 
 This module imports only PyYAML and the standard library, so it is the one
 loader both trees may use: `tpubench_launch` modules import it directly,
-and a `tpubench` command that reads YAML (none does today) imports
-`tpubench_launch.safe_yaml` and turns `Refused` into its own UsageError;
+and a `tpubench` command that reads YAML (`tpubench study`'s study files)
+imports `tpubench_launch.safe_yaml` and turns `Refused` into its own UsageError;
 `launch/` itself never imports tpubench (tests/launch/test_boundaries.py).
 """
 
