@@ -18,6 +18,8 @@ def infer_summary(recs: list) -> str:
     recs = [fmt.typed(r) for r in recs]
     out = io.StringIO()
     console = fmt.console(out)
+    # The title names a checkpoint path: one line at any width, for copying.
+    console.print(_sweep_title(recs[0]), soft_wrap=True)
     console.print(_sweep_table(recs))
     _notes(console, recs)
     _cost(console, recs)
@@ -26,20 +28,22 @@ def infer_summary(recs: list) -> str:
     return out.getvalue().rstrip()
 
 
-def _sweep_table(recs: list[RunRecord]) -> Table:
-    first = recs[0]
+def _sweep_title(first: RunRecord) -> str:
     p, w = first.placement, first.weights
     weights = (
         f"weights from {w.path} (step {w.step})"
         if w.source == "checkpoint"
         else f"random initial weights (seed {w.seed})"
     )
-    title = (
+    return (
         f"{first.model.name} inference on {first.data.name} — "
         f"{p.accelerator} / {p.strategy}, {p.num_replicas} replica(s), "
         f"{fmt.compute_mode(first)}; {weights}"
     )
-    t = Table(title=title, title_justify="left")
+
+
+def _sweep_table(recs: list[RunRecord]) -> Table:
+    t = Table()
     for col in (
         "batch",
         "predictions/sec",

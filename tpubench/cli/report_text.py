@@ -40,6 +40,7 @@ def train_summary(record) -> str:
     rec = fmt.typed(record)
     out = io.StringIO()
     console = fmt.console(out)
+    console.print(_title(rec), soft_wrap=True)  # one line at any width
     console.print(_results_table(rec))
     _cost(console, rec)
     console.print(  # whole paths on one line, for copying
@@ -48,13 +49,16 @@ def train_summary(record) -> str:
     return out.getvalue().rstrip()
 
 
-def _results_table(rec: RunRecord) -> Table:
+def _title(rec: RunRecord) -> str:
     p = rec.placement
-    title = (
+    return (
         f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy}, "
         f"{_replicas(p)}, {fmt.compute_mode(rec)}, global batch {rec.global_batch_size}"
     )
-    t = Table(title=title, show_header=False, title_justify="left")
+
+
+def _results_table(rec: RunRecord) -> Table:
+    t = Table(show_header=False)
     t.add_column("figure", style="bold")
     t.add_column("value")
     for rows in (_timing, _outcome, _host, _efficiency):
