@@ -13,11 +13,10 @@ import hashlib
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 
 from tpubench.hardware import placement
+from tpubench.hardware import probe as host_probe
 from tpubench.study import spec
 
 
@@ -43,19 +42,7 @@ def probe(gcs_data: str | None = None) -> Host:
     cores = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
     if not cores:
         cores = tuple(range(os.cpu_count() or 1))
-    names = []
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(
-                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=20,
-                check=False,
-            ).stdout
-            names = [line.strip() for line in out.splitlines() if line.strip()]
-        except (OSError, subprocess.SubprocessError):
-            names = []
+    names = [name for name, _ in host_probe.gpus()]  # nvidia-smi: no TensorFlow, no CUDA context
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:  # what TensorFlow in the cells will see, not what nvidia-smi lists
         names = names[: len([x for x in visible.split(",") if x.strip()])]
