@@ -128,24 +128,21 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
             if n not in table["models"]:
                 raise errors.unknown("model", n, shipped.names(table))
     wanted = list(names) or shipped.names(table)
-    if model_modules or any(shipped.row(n, tiny, table) is None for n in wanted):
+    found = {n: shipped.row(n, tiny, table) for n in wanted}
+    if model_modules or None in found.values():
         for module in model_modules:
             registry.load_module(module)
         for n in names:
             if n not in registry.names():
                 raise errors.unknown("model", n, registry.names())
         wanted = list(names) or registry.names()
-    todo = [n for n in wanted if shipped.row(n, tiny, table) is None]
-    rows = []
-    for n in wanted:
-        row = shipped.row(n, tiny, table)
-        if row is None:
-            if progress:
-                progress(
-                    f"counting FLOPs of {n} ({todo.index(n) + 1} of {len(todo)}; once, then cached)"
-                )
-            row = count(n, tiny)
-        rows.append(row)
+        found = {n: found.get(n) or shipped.row(n, tiny, table) for n in wanted}
+    todo = [n for n in wanted if found[n] is None]
+    for i, n in enumerate(todo, 1):
+        if progress:
+            progress(f"counting FLOPs of {n} ({i} of {len(todo)}; once, then cached)")
+        found[n] = count(n, tiny)
+    rows = [found[n] for n in wanted]
     if fmt == "json":
         return json.dumps(rows, indent=2)
     return table_text(rows, _width())
