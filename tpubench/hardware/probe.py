@@ -31,16 +31,54 @@ def cpu() -> dict:
     return copy.deepcopy(_cpu())
 
 
-@functools.cache  # py-cpuinfo takes over a second per call
+# platform.machine() -> the architecture names py-cpuinfo gives (older records use them).
+_ARCH = {"x86_64": "X86_64", "amd64": "X86_64", "i386": "X86_32", "i686": "X86_32"}
+_ARCH.update({"aarch64": "ARM_8", "arm64": "ARM_8", "armv7l": "ARM_7"})
+
+
+def _proc_cpuinfo(path: str = "/proc/cpuinfo") -> tuple[str, set[str]] | None:
+    """(brand, ISA flags) from Linux's /proc/cpuinfo, or None where it says too little.
+
+    A file read takes microseconds; py-cpuinfo starts a helper process and
+    takes over a second, which every `tpubench train` paid at start-up.
+    x86 names the CPU in `model name` and its flags in `flags`; Arm puts
+    them in `Features` and names the CPU only sometimes (then py-cpuinfo,
+    which asks lscpu and the device tree, is used).
+    """
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip().lower(), value.strip())
+    brand = fields.get("model name")
+    flags = fields.get("flags") or fields.get("features")
+    if not brand or flags is None:
+        return None
+    return brand, set(flags.split())
+
+
+@functools.cache  # py-cpuinfo, where it is needed, takes over a second per call
 def _cpu() -> dict:
-    import cpuinfo
     import psutil
 
-    info = cpuinfo.get_cpu_info()
-    flags = set(info.get("flags", []))
+    found = _proc_cpuinfo() if sys.platform.startswith("linux") else None
+    if found:
+        brand, flags = found
+        arch = _ARCH.get(platform.machine().lower(), platform.machine().upper())
+    else:
+        import cpuinfo
+
+        info = cpuinfo.get_cpu_info()
+        brand, flags = info.get("brand_raw"), set(info.get("flags", []))
+        arch = info.get("arch", platform.machine())
     return {
-        "model": info.get("brand_raw") or platform.processor() or "unknown",
-        "arch": info.get("arch", platform.machine()),
+        "model": brand or platform.processor() or "unknown",
+        "arch": arch,
         "logical_cores": psutil.cpu_count(logical=True),
         "physical_cores": psutil.cpu_count(logical=False),
         "affinity_cores": len(os.sched_getaffinity(0))
