@@ -35,7 +35,15 @@ SETTINGS = (
     "overhead_seconds",
     "name_prefix",
     "port",
+    "image",
+    "namespace",
+    "queue",
 )
+# What each executor cannot do without (gke talks to the cluster kubectl points at).
+REQUIRED = {"gke": ("bucket", "image")}
+EXAMPLES = {
+    "gke": "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}",
+}
 VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
@@ -54,6 +62,9 @@ class Settings:
     overhead_seconds: float = 300.0
     name_prefix: str = "tpubench"
     port: int = 2222
+    image: str | None = None  # gke: a container image with tpubench installed
+    namespace: str | None = None  # gke: default kubectl's current namespace
+    queue: str | None = None  # gke: a Kueue LocalQueue
 
     @property
     def records(self) -> str:
@@ -82,12 +93,24 @@ def settings(sweep, executor: str) -> Settings:
     for key in raw:
         if key not in SETTINGS:
             raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
-    missing = [k for k in ("project", "zone", "bucket") if not raw.get(k)]
+    required = REQUIRED.get(executor, ("project", "zone", "bucket"))
+    missing = [k for k in required if not raw.get(k)]
     if missing:
+        example = EXAMPLES.get(
+            executor, "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
+        )
         raise errors.UsageError(
             f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
-            "(e.g. cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb})"
+            f"(e.g. {example})"
         )
+    for key in ("image", "namespace", "queue"):
+        if raw.get(key) is not None and executor != "gke":
+            raise errors.UsageError(
+                f"{sweep.path}: cloud.{key} is a GKE setting; it needs --executor=gke"
+            )
+    for key in ("spot",):
+        if key in raw and not isinstance(raw[key], bool):
+            raise errors.UsageError(f"{sweep.path}: cloud.{key}={raw[key]!r} must be true or false")
     hint = commands.gs_typo_hint(raw["bucket"])
     if hint:
         raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")
@@ -108,6 +131,8 @@ def settings(sweep, executor: str) -> Settings:
         raise errors.UsageError(
             f"{sweep.path}: flags.data_dir={data_dir} must be on gs:// for --executor={executor}"
         )
+    raw.setdefault("project", "")
+    raw.setdefault("zone", "")
     return Settings(**{k: v for k, v in raw.items() if v is not None})
 
 
