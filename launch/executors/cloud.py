@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 import shutil
@@ -139,7 +140,12 @@ def settings(sweep, executor: str) -> Settings:
 def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> str:
     """A valid, deterministic GCE/TPU name: lowercase letters, digits, dashes, <= 63 chars."""
     slug = re.sub(r"[^a-z0-9-]+", "-", sweep_name.lower()).strip("-") or "sweep"
-    tail = "-" + config_id.removeprefix("cfg-")[:8] + (f"-{suffix}" if suffix else "")
+    # A grid id's own hex; a `runs:` label (any letters, '_' and '.') by its hash.
+    if re.match(r"^cfg-[0-9a-f]{8}", config_id):
+        short = config_id[4:12]
+    else:
+        short = hashlib.sha256(config_id.encode()).hexdigest()[:8]
+    tail = "-" + short + (f"-{suffix}" if suffix else "")
     head = f"{s.name_prefix}-{slug}"[: 63 - len(tail)].rstrip("-")
     if not head[:1].isalpha():
         head = "t" + head[: 62 - len(tail)]
