@@ -194,3 +194,20 @@ def test_settings_and_kubectl_errors(tmp_path):
     out = _launch(tmp_path, PATH=str(gcloud_only))
     assert out.returncode == 1
     assert out.stderr.strip().startswith("tpubench-launch sweep: error: kubectl not found on PATH")
+
+
+def test_the_written_manifests_pass_the_schemas(tmp_path):
+    """The Job and the TPU JobSet as applied, against the CRD and Kubernetes schemas."""
+    from manifest_checks import check
+
+    text = SWEEP.replace("queue: team-a", "queue: team-a, spot: true")
+    text = text.replace('"gcp:n1-standard-8+1xgcp:t4"', "gcp:c2-standard-8")  # has a spot price
+    out = _launch(tmp_path, text=text)
+    assert out.returncode == 0, out.stderr
+    job = yaml.safe_load((tmp_path / f"runs/sweeps/gk/logs/mlp-t4/{T4}.yaml").read_text())
+    jobset = yaml.safe_load((tmp_path / f"runs/sweeps/gk/logs/rn-v5e/{V5E}.yaml").read_text())
+    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["cloud.google.com/gke-spot"] == "true"
+    assert pod["containers"][0]["command"] == ["python3", "-m", "tpubench", "infer"]
+    check(job)
+    check(jobset)
