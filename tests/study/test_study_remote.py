@@ -273,3 +273,35 @@ def test_cloud_errors_are_one_line(tmp_path, args, expected):
     assert proc.returncode == 2
     assert expected.format(**files) in line, line
     assert _calls(tmp_path, "gcloud") == []
+
+
+def test_ctrl_c_reaches_the_launcher_which_deletes_the_vm(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    study = _file(tmp_path, "mine.yaml", MINE)
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    env = dict(os.environ, **_env(tmp_path, GCLOUD_DOUBLE_SLEEP="tpubench train"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tpubench", "study", "run", str(study), "--scale=smoke",
+         "--executor=gce", f"--cloud={cloud}", f"--results_dir={tmp_path / 'r'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not any("tpubench train" in c for c in _calls(tmp_path, "gcloud")):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "its VMs were deleted" in stderr
+    assert stderr.splitlines()[-1].startswith("tpubench study: error: interrupted; tpubench-launch")
+    assert _calls(tmp_path, "gcloud")[-1].startswith(
+        "compute instances delete tpubench-study-mine-"
+    )
+    assert not (tmp_path / "r/report").exists()  # nothing was measured; the rerun resumes
