@@ -91,3 +91,19 @@ def test_model_files_written_before_the_layers_still_import_the_contract():
         assert "no attribute 'flags'" in str(e)
     else:
         raise AssertionError("tpubench.flags should not resolve")
+
+
+def test_every_package_directory_is_installed():
+    """A wheel holds only the packages pyproject lists: a new one left out installs broken."""
+    import tomllib
+
+    repo = ROOT.parent
+    conf = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(conf["packages"])
+    found = set()
+    for name, folder in conf["package-dir"].items():
+        for init in (repo / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(repo / folder)
+            found.add(".".join([name, *rel.parts]))
+    assert found - listed == set(), f"packages missing from pyproject.toml: {found - listed}"
+    assert listed - found == set(), f"listed packages with no directory: {listed - found}"
