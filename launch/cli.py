@@ -68,9 +68,13 @@ def parser() -> argparse.ArgumentParser:
         "--grace", type=_seconds, default=15.0, help="seconds between SIGTERM and SIGKILL"
     )
 
-    sw = sub.add_parser("sweep", help="run a sweep file's grid locally, on GCE or on TPU VMs")
+    sw = sub.add_parser(
+        "sweep", help="run a sweep file (grid or runs) locally, on GCE, TPU VMs or GKE"
+    )
     sw.add_argument("file", help="the sweep file (YAML)")
-    sw.add_argument("--executor", default="local", help="local (default), gce, tpu-vm or skypilot")
+    sw.add_argument(
+        "--executor", default="local", help="local (default), gce, tpu-vm, gke or skypilot"
+    )
     sw.add_argument("--dry-run", action="store_true", help="print the preview and commands only")
     sw.add_argument("--results-dir", help="override the sweep file's results_dir")
     sw.add_argument(

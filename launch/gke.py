@@ -19,9 +19,9 @@ check_name = k8s.check_name
 render = k8s.render
 
 
-def _job(name, job_name, image, args, env, resources, selector, task, queue=None):
+def _job(name, job_name, image, args, env, resources, selector, task, queue=None, sub="train"):
     env_list = [{"name": k, "value": v} for k, v in (env or {}).items()]
-    c = k8s.container(image, args, env_list, resources, port=bool(task))
+    c = k8s.container(image, args, env_list, resources, port=bool(task), subcommand=sub)
     spec = {
         "backoffLimit": 0,
         "template": {
@@ -51,15 +51,22 @@ def _service(name, task):
     }
 
 
-def gpu_manifests(name, image, workers, ps, gpus, gpu_type, args, queue=None) -> list[dict]:
-    """Jobs (+ headless Services) for a MultiWorkerMirrored or parameter-server run."""
+def gpu_manifests(
+    name, image, workers, ps, gpus, gpu_type, args, queue=None, run_label=None, subcommand="train"
+) -> list[dict]:
+    """Jobs (+ headless Services) for a MultiWorkerMirrored or parameter-server run.
+
+    One task (workers=1, ps=0) is one Job running `tpubench SUBCOMMAND`, its
+    record labelled RUN_LABEL (default: NAME).
+    """
     check_name(name)
     k8s.check_queue(queue)
     results = k8s.check_results(args)
     resources, selector = k8s.gpu_placement(gpus, gpu_type)
     if workers == 1 and ps == 0:
-        args = args + [f"--run_label={name}"]
-        return [_job(name, name, image, args, None, resources, selector, None, queue)]
+        args = args + [f"--run_label={run_label or name}"]
+        one = (resources, selector, None, queue, subcommand)
+        return [_job(name, name, image, args, None, *one)]
     roles = cluster.task_roles(workers, ps)
     hosts = [f"{name}-{r}-{i}" for r, i in roles]
     tasks = cluster.plan(workers, ps, hosts=hosts, port=PORT)

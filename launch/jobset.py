@@ -131,15 +131,28 @@ def cluster_manifests(
 
 
 def tpu_manifests(
-    name, image, machine, topology_label, args, queue=None, ttl=DEFAULT_TTL, max_restarts=0
+    name,
+    image,
+    machine,
+    topology_label,
+    args,
+    queue=None,
+    ttl=DEFAULT_TTL,
+    max_restarts=0,
+    run_label=None,
+    subcommand="train",
 ) -> list[dict]:
-    """One JobSet with one pod on a single-host TPU slice node pool, which it has alone."""
+    """One JobSet with one pod on a single-host TPU slice node pool, which it has alone.
+
+    The pod runs `tpubench SUBCOMMAND`, its record labelled RUN_LABEL (default: NAME).
+    """
     k8s.check_name(name)
     k8s.check_queue(queue)
     k8s.check_results(args)
     s, selector = gke.tpu_slice(machine, topology_label)
-    args = list(args) + ["--tpu=local", f"--run_label={name}"]
-    c = k8s.container(image, args, None, {"google.com/tpu": s.chips}, port=False)
+    args = list(args) + ["--tpu=local", f"--run_label={run_label or name}"]
+    chips = {"google.com/tpu": s.chips}
+    c = k8s.container(image, args, None, chips, port=False, subcommand=subcommand)
     pod = {"metadata": {"labels": k8s.labels(name, "slice")}}
     pod["spec"] = k8s.pod_spec([c], selector)
     rjob = _replicated_job(name, "slice", 1, pod)

@@ -91,13 +91,23 @@ def labels(name: str, task: str | None = None, queue: str | None = None) -> dict
     return out
 
 
-def container(image, args, env=None, resources=None, name="tpubench", port_name="grpc", port=True):
-    """The tpubench container: `python3 -m tpubench train ARGS`.
+def container(
+    image,
+    args,
+    env=None,
+    resources=None,
+    name="tpubench",
+    port_name="grpc",
+    port=True,
+    subcommand="train",
+):
+    """The tpubench container: `python3 -m tpubench SUBCOMMAND ARGS` (train by default).
 
     ENV is a list of Kubernetes EnvVar objects, in order: Kubernetes expands
     `$(VAR)` only from variables defined earlier in the list.
     """
-    c = {"name": name, "image": image, "command": list(COMMAND), "args": list(args)}
+    command = [*COMMAND[:-1], subcommand]
+    c = {"name": name, "image": image, "command": command, "args": list(args)}
     if env:
         c["env"] = list(env)
     if port:

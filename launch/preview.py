@@ -89,6 +89,8 @@ def estimate(config, sweep, measured: dict, typical: float | None) -> tuple[floa
     """(seconds, where the figure comes from) for one configuration."""
     if config.id in measured:
         return measured[config.id], "measured"
+    if config.seconds is not None:  # a run's own estimate (runs:)
+        return float(config.seconds), "estimate"
     est = sweep.estimate
     if est.get("seconds") is not None:
         return float(est["seconds"]), "estimate"

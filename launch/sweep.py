@@ -10,7 +10,9 @@
       batch_sizes: [64, 128]
       precisions: [fp32]
       strategies: [one_device, {strategy: multi_worker, workers: 2}]
-    command: train                   # or tune: each configuration runs `tpubench tune`
+    runs:                            # instead of grid: each run written out (sweep_runs.py)
+      - {label: small, machine: gcp:n1-standard-8, flags: {model: mnist_mlp}}
+    command: train                   # or tune / infer: the tpubench subcommand each run is
     flags: {train_steps: 200}        # tpubench train (or tune) flags for every configuration
     estimate: {seconds: 30}          # or {steps_per_second: 50}: for the cost preview
     cloud: {...}                     # gce / tpu-vm settings (executors/cloud.py)
@@ -21,6 +23,8 @@ results directory with that label marks it done (resume).  `command: tune`
 runs `tpubench tune` instead (on the machine the configuration names, so a
 user tunes for the machine they will rent); tune labels and resumes its own
 trials, so the launcher passes it neither --model_dir nor --run_label.
+`command: infer` runs `tpubench infer`; its --model_dir names weights to
+read, so the launcher passes it --run_label but never a model_dir.
 """
 
 from __future__ import annotations
@@ -42,24 +46,26 @@ AXES = {
     "strategies": "strategy",
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
-TOP_KEYS = ("name", "results_dir", "grid", "flags", "estimate", "cloud", "command")
-COMMANDS = ("train", "tune")
+TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
+COMMANDS = ("train", "tune", "infer")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
-EXECUTORS = ("local", "gce", "tpu-vm", "skypilot")
+EXECUTORS = ("local", "gce", "tpu-vm", "skypilot", "gke")
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """One point of the grid."""
+    """One point of the grid, or one entry of `runs:`."""
 
     id: str  # also its --run_label
     settings: dict  # a subset of KEYS
     fixed_flags: dict
     command: str = "train"  # the tpubench subcommand each run is
+    seconds: float | None = None  # a run's own estimate for the cost preview
+    summary: str | None = None  # what describe() says, for a run written out
 
     @property
     def strategy(self) -> str | None:
@@ -95,6 +101,8 @@ class Config:
         return {k: v for k, v in out.items() if v is not None}
 
     def describe(self) -> str:
+        if self.summary:
+            return self.summary
         s = self.settings
         parts = [str(s[k]) for k in ("model", "machine") if k in s]
         if "batch_size" in s:
@@ -140,7 +148,7 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
     except safe_yaml.Refused as e:
         raise errors.UsageError(str(e)) from None
     if not isinstance(doc, dict):
-        raise errors.UsageError(f"{path}: a sweep file is a mapping with a 'grid' key")
+        raise errors.UsageError(f"{path}: a sweep file is a mapping with a 'grid' or a 'runs' key")
     for key in doc:
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
@@ -148,31 +156,21 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
     command = doc.get("command", "train")
     if command not in COMMANDS:
         raise errors.unknown(f"command in {path}:", str(command), COMMANDS)
-    grid = _mapping(doc, "grid", path)
     fixed = _mapping(doc, "flags", path)
-    points = _expand(grid, path)
     for key in fixed:
         if key in OWNED_FLAGS:
             raise errors.UsageError(
                 f"{path}: flags.{key} is set by tpubench-launch for each configuration; "
                 "use results_dir: at the top of the file (or --results-dir)"
             )
-    configs, seen = [], set()
-    for settings in points:
-        clash = _clash(settings, fixed)
-        if clash:
-            raise errors.UsageError(
-                f"{path}: flags.{clash} is also set by the grid; set it in one place"
-            )
-        if command == "tune" and settings.get("strategy") in CLUSTER_STRATEGIES:
-            raise errors.UsageError(
-                f"{path}: command tune runs on one machine; strategy "
-                f"{settings['strategy']} needs command train"
-            )
-        ident = config_id(settings, fixed, executor, command)
-        if ident not in seen:
-            seen.add(ident)
-            configs.append(Config(ident, settings, dict(fixed), command))
+    if "runs" in doc:
+        from tpubench_launch import sweep_runs
+
+        if "grid" in doc:
+            raise errors.UsageError(f"{path}: give 'grid' or 'runs', not both")
+        configs = sweep_runs.configs(doc["runs"], fixed, command, path)
+    else:
+        configs = _grid_configs(_mapping(doc, "grid", path), fixed, command, executor, path)
     return Sweep(
         name=name,
         path=str(p),
@@ -182,6 +180,31 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         cloud=_mapping(doc, "cloud", path),
         command=command,
     )
+
+
+def _grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str) -> list:
+    configs, seen = [], set()
+    for settings in _expand(grid, path):
+        clash = clash_of(settings, fixed)
+        if clash:
+            raise errors.UsageError(
+                f"{path}: flags.{clash} is also set by the grid; set it in one place"
+            )
+        check_command(command, settings, path)
+        ident = config_id(settings, fixed, executor, command)
+        if ident not in seen:
+            seen.add(ident)
+            configs.append(Config(ident, settings, dict(fixed), command))
+    return configs
+
+
+def check_command(command: str, settings: dict, where: str) -> None:
+    """tune and infer run on one machine: no cluster strategies."""
+    if command != "train" and settings.get("strategy") in CLUSTER_STRATEGIES:
+        raise errors.UsageError(
+            f"{where}: command {command} runs on one machine; strategy "
+            f"{settings['strategy']} needs command train"
+        )
 
 
 def config_id(settings: dict, fixed: dict, executor: str, command: str = "train") -> str:
@@ -220,7 +243,7 @@ def _expand(grid: dict, path: str) -> list[dict]:
                 if k in settings:
                     raise errors.UsageError(f"{path}: '{k}' is set by two grid axes; set it in one")
                 settings[k] = v
-        _check_settings(settings, path)
+        check_settings(settings, path)
         out.append(settings)
     return out
 
@@ -228,6 +251,12 @@ def _expand(grid: dict, path: str) -> list[dict]:
 def _point(axis: str, key: str, value, path: str) -> dict:
     where = f"{path}: grid.{axis}"
     part = dict(value) if isinstance(value, dict) else {key: value}
+    check_keys(part, where)
+    return part
+
+
+def check_keys(part: dict, where: str) -> None:
+    """Each setting's value (model, machine, batch_size, ...), one line per bad one."""
     for k, v in part.items():
         if k not in KEYS:
             raise errors.unknown(f"key in {where}:", k, KEYS)
@@ -243,10 +272,9 @@ def _point(axis: str, key: str, value, path: str) -> dict:
             raise errors.unknown(f"strategy in {where}:", v, STRATEGIES)
         if k in ("model", "machine") and (not isinstance(v, str) or not v.strip()):
             raise errors.UsageError(f"{where}: {k}={v!r} must be a non-empty string")
-    return part
 
 
-def _check_settings(settings: dict, path: str) -> None:
+def check_settings(settings: dict, path: str) -> None:
     strategy = settings.get("strategy")
     for k in ("workers", "ps"):
         if k in settings and strategy not in CLUSTER_STRATEGIES:
@@ -260,7 +288,7 @@ def _check_settings(settings: dict, path: str) -> None:
         raise errors.UsageError(f"{path}: strategy parameter_server needs ps >= 1")
 
 
-def _clash(settings: dict, fixed: dict) -> str | None:
+def clash_of(settings: dict, fixed: dict) -> str | None:
     derived = {
         "model": "model",
         "machine": "machine",

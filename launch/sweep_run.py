@@ -6,9 +6,9 @@ import os
 import sys
 
 from tpubench_launch import commands, errors, preview, records, sweep
-from tpubench_launch.executors import cloud, gce, local, skypilot, tpu_vm
+from tpubench_launch.executors import cloud, gce, gke, local, skypilot, tpu_vm
 
-CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot}
+CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot, "gke": gke}
 
 
 def done_ids(results_dir: str) -> set[str]:
@@ -29,22 +29,25 @@ def _check_flag_names(sw, out) -> None:
             hint = commands.gs_typo_hint(value)
             if hint:
                 raise errors.UsageError(f"{sw.path}: flags.{name}={hint}")
-    known = commands.tpubench_flag_names(sw.command)
-    if known is None:
-        print(
-            "note: could not ask tpubench for its flags (is it installed here?); "
-            "flag names are not checked before the runs start",
-            file=out,
-        )
-        return
+    known = {}
     for c in sw.configs:
+        if c.command not in known:
+            known[c.command] = commands.tpubench_flag_names(c.command)
+        if known[c.command] is None:
+            print(
+                "note: could not ask tpubench for its flags (is it installed here?); "
+                "flag names are not checked before the runs start",
+                file=out,
+            )
+            return
         for name in c.train_flags():
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
+            if name not in known[c.command]:
+                close = difflib.get_close_matches(name, known[c.command], n=1)
                 hint = f"; did you mean {close[0]}?" if close else ""
+                where = f"runs ({c.id}): " if c.summary else ""
                 raise errors.UsageError(
-                    f"{sw.path}: flags.{name} is not a `tpubench {sw.command}` flag{hint} "
-                    f"(`tpubench {sw.command} --helpfull` lists them); nothing was launched"
+                    f"{sw.path}: {where}flags.{name} is not a `tpubench {c.command}` flag{hint} "
+                    f"(`tpubench {c.command} --helpfull` lists them); nothing was launched"
                 )
 
 
@@ -77,11 +80,14 @@ def run(
         cloud.check_gcloud()
         if executor == "skypilot":
             skypilot.check_sky()
+        if executor == "gke":
+            gke.check_kubectl()
         os.makedirs(sw.results_dir, exist_ok=True)
         # Records of earlier runs, perhaps from another machine: resume needs them.
         cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sw.results_dir], out)
     # tune resumes inside: a rerun reuses every trial it recorded, so it always runs.
-    done = done_ids(sw.results_dir) if sw.command == "train" else set()
+    labels = {c.id for c in sw.configs if c.command != "tune"}
+    done = done_ids(sw.results_dir) & labels
     todo = [c for c in sw.configs if c.id not in done]
     skipped = len(sw.configs) - len(todo)
     print(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 import shutil
@@ -35,7 +36,15 @@ SETTINGS = (
     "overhead_seconds",
     "name_prefix",
     "port",
+    "image",
+    "namespace",
+    "queue",
 )
+# What each executor cannot do without (gke talks to the cluster kubectl points at).
+REQUIRED = {"gke": ("bucket", "image")}
+EXAMPLES = {
+    "gke": "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}",
+}
 VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
@@ -54,6 +63,9 @@ class Settings:
     overhead_seconds: float = 300.0
     name_prefix: str = "tpubench"
     port: int = 2222
+    image: str | None = None  # gke: a container image with tpubench installed
+    namespace: str | None = None  # gke: default kubectl's current namespace
+    queue: str | None = None  # gke: a Kueue LocalQueue
 
     @property
     def records(self) -> str:
@@ -82,12 +94,24 @@ def settings(sweep, executor: str) -> Settings:
     for key in raw:
         if key not in SETTINGS:
             raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
-    missing = [k for k in ("project", "zone", "bucket") if not raw.get(k)]
+    required = REQUIRED.get(executor, ("project", "zone", "bucket"))
+    missing = [k for k in required if not raw.get(k)]
     if missing:
+        example = EXAMPLES.get(
+            executor, "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
+        )
         raise errors.UsageError(
             f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
-            "(e.g. cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb})"
+            f"(e.g. {example})"
         )
+    for key in ("image", "namespace", "queue"):
+        if raw.get(key) is not None and executor != "gke":
+            raise errors.UsageError(
+                f"{sweep.path}: cloud.{key} is a GKE setting; it needs --executor=gke"
+            )
+    for key in ("spot",):
+        if key in raw and not isinstance(raw[key], bool):
+            raise errors.UsageError(f"{sweep.path}: cloud.{key}={raw[key]!r} must be true or false")
     hint = commands.gs_typo_hint(raw["bucket"])
     if hint:
         raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")
@@ -108,13 +132,20 @@ def settings(sweep, executor: str) -> Settings:
         raise errors.UsageError(
             f"{sweep.path}: flags.data_dir={data_dir} must be on gs:// for --executor={executor}"
         )
+    raw.setdefault("project", "")
+    raw.setdefault("zone", "")
     return Settings(**{k: v for k, v in raw.items() if v is not None})
 
 
 def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> str:
     """A valid, deterministic GCE/TPU name: lowercase letters, digits, dashes, <= 63 chars."""
     slug = re.sub(r"[^a-z0-9-]+", "-", sweep_name.lower()).strip("-") or "sweep"
-    tail = "-" + config_id.removeprefix("cfg-")[:8] + (f"-{suffix}" if suffix else "")
+    # A grid id's own hex; a `runs:` label (any letters, '_' and '.') by its hash.
+    if re.match(r"^cfg-[0-9a-f]{8}", config_id):
+        short = config_id[4:12]
+    else:
+        short = hashlib.sha256(config_id.encode()).hexdigest()[:8]
+    tail = "-" + short + (f"-{suffix}" if suffix else "")
     head = f"{s.name_prefix}-{slug}"[: 63 - len(tail)].rstrip("-")
     if not head[:1].isalpha():
         head = "t" + head[: 62 - len(tail)]

@@ -136,13 +136,15 @@ def _tasks(config) -> int:
 
 
 def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
-    """tpubench train flags on a VM: results and model dir on gs://, the config's label."""
+    """tpubench flags on a VM: results and model dir on gs://, the config's label."""
     flags = dict(config.train_flags())
     if s.spot and "pricing" not in flags:
         flags["pricing"] = "spot"
     flags.update(extra or {})
     if config.command == "tune":  # tune names, places and resumes its own trials
         flags.update(results_dir=s.records)
+    elif config.command == "infer":  # infer's --model_dir names weights to read
+        flags.update(results_dir=s.records, run_label=config.id)
     else:
         flags.update(results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.id)
     return commands.flags_argv(flags)

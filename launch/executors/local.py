@@ -42,6 +42,8 @@ def pinned(config) -> frozenset[int] | None:
 def run_flags(config, results_dir: str) -> dict:
     if config.command == "tune":  # tune names, places and resumes its own trials
         return {**config.train_flags(), "results_dir": results_dir}
+    if config.command == "infer":  # infer's --model_dir names weights to read
+        return {**config.train_flags(), "results_dir": results_dir, "run_label": config.id}
     return {
         **config.train_flags(),
         "results_dir": results_dir,

@@ -72,5 +72,5 @@ def test_tune_sweep_refuses_clusters_and_unknown_commands(tmp_path):
     text = "command: tune\ngrid: {strategies: [multi_worker]}\n"
     out = _launch(tmp_path, _sweep_file(tmp_path, text), "--dry-run")
     assert out.returncode == 2 and "command tune runs on one machine" in out.stderr
-    out = _launch(tmp_path, _sweep_file(tmp_path, "command: infer\ngrid: {}\n", "v.yaml"))
+    out = _launch(tmp_path, _sweep_file(tmp_path, "command: serve\ngrid: {}\n", "v.yaml"))
     assert out.returncode == 2 and "unknown command" in out.stderr and "tune" in out.stderr

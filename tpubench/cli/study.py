@@ -26,7 +26,14 @@ def define():
         "executor",
         "local",
         ["local", "gce", "tpu-vm", "gke"],
-        "Where the cells run (only local is built in; see docs/studies.md).",
+        "Where the cells run: local (this host), or rented through tpubench-launch: gce "
+        "(CPU/GPU VMs), tpu-vm (Cloud TPU VMs), gke (Jobs/JobSets); those need --cloud.",
+    )
+    f.DEFINE_string(
+        "cloud",
+        None,
+        "run --executor=gce|tpu-vm|gke: a YAML file with the sweep's cloud settings (project, "
+        "zone, bucket, image, ...) and machines: (setup label -> machine to rent).",
     )
     f.DEFINE_string(
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
@@ -85,11 +92,14 @@ def _check_args(args: list[str]) -> None:
         raise errors.UsageError(f"tpubench study list takes no arguments (got {args[1]!r})")
     if args[0] != "list" and len(args) != 2:
         raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
-    if FLAGS.executor != "local":
+    if args[0] == "run" and FLAGS.executor != "local" and not FLAGS.cloud:
         raise errors.UsageError(
-            f"--executor={FLAGS.executor}: `tpubench study run` runs cells on this host only for "
-            "now; run the study on the machine that has the hardware and copy its records into "
-            "--results_dir here"
+            f"--executor={FLAGS.executor} needs --cloud=FILE.yaml (cloud settings and machines:; "
+            "see docs/studies.md)"
+        )
+    if args[0] == "run" and FLAGS.executor == "local" and FLAGS.cloud:
+        raise errors.UsageError(
+            f"--cloud={FLAGS.cloud} is for --executor=gce, tpu-vm or gke; local cells run here"
         )
     if FLAGS.gcs_data and not FLAGS.gcs_data.startswith("gs://"):
         raise errors.UsageError(f"--gcs_data={FLAGS.gcs_data} must be a gs://BUCKET/PATH")
@@ -107,6 +117,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
     if "://" in results_dir:
         raise errors.UsageError(f"--results_dir={results_dir}: a study's records stay local")
     host = cells.probe(FLAGS.gcs_data)
+    if args[0] == "run" and FLAGS.executor != "local":
+        return _run_remote(study, host, results_dir)
     p = plan.make(study, FLAGS.scale, host, results_dir)
     failed = []
     if args[0] == "run":
@@ -151,6 +163,47 @@ def _run(study, p, host, results_dir: str) -> list | None:
         execute.prepare_jpeg(jpeg_dir, jpeg[1], sys.stdout)
     done = execute.run_cells(list(p.todo), host, results_dir, jpeg_dir, sys.stdout)
     return [(c, s, w) for c, s, w in done if s not in execute.DONE]
+
+
+def _run_remote(study, host, results_dir: str) -> int:
+    """The cells --executor can run, through tpubench-launch; then the report."""
+    from tpubench.core import errors
+    from tpubench.study import remote
+
+    executor, scale, dry = FLAGS.executor, FLAGS.scale, FLAGS["dry-run"].value
+    cloud = remote.load_cloud(FLAGS.cloud, executor)
+    p = remote.make_plan(study, scale, executor, cloud, FLAGS.gcs_data, results_dir)
+    print("\n".join(remote.header(study, p, scale, executor, cloud, results_dir)), flush=True)
+    if p.runnable == 0:
+        print(f"nothing for --executor={executor} to run; the report covers what is recorded")
+    else:
+        path = remote.write_sweep(study, p, executor, cloud, FLAGS.gcs_data, results_dir)
+        code = remote.launch(path, executor, dry, sys.stdout)
+        if dry or code == 2:  # 2: the launcher refused the file and said why in one line
+            return code
+        if code == 130:
+            raise errors.InterruptedRun(
+                "interrupted; tpubench-launch deleted what it created; run the same command "
+                "again to run the cells not yet recorded"
+            )
+        if code:
+            _report(study, plan_here(study, host, results_dir), host, results_dir)
+            err = errors.TpubenchError(
+                f"tpubench-launch exited with code {code} (its lines above say which cells "
+                "failed); run the same command again to retry them (recorded cells are skipped)"
+            )
+            err.exit_code = code
+            raise err
+    if dry:
+        return 0
+    _report(study, plan_here(study, host, results_dir), host, results_dir)
+    return 0
+
+
+def plan_here(study, host, results_dir: str):
+    from tpubench.study import plan
+
+    return plan.make(study, FLAGS.scale, host, results_dir)
 
 
 def _report(study, p, host, results_dir: str) -> None:

@@ -1,0 +1,163 @@
+"""GKE through kubectl: each configuration is one Job (CPU/GPU) or one JobSet (a TPU slice).
+
+The manifests come from the builders `tpubench-launch gke` uses (gke.py,
+jobset.py), so a sweep's pod looks like a hand-launched one.  A run is a
+cloud.Plan like a VM's: the rendered manifest is written under the sweep's
+logs, `kubectl apply -f` starts it, a waiter (`python -m
+tpubench_launch.k8s_wait`) polls the object until it completed or failed and
+keeps the pods' logs, the records come back from the bucket with `gcloud
+storage rsync`, and `kubectl delete -f` always runs.  The cluster is the one
+kubectl's current context names; node pools (GPUs, TPU slices) must exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+
+from tpubench_launch import commands, errors, k8s, tpus
+from tpubench_launch import gke as gke_manifests
+from tpubench_launch import jobset as jobsets
+from tpubench_launch.executors import cloud, gce
+
+SPOT_LABEL = "cloud.google.com/gke-spot"
+
+
+def check_kubectl() -> None:
+    if shutil.which("kubectl") is None:
+        raise errors.CloudError(
+            "kubectl not found on PATH: install it (gcloud components install kubectl) and "
+            "point it at the cluster (gcloud container clusters get-credentials), or add "
+            "--dry-run to print the commands"
+        )
+
+
+def object_name(s: cloud.Settings, sweep_name: str, config_id: str) -> str:
+    """A valid, deterministic Kubernetes name (<= 40 characters: the builders add suffixes).
+
+    A hash of the id, not the id itself: run labels may hold '_' and '.',
+    which Kubernetes names may not.
+    """
+    slug = re.sub(r"[^a-z0-9-]+", "-", f"{s.name_prefix}-{sweep_name}".lower()).strip("-")
+    if not slug[:1].isalpha():
+        slug = "t" + slug
+    tail = hashlib.sha256(config_id.encode()).hexdigest()[:8]
+    return f"{slug[:31].rstrip('-')}-{tail}"
+
+
+def _refuse(config, why: str) -> errors.UsageError:
+    return errors.UsageError(f"{config.id}: {why}")
+
+
+def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
+    machine = config.settings.get("machine")
+    if not machine:
+        raise _refuse(
+            config,
+            "--executor=gke needs a machine, e.g. gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8",
+        )
+    if config.is_cluster:
+        raise _refuse(
+            config,
+            f"strategy {config.strategy} is not built for sweeps on GKE; use "
+            "`tpubench-launch gke --workers=N` (or --executor=gce)",
+        )
+    if config.command == "tune":
+        raise _refuse(config, "command tune is not built for GKE sweeps; use --executor=gce")
+    name = object_name(s, sweep.name, config.id)
+    # The builders add --tpu=local and --run_label themselves.
+    flags = [
+        f
+        for f in gce.remote_flags(config, s)
+        if not f.startswith(("--run_label=", "--tpu=", "--notpu"))
+    ]
+    notes = []
+    if machine.lower().startswith("gcp:tpu-"):
+        kind = "jobset"
+        docs = jobsets.tpu_manifests(
+            name,
+            s.image,
+            machine,
+            None,
+            flags,
+            s.queue,
+            run_label=config.id,
+            subcommand=config.command,
+        )
+        pool = gke_manifests.node_pool_command(
+            name, machine, None, "CLUSTER", s.zone or "ZONE", s.spot
+        )
+        notes.append(
+            f"{tpus.parse(machine).accelerator_type} on a TPU node pool; one like: "
+            + commands.shell(pool)
+        )
+    else:
+        kind = "job"
+        mtype, gpu, count = _shape(config, machine)
+        docs = gke_manifests.gpu_manifests(
+            name,
+            s.image,
+            1,
+            0,
+            count,
+            gpu,
+            flags,
+            s.queue,
+            run_label=config.id,
+            subcommand=config.command,
+        )
+        threads = config.train_flags().get("num_intra_threads")
+        pod = _pod(docs[0], kind)
+        if threads:  # the vCPUs the run was sized for, not a share of a busy node
+            limits = pod["containers"][0].setdefault("resources", {}).setdefault("limits", {})
+            limits["cpu"] = int(threads)
+        notes.append(f"{mtype}: " + (f"{count} x {gpu}" if gpu else "CPU only") + " per pod")
+    if s.spot:
+        _pod(docs[0], kind).setdefault("nodeSelector", {})[SPOT_LABEL] = "true"
+    c = _pod(docs[0], kind)["containers"][0]
+    notes.append("pod runs: " + commands.shell([*c["command"], *c["args"]]))
+    here = os.path.join(log_dir, config.id)
+    manifest = os.path.join(here, f"{name}.yaml")
+    text = k8s.render(docs, [f"tpubench-launch sweep {sweep.name}: {config.id}"])
+    kubectl = ["kubectl", *([f"--namespace={s.namespace}"] if s.namespace else [])]
+    waiter = [sys.executable, "-m", "tpubench_launch.k8s_wait", f"--kind={kind}", f"--name={name}"]
+    waiter += [*([f"--namespace={s.namespace}"] if s.namespace else [])]
+    waiter += [f"--logs={os.path.join(here, name + '.pods.log')}"]
+    return cloud.Plan(
+        config.id,
+        setup=[[*kubectl, "apply", "-f", manifest]],
+        tasks=[(name, waiter)],
+        trainers=[name],
+        collect=[cloud.rsync_records(config, s, sweep.results_dir)],
+        teardown=[[*kubectl, "delete", "-f", manifest, "--ignore-not-found"]],
+        notes=notes,
+        files={manifest: text},
+    )
+
+
+def _pod(doc: dict, kind: str) -> dict:
+    """The pod spec of the one pod a Job or a one-slice JobSet runs."""
+    if kind == "jobset":
+        doc = doc["spec"]["replicatedJobs"][0]["template"]
+    return doc["spec"]["template"]["spec"]
+
+
+def _shape(config, machine: str) -> tuple[str, str | None, int]:
+    try:
+        mtype, gpu, count = gce.shape(machine)
+    except errors.UsageError as e:
+        raise _refuse(config, str(e).replace("--executor=gce", "--executor=gke")) from None
+    if not gpu and mtype.startswith(gce.GPU_MACHINE_FAMILIES):
+        raise _refuse(
+            config,
+            f"machine {machine!r}: on GKE name the GPUs the pod asks for, e.g. "
+            "gcp:a2-highgpu-1g+1xgcp:a100",
+        )
+    return mtype, gpu, count
+
+
+def vms(config) -> int:
+    return 1  # one pod (or one slice) per configuration

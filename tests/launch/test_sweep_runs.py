@@ -1,0 +1,140 @@
+"""`runs:` in sweep files: each run written out with its label; checks, dry run, resume."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tpubench_launch import errors, sweep
+
+LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
+
+RUNS = """
+name: listed
+flags: {use_synthetic_data: true}
+runs:
+  - label: mlp-small
+    machine: gcp:n1-standard-1
+    seconds: 30
+    flags: {model: mnist_mlp, train_steps: 5, batch_size: 16}
+  - label: mlp.serve_1
+    command: infer
+    flags: {model: mnist_mlp, num_batches: 3}
+"""
+
+
+def _file(tmp_path, text, name="r.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_runs_keep_their_labels_commands_and_flags(tmp_path):
+    sw = sweep.load(_file(tmp_path, RUNS), "local")
+    assert [c.id for c in sw.configs] == ["mlp-small", "mlp.serve_1"]
+    small, serve = sw.configs
+    assert small.train_flags() == {
+        "model": "mnist_mlp",
+        "machine": "gcp:n1-standard-1",
+        "use_synthetic_data": True,
+        "train_steps": 5,
+        "batch_size": 16,
+    }
+    assert (small.command, small.seconds, small.describe()) == (
+        "train",
+        30,
+        "mnist_mlp gcp:n1-standard-1",
+    )
+    assert (serve.command, serve.describe()) == ("infer", "infer mnist_mlp")
+    # The label is the identity, whatever the executor.
+    assert [c.id for c in sweep.load(_file(tmp_path, RUNS), "gce").configs] == [
+        "mlp-small",
+        "mlp.serve_1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("grid: {models: [a]}\nruns: [{label: a}]\n", "give 'grid' or 'runs', not both"),
+        ("runs: []\n", "runs must be a non-empty list of mappings"),
+        ("runs: [mnist]\n", "runs[0] must be a mapping with a label, got 'mnist'"),
+        ("runs: [{label: 'a b'}]\n", "label='a b' must be 1-100 letters, digits"),
+        ("runs: [{flags: {}}]\n", "label=None must be 1-100 letters"),
+        ("runs: [{label: a}, {label: a}]\n", "runs[1] (a): two runs share the label 'a'"),
+        ("runs: [{label: a, mashine: x}]\n", "unknown key in"),
+        ("runs: [{label: a, batch_size: 0}]\n", "batch_size=0 must be a whole number >= 1"),
+        (
+            "runs: [{label: a, machine: m, flags: {machine: n}}]\n",
+            "flags.machine is also set by the run; set it once",
+        ),
+        (
+            "flags: {tiny: true}\nruns: [{label: a, flags: {tiny: false}}]\n",
+            "flags.tiny is also in the file's flags:; set it in one place",
+        ),
+        ("runs: [{label: a, flags: {run_label: b}}]\n", "flags.run_label is set by tpubench"),
+        ("runs: [{label: a, command: serve}]\n", "unknown command in"),
+        (
+            "runs: [{label: a, command: infer, strategy: multi_worker}]\n",
+            "command infer runs on one machine",
+        ),
+        ("runs: [{label: a, seconds: -1}]\n", "seconds=-1 must be a number > 0"),
+    ],
+)
+def test_bad_runs_name_the_problem(tmp_path, text, message):
+    with pytest.raises(errors.UsageError, match=None) as e:
+        sweep.load(_file(tmp_path, text), "local")
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
+    out = subprocess.run(
+        [*LAUNCH, _file(tmp_path, RUNS), "--dry-run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    body = out.stdout.split("dry run: these commands would run, in this order:\n")[1]
+    assert body.splitlines() == [
+        "# mlp-small: mnist_mlp gcp:n1-standard-1",
+        "tpubench train --model=mnist_mlp --machine=gcp:n1-standard-1 --batch_size=16 "
+        "--use_synthetic_data --train_steps=5 --results_dir=runs/sweeps/listed "
+        "--model_dir=runs/sweeps/listed/model_dirs/mlp-small --run_label=mlp-small",
+        "# mlp.serve_1: infer mnist_mlp",
+        "tpubench infer --model=mnist_mlp --use_synthetic_data --num_batches=3 "
+        "--results_dir=runs/sweeps/listed --run_label=mlp.serve_1",
+    ]
+    # The run's own estimate prices it: n1-standard-1 for 30 s.
+    row = next(x for x in out.stdout.splitlines() if x.startswith("mlp-small "))
+    assert row.split()[-3:] == ["0:00:30", "$0.0004", "estimate"]
+
+
+def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path):
+    results = tmp_path / "runs/sweeps/listed"
+    results.mkdir(parents=True)
+    record = {"run_id": "r1", "run_label": "mlp-small", "status": "ok"}
+    (results / "r1.json").write_text(json.dumps(record))
+    out = subprocess.run(
+        [*LAUNCH, _file(tmp_path, RUNS), "--dry-run"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "2 configuration(s), 1 already recorded in runs/sweeps/listed, 1 to run" in out.stdout
+    assert "# mlp-small" not in out.stdout and "# mlp.serve_1: infer mnist_mlp" in out.stdout
+    bad = _file(tmp_path, RUNS.replace("num_batches", "num_batchez"), "bad.yaml")
+    out = subprocess.run(
+        [*LAUNCH, bad, "--dry-run"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"tpubench-launch sweep: error: {bad}: runs (mlp.serve_1): flags.num_batchez is not a "
+        "`tpubench infer` flag; did you mean num_batches? (`tpubench infer --helpfull` lists "
+        "them); nothing was launched"
+    )

@@ -1,0 +1,307 @@
+"""`tpubench study run --executor=gce|tpu-vm|gke --cloud=FILE`: through tpubench-launch.
+
+No cloud is reachable here.  tests/launch/bin/gcloud and tests/launch/bin/kubectl
+are TEST DOUBLES put first on PATH: the study writes its sweep file and runs
+the real launcher, which calls them.  In the gce run below the gcloud double
+runs each `ssh --command` with bash in a stand-in VM home whose
+`tpubench-venv/bin/python` runs this checkout's real tpubench (gs://bkt/...
+mapped to a local directory that the double's `storage rsync` copies from),
+so a real cell trains on the "VM" and its record comes home the way it would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shlex
+import sys
+
+import pytest
+import yaml
+from conftest import one_line_error, run_cli
+
+BIN = pathlib.Path(__file__).resolve().parents[1] / "launch" / "bin"
+WHERE = "--zone=us-central1-a --project=proj"
+CLOUD = """
+project: proj
+zone: us-central1-a
+bucket: gs://bkt/tb
+image: img:1
+machines:
+  Cloud TPU: gcp:tpu-v5e-8
+  1 GPU: gcp:n1-standard-8+1xgcp:v100
+"""
+MINE = """
+title: mine
+form: {kind: relative, part: p, baseline: one}
+parts:
+  - name: p
+    models: [mnist_mlp]
+    setups:
+      - {label: one, vcpus: 1, machine: "gcp:n1-standard-1"}
+      - {label: gpu, device: gpu}
+      - {label: ps, vcpus: 1, strategy: parameter_server, machine: "gcp:n1-standard-1"}
+    flags: {steps_per_loop: 1}
+    scale:
+      smoke: {seconds: 20, tiny: true, train_steps: 2, batch_size: 8}
+"""
+# Runs on the stand-in VM in place of the virtualenv's python: this checkout's
+# tpubench, with the bucket's gs:// paths mapped to the directory the gcloud
+# double's rsync copies from.
+VM_PYTHON = """#!{python}
+import os, sys
+buckets, cache = {buckets!r}, {cache!r}
+args = [a.replace("gs://", buckets + "/") for a in sys.argv[1:]]
+env = dict(os.environ, TPUBENCH_CACHE=cache, CUDA_VISIBLE_DEVICES="", PATH="/usr/bin:/bin")
+os.execve({python!r}, [{python!r}, *args], env)
+"""
+RECORDER = """#!{python}
+import json, os, sys
+with open(os.path.expanduser("~/argv.jsonl"), "a") as f:
+    f.write(json.dumps([os.path.basename(sys.argv[0])] + sys.argv[1:]) + "\\n")
+"""
+
+
+def _env(tmp_path, **extra) -> dict:
+    env = {"PATH": f"{BIN}:{os.environ['PATH']}"}
+    env["GCLOUD_DOUBLE_LOG"] = str(tmp_path / "gcloud.jsonl")
+    env["KUBECTL_DOUBLE_LOG"] = str(tmp_path / "kubectl.jsonl")
+    env.update(extra)
+    return env
+
+
+def _file(tmp_path, name: str, text: str) -> pathlib.Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _dry_commands(out: str) -> list[str]:
+    body = out.split("dry run: these commands would run, in this order:\n")[1]
+    return [x for x in body.splitlines() if not x.startswith("#")]
+
+
+def _calls(tmp_path, tool: str) -> list[str]:
+    path = tmp_path / f"{tool}.jsonl"
+    if not path.exists():
+        return []
+    return [shlex.join(json.loads(x)) for x in path.read_text().splitlines()]
+
+
+def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    r = tmp_path / "r"
+    proc, _ = run_cli(
+        "study", "run", "cpu_vs_gpu", "--scale=smoke", "--executor=gce", f"--cloud={cloud}",
+        "--dry-run", f"--results_dir={r}", env=_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (
+        f"study cpu_vs_gpu: 8 cell(s) at --scale=smoke; --executor=gce with the machines of "
+        f"{cloud} can run 8; 0 already recorded in {r}; 8 to run"
+    )
+    assert lines[1] == f"$ tpubench-launch sweep {r}/launch/gce.yaml --executor=gce --dry-run"
+    sweep = yaml.safe_load((r / "launch/gce.yaml").read_text())
+    assert sweep["results_dir"] == str(r) and "image" not in sweep["cloud"]
+    runs = {x["machine"]: x for x in sweep["runs"]}
+    eight = runs["gcp:n1-highcpu-8"]
+    assert eight["flags"] == {
+        "model": "mnist_mlp",
+        "accelerator": "cpu",
+        "num_intra_threads": 8,
+        "num_inter_threads": 8,
+        "use_synthetic_data": True,
+        "steps_per_loop": 2,
+        "tiny": True,
+        "train_steps": 4,
+    }
+    label = eight["label"]
+    vm = next(c.split()[4] for c in _dry_commands(proc.stdout) if "machine-type=n1-highcpu-8 " in c)
+    script = (
+        "set -o pipefail; cd ~; tpubench-venv/bin/python -m tpubench train --model=mnist_mlp "
+        "--machine=gcp:n1-highcpu-8 --accelerator=cpu --num_intra_threads=8 "
+        "--num_inter_threads=8 --use_synthetic_data --steps_per_loop=2 --tiny --train_steps=4 "
+        f"--results_dir=gs://bkt/tb/records --model_dir=gs://bkt/tb/model_dirs/{label} "
+        f"--run_label={label} 2>&1 | tee ~/tpubench-{label}.log"
+    )
+    assert f"gcloud compute ssh {vm} {WHERE} --quiet {shlex.quote('--command=' + script)}" in (
+        _dry_commands(proc.stdout)
+    )
+    assert "taskset" not in proc.stdout  # the VM has the vCPUs
+    gpu_row = next(x for x in lines if x.endswith("estimate") and "xgcp:v100" in x)
+    assert gpu_row.split()[1:4] == ["mnist_mlp", "gcp:n1-standard-8+1xgcp:v100", "$2.86"]
+    assert _calls(tmp_path, "gcloud") == []
+
+
+def test_tpu_vm_and_gke_dry_runs_pick_their_cells(tmp_path):
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    r = tmp_path / "r"
+    for executor, blocked, runs in [
+        ("tpu-vm", ["1 GPU (1 cell(s)): needs --executor=gce or --executor=gke"], 1),
+        ("gke", [], 2),
+    ]:
+        proc, _ = run_cli(
+            "study", "run", "tpu_vs_gpu", "--scale=smoke", f"--executor={executor}",
+            f"--cloud={cloud}", "--dry-run", f"--results_dir={r}", env=_env(tmp_path),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert f"can run {runs}; 0 already recorded" in lines[0]
+        assert lines[1 : 2 + len(blocked)] == [
+            *(f"  not runnable on {executor}: train · {b}" for b in blocked),
+            f"  not runnable on {executor}: train · CPU (this host) (1 cell(s)): needs a machine "
+            "for setup 'CPU (this host)' in the --cloud file's machines:",
+        ]
+        commands = _dry_commands(proc.stdout)
+        if executor == "tpu-vm":
+            create = commands[0].split()
+            assert create[:5] == ["gcloud", "compute", "tpus", "tpu-vm", "create"]
+            assert "--accelerator-type=v5litepod-8" in create
+            assert "--precision=bf16" in commands[2] and "--tpu=local" in commands[2]
+        else:
+            assert [c.split()[1] for c in commands if c.startswith("kubectl")] == [
+                "apply", "delete", "apply", "delete",
+            ]  # fmt: skip
+            assert sum("--kind=job " in c for c in commands) == 1
+            assert sum("--kind=jobset " in c for c in commands) == 1
+    assert _calls(tmp_path, "gcloud") == [] and _calls(tmp_path, "kubectl") == []
+
+
+def test_gpu_host_sizing_needs_gcs_data_remotely(tmp_path):
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD + "  1 vCPU: gcp:n1-standard-1+1xgcp:t4\n")
+    proc, _ = run_cli(
+        "study", "run", "gpu_host_sizing", "--scale=smoke", "--executor=gce", f"--cloud={cloud}",
+        "--dry-run", f"--results_dir={tmp_path / 'r'}", env=_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "  not runnable on gce: train · 1 vCPU (1 cell(s)): needs the photos on gs:// "
+        "(--gcs_data=gs://BUCKET/PATH)" in proc.stdout
+    )
+    proc, _ = run_cli(
+        "study", "run", "gpu_host_sizing", "--scale=smoke", "--executor=gce", f"--cloud={cloud}",
+        "--gcs_data=gs://bkt/photos", "--dry-run", f"--results_dir={tmp_path / 'r'}",
+        env=_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    infer = [c for c in _dry_commands(proc.stdout) if "tpubench infer" in c]
+    assert infer and all("--data_dir=gs://bkt/photos" in c for c in infer)
+    assert not any("--model_dir" in c for c in infer)  # infer's model_dir names weights
+
+
+def _vm_home(tmp_path, buckets) -> pathlib.Path:
+    home = tmp_path / "vm-home"
+    for rel in ("bin/python3", "tpubench-venv/bin/pip"):
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(RECORDER.format(python=sys.executable))
+        path.chmod(0o755)
+    python = home / "tpubench-venv/bin/python"
+    cache = os.environ["TPUBENCH_CACHE"]
+    python.write_text(VM_PYTHON.format(python=sys.executable, buckets=str(buckets), cache=cache))
+    python.chmod(0o755)
+    return home
+
+
+def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
+    """One real cell: the launcher's commands, a real tpubench train, the record back, report."""
+    study = _file(tmp_path, "mine.yaml", MINE)
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    buckets, r = tmp_path / "buckets", tmp_path / "r"
+    env = _env(
+        tmp_path,
+        GCLOUD_DOUBLE_BUCKETS=str(buckets),
+        GCLOUD_DOUBLE_SHELL_HOME=str(_vm_home(tmp_path, buckets)),
+    )
+    args = ("study", "run", study, "--scale=smoke", "--executor=gce", f"--cloud={cloud}")
+    proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "  not runnable on gce: p · gpu (1 cell(s)): needs a machine for setup 'gpu'" in (
+        proc.stdout
+    )
+    assert "p · ps (1 cell(s)): needs a parameter-server cluster" in proc.stdout
+    label = yaml.safe_load((r / "launch/gce.yaml").read_text())["runs"][0]["label"]
+    copied = [json.loads(p.read_text()) for p in r.glob("*.json")]
+    assert [(c["run_label"], c["status"]) for c in copied] == [(label, "ok")]
+    flags = copied[0]["flags"]  # the cell's flags reached the "VM" as given
+    assert (flags["machine"], flags["num_intra_threads"], flags["train_steps"]) == (
+        ["gcp:n1-standard-1"],
+        1,
+        2,
+    )
+    assert copied[0]["cost"]["machines"][0]["usd_per_hour"] == 0.0475
+    calls = _calls(tmp_path, "gcloud")
+    assert calls[-1].startswith("compute instances delete tpubench-study-mine-")
+    assert (r / "report/mine-smoke.md").exists()
+    assert "report: " in proc.stdout
+
+    # Again: the cell is recorded, so the launcher runs nothing and creates no VM.
+    before = len(calls)
+    proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 already recorded" in proc.stdout and "0 to run" in proc.stdout
+    assert [c for c in _calls(tmp_path, "gcloud")[before:] if "instances create" in c] == []
+
+
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--executor=gce"], "--executor=gce needs --cloud=FILE.yaml"),
+        (["--cloud={cloud}"], "--cloud={cloud} is for --executor=gce, tpu-vm or gke"),
+        (["--executor=gke", "--cloud={tmp}/none.yaml"], "cannot read --cloud file"),
+        (["--executor=gce", "--cloud={bad}"], "unknown key in --cloud file {bad}: 'projct'"),
+        (["--executor=gke", "--cloud={noimage}"], "--executor=gke needs image"),
+        (["--executor=gce", "--cloud={badmachine}"], "machine 'gcp:n1-standard-8+1xgcp:v101'"),
+    ],
+)
+def test_cloud_errors_are_one_line(tmp_path, args, expected):
+    files = {
+        "cloud": _file(tmp_path, "cloud.yaml", CLOUD),
+        "bad": _file(tmp_path, "bad.yaml", CLOUD.replace("project:", "projct:")),
+        "noimage": _file(tmp_path, "noimage.yaml", CLOUD.replace("image: img:1\n", "")),
+        "badmachine": _file(tmp_path, "m.yaml", CLOUD.replace("xgcp:v100", "xgcp:v101")),
+        "tmp": tmp_path,
+    }
+    args = [a.format(**files) for a in args]
+    proc, _ = run_cli(
+        "study", "run", "tpu_vs_gpu", "--scale=smoke", *args, "--dry-run",
+        f"--results_dir={tmp_path / 'r'}", env=_env(tmp_path),
+    )  # fmt: skip
+    line = one_line_error(proc)
+    assert proc.returncode == 2
+    assert expected.format(**files) in line, line
+    assert _calls(tmp_path, "gcloud") == []
+
+
+def test_ctrl_c_reaches_the_launcher_which_deletes_the_vm(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    study = _file(tmp_path, "mine.yaml", MINE)
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    env = dict(os.environ, **_env(tmp_path, GCLOUD_DOUBLE_SLEEP="tpubench train"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tpubench", "study", "run", str(study), "--scale=smoke",
+         "--executor=gce", f"--cloud={cloud}", f"--results_dir={tmp_path / 'r'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not any("tpubench train" in c for c in _calls(tmp_path, "gcloud")):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "its VMs were deleted" in stderr
+    assert stderr.splitlines()[-1].startswith("tpubench study: error: interrupted; tpubench-launch")
+    assert _calls(tmp_path, "gcloud")[-1].startswith(
+        "compute instances delete tpubench-study-mine-"
+    )
+    assert not (tmp_path / "r/report").exists()  # nothing was measured; the rerun resumes

@@ -1,0 +1,217 @@
+"""`tpubench study run NAME --executor=gce|tpu-vm|gke --cloud=FILE`: cells on rented machines.
+
+The study does not talk to the cloud itself: it writes the cells it can run
+there as a tpubench-launch sweep file with `runs:` (one run per cell, its
+label the cell id, its flags the cell's flags less what the launcher owns)
+and runs `tpubench-launch sweep FILE --executor=...` as a process.  The
+launcher rents, runs, copies the records back into the study's results
+directory and always deletes what it created; the study's resume and report
+then work as for local cells (a record's run_label is its cell id).
+
+The --cloud file is the sweep's `cloud:` mapping plus `machines:`, setup
+label -> machine to rent (default: the setup's own `machine:`).  Which cells
+an executor can host: gce = cpu/gpu/auto setups on a GCE machine with the
+GPUs they need (auto is the GPU when the machine has one), tpu-vm = tpu
+setups on a gcp:tpu-* machine, gke = both.  A remote cell is not pinned
+with taskset (the machine has the vCPUs; the thread flags stay), reads
+`jpeg` data from --gcs_data, and parameter-server setups stay unrunnable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+
+from tpubench.core import errors
+from tpubench.cost import catalog
+from tpubench.cost import machine as machines
+from tpubench.storage import files
+from tpubench.study import cells as cells_lib
+from tpubench.study import execute, plan
+
+EXECUTORS = ("gce", "tpu-vm", "gke")
+# Not tpubench flags on a rented machine: the launcher places records, model
+# dirs and labels; the run's machine is what is rented; the executor names the TPU.
+LAUNCHER_OWNS = ("results_dir", "model_dir", "run_label", "machine", "tpu")
+GKE_ONLY = ("image", "namespace", "queue")
+_VCPUS = re.compile(r"-(\d+)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cloud:
+    path: str
+    settings: dict  # the sweep file's cloud: mapping
+    machines: dict  # setup label -> machine
+
+
+def load_cloud(path: str, executor: str) -> Cloud:
+    """Reads a --cloud file.
+
+    Raises:
+      UsageError: unreadable, not a mapping, an unknown key, machines not a
+        mapping of setup labels to machine names, or a required key missing.
+    """
+    from tpubench_launch import safe_yaml
+    from tpubench_launch.executors import cloud as launch_cloud
+
+    try:
+        doc = safe_yaml.load(path)
+    except OSError as e:
+        raise errors.UsageError(f"cannot read --cloud file {path}: {e.strerror}") from None
+    except safe_yaml.Refused as e:
+        raise errors.UsageError(f"--cloud={path}: {e}") from None
+    if not isinstance(doc, dict):
+        raise errors.UsageError(f"--cloud={path}: a mapping of cloud settings and machines:")
+    accepted = ("machines", *launch_cloud.SETTINGS)
+    for key in doc:
+        if key not in accepted:
+            raise errors.unknown(f"key in --cloud file {path}:", str(key), accepted)
+    found = doc.get("machines") or {}
+    if not isinstance(found, dict) or not all(
+        isinstance(v, str) and v.strip() for v in found.values()
+    ):
+        raise errors.UsageError(
+            f"--cloud={path}: machines must map setup labels to machines, e.g. "
+            "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
+        )
+    required = launch_cloud.REQUIRED.get(executor, ("project", "zone", "bucket"))
+    missing = [k for k in required if not doc.get(k)]
+    if missing:
+        raise errors.UsageError(
+            f"--cloud={path}: --executor={executor} needs {', '.join(missing)} "
+            f"(e.g. {launch_cloud.EXAMPLES.get(executor, 'project: P, zone: Z, bucket: gs://B')})"
+        )
+    settings = {k: v for k, v in doc.items() if k != "machines"}
+    return Cloud(path, settings, {str(k): v.strip() for k, v in found.items()})
+
+
+def machine_of(cell, cloud: Cloud) -> str | None:
+    return cloud.machines.get(cell.setup.label) or cell.setup.machine
+
+
+def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
+    """(cpu | gpu | tpu, accelerator count, accelerator name, vCPUs or None) of MACHINE."""
+    try:
+        acc = machines.parse(machine).accelerators(catalog.load())
+    except errors.TpubenchError as e:
+        raise errors.UsageError(f"{where}: machine {machine!r}: {errors.one_line(e)}") from None
+    host = machine.split("+")[0].split("@")[0]
+    vcpus = _VCPUS.search(host)
+    kind = acc.kind if acc.kind in ("gpu", "tpu") else "cpu"
+    return kind, acc.count, acc.name, int(vcpus.group(1)) if vcpus and kind != "tpu" else None
+
+
+def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
+    """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs."""
+    s = cell.setup
+    if s.strategy == "parameter_server":
+        return "needs a parameter-server cluster (remote studies run one machine per cell)"
+    rent = machine_of(cell, cloud)
+    if not rent:
+        return f"needs a machine for setup '{s.label}' in the --cloud file's machines:"
+    kind, count, _, vcpus = shape(rent, f"--cloud={cloud.path}")
+    device = s.device if s.device != "auto" else ("gpu" if kind == "gpu" else "cpu")
+    if device == "tpu":
+        if kind != "tpu":
+            return f"needs a TPU slice machine (gcp:tpu-...); {rent} is not one"
+        if executor == "gce":
+            return "needs --executor=tpu-vm or --executor=gke"
+    else:
+        if kind == "tpu":
+            return f"runs on {device}; {rent} is a TPU slice"
+        if executor == "tpu-vm":
+            return "needs --executor=gce or --executor=gke"
+        if device == "gpu" and count < s.devices:
+            return f"needs {s.devices} GPU(s); {rent} has {count}"
+    if s.vcpus and vcpus and s.vcpus > vcpus:
+        return f"needs {s.vcpus} vCPUs; {rent} has {vcpus}"
+    if cell.data in ("jpeg", "jpeg_gs") and not gcs_data:
+        return (
+            "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH): a rented machine cannot "
+            "read this host's prepared copy"
+        )
+    return None
+
+
+def remote_host(machine: str, gcs_data: str | None, where: str) -> cells_lib.Host:
+    """The rented machine as a Host, so a cell's flags are computed for it."""
+    kind, count, name, vcpus = shape(machine, where)
+    cores = tuple(range(vcpus or 1))
+    gpus = count if kind == "gpu" else 0
+    return cells_lib.Host(cores, gpus, name if gpus else "", kind == "tpu", gcs_data)
+
+
+def make_plan(study, scale: str, executor: str, cloud: Cloud, gcs_data, results_dir):
+    """The study's cells with what EXECUTOR cannot run (plan.Plan, as for local runs)."""
+    cells = cells_lib.expand(study, scale)
+    blocked = {}
+    for c in cells:
+        why = needs(c, executor, cloud, gcs_data)
+        if why:
+            blocked[c.id] = why
+    done = frozenset(execute.done_ids(results_dir)) & {c.id for c in cells}
+    todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
+    return plan.Plan(tuple(cells), blocked, done, todo)
+
+
+def header(study, p, scale: str, executor: str, cloud: Cloud, results_dir: str) -> list[str]:
+    lines = [
+        f"study {study.name}: {len(p.cells)} cell(s) at --scale={scale}; --executor={executor} "
+        f"with the machines of {cloud.path} can run {p.runnable}; {len(p.done)} already recorded "
+        f"in {results_dir}; {len(p.todo)} to run"
+    ]
+    return lines + [
+        f"  not runnable on {executor}: {line}" for line in plan.blocked_lines(p.cells, p.blocked)
+    ]
+
+
+def run_entry(cell, cloud: Cloud, gcs_data: str | None) -> dict:
+    """One `runs:` entry: the cell's id, machine, command, estimate and flags."""
+    rent = machine_of(cell, cloud)
+    host = remote_host(rent, gcs_data, f"--cloud={cloud.path}")
+    flags = cell.flags(host, "", gcs_data)  # `jpeg` reads the gs:// copy there
+    entry = {"label": cell.id, "machine": rent, "command": cell.part.command}
+    seconds = cell.part.scale[cell.scale].get("seconds")
+    if seconds:
+        entry["seconds"] = seconds
+    entry["flags"] = {k: v for k, v in flags.items() if k not in LAUNCHER_OWNS}
+    return entry
+
+
+def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: str) -> str:
+    """RESULTS_DIR/launch/EXECUTOR.yaml: every cell EXECUTOR can run (recorded ones too:
+    the launcher skips them and shows them as done)."""
+    import yaml
+
+    runnable = [c for c in p.cells if c.id not in p.blocked]
+    doc = {
+        "name": f"study-{study.name}",
+        "results_dir": results_dir,
+        "runs": [run_entry(c, cloud, gcs_data) for c in runnable],
+        # One --cloud file serves every executor: GKE's keys go to gke only.
+        "cloud": {
+            k: v for k, v in cloud.settings.items() if executor == "gke" or k not in GKE_ONLY
+        },
+    }
+    path = os.path.join(results_dir, "launch", f"{executor}.yaml")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    head = f"# written by `tpubench study run {study.name} --executor={executor}` (each run)\n"
+    files.write_atomic(path, head + yaml.safe_dump(doc, sort_keys=False, width=1000))
+    return path
+
+
+def launch(path: str, executor: str, dry_run: bool, out) -> int:
+    """Runs tpubench-launch on the sweep file, its output streamed; returns its exit code.
+
+    SIGINT/SIGTERM are passed on to it (it deletes what it created, then exits 130).
+    """
+    argv = [sys.executable, "-m", "tpubench_launch.main", "sweep", path, f"--executor={executor}"]
+    if dry_run:
+        argv.append("--dry-run")
+    print("$ tpubench-launch " + " ".join(argv[3:]), file=out, flush=True)
+    with execute._Signals() as sig:
+        sig.child = subprocess.Popen(argv, start_new_session=True)
+        return sig.child.wait()
