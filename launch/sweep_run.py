@@ -104,10 +104,12 @@ def run(
         module = CLOUD[executor]
         plans = [module.plan(c, sw, settings, log_dir) for c in todo]  # all checked up front
         rows = preview.rows(sw, sw.configs, done, pricing, module.vms, settings.overhead_seconds)
-        title = (
-            f"cost preview ({pricing}; VM price x estimated time incl. "
-            f"{settings.overhead_seconds:g} s to create, install and delete):"
+        what = (
+            "node price x estimated time incl. {s:g} s to schedule, pull the image and delete"
+            if executor == "gke"
+            else "VM price x estimated time incl. {s:g} s to create, install and delete"
         )
+        title = f"cost preview ({pricing}; {what.format(s=settings.overhead_seconds)}):"
     else:
         for c in todo:
             local.pinned(c)
