@@ -60,13 +60,33 @@ def silence(verbose: bool) -> None:
     )
 
 
+# Optional imports of Keras 3 that tpubench never uses: `import tensorflow`
+# loads Keras eagerly, and Keras tries scikit-learn (for its scikit-learn
+# wrappers) and matplotlib.pyplot (for an image-gallery plot), each guarded
+# by `except ImportError`.  They were 1.4 s of a 5 s start-up on 2 cores.
+KERAS_EXTRAS = ("sklearn", "matplotlib.pyplot")
+
+
 def import_tensorflow(before_first_op=None) -> None:
     """Imports TensorFlow, then runs BEFORE_FIRST_OP (thread pools, logical devices).
 
     The subcommands that load TensorFlow have had `silence` applied by
     main.py, so the import's C++ start-up lines are filtered like the rest.
+    While TensorFlow (and Keras with it) loads, KERAS_EXTRAS not yet imported
+    are hidden (a None in sys.modules makes `import` raise ImportError, which
+    Keras catches); afterwards they import as usual (the embedded datasets
+    use scikit-learn, charts matplotlib).  Keras' scikit-learn wrappers and
+    gallery plot are then off in this process; tpubench uses neither.
     """
-    import tensorflow  # noqa: F401 - deferred: commands without TensorFlow start at once
+    hidden = [m for m in KERAS_EXTRAS if m not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None
+    try:
+        import tensorflow  # noqa: F401 - deferred: commands without TensorFlow start at once
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
     if before_first_op:
         before_first_op()
