@@ -26,7 +26,8 @@ contender, the spread (min-max) over rounds, and tpubench's ratio to each.
 Target (issue 13): tpubench >= 1.0x tf_cnn_benchmarks in every cell.
 
     python bench/gpu.py --tf_cnn_dir=DIR [--tf_cnn_python=PYTHON] \
-        [--rounds=3] [--cells=fp32,fp16,bf16,fp16:xla] [--output=gpu.json]
+        [--rounds=3] [--cells=fp32,fp16,bf16,fp16:xla] [--params=padding=same] \
+        [--output=gpu.json]
 
 `--cells` takes PRECISION or PRECISION:xla items (default: all six).
 tf_cnn_benchmarks is never part of this repository (bench/README.md says
@@ -72,6 +73,11 @@ def parse_args(argv=None):
         default="auto",
         choices=("auto", "channels_first", "channels_last"),
         help="tpubench's --data_format (auto: channels_first for fp32 on a GPU)",
+    )
+    p.add_argument(
+        "--params",
+        default=None,
+        help="tpubench's --params, e.g. padding=same (the ResNets' Keras padding, for comparison)",
     )
     p.add_argument(
         "--tf_cnn_optimizer",
@@ -131,6 +137,7 @@ def run_tpubench(cell, args, env, log_path) -> dict:
             f"--accelerator={args.accelerator}",
             f"--precision={precision}",
             f"--data_format={args.data_format}",
+            *([f"--params={args.params}"] if args.params else []),
             *(["--xla"] if xla else []),
         ],
     )

@@ -13,7 +13,7 @@ because its convolutions carry biases and it counts batch-norm statistics).
 Measured on this machine (2 vCPUs, Intel Xeon @ 2.50GHz, shared with other
 jobs, so lower bounds; docs/models.md): 0.68 images/s training at batch 32
 (synthetic data; 5 timed steps after 1 warm-up step), $49.58 per ImageNet
-epoch on a GCP n1-standard-2 at the on-demand price; 69.2 GFLOPs per image
+epoch on a GCP n1-standard-2 at the on-demand price; 69.5 GFLOPs per image
 per training step (23.2 forward).
 """
 

@@ -12,14 +12,25 @@ Measured on this machine (2 vCPUs, Intel Xeon @ 2.50GHz, shared with other
 jobs, so lower bounds; docs/models.md): 1.22 images/s training at batch 32
 (synthetic data, `--train_steps=6 --steps_per_loop=1`: 5 timed steps after 1
 warm-up step), $27.78 per ImageNet epoch on a GCP n1-standard-2 at the
-on-demand price; 24.6 GFLOPs per image per training step (8.23 forward).
+on-demand price; 24.9 GFLOPs per image per training step (8.22 forward; the
+back-propagation into symmetrically padded inputs is 0.27 GFLOPs of that).
 
 Set `sync_batch_norm=true` to all-reduce batch statistics across replicas
 (then N replicas compute exactly the single-replica loss).
+
+Strided convolutions pad symmetrically (`padding=symmetric`, the default):
+a kxk stride-2 convolution gets (k-1)/2 zeros on every side and no padding
+of its own, as tf_cnn_benchmarks' SAME_RESNET mode does.  Keras' "same"
+(`padding=same`) pads one pixel more on the bottom and right at even sizes;
+cuDNN has no fast kernel for that asymmetric case and first copies the
+input into a padded buffer (`PadInputCustomKernelNHWC`, about 3.8 ms of an
+H100 step in docs/gpu.md).  Output shapes, parameters and FLOPs are the same
+either way; the windows sit half a pixel apart.
 """
 
 import keras
 
+from tpubench.core import errors
 from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
@@ -30,16 +41,25 @@ def _bn(params, gamma_zero=False):
     )
 
 
+PADDINGS = ("symmetric", "same")
+
+
 def _conv(filters, kernel, stride, params):
-    return keras.layers.Conv2D(
+    explicit = stride > 1 and kernel > 1 and params["padding"] == "symmetric"
+    conv = keras.layers.Conv2D(
         filters,
         kernel,
         strides=stride,
-        padding="same",
+        padding="valid" if explicit else "same",
         use_bias=False,
         kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", seed=params["seed"]),
         kernel_regularizer=_imagenet.l2(params),
     )
+    if not explicit:
+        return conv
+    side = (kernel - 1) // 2  # odd kernels: the same count on every side
+    pad = keras.layers.ZeroPadding2D(((side, kernel - 1 - side), (side, kernel - 1 - side)))
+    return lambda x: conv(pad(x))
 
 
 def _bottleneck(x, filters, stride, params, project):
@@ -54,6 +74,10 @@ def _bottleneck(x, filters, stride, params, project):
 
 
 def build_model(params):
+    if params["padding"] not in PADDINGS:
+        raise errors.UsageError(
+            f"--params padding={params['padding']}: accepted: {', '.join(PADDINGS)}"
+        )
     size, width = params["image_size"], params["width"]
     inputs = layers.image_input(size, size, 3)
     x = inputs
@@ -92,6 +116,7 @@ SPEC = registry.register(
             "base_learning_rate": 0.1,
             "weight_decay": 1e-4,
             "sync_batch_norm": False,
+            "padding": "symmetric",
             "seed": 0,
         },
         tiny_params={"image_size": 32, "width": 4, "blocks": (1, 1, 1, 1), "num_classes": 10},
