@@ -48,6 +48,20 @@ def test_an_unknown_model_is_one_line_without_tensorflow():
     assert "resnet50" in lines[0] and lines[-1] == "NO-TF"
 
 
+def test_train_and_infer_refuse_an_unknown_model_before_tensorflow(tmp_path):
+    """The shipped names decide at once; a failed record is still written."""
+    from tpubench.model import registry
+
+    assert shipped.names() == registry.names()  # so no built-in model is ever refused
+    for command in ("train", "infer"):
+        proc, record = run_cli(command, "--model=resnet5O", results_dir=tmp_path / command)
+        assert proc.returncode == 2
+        assert "unknown model 'resnet5O' (did you mean resnet50" in proc.stderr
+        assert record["status"] == "failed"
+    shipped.check_known("my_net", model_modules=("my_models.py",))  # decided once it runs
+    shipped.check_known("mnist_mlp")
+
+
 @pytest.mark.parametrize("name", ["mnist_mlp", "imdb_fasttext", "cifar10_cnn"])
 @pytest.mark.parametrize("tiny", [False, True])
 def test_shipped_rows_are_what_counting_gives_today(name, tiny):

@@ -190,6 +190,16 @@ def define():
     f.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
 
 
+def _check_before_tensorflow(action: str) -> None:
+    """Errors that need no TensorFlow come at once, not after its 4-second start-up."""
+    from tpubench.data import manifest, sources
+
+    if action == "prepare" and FLAGS.dataset:
+        sources.check_name(FLAGS.dataset)
+    if action in ("check", "bench"):
+        manifest.check_local(FLAGS.data_dir)
+
+
 def main(args: list[str], full_argv: list[str]) -> int:
     if not args or args[0] not in ACTIONS:
         given = args[0] if args else ""
@@ -203,6 +213,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     if action == "list":
         print(safe_text.block(list_sources(FLAGS.format)))
         return 0
+    _check_before_tensorflow(action)
     tflog.import_tensorflow()
     if action == "prepare":
         text = prepare(

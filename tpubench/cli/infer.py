@@ -8,6 +8,7 @@ from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog,
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text
+from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
 
@@ -131,6 +132,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     cfg = None
     try:
         cfg = configs.infer_config()
+        shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up
         infer_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
         infer_lib.check_buckets_early(cfg)  # a missing bucket, before TF (see cli/train.py)
     except errors.TpubenchError as e:

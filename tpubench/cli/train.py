@@ -8,6 +8,7 @@ from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text
+from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
 
@@ -134,6 +135,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         # bucket or permission in about a second.  The failed record goes to
         # results_dir when it can be written there, and the error line says
         # where; when results_dir is the missing bucket, there is none.
+        shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up
         train_lib.check_prices(cfg)
         train_lib.check_buckets_early(cfg)
     except errors.TpubenchError as e:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 from tpubench.core import errors
 
@@ -104,6 +105,19 @@ def join(base: str, name: str) -> str:
     return base.rstrip("/") + "/" + name
 
 
+def _missing(data_dir: str) -> errors.DataError:
+    return errors.DataError(
+        f"--data_dir={data_dir} does not exist (expected a directory prepared by "
+        "`tpubench data prepare`, holding manifest.json and TFRecord shards)"
+    )
+
+
+def check_local(data_dir: str | None) -> None:
+    """The missing-directory error for a local DATA_DIR, before TensorFlow loads (gs:// later)."""
+    if data_dir and "://" not in data_dir and not os.path.exists(data_dir):
+        raise _missing(data_dir)
+
+
 def read(data_dir: str) -> Manifest:
     """Reads DATA_DIR/manifest.json (local or gs://) with clear errors."""
     import tensorflow as tf
@@ -111,10 +125,7 @@ def read(data_dir: str) -> Manifest:
     path = join(data_dir, MANIFEST)
     try:
         if not tf.io.gfile.exists(data_dir):
-            raise errors.DataError(
-                f"--data_dir={data_dir} does not exist (expected a directory prepared by "
-                "`tpubench data prepare`, holding manifest.json and TFRecord shards)"
-            )
+            raise _missing(data_dir)
         if not tf.io.gfile.exists(path):
             raise errors.DataError(
                 f"--data_dir={data_dir} has no {MANIFEST}; prepare it with `tpubench data prepare`"

@@ -200,8 +200,18 @@ def tfds_source(name: str, options: Options) -> Prepared:
     return tfds_lib.load(name, options)
 
 
+def check_name(dataset: str) -> None:
+    """Raises the one-line error `get` gives an unknown DATASET, without loading TensorFlow."""
+    from tpubench.data import text_sources
+
+    tfds_name = dataset.startswith("tfds:") and len(dataset) > len("tfds:")
+    if dataset not in KINDS and not tfds_name and dataset not in text_sources.PREPARERS:
+        raise errors.unknown("dataset", dataset, [*KINDS, *text_sources.PREPARERS])
+
+
 def get(dataset: str, options: Options) -> Prepared:
     """The source for DATASET ('digits', 'photos', 'folder', 'tfds:NAME', or a text source)."""
+    check_name(dataset)
     if dataset == "digits":
         return digits(options)
     if dataset == "photos":

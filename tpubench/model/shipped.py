@@ -49,6 +49,25 @@ def names(table: dict | None = None) -> list[str]:
     return sorted((table or load())["models"])
 
 
+def check_known(name: str, model_modules=()) -> None:
+    """The unknown-model error for a name no built-in model has, before TensorFlow loads.
+
+    A model of one's own (--model_module) is known only once its module runs,
+    so with one the registry decides later; so it does for a name the table
+    lacks while `tpubench_models` holds a module of that name (a model added
+    since the table was made).
+    """
+    import importlib.util
+
+    known = names()
+    if model_modules or not known or name in known:
+        return
+    if importlib.util.find_spec(f"tpubench_models.{name}") is None:
+        from tpubench.core import errors
+
+        raise errors.unknown("model", name, known)
+
+
 def row(name: str, tiny: bool, table: dict | None = None) -> dict | None:
     """NAME's shipped row, or None when not shipped or counted under another TensorFlow."""
     table = table or load()
