@@ -234,7 +234,8 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
     assert copied[0]["cost"]["machines"][0]["usd_per_hour"] == 0.0475
     calls = _calls(tmp_path, "gcloud")
     assert calls[-1].startswith("compute instances delete tpubench-study-mine-")
-    assert (r / "report/mine-smoke.md").exists()
+    report = (r / "report/mine-smoke.md").read_text()
+    assert "not runnable on gce: p · gpu (1 cell(s)): needs a machine for setup 'gpu'" in report
     assert "report: " in proc.stdout
 
     # Again: the cell is recorded, so the launcher runs nothing and creates no VM.

@@ -63,6 +63,7 @@ def test_an_interrupted_study_runs_only_its_missing_cells(tmp_path):
     log = tmp_path / "1.log"
     proc = _start(path, results, log)
     _wait_for(log, "[2/3]", proc)
+    time.sleep(1.0)  # the cell's process has started (TensorFlow's start-up takes seconds)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=120) == 130, log.read_text()
     assert "interrupted by SIGINT after 2 of 3 cell(s) (1 recorded)" in log.read_text()
@@ -74,6 +75,7 @@ def test_an_interrupted_study_runs_only_its_missing_cells(tmp_path):
     proc = _start(path, results, log)
     text = _wait_for(log, "[1/2]", proc)
     assert "1 already recorded" in text and "2 to run" in text, text
+    time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 130, log.read_text()
     assert "interrupted by SIGTERM" in log.read_text()

@@ -173,6 +173,10 @@ def _run_remote(study, host, results_dir: str) -> int:
     executor, scale, dry = FLAGS.executor, FLAGS.scale, FLAGS["dry-run"].value
     cloud = remote.load_cloud(FLAGS.cloud, executor)
     p = remote.make_plan(study, scale, executor, cloud, FLAGS.gcs_data, results_dir)
+
+    def needs(cell):  # what the report says an unmeasured cell needs: this executor's view
+        return p.blocked.get(cell.id)
+
     print("\n".join(remote.header(study, p, scale, executor, cloud, results_dir)), flush=True)
     if p.runnable == 0:
         print(f"nothing for --executor={executor} to run; the report covers what is recorded")
@@ -187,7 +191,14 @@ def _run_remote(study, host, results_dir: str) -> int:
                 "again to run the cells not yet recorded"
             )
         if code:
-            _report(study, plan_here(study, host, results_dir), host, results_dir)
+            _report(
+                study,
+                plan_here(study, host, results_dir),
+                host,
+                results_dir,
+                needs,
+                f"on {executor}",
+            )
             err = errors.TpubenchError(
                 f"tpubench-launch exited with code {code} (its lines above say which cells "
                 "failed); run the same command again to retry them (recorded cells are skipped)"
@@ -196,7 +207,7 @@ def _run_remote(study, host, results_dir: str) -> int:
             raise err
     if dry:
         return 0
-    _report(study, plan_here(study, host, results_dir), host, results_dir)
+    _report(study, plan_here(study, host, results_dir), host, results_dir, needs, f"on {executor}")
     return 0
 
 
@@ -206,11 +217,11 @@ def plan_here(study, host, results_dir: str):
     return plan.make(study, FLAGS.scale, host, results_dir)
 
 
-def _report(study, p, host, results_dir: str) -> None:
+def _report(study, p, host, results_dir: str, needs=None, where: str = "here") -> None:
     from tpubench.storage import files
     from tpubench.study import charts, measured, report
 
-    results = measured.collect(study, list(p.cells), host, results_dir, FLAGS.scale)
+    results = measured.collect(study, list(p.cells), host, results_dir, FLAGS.scale, needs, where)
     out_dir = os.path.join(results_dir, "report")
     os.makedirs(out_dir, exist_ok=True)
     pngs = charts.write(results, out_dir)

@@ -110,6 +110,8 @@ def run_cells(todo: list, host, results_dir: str, jpeg: str | None, out) -> list
     results = []
     with _Signals() as sig:
         for i, cell in enumerate(todo, 1):
+            if sig.caught:  # it came between two cells: start no other
+                _stop(sig.caught, i - 1, len(todo), results)
             print(f"[{i}/{len(todo)}] {cell.id} {cell.describe()} ...", file=out, flush=True)
             # A fresh model_dir: a cell's rate is measured over its own steps,
             # never over the tail of an older attempt's checkpoint.
@@ -123,17 +125,23 @@ def run_cells(todo: list, host, results_dir: str, jpeg: str | None, out) -> list
                     stderr=subprocess.STDOUT,
                     preexec_fn=(lambda c=cores: os.sched_setaffinity(0, c)) if cores else None,
                 )
+                if sig.caught:  # it came while the cell was being started: pass it on
+                    sig.child.send_signal(sig.caught)
                 code = sig.child.wait()
             status, what = _outcome(results_dir, cell.id, code, log_path)
             results.append((cell, status, what))
             print(f"[{i}/{len(todo)}] {cell.id} {status}: {what}", file=out, flush=True)
             if sig.caught:
-                done = sum(1 for _, s, _ in results if s in DONE)
-                raise errors.InterruptedRun(
-                    f"interrupted by {signal.Signals(sig.caught).name} after {i} of {len(todo)} "
-                    f"cell(s) ({done} recorded); run the same command again to run the rest"
-                )
+                _stop(sig.caught, i, len(todo), results)
     return results
+
+
+def _stop(signum: int, ran: int, total: int, results: list):
+    done = sum(1 for _, s, _ in results if s in DONE)
+    raise errors.InterruptedRun(
+        f"interrupted by {signal.Signals(signum).name} after {ran} of {total} cell(s) "
+        f"({done} recorded); run the same command again to run the rest"
+    )
 
 
 def _outcome(results_dir: str, cell_id: str, code: int, log_path: str) -> tuple[str, str]:

@@ -41,6 +41,7 @@ class Results:
     cells: tuple[cells_lib.Cell, ...]
     measured: dict  # cell id -> Measured
     blocked: dict  # cell id -> what the cell needs
+    where: str = "here"  # where the blocked cells cannot run: "here", "on gke", ...
 
     def of(self, part: str, **match) -> list[Measured]:
         """Measured cells of PART whose model/data/setup label match."""
@@ -75,11 +76,15 @@ class Results:
         return list(dict.fromkeys(needs))  # the file's order: the smallest machine first
 
 
-def collect(study, cells: list, host, results_dir: str, scale: str) -> Results:
+def collect(
+    study, cells: list, host, results_dir: str, scale: str, needs=None, where: str = "here"
+) -> Results:
+    """The recorded cells' medians; NEEDS(cell) says what an unrunnable one needs
+    (default: what this host lacks; a remote run passes its executor's, WHERE "on gke")."""
     found = execute.recorded(results_dir)
     measured, blocked = {}, {}
     for cell in cells:
-        why = cell.needs(host)
+        why = needs(cell) if needs else cell.needs(host)
         if why:
             blocked[cell.id] = why
         runs = []
@@ -89,7 +94,7 @@ def collect(study, cells: list, host, results_dir: str, scale: str) -> Results:
                 runs.append(run)
         if runs:
             measured[cell.id] = _median(cell, runs)
-    return Results(study, scale, host, results_dir, tuple(cells), measured, blocked)
+    return Results(study, scale, host, results_dir, tuple(cells), measured, blocked, where)
 
 
 def _median(cell, runs: list) -> Measured:

@@ -223,7 +223,10 @@ def _cells(results) -> list[str]:
         f"{total} cell(s) at --scale={results.scale}: {measured} measured, {len(blocked)} not "
         f"runnable here, {waiting} not yet run.",
     ]
-    out += [f"- not runnable here: {line}" for line in plan.blocked_lines(blocked, results.blocked)]
+    out += [
+        f"- not runnable {results.where}: {line}"
+        for line in plan.blocked_lines(blocked, results.blocked)
+    ]
     return out + [""]
 
 
