@@ -81,6 +81,7 @@ class _Signals:
     def __init__(self):
         self.child: subprocess.Popen | None = None
         self.caught: int | None = None
+        self.passed_to: subprocess.Popen | None = None
         self._old = {}
 
     def __enter__(self):
@@ -96,6 +97,15 @@ class _Signals:
         self.caught = signum
         if self.child and self.child.poll() is None:
             self.child.send_signal(signum)
+            self.passed_to = self.child
+
+    def started(self, child: subprocess.Popen) -> subprocess.Popen:
+        """CHILD is the running process now; a signal that came while it started reaches it."""
+        self.child = child
+        if self.caught and self.passed_to is not child and child.poll() is None:
+            child.send_signal(self.caught)
+            self.passed_to = child
+        return child
 
 
 def run_cells(todo: list, host, results_dir: str, jpeg: str | None, out) -> list[tuple]:
@@ -119,15 +129,13 @@ def run_cells(todo: list, host, results_dir: str, jpeg: str | None, out) -> list
             cores = cell.pinned(host)
             log_path = os.path.join(logs, f"{cell.id}.log")
             with open(log_path, "w") as log:
-                sig.child = subprocess.Popen(
+                child = subprocess.Popen(
                     cell.argv(host, results_dir, jpeg),
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     preexec_fn=(lambda c=cores: os.sched_setaffinity(0, c)) if cores else None,
                 )
-                if sig.caught:  # it came while the cell was being started: pass it on
-                    sig.child.send_signal(sig.caught)
-                code = sig.child.wait()
+                code = sig.started(child).wait()
             status, what = _outcome(results_dir, cell.id, code, log_path)
             results.append((cell, status, what))
             print(f"[{i}/{len(todo)}] {cell.id} {status}: {what}", file=out, flush=True)

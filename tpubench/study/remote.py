@@ -213,7 +213,4 @@ def launch(path: str, executor: str, dry_run: bool, out) -> int:
         argv.append("--dry-run")
     print("$ tpubench-launch " + " ".join(argv[3:]), file=out, flush=True)
     with execute._Signals() as sig:
-        sig.child = subprocess.Popen(argv, start_new_session=True)
-        if sig.caught:  # it came while the launcher was being started: pass it on
-            sig.child.send_signal(sig.caught)
-        return sig.child.wait()
+        return sig.started(subprocess.Popen(argv, start_new_session=True)).wait()
