@@ -18,6 +18,7 @@ that stay the same from one invocation to the next.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from tpubench_launch import errors, sweep
@@ -71,7 +72,7 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
         ):
             raise errors.UsageError(f"{where}: seconds={seconds!r} must be a number > 0")
         config = sweep.Config(label, settings, flags, cmd, seconds)
-        out.append(sweep.Config(label, settings, flags, cmd, seconds, _summary(config)))
+        out.append(dataclasses.replace(config, summary=_summary(config)))
     return out
 
 

@@ -76,6 +76,26 @@ def run_cli(*args, results_dir=None, env=None, timeout=300):
     return proc, record
 
 
+def sigint_when(proc, ready, timeout: float) -> str:
+    """Sends SIGINT to PROC once READY() is true; returns its stderr (it is killed if it hangs).
+
+    PROC was started with text pipes; it must stay alive until READY.
+    """
+    import signal
+    import time
+
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=timeout)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def one_line_error(proc) -> str:
     """Asserts a failed run printed exactly one line on stderr, no traceback; returns it."""
     lines = [

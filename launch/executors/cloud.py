@@ -109,9 +109,8 @@ def settings(sweep, executor: str) -> Settings:
             raise errors.UsageError(
                 f"{sweep.path}: cloud.{key} is a GKE setting; it needs --executor=gke"
             )
-    for key in ("spot",):
-        if key in raw and not isinstance(raw[key], bool):
-            raise errors.UsageError(f"{sweep.path}: cloud.{key}={raw[key]!r} must be true or false")
+    if "spot" in raw and not isinstance(raw["spot"], bool):
+        raise errors.UsageError(f"{sweep.path}: cloud.spot={raw['spot']!r} must be true or false")
     hint = commands.gs_typo_hint(raw["bucket"])
     if hint:
         raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")

@@ -11,12 +11,11 @@ import json
 import os
 import pathlib
 import shlex
-import signal
 import subprocess
 import sys
-import time
 
 import yaml
+from conftest import sigint_when
 
 BIN = pathlib.Path(__file__).resolve().parent / "bin"
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
@@ -160,16 +159,9 @@ def test_sigint_while_waiting_deletes_the_job(tmp_path):
         env=_env(tmp_path, KUBECTL_DOUBLE_STATUS="pending"),
         cwd=tmp_path,
     )
-    try:
-        deadline = time.monotonic() + 60
-        while not any(" get job " in c for c in _calls(tmp_path, "kubectl")):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    stderr = sigint_when(
+        proc, lambda: any(" get job " in c for c in _calls(tmp_path, "kubectl")), timeout=60
+    )
     assert proc.returncode == 130, stderr
     assert "interrupted (SIGINT) during mlp-t4" in stderr
     calls = _calls(tmp_path, "kubectl")

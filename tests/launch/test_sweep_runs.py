@@ -89,14 +89,18 @@ def test_bad_runs_name_the_problem(tmp_path, text, message):
     assert "\n" not in str(e.value)
 
 
-def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
-    out = subprocess.run(
+def _dry_run(tmp_path):
+    return subprocess.run(
         [*LAUNCH, _file(tmp_path, RUNS), "--dry-run"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         timeout=120,
     )
+
+
+def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
+    out = _dry_run(tmp_path)
     assert out.returncode == 0, out.stderr
     body = out.stdout.split("dry run: these commands would run, in this order:\n")[1]
     assert body.splitlines() == [
@@ -118,13 +122,7 @@ def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path)
     results.mkdir(parents=True)
     record = {"run_id": "r1", "run_label": "mlp-small", "status": "ok"}
     (results / "r1.json").write_text(json.dumps(record))
-    out = subprocess.run(
-        [*LAUNCH, _file(tmp_path, RUNS), "--dry-run"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    out = _dry_run(tmp_path)
     assert out.returncode == 0, out.stderr
     assert "2 configuration(s), 1 already recorded in runs/sweeps/listed, 1 to run" in out.stdout
     assert "# mlp-small" not in out.stdout and "# mlp.serve_1: infer mnist_mlp" in out.stdout

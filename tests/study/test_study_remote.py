@@ -19,7 +19,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import one_line_error, run_cli
+from conftest import one_line_error, run_cli, sigint_when
 
 BIN = pathlib.Path(__file__).resolve().parents[1] / "launch" / "bin"
 WHERE = "--zone=us-central1-a --project=proj"
@@ -277,9 +277,7 @@ def test_cloud_errors_are_one_line(tmp_path, args, expected):
 
 
 def test_ctrl_c_reaches_the_launcher_which_deletes_the_vm(tmp_path):
-    import signal
     import subprocess
-    import time
 
     study = _file(tmp_path, "mine.yaml", MINE)
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
@@ -289,16 +287,9 @@ def test_ctrl_c_reaches_the_launcher_which_deletes_the_vm(tmp_path):
          "--executor=gce", f"--cloud={cloud}", f"--results_dir={tmp_path / 'r'}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 90
-        while not any("tpubench train" in c for c in _calls(tmp_path, "gcloud")):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    stderr = sigint_when(
+        proc, lambda: any("tpubench train" in c for c in _calls(tmp_path, "gcloud")), timeout=90
+    )
     assert proc.returncode == 130, stderr
     assert "its VMs were deleted" in stderr
     assert stderr.splitlines()[-1].startswith("tpubench study: error: interrupted; tpubench-launch")

@@ -30,7 +30,7 @@ from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute, plan
+from tpubench.study import execute, fields, plan, spec
 
 EXECUTORS = ("gce", "tpu-vm", "gke")
 # Not tpubench flags on a rented machine: the launcher places records, model
@@ -54,21 +54,12 @@ def load_cloud(path: str, executor: str) -> Cloud:
       UsageError: unreadable, not a mapping, an unknown key, machines not a
         mapping of setup labels to machine names, or a required key missing.
     """
-    from tpubench_launch import safe_yaml
     from tpubench_launch.executors import cloud as launch_cloud
 
-    try:
-        doc = safe_yaml.load(path)
-    except OSError as e:
-        raise errors.UsageError(f"cannot read --cloud file {path}: {e.strerror}") from None
-    except safe_yaml.Refused as e:
-        raise errors.UsageError(f"--cloud={path}: {e}") from None
+    doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
     if not isinstance(doc, dict):
         raise errors.UsageError(f"--cloud={path}: a mapping of cloud settings and machines:")
-    accepted = ("machines", *launch_cloud.SETTINGS)
-    for key in doc:
-        if key not in accepted:
-            raise errors.unknown(f"key in --cloud file {path}:", str(key), accepted)
+    fields.keys(doc, ("machines", *launch_cloud.SETTINGS), f"--cloud file {path}")
     found = doc.get("machines") or {}
     if not isinstance(found, dict) or not all(
         isinstance(v, str) and v.strip() for v in found.values()

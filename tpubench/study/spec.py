@@ -145,6 +145,20 @@ def path_of(name_or_path: str) -> pathlib.Path:
     raise errors.unknown("study", name_or_path, shipped())
 
 
+def read_yaml(path: str, what: str, refused_prefix: str = ""):
+    """PATH's YAML document; an unreadable or refused file is one UsageError naming WHAT."""
+    # The one strict loader (docs/security.md): no aliases, no duplicate keys,
+    # size and depth limits; it lives in launch/, which may not import tpubench.
+    from tpubench_launch import safe_yaml
+
+    try:
+        return safe_yaml.load(path)
+    except OSError as e:
+        raise errors.UsageError(f"cannot read {what} {path}: {e.strerror}") from None
+    except safe_yaml.Refused as e:
+        raise errors.UsageError(f"{refused_prefix}{e}") from None
+
+
 def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None) -> Study:
     """Reads and checks a study file (a shipped name or a path).
 
@@ -157,17 +171,8 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
     Raises:
       UsageError: unreadable file, bad YAML, an unknown key or a bad value.
     """
-    # The one strict loader (docs/security.md): no aliases, no duplicate keys,
-    # size and depth limits; it lives in launch/, which may not import tpubench.
-    from tpubench_launch import safe_yaml
-
     path = path_of(name_or_path)
-    try:
-        doc = safe_yaml.load(str(path))
-    except OSError as e:
-        raise errors.UsageError(f"cannot read study file {path}: {e.strerror}") from None
-    except safe_yaml.Refused as e:
-        raise errors.UsageError(str(e)) from None
+    doc = read_yaml(str(path), "study file")
     where = str(path)
     if not isinstance(doc, dict):
         raise errors.UsageError(f"{where}: a study file is a mapping with a 'parts' list")
