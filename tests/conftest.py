@@ -41,6 +41,33 @@ def tpubench_cache(tmp_path_factory):
         os.environ["TPUBENCH_CACHE"] = old
 
 
+# `python -c NO_TF_CLI ARGS` runs the CLI in-process and exits 99 if anything imported TensorFlow.
+NO_TF_CLI = """
+import sys
+from tpubench.cli import main
+try:
+    main.run(["tpubench", *sys.argv[1:]])
+    code = 0
+except SystemExit as e:
+    code = e.code or 0
+if "tensorflow" in sys.modules:
+    print("tensorflow was imported", file=sys.stderr)
+    code = 99
+sys.exit(code)
+"""
+
+
+def rerun_cli(cwd, record, *extra):
+    """`tpubench rerun RECORD EXTRA...` in a fresh process, run in CWD."""
+    return subprocess.run(
+        [sys.executable, "-m", "tpubench", "rerun", record, *extra],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
 def record_files(results_dir) -> list[pathlib.Path]:
     """Run records (*.json) in RESULTS_DIR, oldest first."""
     d = pathlib.Path(results_dir)

@@ -8,10 +8,8 @@ is refused instead of run with `<redacted>` in a path.
 
 import json
 import shlex
-import subprocess
-import sys
 
-from conftest import one_line_error
+from conftest import one_line_error, rerun_cli
 
 HOSTILE_LABEL = "x; touch PWNED #"
 
@@ -34,16 +32,6 @@ def _record(tmp_path, flags: dict) -> str:
     return str(path)
 
 
-def _rerun(tmp_path, record, *extra):
-    return subprocess.run(
-        [sys.executable, "-m", "tpubench", "rerun", record, *extra],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-
-
 def test_rerun_line_is_quoted_redacted_and_warns_about_model_modules(tmp_path):
     # As an older tpubench recorded it: a credential in a URL, kept verbatim.
     flags = {
@@ -55,7 +43,7 @@ def test_rerun_line_is_quoted_redacted_and_warns_about_model_modules(tmp_path):
         "tiny": True,
     }
     # Code named by a record runs only with --trust_code (tests/security/test_rerun_trust.py).
-    proc = _rerun(tmp_path, _record(tmp_path, flags), "--trust_code")
+    proc = rerun_cli(tmp_path, _record(tmp_path, flags), "--trust_code")
     echoed = [x for x in proc.stderr.splitlines() if x.startswith("tpubench rerun: tpubench")]
     assert len(echoed) == 1, proc.stderr
     argv = shlex.split(echoed[0].removeprefix("tpubench rerun: "))
@@ -71,7 +59,7 @@ def test_rerun_line_is_quoted_redacted_and_warns_about_model_modules(tmp_path):
 
 def test_rerun_refuses_a_record_with_redacted_values(tmp_path):
     flags = {"data_dir": "gs://<redacted>@bkt/data", "tiny": True}
-    proc = _rerun(tmp_path, _record(tmp_path, flags))
+    proc = rerun_cli(tmp_path, _record(tmp_path, flags))
     line = one_line_error(proc)
     assert proc.returncode == 2
     assert "redacted" in line and "--data_dir" in line

@@ -11,30 +11,15 @@ import subprocess
 import sys
 
 import pytest
-from conftest import one_line_error
+from conftest import NO_TF_CLI, one_line_error
 from PIL import Image
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
-# Runs the CLI in-process and fails (exit 99) if anything imported TensorFlow.
-_NO_TF = """
-import sys
-from tpubench.cli import main
-try:
-    main.run(["tpubench", *sys.argv[1:]])
-    code = 0
-except SystemExit as e:
-    code = e.code or 0
-if "tensorflow" in sys.modules:
-    print("tensorflow was imported", file=sys.stderr)
-    code = 99
-sys.exit(code)
-"""
-
 
 def cli(*args, columns=200):
     return subprocess.run(
-        [sys.executable, "-c", _NO_TF, *map(str, args)],
+        [sys.executable, "-c", NO_TF_CLI, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,

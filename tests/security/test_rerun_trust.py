@@ -7,11 +7,9 @@ anything starts (no `tpubench rerun: tpubench ...` line is echoed).
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import one_line_error
+from conftest import one_line_error, rerun_cli
 from hostile import raw_controls
 
 # An unknown machine stops the rerun run before TensorFlow loads, so a
@@ -34,16 +32,6 @@ def _record(tmp_path, flags, sub="train"):
     return str(path)
 
 
-def _rerun(tmp_path, record, *extra):
-    return subprocess.run(
-        [sys.executable, "-m", "tpubench", "rerun", record, *extra],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-
-
 def _refused(proc) -> str:
     line = one_line_error(proc)
     assert proc.returncode == 2, proc.stderr
@@ -64,14 +52,14 @@ def _refused(proc) -> str:
     ],
 )
 def test_keys_that_are_not_train_flags_are_refused(tmp_path, key):
-    line = _refused(_rerun(tmp_path, _record(tmp_path, BASE | {key: "x"})))
+    line = _refused(rerun_cli(tmp_path, _record(tmp_path, BASE | {key: "x"})))
     assert repr(key) in line or key in line
     assert "not a flag of `tpubench train`" in line
 
 
 def test_a_key_with_escapes_is_refused_and_shown_escaped(tmp_path):
     key = "x\x1b[2K\r\x1b]0;title\x07"
-    line = _refused(_rerun(tmp_path, _record(tmp_path, BASE | {key: "1"})))
+    line = _refused(rerun_cli(tmp_path, _record(tmp_path, BASE | {key: "1"})))
     assert "\\x1b[2K\\r" in line
 
 
@@ -91,7 +79,7 @@ def test_a_key_with_escapes_is_refused_and_shown_escaped(tmp_path):
     ],
 )
 def test_values_of_the_wrong_type_are_refused(tmp_path, key, value, accepted):
-    line = _refused(_rerun(tmp_path, _record(tmp_path, BASE | {key: value})))
+    line = _refused(rerun_cli(tmp_path, _record(tmp_path, BASE | {key: value})))
     assert key in line and accepted in line
     assert not (tmp_path / "PWNED").exists()
 
@@ -99,14 +87,14 @@ def test_values_of_the_wrong_type_are_refused(tmp_path, key, value, accepted):
 def test_model_module_needs_trust_code(tmp_path):
     module = tmp_path / "my models.py"
     rec = _record(tmp_path, BASE | {"model_module": [str(module)]})
-    line = _refused(_rerun(tmp_path, rec))
+    line = _refused(rerun_cli(tmp_path, rec))
     assert "--model_module" in line and "--trust_code" in line and "my models.py" in line
-    proc = _rerun(tmp_path, rec, "--trust_code")
+    proc = rerun_cli(tmp_path, rec, "--trust_code")
     assert "tpubench rerun: tpubench train" in proc.stderr  # it starts
     assert "no-such-machine" in proc.stderr  # and stops on the machine, as recorded
 
 
 def test_a_genuine_infer_record_still_reruns(tmp_path):
     flags = {"tiny": True, "machine": ["gcp:no-such-machine"], "batch_size": ["1", "8"]}
-    proc = _rerun(tmp_path, _record(tmp_path, flags, sub="infer"))
+    proc = rerun_cli(tmp_path, _record(tmp_path, flags, sub="infer"))
     assert "tpubench rerun: tpubench infer" in proc.stderr, proc.stderr
