@@ -88,7 +88,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     work_dir = records_dir if "://" not in records_dir else tune_id
     # The plain defaults: train's own, with whatever the user fixed on the command line.
     default = space.Setting(
-        batch_size=cfg.batch_size,
+        batch_size=cfg.global_batch_size,
         precision=cfg.precision,
         xla=cfg.xla,
         data_format=cfg.data_format,
