@@ -41,6 +41,24 @@ def tpubench_cache(tmp_path_factory):
         os.environ["TPUBENCH_CACHE"] = old
 
 
+@pytest.fixture(autouse=True)
+def _cpu_nchw(request, tpubench_cache):
+    """Skips a `cpu_nchw` test where this CPU's TensorFlow runs NHWC only.
+
+    TensorFlow's own CPU kernels take NHWC only; NCHW runs through oneDNN,
+    which TensorFlow leaves off on CPUs without AVX-512 VNNI/BF16 or AMX (an
+    AMD EPYC, say).  The product refuses channels-first there in one line
+    (tests/models/test_cpu_layout.py); these tests need it to run.
+    """
+    if request.node.get_closest_marker("cpu_nchw") is None:
+        return
+    from tpubench.hardware import cpu_layout
+
+    answer = cpu_layout.nchw()
+    if not answer.ok:
+        pytest.skip(f"this CPU's TensorFlow runs NHWC only: {answer.reason}")
+
+
 # `python -c NO_TF_CLI ARGS` runs the CLI in-process and exits 99 if anything imported TensorFlow.
 NO_TF_CLI = """
 import sys

@@ -4,7 +4,9 @@ The same weights give the same outputs, the same batch-norm statistics and
 the same training losses in either layout (also with batch norm synchronised
 over replicas), a checkpoint made in one layout resumes in the other, the
 record says which layout ran, and a net that cannot take channels-first is
-refused in one line.  On CPU, `auto` is channels-last.
+refused in one line.  On CPU, `auto` is channels-last; tests that run
+channels-first on the CPU are marked `cpu_nchw` and skip on a CPU whose
+TensorFlow runs NHWC only (tests/models/test_cpu_layout.py covers that host).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def test_the_channels_first_nets_are_the_declared_ones():
     assert keras.config.image_data_format() == "channels_last", "the global format is restored"
 
 
+@pytest.mark.cpu_nchw
 @pytest.mark.parametrize("name", LAYOUT_NETS)
 def test_both_layouts_predict_the_same(name):
     nets, x = _build_both(name, {})
@@ -62,6 +65,7 @@ def test_both_layouts_predict_the_same(name):
     np.testing.assert_allclose(first, last, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.cpu_nchw
 @pytest.mark.parametrize("name", ["resnet50", "inception_v3"])
 def test_both_layouts_train_batch_norm_the_same(name):
     """Training mode: batch statistics over N, H, W in both layouts, and equal moving averages."""
@@ -100,6 +104,7 @@ def test_auto_chooses_by_accelerator_and_precision(
     assert layout.resolve(requested, spec, accelerator, precision) == expected
 
 
+@pytest.mark.cpu_nchw
 def test_fused_batch_norm_channels_first_matches_numpy():
     rng = np.random.default_rng(5)
     x = rng.normal(2.0, 3.0, size=(6, 4, 5, 5)).astype("float32")  # NCHW, 4 channels
@@ -138,6 +143,7 @@ def _train(tmp_path, name, *extra):
     return record, out / "model"
 
 
+@pytest.mark.cpu_nchw
 def test_a_channels_first_run_says_so(tmp_path):
     proc, record = run_cli(
         "train",
@@ -154,6 +160,7 @@ def test_a_channels_first_run_says_so(tmp_path):
     assert record["config"]["data_format"] == "channels_first"
 
 
+@pytest.mark.cpu_nchw
 @pytest.mark.slow
 def test_channels_first_trains_like_channels_last_and_resumes_across_layouts(tmp_path):
     """Two steps, channels-last on 1 replica against channels-first on 2 (synchronised BN)."""

@@ -49,7 +49,8 @@ def define_model_flags():
         list(config.DATA_FORMATS),
         "Image layout inside convolutional models: auto is channels_first (NCHW) for fp32 on a "
         "GPU, channels_last (NHWC) otherwise (fp16/bf16 tensor cores, CPUs, TPUs); models that "
-        "are channels-last only take auto or channels_last.",
+        "are channels-last only take auto or channels_last; on a CPU whose TensorFlow runs NHWC "
+        "only (oneDNN off: CPUs without AVX-512 VNNI/BF16 or AMX) channels_first is refused.",
     )
     f.DEFINE_integer(
         "seed",

@@ -144,7 +144,13 @@ def _host(cfg):
     else:
         kind = "cpu"
     cores = cpu.get("affinity_cores") or cpu.get("logical_cores") or 1
-    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus)
+    no_nchw = ""
+    if kind == "cpu":
+        from tpubench.hardware import cpu_layout
+
+        answer = cpu_layout.nchw()
+        no_nchw = "" if answer.ok else answer.reason
+    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus, no_nchw)
 
 
 def _tune_id(model: str, model_flags: dict, trial_steps: int, host) -> str:

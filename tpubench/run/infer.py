@@ -219,6 +219,8 @@ class _Sweep:
             )
         strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
+        data_format = layout.resolve(cfg.data_format, spec, placement.accelerator, cfg.precision)
+        layout.check_host(data_format, placement.accelerator, cfg.data_format)
         replicas = placement.num_replicas
         batches = cfg.global_batch_sizes or (spec.default_batch_size * replicas,)
         session.check_batches(batches, replicas)
@@ -228,7 +230,6 @@ class _Sweep:
         changes = session.fitted_changes(params, fitted, manifest)
         unfitted = session.unfitted(params, fitted, manifest)
         params = fitted
-        data_format = layout.resolve(cfg.data_format, spec, placement.accelerator, cfg.precision)
         self.base.update(
             model={
                 "name": spec.name,

@@ -41,3 +41,19 @@ def resolve(requested: str, spec, accelerator: str, precision: str) -> str:
         fp32_gpu = accelerator == "gpu" and precision == "fp32"
         return "channels_first" if fp32_gpu else "channels_last"
     return requested
+
+
+def check_host(data_format: str, accelerator: str, requested: str) -> None:
+    """Refuses a channels-first network on a CPU whose TensorFlow cannot run NCHW.
+
+    Only an explicit --data_format=channels_first reaches here on a CPU
+    (auto is channels-last there); the refusal comes before the model is
+    built, in one line that says why and what to pass instead.
+    """
+    if data_format != "channels_first" or accelerator != "cpu":
+        return
+    from tpubench.hardware import cpu_layout
+
+    answer = cpu_layout.nchw()
+    if not answer.ok:
+        raise errors.UsageError(answer.refusal(f"--data_format={requested}"))

@@ -70,6 +70,8 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         return role
     strategy, placement = session.build_strategy(cfg.hardware)
     interrupts.reclaim_signals(placement)  # TensorFlow may have taken SIGTERM for itself
+    data_format = layout.resolve(cfg.data_format, spec, placement.accelerator, cfg.precision)
+    layout.check_host(data_format, placement.accelerator, cfg.data_format)
     if cfg.data.compare_synthetic and placement.num_workers > 1:
         raise errors.UsageError(
             "--compare_synthetic runs on one host; for a cluster, run the cluster twice "
@@ -114,7 +116,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         skipped,
         changes,
         unfitted,
-        layout.resolve(cfg.data_format, spec, placement.accelerator, cfg.precision),
+        data_format,
     )
 
 

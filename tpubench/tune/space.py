@@ -35,6 +35,8 @@ class Host:
     cores: int
     isa: tuple[str, ...] = ()
     gpus: tuple[tuple[str, float | None], ...] = ()  # (name, compute capability)
+    # Why this CPU's TensorFlow cannot run channels-first ops ("" where it can).
+    no_nchw: str = ""
 
     def describe(self) -> str:
         if self.accelerator == "gpu" and self.gpus:
@@ -194,6 +196,9 @@ def _data_format(host, default, batch_sizes, channels_first, steps, skipped):
         return None
     if host.accelerator == "tpu":
         skipped.append(("data_format", "XLA on TPU chooses the layout itself"))
+        return None
+    if host.accelerator == "cpu" and host.no_nchw:
+        skipped.append(("data_format", f"this CPU runs NHWC only ({host.no_nchw})"))
         return None
     if host.accelerator == "cpu":  # auto is channels_last on a CPU
         skipped.append(
