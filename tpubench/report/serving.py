@@ -109,6 +109,7 @@ class Option:
     machines: int
     usd_per_hour: float  # all machines together
     load_qps: float  # the load asked for
+    source: str = ""  # which point of the curve gave qps
 
     @property
     def usd_per_million(self) -> float:
@@ -116,22 +117,55 @@ class Option:
         return self.usd_per_hour / (self.load_qps * 3600.0) * 1e6
 
 
+def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
+    """(QPS one machine serves at CFG's bound, how the curve says so), or None.
+
+    The record's curve is read in QPS order up to the first run whose
+    latency at the percentile went over the bound: the highest QPS before it
+    counts.  A point LoadGen judged VALID at a bound no looser than CFG's is
+    LoadGen's verdict; any other point is a measured latency under the bound
+    that LoadGen did not judge at this bound, and says so.  A record with no
+    curve (older ones) counts only its own VALID result.
+    """
+    s = run.serving or {}
+    if s.get("scenario") != "server":
+        return None
+    if (s.get("latency_percentile") or 0) < cfg.latency_percentile:
+        return None
+    bound, want = s.get("latency_bound"), cfg.latency_bound_seconds
+    judged = bound is not None and bound <= want
+    best = None
+    if s.get("validity") == "VALID" and judged:
+        best = (run.examples_per_sec, "confirmed run (LoadGen VALID)")
+    for p in sorted(s.get("curve") or [], key=lambda p: p["qps"]):
+        if p["latency_seconds"] > want:
+            break
+        if best is not None and p["qps"] <= best[0]:
+            continue
+        if p["valid"] and judged:
+            how = "LoadGen VALID " + ("confirmation" if p["confirmation"] else "probe")
+        else:
+            how = (
+                f"p{p['latency_percentile']:g} {p['latency_seconds'] * 1e3:.3g} ms measured "
+                f"at this QPS (LoadGen judged p{s.get('latency_percentile'):g}<="
+                f"{(bound or 0) * 1e3:g}ms)"
+            )
+        best = (p["qps"], how)
+    return best
+
+
 def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list[str]]:
-    """Server configurations VALID at a bound no looser than CFG's, priced for CFG's QPS."""
+    """Server configurations whose curves serve CFG's bound, priced for CFG's QPS."""
     notes = []
-    fit = []
+    fit = {}
     for r in runs:
-        s = r.serving or {}
-        if s.get("scenario") != "server" or s.get("validity") != "VALID":
-            continue
-        if (s.get("latency_percentile") or 0) < cfg.latency_percentile:
-            continue
-        if s.get("latency_bound") is None or s["latency_bound"] > cfg.latency_bound_seconds:
-            continue
-        fit.append(r)
+        found = usable(r, cfg)
+        if found is not None:
+            fit[r.path] = found
     out = []
-    for g in group_lib.group(fit):
-        qps = _median(r.examples_per_sec for r in g.runs)
+    for g in group_lib.group([r for r in runs if r.path in fit]):
+        qps = _median(fit[r.path][0] for r in g.runs)
+        how = "; ".join(dict.fromkeys(fit[r.path][1] for r in g.runs))
         # Every machine the records were priced as (a CPU run: VMs of its vCPU count).
         names = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
         for name in names:
@@ -142,7 +176,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
             n = math.ceil(cfg.qps / qps)
-            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps))
+            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how))
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 
 
@@ -159,16 +193,24 @@ def advise(cfg: AdviseConfig) -> str:
     bound = f"p{cfg.latency_percentile:g} <= {cfg.latency_bound_seconds * 1e3:g} ms"
     if not found:
         raise errors.UsageError(
-            f"no VALID server-scenario record of {cfg.model} at {bound} or tighter in "
+            f"no server-scenario record of {cfg.model} VALID or measured at {bound} in "
             f"{', '.join(cfg.inputs)}; measure one with `tpubench infer --scenario=server "
             f"--latency_bound={cfg.latency_bound_seconds * 1e3:g}ms`"
         )
     t = tables.Table(
         "serving_advice",
         f"{cfg.model}: serving {cfg.qps:g} queries/sec at {bound} (LoadGen server scenario)",
-        ["configuration", "priced as", "QPS per machine", "machines", "$/hour", "$/1M predictions"],
         [
-            [_config(o), o.machine, render.num(o.qps), str(o.machines)]
+            "configuration",
+            "priced as",
+            "QPS per machine",
+            "read from",
+            "machines",
+            "$/hour",
+            "$/1M predictions",
+        ],
+        [
+            [_config(o), o.machine, render.num(o.qps), o.source, str(o.machines)]
             + [render.money(o.usd_per_hour), render.money(o.usd_per_million)]
             for o in found
         ],
@@ -180,7 +222,8 @@ def advise(cfg: AdviseConfig) -> str:
         render.terminal(t),
         f"Advice: {_config(best)} as {best.machine}: {best.machines} machine(s) at "
         f"{render.num(best.qps)} QPS each serve {cfg.qps:g} QPS for "
-        f"{render.money(best.usd_per_hour)}/hour (the cheapest of {len(found)})",
+        f"{render.money(best.usd_per_hour)}/hour (the cheapest of {len(found)}); "
+        f"QPS per machine from the curve: {best.source}",
     ]
     short = [o for o in found if not all(r.serving["meets_mlperf_minimums"] for r in o.group.runs)]
     if short:

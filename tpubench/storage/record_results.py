@@ -106,10 +106,34 @@ class LoadGenSummary:
 
 
 @dataclasses.dataclass(frozen=True)
+class CurveMachine:
+    """One machine's price at one point of the serving curve."""
+
+    machine: str | None = None
+    usd_per_hour: float | None = None
+    usd_per_million_predictions: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CurvePoint:
+    """loadgen.curve[]: one server run, as a point of the latency-QPS-cost curve."""
+
+    run: str | None = None
+    qps: float | None = None
+    latency_percentile: float | None = None
+    latency_seconds: float | None = None
+    validity: str | None = None
+    valid: bool = False
+    confirmation: bool = False
+    machines: tuple = _rows(CurveMachine)
+
+
+@dataclasses.dataclass(frozen=True)
 class LoadGen:
     settings: LoadGenSettings = _sub(LoadGenSettings)
     summary: LoadGenSummary = _sub(LoadGenSummary)
     logs: str | None = None
+    curve: tuple = _rows(CurvePoint)  # server: every run, in QPS order
 
 
 @dataclasses.dataclass(frozen=True)
