@@ -113,7 +113,8 @@ def test_a_run_applies_waits_copies_records_and_deletes(tmp_path):
     pod = job["spec"]["template"]["spec"]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
-    assert pod["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    want = {"cpu": 7, "memory": "25Gi", "nvidia.com/gpu": 1}  # one n1-standard-8 node's
+    assert pod["containers"][0]["resources"] == {"requests": want, "limits": want}
     assert pod["containers"][0]["args"] == [
         "--model=mnist_mlp",
         "--machine=gcp:n1-standard-8+1xgcp:t4",
