@@ -56,16 +56,32 @@ def chart(series: list[dict], price_note: str):
                 lat.annotate(
                     f"VALID up to {c['confirmed_qps']:,.0f} QPS at p{c['percentile']:g} <= "
                     f"{bound:g} ms",
-                    (c["confirmed_qps"], bound),
-                    xytext=(-4, 4),
+                    (0, bound),
+                    xytext=(4, 4),
                     textcoords="offset points",
-                    ha="right",
+                    ha="left",
                     fontsize=8,
                     color=color,
                 )
-        priced = [(p["qps"], p["usd_per_million"]) for p in pts if p["usd_per_million"]]
+        priced = [p for p in pts if p["usd_per_million"] and not p["confirmation"]]
         if priced:
-            usd.plot(*zip(*priced, strict=True), color=color, marker="o", lw=1)
+            usd.plot(
+                [p["qps"] for p in priced],
+                [p["usd_per_million"] for p in priced],
+                color=color,
+                lw=1,
+            )
+        for p in (p for p in pts if p["usd_per_million"]):
+            marker = "*" if p["confirmation"] else "o"
+            face = color if p["valid"] else "none"
+            usd.scatter(
+                [p["qps"]],
+                [p["usd_per_million"]],
+                marker=marker,
+                s=50,
+                facecolors=face,
+                edgecolors=color,
+            )
     pct = "/".join(sorted({f"p{c['percentile']:g}" for c in series}))
     lat.set_ylabel(f"latency {pct} (ms, LoadGen)")
     lat.set_xlim(left=0)
