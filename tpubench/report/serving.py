@@ -204,18 +204,27 @@ def advise(cfg: AdviseConfig) -> str:
             "configuration",
             "priced as",
             "QPS per machine",
-            "read from",
             "machines",
             "$/hour",
             "$/1M predictions",
+            "QPS read from the curve",
         ],
         [
-            [_config(o), o.machine, render.num(o.qps), o.source, str(o.machines)]
-            + [render.money(o.usd_per_hour), render.money(o.usd_per_million)]
+            [_config(o), o.machine, render.num(o.qps), str(o.machines)]
+            + [render.money(o.usd_per_hour), render.money(o.usd_per_million), o.source]
             for o in found
         ],
         [],
         [],
+        # The source is on the Advice line too: a narrow console keeps the figures.
+        brief=(
+            "configuration",
+            "priced as",
+            "QPS per machine",
+            "machines",
+            "$/hour",
+            "$/1M predictions",
+        ),
     )
     best = found[0]
     lines = [
