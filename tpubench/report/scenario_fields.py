@@ -49,6 +49,7 @@ def curve(rec: RunRecord, machine: str | None) -> list[dict]:
             {
                 "run": p.run,
                 "qps": p.qps,
+                "target_qps": p.target_qps or p.qps,
                 "latency_seconds": p.latency_seconds,
                 "latency_percentile": p.latency_percentile,
                 "valid": bool(p.valid),

@@ -120,12 +120,14 @@ class Option:
 def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
     """(QPS one machine serves at CFG's bound, how the curve says so), or None.
 
-    The record's curve is read in QPS order up to the first run whose
-    latency at the percentile went over the bound: the highest QPS before it
-    counts.  A point LoadGen judged VALID at a bound no looser than CFG's is
-    LoadGen's verdict; any other point is a measured latency under the bound
-    that LoadGen did not judge at this bound, and says so.  A record with no
-    curve (older ones) counts only its own VALID result.
+    The record's curve is read level by level (the runs asked for the same
+    QPS: a search probe and its confirmation) in QPS order, up to the first
+    level where any run's latency at the percentile went over the bound; the
+    highest level before it counts, at the lowest QPS its runs kept.  A
+    level LoadGen judged VALID at a bound no looser than CFG's is LoadGen's
+    verdict; any other is a measured latency under the bound that LoadGen
+    did not judge at this bound, and says so.  A record with no curve (older
+    ones) counts only its own VALID result.
     """
     s = run.serving or {}
     if s.get("scenario") != "server":
@@ -137,20 +139,27 @@ def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
     best = None
     if s.get("validity") == "VALID" and judged:
         best = (run.examples_per_sec, "confirmed run (LoadGen VALID)")
-    for p in sorted(s.get("curve") or [], key=lambda p: p["qps"]):
-        if p["latency_seconds"] > want:
+    levels: dict[float, list[dict]] = {}
+    for p in s.get("curve") or []:
+        levels.setdefault(round(p["target_qps"], 1), []).append(p)
+    for target in sorted(levels):
+        runs = levels[target]
+        worst = max(runs, key=lambda p: p["latency_seconds"])
+        if worst["latency_seconds"] > want:
             break
-        if best is not None and p["qps"] <= best[0]:
+        qps = min(p["qps"] for p in runs)
+        if best is not None and qps <= best[0]:
             continue
-        if p["valid"] and judged:
-            how = "LoadGen VALID " + ("confirmation" if p["confirmation"] else "probe")
+        if judged and all(p["valid"] for p in runs):
+            confirmed = any(p["confirmation"] for p in runs)
+            how = "LoadGen VALID " + ("confirmation" if confirmed else "probe")
         else:
             how = (
-                f"p{p['latency_percentile']:g} {p['latency_seconds'] * 1e3:.3g} ms measured "
-                f"at this QPS (LoadGen judged p{s.get('latency_percentile'):g}<="
+                f"p{worst['latency_percentile']:g} {worst['latency_seconds'] * 1e3:.3g} ms "
+                f"measured at this QPS (LoadGen judged p{s.get('latency_percentile'):g}<="
                 f"{(bound or 0) * 1e3:g}ms)"
             )
-        best = (p["qps"], how)
+        best = (qps, how)
     return best
 
 

@@ -119,7 +119,8 @@ class CurvePoint:
     """loadgen.curve[]: one server run, as a point of the latency-QPS-cost curve."""
 
     run: str | None = None
-    qps: float | None = None
+    qps: float | None = None  # LoadGen's scheduled QPS
+    target_qps: float | None = None  # the QPS asked for: runs at the same one are one level
     latency_percentile: float | None = None
     latency_seconds: float | None = None
     validity: str | None = None
