@@ -117,3 +117,11 @@ def test_a_forged_curve_is_left_out_with_the_reason(tmp_path):
     assert loaded.runs == []
     (x,) = loaded.excluded
     assert "loadgen.curve[2].latency_seconds is of type str; accepted: a number" in x.reason
+
+
+def test_an_overloaded_qps_ends_the_reading(tmp_path):
+    curve = copy.deepcopy(CURVE)
+    curve[2]["latency_seconds"] = None  # server-3 at 1,200 QPS was given up
+    curve[2]["overloaded"] = True
+    out = _advise(tmp_path, 10.0, _record(curve))  # a bound every measured run meets
+    assert "5 machine(s) at 801 QPS each" in out

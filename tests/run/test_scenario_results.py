@@ -145,3 +145,12 @@ def test_every_server_run_is_a_point_priced_at_its_own_qps():
     assert (
         serving_curve.percentile_key(99.9) == "p99.9" and serving_curve.percentile_key(90) == "p90"
     )
+
+
+def test_an_overloaded_run_is_a_point_with_no_latency():
+    """Its queries were completed unserved: LoadGen's latencies of them are not the curve's."""
+    prices = cost_runs.Prices((pricing.HourlyPrice(3.6, "override", (), "m1"),))
+    run = {"run": "server-1", "scheduled_qps": 900.0, "valid": False, "validity": "OVERLOADED"}
+    run |= {"overloaded": {"backlog": 10}, "latency_seconds": {"p99": 0.001}}
+    (point,) = serving_curve.points([run], 99.0, prices, 0)
+    assert point["latency_seconds"] is None and point["overloaded"] is True

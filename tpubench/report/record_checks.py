@@ -184,7 +184,7 @@ def _curve_problem(curve) -> str | None:
                 bad = _number(p[key], low, high, above=above)
                 if bad:
                     return f"{where}.{key} is {bad}"
-        for key in ("valid", "confirmation"):
+        for key in ("valid", "confirmation", "overloaded"):
             if p.get(key) is not None and not isinstance(p[key], bool):
                 return f"{where}.{key} is {_kind(p[key])}; accepted: true or false"
         if p.get("run") is not None and not isinstance(p["run"], str):

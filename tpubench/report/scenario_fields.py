@@ -42,7 +42,7 @@ def curve(rec: RunRecord, machine: str | None) -> list[dict]:
     """
     out = []
     for p in rec.loadgen.curve:
-        if not p.qps or p.latency_seconds is None:
+        if not p.qps:
             continue
         priced = [m for m in p.machines if m.machine == machine] or list(p.machines[:1])
         out.append(
@@ -50,7 +50,7 @@ def curve(rec: RunRecord, machine: str | None) -> list[dict]:
                 "run": p.run,
                 "qps": p.qps,
                 "target_qps": p.target_qps or p.qps,
-                "latency_seconds": p.latency_seconds,
+                "latency_seconds": p.latency_seconds,  # None: overloaded, over any bound
                 "latency_percentile": p.latency_percentile,
                 "valid": bool(p.valid),
                 "confirmation": bool(p.confirmation),

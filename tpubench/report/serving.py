@@ -144,6 +144,8 @@ def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
         levels.setdefault(round(p["target_qps"], 1), []).append(p)
     for target in sorted(levels):
         runs = levels[target]
+        if any(p["latency_seconds"] is None for p in runs):
+            break  # an overloaded run: no latency was served at this QPS
         worst = max(runs, key=lambda p: p["latency_seconds"])
         if worst["latency_seconds"] > want:
             break

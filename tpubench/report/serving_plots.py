@@ -39,7 +39,8 @@ def chart(series: list[dict], price_note: str):
     fig, (lat, usd) = plots._subplots(2, 1, (8.5, 7.0), sharex=True)
     for i, c in enumerate(series):
         color = plots._COLORS[i % len(plots._COLORS)]
-        pts = c["points"]
+        # An overloaded run has no latency (its queries were shed): the cost panel only.
+        pts = [p for p in c["points"] if p["latency_seconds"] is not None]
         ms = [p["latency_seconds"] * 1e3 for p in pts]
         search = [(p["qps"], y) for p, y in zip(pts, ms, strict=True) if not p["confirmation"]]
         if search:
@@ -63,6 +64,7 @@ def chart(series: list[dict], price_note: str):
                     fontsize=8,
                     color=color,
                 )
+        pts = c["points"]
         priced = [p for p in pts if p["usd_per_million"] and not p["confirmation"]]
         if priced:
             usd.plot(

@@ -37,7 +37,11 @@ def points(runs: list[dict], percentile: float, prices, accelerators: int) -> li
                 "target_qps": r.get("target_qps"),
                 "completed_qps": r.get("completed_qps"),
                 "latency_percentile": percentile,
-                "latency_seconds": (r.get("latency_seconds") or {}).get(key),
+                # An overloaded run's queries were completed unserved: no latency to show.
+                "latency_seconds": None
+                if r.get("overloaded")
+                else (r.get("latency_seconds") or {}).get(key),
+                "overloaded": bool(r.get("overloaded")),
                 "validity": r.get("validity"),
                 "valid": bool(r.get("valid")),
                 "confirmation": bool(r.get("confirmation")),

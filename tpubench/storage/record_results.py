@@ -122,10 +122,11 @@ class CurvePoint:
     qps: float | None = None  # LoadGen's scheduled QPS
     target_qps: float | None = None  # the QPS asked for: runs at the same one are one level
     latency_percentile: float | None = None
-    latency_seconds: float | None = None
+    latency_seconds: float | None = None  # None: an overloaded run (queries shed)
     validity: str | None = None
     valid: bool = False
     confirmation: bool = False
+    overloaded: bool = False
     machines: tuple = _rows(CurveMachine)
 
 
