@@ -91,7 +91,7 @@ def test_no_confirmed_qps_is_one_line():
     check = scenarios.confirm_server(h, None, s, SERVER, found)
     assert check["confirmed"] is None and len(check["tries"]) == scenarios.CONFIRM_TRIES
     e = scenarios.unconfirmed(SERVER, found["best"], check["tries"])
-    assert isinstance(e, errors.RunInvalidError) and "\n" not in str(e)
+    assert isinstance(e, errors.UsageError) and "\n" not in str(e)
     assert f"the search's best QPS ({found['best']['target_qps']}) was not confirmed" in str(e)
 
 

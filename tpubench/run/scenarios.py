@@ -256,11 +256,11 @@ def no_valid_qps(sc: ScenarioConfig, runs: list[dict]) -> errors.UsageError:
     )
 
 
-def unconfirmed(sc: ScenarioConfig, best: dict, tries: list[dict]) -> errors.RunInvalidError:
-    """No confirmation run at or below the searched QPS was VALID."""
+def unconfirmed(sc: ScenarioConfig, best: dict, tries: list[dict]) -> errors.UsageError:
+    """No confirmation run at or below the searched QPS was VALID (like no_valid_qps: exit 2)."""
     asked = ", ".join(f"{r.get('target_qps')}" for r in tries)
     last = tries[-1]
-    return errors.RunInvalidError(
+    return errors.UsageError(
         f"the search's best QPS ({best.get('target_qps')}) was not confirmed at "
         f"--latency_bound={_ms(sc.latency_bound)}: the confirmation runs at {asked} QPS were "
         f"all INVALID (last: {last.get('invalid_reason') or last.get('validity')}); "
