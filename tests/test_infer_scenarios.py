@@ -85,6 +85,10 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
     row = rec["cost"]["machines"][0]
     expected = row["usd_per_hour"] / (rec["results"]["examples_per_sec"] * 3600) * 1e6
     assert row["usd_per_million_predictions"] == pytest.approx(expected)
+    # The run's cost is LoadGen's whole result run (its wall time), not the closed loop's.
+    assert rec["results"]["timed_seconds"] == best["wall_seconds"] >= 2.0
+    expected = row["usd_per_hour"] * rec["results"]["timed_seconds"] / 3600
+    assert row["usd_run"] == pytest.approx(expected)
     assert rec["closed_loop_cost"]["batch_size"] == 32
     assert [c["batch_size"] for c in rec["results"]["closed_loop"]] == [1, 32]
     assert "LoadGen: VALID" in proc.stdout and "sustained" in proc.stdout

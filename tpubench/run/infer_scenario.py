@@ -117,17 +117,25 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
             record["loadgen"][extra] = out[extra]
     record["results"] = _results(sc, summary, rate, closed, max_batch, out, accuracy)
     record["mfu"] = measured.infer_section(rate)
-    usage = cost_runs.Usage(rate, results["timed_seconds"] or 0.0, accelerators)
-    record["cost"] = cost_runs.infer_costs(prices, usage)
-    top = closed[max(closed)]
-    closed_usage = cost_runs.Usage(top["examples_per_sec"], top["timed_seconds"], accelerators)
-    record["closed_loop_cost"] = cost_runs.infer_costs(prices, closed_usage)
-    record["closed_loop_cost"]["batch_size"] = top["batch_size"]
+    _price(record, prices, closed, accelerators)
     record.update(status="ok", finished=records.now_iso())
     record["record_path"] = sweep._write(record)
     sweep.records.append(record)
     sweep.batch = None
     sweep.current = None
+
+
+def _price(record: dict, prices, closed: dict, accelerators: int) -> None:
+    """The record's `cost` at LoadGen's rate, and `closed_loop_cost` at the largest batch."""
+    results = record["results"]
+    usage = cost_runs.Usage(
+        results["examples_per_sec"], results["timed_seconds"] or 0.0, accelerators
+    )
+    record["cost"] = cost_runs.infer_costs(prices, usage)
+    top = closed[max(closed)]
+    closed_usage = cost_runs.Usage(top["examples_per_sec"], top["timed_seconds"], accelerators)
+    record["closed_loop_cost"] = cost_runs.infer_costs(prices, closed_usage)
+    record["closed_loop_cost"]["batch_size"] = top["batch_size"]
 
 
 def _signal_handler(sweep, harness):
