@@ -27,10 +27,11 @@ LOADGEN_NAMES = {
     "server": "Server",
     "offline": "Offline",
 }
-# tpubench models that are an MLPerf Inference benchmark (mlperf.conf's model key).
-# Any other model is looked up under its own name, which only mlperf.conf's
-# `*` lines match.
-MLPERF_MODELS = {"resnet50": "resnet50", "bert_base": "bert"}
+# tpubench models that are an MLPerf Inference benchmark (mlperf.conf's model key):
+# ResNet-50 v1.5 is MLPerf's resnet50.  (MLPerf's `bert` is BERT-Large on SQuAD,
+# not bert_base.)  Any other model is looked up under its own name, which only
+# mlperf.conf's `*` lines match.
+MLPERF_MODELS = {"resnet50": "resnet50"}
 # With no value from mlperf.conf (models it does not name), the QSL holds this many.
 DEFAULT_QSL_SAMPLES = 1024
 
