@@ -1,7 +1,7 @@
 """LoadGen's settings the way MLPerf loads them: mlperf.conf, then a user.conf, then flags.
 
-LoadGen carries MLPerf's `mlperf.conf` inside its library (since LoadGen
-5.0 the path argument of its reader is ignored for it) and reads it with
+LoadGen carries MLPerf's `mlperf.conf` inside its library (6.0.17, the
+release tested, ignores the path argument of its reader for it) and reads it with
 `TestSettings.FromConfig("", model, scenario, 0)`: the seeds, the minimum
 duration and query counts and the per-model `performance_sample_count`
 of the MLPerf round the LoadGen release belongs to.  A submitter's own
