@@ -154,3 +154,16 @@ def test_an_overloaded_run_is_a_point_with_no_latency():
     run |= {"overloaded": {"backlog": 10}, "latency_seconds": {"p99": 0.001}}
     (point,) = serving_curve.points([run], 99.0, prices, 0)
     assert point["latency_seconds"] is None and point["overloaded"] is True
+
+
+def test_below_every_valid_probe_the_confirmation_steps_down_a_fifth():
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
+    s = types.SimpleNamespace()
+    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    probes = sorted({r["target_qps"] for r in found["runs"] if r["valid"]}, reverse=True)
+    h.verdict = _server(valid_up_to=700, confirm_up_to=round(0.85 * probes[-1], 1))
+    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    tried = [r["target_qps"] for r in check["tries"]]
+    assert len(probes) == 3 < scenarios.CONFIRM_TRIES  # the scripted search: 3 VALID probes
+    assert tried == [*probes, round(scenarios.STEP_DOWN * probes[-1], 1)]
+    assert check["confirmed"]["target_qps"] == tried[-1]

@@ -56,14 +56,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     wanted = wanted.get(sc.name, [single, max_batch])
     record = sweep._new_record(sut_batch, built, 0)
     record["scenario"] = sc.name
-    closed = {}
-    for batch in dict.fromkeys(wanted):
-        sweep.batch = batch
-        results = sweep._measure(built.runner, batch, built.manifest)
-        if not closed:
-            sweep._startup(t_setup, model_ready, batch)
-        closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
-        closed[batch]["batch_size"] = batch
+    closed = _closed_loop(sweep, built, wanted, t_setup, model_ready)
     measured, accuracy = sweep._describe(built)
     prices = cost_runs.prices(cfg.cost, sweep.base["hardware"]["accelerators"])
     for key in ("startup", "hardware", "software"):
@@ -123,6 +116,19 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     sweep.records.append(record)
     sweep.batch = None
     sweep.current = None
+
+
+def _closed_loop(sweep, built, wanted: list[int], t_setup: float, model_ready: float) -> dict:
+    """{batch: closed-loop figures} at the batch sizes the scenario needs (tpubench's timing)."""
+    closed = {}
+    for batch in dict.fromkeys(wanted):
+        sweep.batch = batch
+        results = sweep._measure(built.runner, batch, built.manifest)
+        if not closed:
+            sweep._startup(t_setup, model_ready, batch)
+        closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
+        closed[batch]["batch_size"] = batch
+    return closed
 
 
 def _price(record: dict, prices, closed: dict, accelerators: int) -> None:
