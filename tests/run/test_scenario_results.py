@@ -60,7 +60,7 @@ def test_the_searched_qps_is_confirmed_by_one_more_run():
     assert h.runs[-1]["confirmation"] is True
 
 
-def test_a_failed_confirmation_steps_down_to_the_next_valid_probe():
+def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=600))
     s = types.SimpleNamespace()
     found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
@@ -156,7 +156,7 @@ def test_an_overloaded_run_is_a_point_with_no_latency():
     assert point["latency_seconds"] is None and point["overloaded"] is True
 
 
-def test_below_every_valid_probe_the_confirmation_steps_down_a_fifth():
+def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
     s = types.SimpleNamespace()
     found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
@@ -164,6 +164,8 @@ def test_below_every_valid_probe_the_confirmation_steps_down_a_fifth():
     h.verdict = _server(valid_up_to=700, confirm_up_to=round(0.85 * probes[-1], 1))
     check = scenarios.confirm_server(h, None, s, SERVER, found)
     tried = [r["target_qps"] for r in check["tries"]]
-    assert len(probes) == 3 < scenarios.CONFIRM_TRIES  # the scripted search: 3 VALID probes
-    assert tried == [*probes, round(scenarios.STEP_DOWN * probes[-1], 1)]
+    # The scripted search's VALID probes: 687.5, 625, 500.  Each step is at least 10%
+    # down (625 is skipped), and below the last probe 20% down.
+    assert probes == [687.5, 625.0, 500.0]
+    assert tried == [687.5, 500.0, round(scenarios.STEP_DOWN * 500.0, 1)]
     assert check["confirmed"]["target_qps"] == tried[-1]

@@ -176,7 +176,9 @@ def _server(lg, s, sc: ScenarioConfig, qps: float):
 # Confirmation runs a server result may take: the chosen QPS, then lower ones.  On a
 # shared 2-core host three were sometimes all INVALID (the load changes within seconds).
 CONFIRM_TRIES = 4
-# Each step down: this fraction of the QPS that failed, when no lower VALID probe is left.
+# A step down goes to a VALID probe at most MIN_STEP of the QPS that failed, else to
+# STEP_DOWN of it: four tries then span at least a third of the range below.
+MIN_STEP = 0.9
 STEP_DOWN = 0.8
 
 
@@ -184,9 +186,9 @@ def confirm_server(harness: Harness, lg, s, sc: ScenarioConfig, found: dict) -> 
     """MLPerf's result: one more full run at the QPS the search chose; its verdict counts.
 
     A search probe is one sample of a noisy machine, so the chosen QPS is run
-    again.  If that run is INVALID the result steps down (to the next lower
-    VALID probe, else 20% lower) and is run again, at most CONFIRM_TRIES
-    times.  Returns {"confirmed": summary or None, "tries": [summaries],
+    again.  If that run is INVALID the result steps down (to the highest
+    VALID probe at least 10% lower, else 20% lower) and is run again, at
+    most CONFIRM_TRIES times.  Returns {"confirmed": summary or None, "tries": [summaries],
     "stepped_down": [QPS that failed]}.
     """
     best = found["best"]
@@ -203,7 +205,7 @@ def confirm_server(harness: Harness, lg, s, sc: ScenarioConfig, found: dict) -> 
         if summary["valid"]:
             return {"confirmed": summary, "tries": tries, "stepped_down": failed}
         failed.append(qps)
-        lower = [q for q in valid if q < qps]
+        lower = [q for q in valid if q <= MIN_STEP * qps]
         qps = lower[0] if lower else round(STEP_DOWN * qps, 1)
         if qps <= 0:
             break
