@@ -169,3 +169,17 @@ def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
     assert probes == [687.5, 625.0, 500.0]
     assert tried == [687.5, 500.0, round(scenarios.STEP_DOWN * 500.0, 1)]
     assert check["confirmed"]["target_qps"] == tried[-1]
+
+
+def test_a_given_target_qps_is_one_run_and_no_confirmation():
+    """--target_qps: no search, so the one full run at that QPS is the result."""
+    from tpubench.run import infer_scenario
+
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
+    sc = ScenarioConfig(name="server", latency_bound=0.05, target_qps=400.0)
+    closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
+    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8))
+    assert [r["run"] for r in h.runs] == ["server-target"] and "confirmation" not in out
+    assert out["summary"]["valid"] is True and out["rate"] == 400.0
+    text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title
+    assert text.startswith("server run at --target_qps: the latency-QPS-cost curve")

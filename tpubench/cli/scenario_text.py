@@ -153,9 +153,11 @@ def _runs_table(runs: list[dict], curve: list[dict], settings: dict) -> Table:
     cost = {p.get("run"): (p.get("machines") or [{}])[0] for p in curve}
     machine = next((m.get("machine") for m in cost.values() if m.get("machine")), None)
     priced = f"; $/1M predictions as {machine}" if machine else ""
+    what = "server QPS search and confirmation"
+    if settings.get("qps_search") == "given --target_qps":
+        what = "server run at --target_qps"
     t = Table(
-        title="server QPS search and confirmation: the latency-QPS-cost curve "
-        f"(LoadGen's verdict per run{priced})",
+        title=f"{what}: the latency-QPS-cost curve (LoadGen's verdict per run{priced})",
         title_justify="left",
     )
     cols = ("run", "target QPS", "completed QPS", "p50 / p99 ms", "over bound", "$/1M", "verdict")

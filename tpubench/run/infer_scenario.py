@@ -186,6 +186,9 @@ def _scenario(harness, lg, s, sc, args) -> dict:
         found = scenarios.search_server(harness, lg, s, sc, cap)
         if found["best"] is None:
             raise scenarios.no_valid_qps(sc, found["runs"])
+        if sc.target_qps is not None:  # no search: the one full run at that QPS is the result
+            best = found["best"]
+            return {"summary": best, "rate": best.get("scheduled_qps") or sc.target_qps}
         check = scenarios.confirm_server(harness, lg, s, sc, found)
         confirmation = {
             "searched_qps": found["best"].get("target_qps"),
