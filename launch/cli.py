@@ -100,6 +100,13 @@ def parser() -> argparse.ArgumentParser:
     )
     gk.add_argument("--queue", help="a Kueue LocalQueue: Kueue admits the run when it fits")
     gk.add_argument(
+        "--machine-type",
+        help="GCE machine type each CPU/GPU task's node is (default n1-standard-8): every pod "
+        "requests, and is limited to, the whole cores and memory one such node holds",
+    )
+    gk.add_argument("--cpus", type=_positive, help="whole cores per pod (requests = limits)")
+    gk.add_argument("--memory", type=_positive, help="GiB of memory per pod (requests = limits)")
+    gk.add_argument(
         "--ttl",
         type=_positive,
         default=86400,
@@ -185,11 +192,26 @@ def _gke(args, passthrough) -> int:
             "failurePolicy.maxRestarts)"
         )
     comments = []
+    size = None
+    if args.cpus or args.memory or args.machine_type:
+        if args.tpu and args.machine_type:
+            raise errors.UsageError(
+                f"--machine-type={args.machine_type} with --tpu: a TPU pod is sized from its "
+                "slice's host; give --cpus/--memory to size it yourself"
+            )
+        size = k8s.sized(args.machine_type, args.cpus, args.memory)
     if args.tpu:
         if engine == "tfjob":
             raise tfjob.refuse_tpu(args.tpu)
         if args.workers != 1 or args.ps or args.gpus:
             raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
+        s, _ = gke.tpu_slice(args.tpu, args.tpu_topology)
+        host = gke.tpu_host_type(s)
+        size = size or k8s.size_for(host)
+        sizing = (
+            f"the pod: {size.cpus} cores, {size.memory_gib} GiB and {s.chips} TPU chips "
+            f"(requests = limits), sized for {size.source}"
+        )
         if engine == "jobset":
             docs = jobset.tpu_manifests(
                 args.name,
@@ -200,10 +222,11 @@ def _gke(args, passthrough) -> int:
                 args.queue,
                 args.ttl,
                 args.max_restarts,
+                size=size,
             )
         else:
             docs = gke.tpu_manifests(
-                args.name, args.image, args.tpu, args.tpu_topology, passthrough, args.queue
+                args.name, args.image, args.tpu, args.tpu_topology, passthrough, args.queue, size
             )
         pool = gke.node_pool_command(
             args.name,
@@ -218,15 +241,20 @@ def _gke(args, passthrough) -> int:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
         shape = (args.name, args.image, args.workers, args.ps, args.gpus, args.gpu_type)
+        size = size or k8s.size_for(k8s.DEFAULT_MACHINE)
         if engine == "jobset":
             docs = jobset.cluster_manifests(
-                *shape, passthrough, args.queue, args.ttl, args.max_restarts
+                *shape, passthrough, args.queue, args.ttl, args.max_restarts, size=size
             )
         elif engine == "tfjob":
-            docs = tfjob.manifests(*shape, passthrough, args.queue, args.ttl)
+            docs = tfjob.manifests(*shape, passthrough, args.queue, args.ttl, size=size)
         else:
-            docs = gke.gpu_manifests(*shape, passthrough, args.queue)
-    text = k8s.render(docs, comments)
+            docs = gke.gpu_manifests(*shape, passthrough, args.queue, size=size)
+        sizing = (
+            f"each pod: {size.cpus} cores, {size.memory_gib} GiB (requests = limits), sized for "
+            f"{size.source}"
+        )
+    text = k8s.render(docs, [*comments, sizing])
     if args.dry_run:
         print(text, end="")
         return 0

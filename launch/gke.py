@@ -19,9 +19,10 @@ check_name = k8s.check_name
 render = k8s.render
 
 
-def _job(name, job_name, image, args, env, resources, selector, task, queue=None, sub="train"):
+def _job(name, job_name, image, args, env, place, task, queue=None, sub="train", size=None):
+    resources, selector = place
     env_list = [{"name": k, "value": v} for k, v in (env or {}).items()]
-    c = k8s.container(image, args, env_list, resources, port=bool(task), subcommand=sub)
+    c = k8s.container(image, args, env_list, resources, port=bool(task), subcommand=sub, size=size)
     spec = {
         "backoffLimit": 0,
         "template": {
@@ -52,21 +53,36 @@ def _service(name, task):
 
 
 def gpu_manifests(
-    name, image, workers, ps, gpus, gpu_type, args, queue=None, run_label=None, subcommand="train"
+    name,
+    image,
+    workers,
+    ps,
+    gpus,
+    gpu_type,
+    args,
+    queue=None,
+    run_label=None,
+    subcommand="train",
+    size=None,
 ) -> list[dict]:
     """Jobs (+ headless Services) for a MultiWorkerMirrored or parameter-server run.
 
     One task (workers=1, ps=0) is one Job running `tpubench SUBCOMMAND`, its
-    record labelled RUN_LABEL (default: NAME).
+    record labelled RUN_LABEL (default: NAME).  Each pod is SIZE (cores and
+    memory, requests = limits; default k8s.DEFAULT_MACHINE's).
+
+    Raises:
+      UsageError: a Kueue queue with several tasks (see refuse_queue).
     """
     check_name(name)
     k8s.check_queue(queue)
     results = k8s.check_results(args)
-    resources, selector = k8s.gpu_placement(gpus, gpu_type)
+    place = k8s.gpu_placement(gpus, gpu_type)
     if workers == 1 and ps == 0:
         args = args + [f"--run_label={run_label or name}"]
-        one = (resources, selector, None, queue, subcommand)
-        return [_job(name, name, image, args, None, *one)]
+        return [_job(name, name, image, args, None, place, None, queue, subcommand, size)]
+    if queue:
+        raise refuse_queue(queue, len(cluster.task_roles(workers, ps)))
     roles = cluster.task_roles(workers, ps)
     hosts = [f"{name}-{r}-{i}" for r, i in roles]
     tasks = cluster.plan(workers, ps, hosts=hosts, port=PORT)
@@ -77,8 +93,17 @@ def gpu_manifests(
         task = f"{t.role}-{t.index}"
         docs.append(_service(name, task))
         env = {"TF_CONFIG": cluster.tf_config(tasks, t)}
-        docs.append(_job(name, host, image, args, env, resources, selector, task, queue))
+        docs.append(_job(name, host, image, args, env, place, task, size=size))
     return docs
+
+
+def refuse_queue(queue: str, tasks: int) -> errors.UsageError:
+    """--engine=job --queue with several tasks: Kueue would admit each Job on its own."""
+    return errors.UsageError(
+        f"--engine=job --queue={queue} with {tasks} tasks: Kueue admits each Job as its own "
+        "workload, so part of the cluster could start and wait forever for the rest; use "
+        "--engine=jobset or --engine=tfjob (one workload, admitted whole)"
+    )
 
 
 def tpu_slice(machine: str, topology: str | None) -> tuple[tpus.Slice, dict]:
@@ -103,25 +128,30 @@ def tpu_slice(machine: str, topology: str | None) -> tuple[tpus.Slice, dict]:
     return s, selector
 
 
-def tpu_manifests(name, image, machine, topology, args, queue=None) -> list[dict]:
-    """A Job on a single-host TPU slice node pool."""
+def tpu_manifests(name, image, machine, topology, args, queue=None, size=None) -> list[dict]:
+    """A Job on a single-host TPU slice node pool (SIZE default: what its host holds)."""
     check_name(name)
     k8s.check_queue(queue)
     k8s.check_results(args)
     s, selector = tpu_slice(machine, topology)
     args = list(args) + ["--tpu=local", f"--run_label={name}"]
-    resources = {"google.com/tpu": s.chips}
-    return [_job(name, name, image, args, None, resources, selector, None, queue)]
+    place = ({"google.com/tpu": s.chips}, selector)
+    size = size or k8s.size_for(tpu_host_type(s))
+    return [_job(name, name, image, args, None, place, None, queue, size=size)]
+
+
+def tpu_host_type(s: tpus.Slice) -> str:
+    """The GKE machine type of one host of slice S (its node pool's --machine-type)."""
+    if s.generation in GKE_TPU_MACHINES:
+        return GKE_TPU_MACHINES[s.generation]
+    family = "ct5lp-hightpu" if s.generation == "v5e" else "ct6e-standard"
+    return f"{family}-{s.chips_per_host}t"
 
 
 def node_pool_command(name, machine, topology, cluster_name, zone, spot) -> list[str]:
     """The gcloud command that creates a TPU slice node pool for the run."""
     s = tpus.parse(machine)
-    if s.generation in GKE_TPU_MACHINES:
-        mtype = GKE_TPU_MACHINES[s.generation]
-    else:
-        family = "ct5lp-hightpu" if s.generation == "v5e" else "ct6e-standard"
-        mtype = f"{family}-{s.chips_per_host}t"
+    mtype = tpu_host_type(s)
     argv = [
         "gcloud",
         "container",

@@ -91,14 +91,20 @@ def cluster_manifests(
     queue=None,
     ttl=DEFAULT_TTL,
     max_restarts=0,
+    size=None,
 ) -> list[dict]:
-    """One JobSet for a multi-worker or parameter-server run (or a single GPU/CPU task)."""
+    """One JobSet for a multi-worker or parameter-server run (or a single GPU/CPU task).
+
+    Every pod is SIZE (requests = limits; default k8s.DEFAULT_MACHINE's).
+    """
     k8s.check_name(name)
     k8s.check_queue(queue)
     results = k8s.check_results(args)
     resources, selector = k8s.gpu_placement(gpus, gpu_type)
     if workers == 1 and ps == 0:
-        c = k8s.container(image, list(args) + [f"--run_label={name}"], None, resources, port=False)
+        c = k8s.container(
+            image, list(args) + [f"--run_label={name}"], None, resources, port=False, size=size
+        )
         pod = {"metadata": {"labels": k8s.labels(name, "worker")}}
         pod["spec"] = k8s.pod_spec([c], selector)
         rjob = _replicated_job(name, "worker", 1, pod)
@@ -118,7 +124,7 @@ def cluster_manifests(
         env = [_index_env(), {"name": "TF_CONFIG", "value": tf_config_template(tasks, role)}]
         # Parameter servers hold variables on CPU: no GPUs for them.
         gpu = role != "ps"
-        c = k8s.container(image, args, env, resources if gpu else None)
+        c = k8s.container(image, args, env, resources if gpu else None, size=size)
         pod = {"metadata": {"labels": k8s.labels(name, role)}}
         pod["spec"] = k8s.pod_spec([c], selector if gpu else None)
         extra = None
@@ -141,10 +147,12 @@ def tpu_manifests(
     max_restarts=0,
     run_label=None,
     subcommand="train",
+    size=None,
 ) -> list[dict]:
     """One JobSet with one pod on a single-host TPU slice node pool, which it has alone.
 
-    The pod runs `tpubench SUBCOMMAND`, its record labelled RUN_LABEL (default: NAME).
+    The pod runs `tpubench SUBCOMMAND`, its record labelled RUN_LABEL (default:
+    NAME), and is SIZE (default: what one host of the slice holds).
     """
     k8s.check_name(name)
     k8s.check_queue(queue)
@@ -152,7 +160,8 @@ def tpu_manifests(
     s, selector = gke.tpu_slice(machine, topology_label)
     args = list(args) + ["--tpu=local", f"--run_label={run_label or name}"]
     chips = {"google.com/tpu": s.chips}
-    c = k8s.container(image, args, None, chips, port=False, subcommand=subcommand)
+    size = size or k8s.size_for(gke.tpu_host_type(s))
+    c = k8s.container(image, args, None, chips, port=False, subcommand=subcommand, size=size)
     pod = {"metadata": {"labels": k8s.labels(name, "slice")}}
     pod["spec"] = k8s.pod_spec([c], selector)
     rjob = _replicated_job(name, "slice", 1, pod)

@@ -28,9 +28,9 @@ def refuse_tpu(machine: str) -> errors.UsageError:
 
 
 def manifests(
-    name, image, workers, ps, gpus, gpu_type, args, queue=None, ttl=DEFAULT_TTL
+    name, image, workers, ps, gpus, gpu_type, args, queue=None, ttl=DEFAULT_TTL, size=None
 ) -> list[dict]:
-    """One TFJob for a multi-worker or parameter-server run."""
+    """One TFJob for a multi-worker or parameter-server run; every pod SIZE (requests = limits)."""
     k8s.check_name(name)
     k8s.check_queue(queue)
     results = k8s.check_results(args)
@@ -51,7 +51,13 @@ def manifests(
             continue
         gpu = role != "ps"  # parameter servers hold variables on CPU
         c = k8s.container(
-            image, args, None, resources if gpu else None, name=CONTAINER, port_name=PORT_NAME
+            image,
+            args,
+            None,
+            resources if gpu else None,
+            name=CONTAINER,
+            port_name=PORT_NAME,
+            size=size,
         )
         template = {"metadata": {"labels": k8s.labels(name, role)}}
         template["spec"] = k8s.pod_spec([c], selector if gpu else None)

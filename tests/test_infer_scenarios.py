@@ -15,6 +15,8 @@ import pathlib
 import pytest
 from conftest import one_line_error, run_cli
 
+from tpubench.cli import console_format
+
 pytest.importorskip("mlperf_loadgen", reason="the loadgen extra (mlcommons-loadgen) is missing")
 
 SHORT = ["--tiny", "--num_warmup_batches=2", "--num_batches=30", "--qsl_samples=128"]
@@ -30,7 +32,6 @@ def server(tmp_path_factory):
         "--latency_bound=50ms",
         "--batch_size=32",
         "--min_duration=2s",
-        "--min_query_count=100",
         "--qps_search_runs=5",
         results_dir=results,
     )
@@ -46,11 +47,29 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
     assert best["validity"] == "VALID" and best["scenario"] == "Server"
     assert best["target_latency_seconds"] == 0.05 and best["target_latency_percentile"] == 99.0
     assert best["latency_seconds"]["p99"] <= 0.05
-    # The record's rate is the highest QPS LoadGen called VALID, and no VALID run was higher.
-    valid = [r["target_qps"] for r in lg["runs"] if r["validity"] == "VALID"]
+    # The result is a confirmation run: VALID, at or below the search's highest VALID QPS.
+    search = [r for r in lg["runs"] if r["run"].startswith("server-")]
+    valid = [r["target_qps"] for r in search if r["validity"] == "VALID"]
+    assert best["run"].startswith("confirm-") and best["confirmation"] is True
     assert rec["results"]["examples_per_sec"] == pytest.approx(best["scheduled_qps"])
-    assert best["target_qps"] == max(valid)
-    assert all(r["validity"] == "INVALID" for r in lg["runs"] if r["target_qps"] > max(valid))
+    assert best["target_qps"] <= max(valid) == lg["confirmation"]["searched_qps"]
+    assert all(r["validity"] == "INVALID" for r in search if r["target_qps"] > max(valid))
+    assert lg["confirmation"]["tries"][-1] == best["run"]
+    # Settings read from the mlperf.conf inside LoadGen: its seeds, no hand-typed minimums.
+    rules = lg["rules"]
+    assert rules["mlperf_conf"].startswith("built into LoadGen ")
+    assert rules["mlperf_conf_values"]["min_duration_seconds"] == 600.0
+    assert rules["effective"]["min_duration_seconds"] == 2.0
+    assert best["min_query_count"] == rules["mlperf_conf_values"]["min_query_count"]
+    assert rules["effective"]["qsl_rng_seed"] == rules["mlperf_conf_values"]["qsl_rng_seed"] != 0
+    # Every run (search and confirmation) is a point of the latency-QPS-cost curve.
+    curve = lg["curve"]
+    assert sorted(p["run"] for p in curve) == sorted(r["run"] for r in lg["runs"])
+    assert [p["qps"] for p in curve] == sorted(p["qps"] for p in curve)
+    hourly = rec["cost"]["machines"][0]["usd_per_hour"]
+    for p in curve:
+        usd = p["machines"][0]["usd_per_million_predictions"]
+        assert usd == pytest.approx(hourly / (p["qps"] * 3600) * 1e6)
     # Every search run left LoadGen's own summary and detail logs beside the record.
     for r in lg["runs"]:
         assert [pathlib.Path(p).name for p in r["logs"]] == [
@@ -60,35 +79,62 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
         text = pathlib.Path(r["logs"][0]).read_text()
         assert f"Result is : {r['validity']}" in text
     s = lg["settings"]
-    assert s["meets_mlperf_minimums"] is False and "below MLPerf's minimums" in s["note"]
+    assert s["meets_mlperf_minimums"] is False and "below the minimums of mlperf.conf" in s["note"]
     assert s["latency_bound_seconds"] == 0.05 and s["max_batch_size"] == 32
     # $ per million predictions at the sustained QPS, beside the closed loop's.
     row = rec["cost"]["machines"][0]
     expected = row["usd_per_hour"] / (rec["results"]["examples_per_sec"] * 3600) * 1e6
     assert row["usd_per_million_predictions"] == pytest.approx(expected)
+    # The run's cost is LoadGen's whole result run (its wall time), not the closed loop's.
+    assert rec["results"]["timed_seconds"] == best["wall_seconds"] >= 2.0
+    expected = row["usd_per_hour"] * rec["results"]["timed_seconds"] / 3600
+    assert row["usd_run"] == pytest.approx(expected)
     assert rec["closed_loop_cost"]["batch_size"] == 32
     assert [c["batch_size"] for c in rec["results"]["closed_loop"]] == [1, 32]
     assert "LoadGen: VALID" in proc.stdout and "sustained" in proc.stdout
-    assert "server QPS search" in proc.stdout and "not a submittable result" in proc.stdout
+    assert "latency-QPS-cost curve" in proc.stdout and "not a submittable result" in proc.stdout
+    assert "confirmation run (MLPerf's result is one full run at the chosen QPS)" in proc.stdout
+    assert "settings: mlperf.conf built into LoadGen" in proc.stdout
 
 
-def test_report_and_advise_read_the_server_record(server):
+def test_report_and_advise_read_the_server_record(server, tmp_path):
+    from PIL import Image
+
     _, rec, results = server
-    proc, _ = run_cli("report", results)
+    proc, _ = run_cli("report", results, f"--output={tmp_path}")
     assert proc.returncode == 0, proc.stderr
     assert "MLPerf LoadGen scenarios" in proc.stdout
     assert "mnist_mlp [infer server]" in proc.stdout and "p99<=50ms" in proc.stdout
+    # The chart of the curve: every run a point, the bound and the confirmed QPS with it.
+    chart = json.loads(Image.open(tmp_path / "serving_curve.png").text["tpubench:series"])
+    assert len(chart) == 1 and chart[0]["bound_seconds"] == 0.05
+    assert chart[0]["confirmed_qps"] == pytest.approx(rec["results"]["examples_per_sec"])
+    assert [p["qps"] for p in chart[0]["points"]] == [p["qps"] for p in rec["loadgen"]["curve"]]
+    assert "serving_curve.png" in (tmp_path / "report.md").read_text()
     qps = rec["results"]["examples_per_sec"]
     load = round(2.5 * qps)
     proc, _ = run_cli(
-        "advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=60ms"
+        "advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=50ms"
     )
     assert proc.returncode == 0, proc.stderr
     assert f"serve {load} QPS" in proc.stdout and "3 machine(s)" in proc.stdout
-    # A tighter bound than any record was measured at is one line, exit 2.
-    proc, _ = run_cli("advise", results, "--model=mnist_mlp", "--qps=10", "--latency_bound=10ms")
+    assert "from the curve: confirmed run (LoadGen VALID)" in proc.stdout
+    # Another bound reads the curve, in QPS order, up to the first QPS with a run over it:
+    # here just above the worst p99 at the lowest QPS tried, so that QPS at least counts.
+    curve = rec["loadgen"]["curve"]
+    lowest = [p for p in curve if p["target_qps"] == curve[0]["target_qps"]]
+    bound = max(p["latency_seconds"] for p in lowest) * 1.001 * 1e3
+    proc, _ = run_cli(
+        "advise", results, "--model=mnist_mlp", "--qps=10", f"--latency_bound={bound:.6f}ms"
+    )
+    assert proc.returncode == 0, proc.stderr
+    advised = float(proc.stdout.split(" QPS each")[0].rsplit(" at ", 1)[1].replace(",", ""))
+    assert advised >= round(curve[0]["qps"])
+    assert "QPS per machine from the curve: " in proc.stdout
+    # A bound under every point of the curve is one line, exit 2.
+    proc, _ = run_cli("advise", results, "--model=mnist_mlp", "--qps=10", "--latency_bound=1us")
     assert proc.returncode == 2
-    assert "no VALID server-scenario record of mnist_mlp at p99 <= 10 ms" in one_line_error(proc)
+    assert "no server-scenario record of mnist_mlp VALID or measured" in one_line_error(proc)
 
 
 def test_a_bound_no_batch_meets_is_one_line(tmp_path):
@@ -152,6 +198,14 @@ def test_stream_scenarios_put_loadgens_latencies_beside_the_closed_loop(tmp_path
     assert [c["batch_size"] for c in rec["results"]["closed_loop"]] == [batch]
     assert rec["results"]["latency_p50"] == summary["latency_seconds"]["p50"]
     assert f"LoadGen: {summary['validity']}" in proc.stdout
+    # LoadGen's early-stopping estimate is the MLPerf figure, and the headline's.
+    estimate = summary.get("early_stopping_latency_seconds")
+    if estimate is not None:
+        assert rec["results"]["mlperf_latency_seconds"] == estimate
+        pct = "p90" if scenario == "single_stream" else "p99"
+        shown = console_format.latency_ms(estimate)
+        headline = f"{scenario}: {pct} latency {shown} ms, LoadGen's early-stopping"
+        assert headline in proc.stdout.replace("\n", " ")
     assert "closed loop beside LoadGen" in proc.stdout
 
 
@@ -232,6 +286,20 @@ def test_offline_on_two_replicas_reads_real_samples(tmp_path):
     assert rec["loadgen"]["settings"]["qsl_samples"] == 500
     summary = rec["loadgen"]["summary"]
     assert summary["samples_per_query"] >= 100 and summary["samples_per_sec"] > 0
+    # Three results by default: the record's rate is their median, the spread beside it.
+    repeats = rec["loadgen"]["offline_repeats"]
+    rates = repeats["samples_per_sec"]
+    assert repeats["runs"] == len(rates) == 3
+    assert rec["results"]["examples_per_sec"] == sorted(rates)[1] == summary["samples_per_sec"]
+    assert repeats["relative_spread"] == pytest.approx((max(rates) - min(rates)) / sorted(rates)[1])
+    check = rec["results"]["cross_check"]
+    assert check["loadgen_runs"] == 3 and check["ratio_min"] <= check["ratio"] <= check["ratio_max"]
+    assert "the median of 3 LoadGen run(s)" in proc.stdout
+    # The one query's completion times are not per-batch latencies: named apart.
+    assert "latency_p99" not in rec["results"]
+    done = rec["results"]["offline_sample_completion_seconds"]
+    assert done["p99"] == summary["latency_seconds"]["p99"]
+    assert "time since the one query was issued" in proc.stdout and "n/a (one query)" in proc.stdout
     # Full batches of 32 (the last may be short: it is padded to a traced shape).
     sizes = {int(k) for r in rec["loadgen"]["runs"] for k in r["sut_batch_sizes"]}
     assert max(sizes) == 32

@@ -97,6 +97,18 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     else:
         kind = "job"
         mtype, gpu, count = _shape(config, machine)
+        try:
+            size = k8s.size_for(mtype)
+        except errors.UsageError as e:
+            raise _refuse(config, str(e).replace(" or give --cpus and --memory", "")) from None
+        threads = config.train_flags().get("num_intra_threads")
+        capped = ""
+        if threads:  # the cores the run was sized for, not a share of a busy node
+            if int(threads) > size.cpus:
+                # A node never offers pods all its vCPUs: asking for them would never schedule.
+                capped = f" ({threads} threads; one {mtype} node offers pods {size.cpus} cores)"
+            cores = min(int(threads), size.cpus)
+            size = k8s.PodSize(cores, size.memory_gib, f"{threads} threads")
         docs = gke_manifests.gpu_manifests(
             name,
             s.image,
@@ -108,13 +120,12 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             s.queue,
             run_label=config.id,
             subcommand=config.command,
+            size=size,
         )
-        threads = config.train_flags().get("num_intra_threads")
-        pod = _pod(docs[0], kind)
-        if threads:  # the vCPUs the run was sized for, not a share of a busy node
-            limits = pod["containers"][0].setdefault("resources", {}).setdefault("limits", {})
-            limits["cpu"] = int(threads)
-        notes.append(f"{mtype}: " + (f"{count} x {gpu}" if gpu else "CPU only") + " per pod")
+        notes.append(
+            f"{mtype}: " + (f"{count} x {gpu}" if gpu else "CPU only") + f" per pod, "
+            f"{size.cpus} cores and {size.memory_gib} GiB (requests = limits){capped}"
+        )
     if s.spot:
         _pod(docs[0], kind).setdefault("nodeSelector", {})[SPOT_LABEL] = "true"
     c = _pod(docs[0], kind)["containers"][0]

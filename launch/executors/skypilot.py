@@ -5,11 +5,17 @@ machine: instance type and GPUs, or a single-host TPU slice; `use_spot`;
 setup installs tpubench; run is `tpubench train` with results and model dir
 on the bucket) launched with `sky jobs launch`, so a preempted spot cell is
 restarted by SkyPilot and resumes from its checkpoint in the bucket.
+
+A multi_worker configuration is one task on `num_nodes` VMs: SkyPilot runs
+the same `run` on every node, with the nodes' IPs (SKYPILOT_NODE_IPS, one
+per line, rank order) and the node's rank (SKYPILOT_NODE_RANK) in its
+environment, and each node builds its TF_CONFIG from them.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 
 from tpubench_launch import errors, tpus
 from tpubench_launch.executors import cloud, gce
@@ -61,15 +67,21 @@ def resources(config, s: cloud.Settings) -> tuple[dict, str]:
             f"{config.id}: --executor=skypilot needs a machine (grid.machines), e.g. "
             "gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8"
         )
-    if config.is_cluster:
+    if config.is_cluster and config.ps:
         raise errors.UsageError(
-            f"{config.id}: strategy {config.strategy} spans several VMs; --executor=skypilot "
-            "runs one VM per configuration (use --executor=gce, or tpubench-launch gke)"
+            f"{config.id}: strategy {config.strategy} needs parameter servers that never exit, "
+            "and a SkyPilot job ends when every node's run does; --executor=skypilot runs "
+            "multi_worker clusters (use --executor=gce, or tpubench-launch gke, for this one)"
         )
     out: dict = {"cloud": "gcp"}
     if s.zone:
         out["zone"] = s.zone
     if machine.lower().startswith("gcp:tpu-"):
+        if config.is_cluster:
+            raise errors.UsageError(
+                f"{config.id}: strategy {config.strategy} on a TPU slice: a slice is one "
+                "TPUStrategy run (strategy tpu), not a multi-worker cluster"
+            )
         t = tpus.parse(machine)
         if t.is_pod:
             raise errors.UsageError(
@@ -95,13 +107,37 @@ def task(config, sweep, s: cloud.Settings) -> dict:
     """The SkyPilot task YAML (as a mapping) of one configuration."""
     res, extra = resources(config, s)
     is_tpu = "accelerator_args" in res
-    flags = gce.remote_flags(config, s, {"tpu": "local"} if is_tpu else None)
-    doc = {"name": cloud.vm_name(s, sweep.name, config.id), "resources": res}
+    extra_flags = {"tpu": "local"} if is_tpu else None
+    if config.is_cluster:
+        extra_flags = {"strategy": "multi_worker"}
+    flags = gce.remote_flags(config, s, extra_flags)
+    doc = {"name": cloud.vm_name(s, sweep.name, config.id)}
+    if config.is_cluster:
+        doc["num_nodes"] = config.workers
+    doc["resources"] = res
     if s.package:
         doc["file_mounts"] = {f"~/{os.path.basename(s.package)}": s.package}
     doc["setup"] = cloud.install_script(s, extra)
-    doc["run"] = cloud.run_script(flags, f"tpubench-{config.id}.log")
+    run = cloud.run_script(flags, f"tpubench-{config.id}.log")
+    doc["run"] = (tf_config_script(s.port) + run) if config.is_cluster else run
     return doc
+
+
+# Run on each node: its TF_CONFIG from SkyPilot's node list (rank order) and its rank.
+_TF_CONFIG = (
+    "import json, os; "
+    'ips = os.environ["SKYPILOT_NODE_IPS"].split(); '
+    'rank = int(os.environ["SKYPILOT_NODE_RANK"]); '
+    'cluster = {"worker": [ip + ":PORT" for ip in ips]}; '
+    'print(json.dumps({"cluster": cluster, "task": {"type": "worker", "index": rank}}, '
+    'separators=(",", ":")))'
+)
+
+
+def tf_config_script(port: int) -> str:
+    """Shell exporting TF_CONFIG: worker RANK of the nodes SkyPilot started, at PORT."""
+    code = _TF_CONFIG.replace("PORT", str(int(port)))
+    return f'export TF_CONFIG="$(python3 -c {shlex.quote(code)})"; '
 
 
 def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
@@ -125,7 +161,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
 
 
 def vms(config) -> int:
-    return 1
+    return config.workers if config.is_cluster else 1
 
 
 def check_sky() -> None:

@@ -39,11 +39,27 @@ def render(engine, shape, *extra, name="rn50"):
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
-@pytest.mark.parametrize(
-    "engine,shape",
-    [(e, s) for e in ("jobset", "job") for s in SHAPES]
-    + [("tfjob", s) for s in SHAPES if s != "single-host-tpu"],
-)
+ALL = [(e, s) for e in ("jobset", "job") for s in SHAPES] + [
+    ("tfjob", s) for s in SHAPES if s != "single-host-tpu"
+]
+# One Kueue workload per run: plain Jobs only when the run is one task.
+GANG = [(e, s) for e, s in ALL if e != "job" or s == "single-host-tpu"]
+
+
+def _containers(doc):
+    """Every container spec of a rendered JobSet, TFJob or Job."""
+    if doc["kind"] == "JobSet":
+        pods = [r["template"]["spec"]["template"] for r in doc["spec"]["replicatedJobs"]]
+    elif doc["kind"] == "TFJob":
+        pods = [r["template"] for r in doc["spec"]["tfReplicaSpecs"].values()]
+    elif doc["kind"] == "Job":
+        pods = [doc["spec"]["template"]]
+    else:
+        return []
+    return [c for p in pods for c in p["spec"]["containers"]]
+
+
+@pytest.mark.parametrize("engine,shape", GANG)
 def test_manifests_pass_the_strict_offline_checks(engine, shape):
     docs = render(engine, shape, "--queue=team-a")
     for doc in docs:
@@ -52,6 +68,39 @@ def test_manifests_pass_the_strict_offline_checks(engine, shape):
         if doc["kind"] != "Service":  # Kueue reads the label on the workload object
             assert doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
         assert "suspend" not in json.dumps(doc)  # Kueue suspends and admits
+
+
+@pytest.mark.parametrize("engine,shape", ALL)
+def test_every_pod_requests_what_it_is_limited_to(engine, shape):
+    """Guaranteed QoS: cores and memory (and devices) requested = limits, whole cores."""
+    containers = [c for d in render(engine, shape) for c in _containers(d)]
+    assert containers
+    for c in containers:
+        res = c["resources"]
+        assert res["requests"] == res["limits"]
+        assert isinstance(res["requests"]["cpu"], int) and res["requests"]["cpu"] >= 1
+        assert res["requests"]["memory"].endswith("Gi")
+        if shape == "single-host-tpu":
+            assert res["limits"]["google.com/tpu"] == 8
+
+
+def test_pod_size_follows_the_machine_type_or_the_flags():
+    (js,) = render("jobset", "cpu-multi-worker", "--machine-type=n1-standard-16")
+    (c,) = _containers(js)
+    # 16 vCPUs, 60 GiB: GKE keeps 0.11 cores and 5.3 GiB, its own pods 0.5 and 1 more.
+    assert c["resources"]["requests"] == {"cpu": 15, "memory": "53Gi"}
+    (js,) = render("jobset", "cpu-multi-worker", "--cpus=3", "--memory=10")
+    (c,) = _containers(js)
+    assert c["resources"]["limits"] == {"cpu": 3, "memory": "10Gi"}
+
+
+def test_one_kueue_workload_per_task_is_refused():
+    out = _gke("--name=a", "--image=i", "--workers=2", "--engine=job", "--queue=q", "--dry-run",
+               "--", RESULTS)  # fmt: skip
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "--engine=job --queue=q with 2 tasks: Kueue admits each Job as its own workload" in line
+    assert "use --engine=jobset or --engine=tfjob" in line
 
 
 def test_the_checks_refuse_a_field_kubernetes_would_prune():
@@ -90,7 +139,7 @@ def test_jobset_wiring():
         )
         assert tf_config["name"] == "TF_CONFIG"
         assert f'"task":{{"type":"{role}","index":$(JOB_COMPLETION_INDEX)}}' in tf_config["value"]
-        assert ("resources" in c) == (role != "ps")  # parameter servers need no GPU
+        assert ("nvidia.com/gpu" in c["resources"]["limits"]) == (role != "ps")  # no GPU for ps
     cfg = json.loads(tf_config["value"].replace("$(JOB_COMPLETION_INDEX)", "0"))
     assert cfg["cluster"] == {
         "chief": ["rn50-chief-0-0.rn50:2222"],
@@ -105,7 +154,7 @@ def test_jobset_wiring():
         "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }
     pod = tpu["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-    assert pod["containers"][0]["resources"] == {"limits": {"google.com/tpu": 8}}
+    assert pod["containers"][0]["resources"]["limits"]["google.com/tpu"] == 8
     assert "--tpu=local" in pod["containers"][0]["args"]
 
 
@@ -145,6 +194,8 @@ def test_engine_defaults():
         (["--workers=2", "--gpus=1", "--gpu-type=nvidia-tesla-a10"], "did you mean"),
         (["--engine=tfjob", "--workers=2", "--max-restarts=2"], "needs --engine=jobset"),
         (["--engine=kubeflow", "--workers=2"], "invalid choice: 'kubeflow'"),
+        (["--workers=2", "--machine-type=z9-mega-8"], "'z9-mega-8': its vCPUs and memory"),
+        (["--tpu=gcp:tpu-v5e-8", "--machine-type=n1-standard-8"], "sized from its slice's host"),
     ],
 )
 def test_bad_combinations_are_one_line_exit_2(args, expect):

@@ -59,7 +59,9 @@ def test_multi_worker_gpu_jobs_carry_tf_config_and_services_resolve_them():
             "cluster": {"worker": ["rn50-worker-0:2222", "rn50-worker-1:2222"]},
             "task": {"type": "worker", "index": i},
         }
-        assert c["resources"] == {"limits": {"nvidia.com/gpu": 4}}
+        # Requests = limits (Guaranteed QoS): the GPUs and what one n1-standard-8 node holds.
+        want = {"cpu": 7, "memory": "25Gi", "nvidia.com/gpu": 4}
+        assert c["resources"] == {"requests": want, "limits": want}
         assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-v100"}
         assert pod["restartPolicy"] == "Never" and job["spec"]["backoffLimit"] == 0
 
@@ -111,7 +113,9 @@ def test_tpu_slice_job_selects_the_node_pool():
         "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
         "cloud.google.com/gke-tpu-topology": "2x4",
     }
-    assert pod["containers"][0]["resources"] == {"limits": {"google.com/tpu": 8}}
+    # A ct5lp-hightpu-8t host (224 vCPUs, 384 GiB) less GKE's reservations and its daemons.
+    want = {"cpu": 222, "memory": "368Gi", "google.com/tpu": 8}
+    assert pod["containers"][0]["resources"] == {"requests": want, "limits": want}
     assert "--tpu=local" in pod["containers"][0]["args"]
     assert out.stdout.splitlines()[0] == (
         "# TPU slice node pool: gcloud container node-pools create tpu-tpu --cluster=c1 "

@@ -113,7 +113,8 @@ def test_a_run_applies_waits_copies_records_and_deletes(tmp_path):
     pod = job["spec"]["template"]["spec"]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
-    assert pod["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    want = {"cpu": 7, "memory": "25Gi", "nvidia.com/gpu": 1}  # one n1-standard-8 node's
+    assert pod["containers"][0]["resources"] == {"requests": want, "limits": want}
     assert pod["containers"][0]["args"] == [
         "--model=mnist_mlp",
         "--machine=gcp:n1-standard-8+1xgcp:t4",
@@ -203,3 +204,21 @@ def test_the_written_manifests_pass_the_schemas(tmp_path):
     assert pod["containers"][0]["command"] == ["python3", "-m", "tpubench", "infer"]
     check(job)
     check(jobset)
+
+
+def test_a_threads_run_gets_whole_cores_a_node_can_give(tmp_path):
+    """num_intra_threads sizes the pod's cores, capped at what one node offers pods."""
+    text = SWEEP.replace(
+        "flags: {model: mnist_mlp, tiny: true}}",
+        "flags: {model: mnist_mlp, tiny: true, num_intra_threads: 4}}\n"
+        '  - {label: hc8, machine: "gcp:n1-highcpu-8", flags: {model: mnist_mlp, '
+        "num_intra_threads: 8}}",
+    )
+    out = _launch(tmp_path, "--dry-run", text=text)
+    assert out.returncode == 0, out.stderr
+    assert "1 x nvidia-tesla-t4 per pod, 4 cores and 25 GiB (requests = limits)" in out.stdout
+    # 8 vCPUs less GKE's reservations and its own pods: 7 whole cores (8 would never schedule).
+    assert (
+        "CPU only per pod, 7 cores and 4 GiB (requests = limits) (8 threads; one n1-highcpu-8 "
+        "node offers pods 7 cores)"
+    ) in out.stdout

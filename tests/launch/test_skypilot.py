@@ -1,6 +1,7 @@
 """`tpubench-launch sweep --executor=skypilot`: one managed-job task per configuration,
 each task YAML accepted by SkyPilot's own task schema."""
 
+import json
 import subprocess
 import sys
 
@@ -37,6 +38,9 @@ def test_task_yamls_pass_skypilots_own_schema(tmp_path):
     tasks = _tasks(tmp_path)
     for t in tasks:
         common_utils.validate_schema(t, schemas.get_task_schema(), "Invalid task YAML: ")
+        common_utils.validate_schema(
+            t["resources"], schemas.get_resources_schema(), "Invalid resources: "
+        )
         assert t["resources"]["use_spot"] is True
         assert "--results_dir=gs://my-bucket/tb/records" in t["run"]
         assert "--pricing=spot" in t["run"]
@@ -48,6 +52,38 @@ def test_task_yamls_pass_skypilots_own_schema(tmp_path):
     bad = dict(tasks[0], resourcez={})
     with pytest.raises(Exception, match="resourcez"):
         common_utils.validate_schema(bad, schemas.get_task_schema(), "Invalid task YAML: ")
+    bad = dict(tasks[0]["resources"], instance_typ="n1-standard-8")
+    with pytest.raises(Exception, match="instance_typ"):
+        common_utils.validate_schema(bad, schemas.get_resources_schema(), "Invalid resources: ")
+
+
+MULTI = SWEEP.replace(
+    "machines: [gcp:n1-standard-8+2xgcp:v100, gcp:c2-standard-8, gcp:tpu-v5e-8]",
+    "machines: [gcp:n1-standard-8+1xgcp:t4]\n  strategies: [{strategy: multi_worker, workers: 3}]",
+)
+
+
+def test_a_multi_worker_sweep_runs_on_several_skypilot_nodes(tmp_path):
+    """num_nodes VMs; each node's TF_CONFIG from SkyPilot's node IPs and its rank."""
+    schemas = pytest.importorskip("sky.utils.schemas", reason="pip install -e '.[launch-check]'")
+    from sky.utils import common_utils
+
+    (t,) = _tasks(tmp_path, MULTI)
+    common_utils.validate_schema(t, schemas.get_task_schema(), "Invalid task YAML: ")
+    common_utils.validate_schema(t["resources"], schemas.get_resources_schema(), "Invalid: ")
+    assert t["num_nodes"] == 3 and t["resources"]["accelerators"] == {"T4": 1}
+    assert "--strategy=multi_worker" in t["run"] and "--model_dir=gs://my-bucket/tb/" in t["run"]
+    # The run's first line, as a node would run it (no tpubench: only TF_CONFIG is echoed).
+    export = t["run"].split("set -o pipefail")[0]
+    ips = "10.1.0.7\n10.1.0.3\n10.1.0.9\n"
+    for rank in range(3):
+        env = {"SKYPILOT_NODE_IPS": ips, "SKYPILOT_NODE_RANK": str(rank), "PATH": "/usr/bin:/bin"}
+        out = subprocess.run(["bash", "-c", export + 'echo "$TF_CONFIG"'], env=env,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        assert json.loads(out.stdout) == {
+            "cluster": {"worker": ["10.1.0.7:2222", "10.1.0.3:2222", "10.1.0.9:2222"]},
+            "task": {"type": "worker", "index": rank},
+        }
 
 
 def test_dry_run_prints_the_tasks_and_managed_job_launches(tmp_path):
@@ -72,8 +108,9 @@ def test_dry_run_prints_the_tasks_and_managed_job_launches(tmp_path):
     [
         ("machines: [gcp:tpu-v4-32]", "single-host slices"),
         (
-            "machines: [gcp:n1-standard-8]\n  strategies: [{strategy: multi_worker, workers: 2}]",
-            "spans several VMs",
+            "machines: [gcp:n1-standard-8]\n"
+            "  strategies: [{strategy: parameter_server, workers: 2}]",
+            "runs multi_worker clusters",
         ),
     ],
 )

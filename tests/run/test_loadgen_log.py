@@ -59,11 +59,3 @@ def test_multi_stream_latencies_are_per_query(tmp_path):
     )
     s = loadgen_log.summarize(loadgen_log.read_detail(outdir), "multi_stream")
     assert s["valid"] is True and s["latency_seconds"] == {"p99": 0.008}
-
-
-def test_short_settings_are_marked_below_mlperfs_minimums():
-    short = loadgen_log.minimums("server", 5.0, 100)
-    assert short["meets_mlperf_minimums"] is False
-    assert "below MLPerf's minimums (600 s, 270336 queries)" in short["note"]
-    full = loadgen_log.minimums("offline", 600.0, 24576)
-    assert full["meets_mlperf_minimums"] is True and "note" not in full

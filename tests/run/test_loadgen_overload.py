@@ -19,7 +19,7 @@ lg = pytest.importorskip(
 )
 
 from tpubench.core.config import ScenarioConfig  # noqa: E402
-from tpubench.run import loadgen_sut, scenarios  # noqa: E402
+from tpubench.run import loadgen_conf, loadgen_sut, scenarios  # noqa: E402
 
 
 def _harness(shed_after):
@@ -35,12 +35,19 @@ def _harness(shed_after):
     return scenarios.Harness(lg, batcher, samples.count, lambda name, data: name)
 
 
+def _settings(sc, qps):
+    _, s = loadgen_conf.read(lg, sc, "mnist_mlp")
+    return loadgen_conf.for_run(lg, s, sc, 0.0, qps)
+
+
 def test_an_overloaded_server_run_is_given_up_and_never_valid():
-    sc = ScenarioConfig(name="server", latency_bound=0.05, min_duration=2.0, min_query_count=100)
+    sc = ScenarioConfig(
+        name="server", latency_bound=0.05, min_duration=2.0, min_query_count=100, qsl_samples=16
+    )
     harness = _harness(shed_after=0.5)
     try:
         t0 = time.perf_counter()
-        summary = harness.run(scenarios.settings(lg, sc, 0.0, 2000.0), "server-1", "server")
+        summary = harness.run(_settings(sc, 2000.0), "server-1", "server")
         wall = time.perf_counter() - t0
     finally:
         harness.close()
@@ -55,10 +62,12 @@ def test_an_overloaded_server_run_is_given_up_and_never_valid():
 
 
 def test_a_run_the_device_keeps_up_with_is_served_whole():
-    sc = ScenarioConfig(name="server", latency_bound=0.5, min_duration=1.0, min_query_count=20)
+    sc = ScenarioConfig(
+        name="server", latency_bound=0.5, min_duration=1.0, min_query_count=20, qsl_samples=16
+    )
     harness = _harness(shed_after=10.0)
     try:
-        summary = harness.run(scenarios.settings(lg, sc, 0.0, 20.0), "server-1", "server")
+        summary = harness.run(_settings(sc, 20.0), "server-1", "server")
     finally:
         harness.close()
     assert "overloaded" not in summary

@@ -158,10 +158,16 @@ def _scenario_config() -> config.ScenarioConfig:
         max_batch_size=FLAGS.max_batch_size,
         batching_window=_window(FLAGS.batching_window),
         samples_per_query=FLAGS.samples_per_query,
-        min_duration=values.parse_duration(FLAGS.min_duration, "--min_duration"),
+        min_duration=(
+            None
+            if FLAGS.min_duration is None
+            else values.parse_duration(FLAGS.min_duration, "--min_duration")
+        ),
         min_query_count=FLAGS.min_query_count,
         qsl_samples=FLAGS.qsl_samples,
         search_runs=FLAGS.qps_search_runs,
+        user_conf=FLAGS.user_conf,
+        offline_runs=FLAGS.offline_runs,
     )
 
 

@@ -101,20 +101,33 @@ def _define_scenario_flags():
     f.DEFINE_integer("samples_per_query", 8, "multi_stream: samples in each query.", lower_bound=1)
     f.DEFINE_string(
         "min_duration",
-        "600s",
-        "LoadGen's minimum run duration (MLPerf: 600s); shorter runs are marked as not "
-        "meeting MLPerf's minimums.",
+        None,
+        "LoadGen's minimum run duration; default: mlperf.conf's (600s). Shorter runs are "
+        "marked as below mlperf.conf's minimums.",
     )
     f.DEFINE_integer(
         "min_query_count",
         None,
-        "LoadGen's minimum query count; default: MLPerf's for the scenario.",
+        "LoadGen's minimum query count; default: mlperf.conf's for the model and scenario.",
         lower_bound=1,
     )
     f.DEFINE_integer(
         "qsl_samples",
-        1024,
-        "Samples the query sample library loads before timing (performance_sample_count).",
+        None,
+        "Samples the query sample library loads before timing (performance_sample_count); "
+        "default: mlperf.conf's for the model, else 1024.",
+        lower_bound=1,
+    )
+    f.DEFINE_string(
+        "user_conf",
+        None,
+        "An MLPerf user.conf ('model.scenario.key = value' lines) read by LoadGen over the "
+        "mlperf.conf built into it; the flags above are laid over both.",
+    )
+    f.DEFINE_integer(
+        "offline_runs",
+        3,
+        "offline: LoadGen results the record's median and spread are taken over.",
         lower_bound=1,
     )
     f.DEFINE_integer(

@@ -113,6 +113,17 @@ def build(cfg: ReportConfig) -> Report:
     served = serving.table(groups)
     if served is not None:
         t["serving"] = served
+    from tpubench.report import serving_plots
+
+    curves = serving_plots.curves(groups)
+    if curves:
+        fig, series = serving_plots.chart(curves, price_note)
+        figures["serving_curve"] = (
+            fig,
+            series,
+            f"Server scenario: latency and $ per million predictions over QPS, every LoadGen "
+            f"run a point ({price_note})",
+        )
     if pub:
         t["published"] = series_tables.published_table(pub)
     if loaded.excluded:
@@ -209,6 +220,7 @@ _FIGURE_OF = {
     "relative": "relative",
     "scaling": "scaling",
     "batch": "batch",
+    "serving": "serving_curve",
     "pareto": "cost_time",
 }
 

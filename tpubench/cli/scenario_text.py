@@ -26,8 +26,19 @@ def scenario_summary(rec: dict) -> str:
         f"{p.get('num_replicas')} replica(s), {fmt.compute_mode(rec)}",
         soft_wrap=True,
     )
+    rules = lg.get("rules") or {}
+    if rules:
+        flagged = ", ".join(rules.get("set_by_flags") or []) or "none"
+        user = f" + user.conf {rules['user_conf']}" if rules.get("user_conf") else ""
+        console.print(
+            f"settings: mlperf.conf {rules.get('mlperf_conf')} ({rules.get('mlperf_round')}, "
+            f"model key {rules.get('model_key')}){user}; set by flags: {flagged}",
+            soft_wrap=True,
+        )
     if name == "server":
-        console.print(_runs_table(lg.get("runs", []), settings))
+        console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings))
+        if lg.get("confirmation"):
+            console.print(_confirmation(lg["confirmation"], summary), soft_wrap=True)
     verdict = f"LoadGen: {summary.get('validity')}"
     if summary.get("invalid_reason"):
         verdict += f" ({summary['invalid_reason']})"
@@ -39,6 +50,8 @@ def scenario_summary(rec: dict) -> str:
         soft_wrap=True,
     )
     console.print(_headline(name, summary, results, settings), soft_wrap=True)
+    if name == "offline":
+        _offline(console, lg.get("offline_repeats") or {}, results)
     if settings.get("note"):
         console.print(f"note: {settings['note']}", soft_wrap=True)
     batch = str(settings.get("max_batch_size"))
@@ -47,10 +60,17 @@ def scenario_summary(rec: dict) -> str:
     console.print(_closed_table(results.get("closed_loop", []), summary, results, batch))
     check = results.get("cross_check")
     if check and check.get("ratio"):
+        spread = ""
+        if check.get("loadgen_runs", 1) > 1:
+            spread = (
+                f"; over its {check['loadgen_runs']} runs {check['ratio_min']:.3f} to "
+                f"{check['ratio_max']:.3f}"
+            )
         console.print(
             f"cross-check at batch {check['batch_size']}: LoadGen offline "
-            f"{fmt.num(check['loadgen_samples_per_sec'])}/s vs closed loop "
-            f"{fmt.num(check['closed_loop_examples_per_sec'])}/s (ratio {check['ratio']:.3f})",
+            f"{fmt.num(check['loadgen_samples_per_sec'])}/s (median) vs closed loop "
+            f"{fmt.num(check['closed_loop_examples_per_sec'])}/s "
+            f"(ratio {check['ratio']:.3f}{spread})",
             soft_wrap=True,
         )
     _cost(console, rec)
@@ -76,14 +96,72 @@ def _headline(name, summary, results, settings) -> str:
             f"{fmt.latency_ms(settings.get('batching_window_seconds'))} ms)"
         )
     if name == "offline":
-        return f"offline: {rate} samples/sec (batch {settings.get('max_batch_size')})"
+        runs = settings.get("offline_runs") or 1
+        return (
+            f"offline: {rate} samples/sec, the median of {runs} LoadGen run(s) "
+            f"(batch {settings.get('max_batch_size')})"
+        )
     per = f", {settings['samples_per_query']} samples/query" if name == "multi_stream" else ""
-    return f"{name}: latency p50 / p90 / p99 {lats} ms{per} ({rate} samples/sec)"
+    estimate = summary.get("early_stopping_latency_seconds")
+    pct = "p90" if name == "single_stream" else "p99"
+    if estimate is None:
+        return f"{name}: latency p50 / p90 / p99 {lats} ms{per} ({rate} samples/sec)"
+    return (
+        f"{name}: {pct} latency {fmt.latency_ms(estimate)} ms, LoadGen's early-stopping "
+        f"estimate (the MLPerf figure){per}; measured p50 / p90 / p99 {lats} ms "
+        f"({rate} samples/sec)"
+    )
 
 
-def _runs_table(runs: list[dict], settings: dict) -> Table:
-    t = Table(title="server QPS search (LoadGen's verdict per run)", title_justify="left")
-    for col in ("run", "target QPS", "completed QPS", "p50 / p99 ms", "over bound", "verdict"):
+def _offline(console, repeats: dict, results: dict) -> None:
+    """The offline repeats' spread, and the one query's completion times under their own name."""
+    if repeats.get("runs"):
+        rates = ", ".join(fmt.num(r) for r in repeats.get("samples_per_sec", []))
+        spread = repeats.get("relative_spread")
+        console.print(
+            f"offline runs: {rates} samples/sec; median {fmt.num(repeats.get('median'))}, "
+            f"spread (max - min) / median {fmt.num(None if spread is None else 100 * spread)}%",
+            soft_wrap=True,
+        )
+    done = results.get("offline_sample_completion_seconds") or {}
+    if done:
+        times = " / ".join(fmt.latency_ms(done.get(q)) for q in _PERCENTILES)
+        console.print(
+            f"offline sample completion, time since the one query was issued (not a per-batch "
+            f"latency), p50 / p90 / p99: {times} ms",
+            soft_wrap=True,
+        )
+
+
+def _confirmation(conf: dict, summary: dict) -> str:
+    tries = conf.get("tries") or []
+    down = conf.get("stepped_down_from") or []
+    text = (
+        f"confirmation run (MLPerf's result is one full run at the chosen QPS): the search chose "
+        f"{fmt.num(conf.get('searched_qps'))} QPS; "
+    )
+    if down:
+        failed = ", ".join(fmt.num(q) for q in down)
+        text += f"INVALID at {failed}, stepped down; "
+    return text + (
+        f"{summary.get('validity')} at {fmt.num(summary.get('target_qps'))} QPS "
+        f"({tries[-1] if tries else '?'})"
+    )
+
+
+def _runs_table(runs: list[dict], curve: list[dict], settings: dict) -> Table:
+    cost = {p.get("run"): (p.get("machines") or [{}])[0] for p in curve}
+    machine = next((m.get("machine") for m in cost.values() if m.get("machine")), None)
+    priced = f"; $/1M predictions as {machine}" if machine else ""
+    what = "server QPS search and confirmation"
+    if settings.get("qps_search") == "given --target_qps":
+        what = "server run at --target_qps"
+    t = Table(
+        title=f"{what}: the latency-QPS-cost curve (LoadGen's verdict per run{priced})",
+        title_justify="left",
+    )
+    cols = ("run", "target QPS", "completed QPS", "p50 / p99 ms", "over bound", "$/1M", "verdict")
+    for col in cols:
         t.add_column(col, justify="right")
     for r in runs:
         lat = r.get("latency_seconds", {})
@@ -93,6 +171,7 @@ def _runs_table(runs: list[dict], settings: dict) -> Table:
             fmt.num(r.get("completed_qps")),
             f"{fmt.latency_ms(lat.get('p50'))} / {fmt.latency_ms(lat.get('p99'))}",
             str(r.get("overlatency_queries", "n/a")),
+            fmt.money(cost.get(r.get("run"), {}).get("usd_per_million_predictions")),
             r.get("validity", "?"),
         )
     return t
@@ -110,11 +189,15 @@ def _closed_table(closed: list[dict], summary: dict, results: dict, batch: str) 
             " / ".join(fmt.latency_ms(c.get(f"latency_{q}")) for q in _PERCENTILES),
         )
     lat = summary.get("latency_seconds", {})
+    offline = "offline_sample_completion_seconds" in results
     t.add_row(
         "LoadGen",
         batch,
         fmt.num(results.get("examples_per_sec")),
-        " / ".join(fmt.latency_ms(lat.get(q)) for q in _PERCENTILES),
+        # Offline has one query: its times are not per-batch latencies (printed apart).
+        "n/a (one query)"
+        if offline
+        else " / ".join(fmt.latency_ms(lat.get(q)) for q in _PERCENTILES),
     )
     return t
 

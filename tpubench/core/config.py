@@ -138,8 +138,9 @@ SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline"
 class ScenarioConfig:
     """How `tpubench infer --scenario=...` drives the model through MLPerf's LoadGen.
 
-    Times are seconds.  None means LoadGen's MLPerf default for the scenario
-    (min_query_count) or "search for it" (server target_qps).
+    Times are seconds.  None means "as mlperf.conf (and user_conf) set it"
+    (min_duration, min_query_count, qsl_samples) or "search for it" (server
+    target_qps).
     """
 
     name: str = "closed_loop"  # closed_loop: tpubench's own timing, no LoadGen
@@ -149,10 +150,12 @@ class ScenarioConfig:
     max_batch_size: int | None = None  # None: the largest --batch_size (or the model's)
     batching_window: float = 0.002  # server: how long a batch waits for more queries
     samples_per_query: int = 8  # multi_stream
-    min_duration: float = 600.0  # MLPerf's minimum
+    min_duration: float | None = None  # None: mlperf.conf's (600 s)
     min_query_count: int | None = None
-    qsl_samples: int = 1024  # samples loaded before timing (performance_sample_count)
+    qsl_samples: int | None = None  # samples loaded before timing (performance_sample_count)
     search_runs: int = 6  # server: LoadGen runs the QPS search may spend
+    user_conf: str | None = None  # an MLPerf user.conf laid over mlperf.conf
+    offline_runs: int = 3  # offline: results whose median is the record's
 
 
 @dataclasses.dataclass(frozen=True)

@@ -131,7 +131,9 @@ def problem(record: dict) -> str | None:
     params = _get(record, "model.params")
     if params is not None and not isinstance(params, dict):
         return f"model.params is {_kind(params)}; accepted: a mapping"
-    return _machines_problem(_get(record, "cost.machines"))
+    return _machines_problem(_get(record, "cost.machines")) or _curve_problem(
+        _get(record, "loadgen.curve")
+    )
 
 
 def _machines_problem(machines) -> str | None:
@@ -155,4 +157,39 @@ def _machines_problem(machines) -> str | None:
             isinstance(rows, list) and all(isinstance(r, dict) for r in rows)
         ):
             return f"cost.machines[{i}].rows is not a list of mappings"
+    return None
+
+
+# loadgen.curve[]: (key, low, high, strictly above low); None (absent) is accepted.
+_CURVE_NUMBERS = (
+    ("qps", 0, MAX_RATE, True),
+    ("target_qps", 0, MAX_RATE, True),
+    ("latency_seconds", 0, MAX_SECONDS, False),
+    ("latency_percentile", 0, 100, False),
+)
+
+
+def _curve_problem(curve) -> str | None:
+    """The server runs' points (report/serving_plots.py draws them, advise reads them)."""
+    if curve is None:
+        return None
+    if not isinstance(curve, list):
+        return f"loadgen.curve is {_kind(curve)}; accepted: a list"
+    for i, p in enumerate(curve):
+        where = f"loadgen.curve[{i}]"
+        if not isinstance(p, dict):
+            return f"{where} is {_kind(p)}; accepted: a mapping"
+        for key, low, high, above in _CURVE_NUMBERS:
+            if p.get(key) is not None:
+                bad = _number(p[key], low, high, above=above)
+                if bad:
+                    return f"{where}.{key} is {bad}"
+        for key in ("valid", "confirmation", "overloaded"):
+            if p.get(key) is not None and not isinstance(p[key], bool):
+                return f"{where}.{key} is {_kind(p[key])}; accepted: true or false"
+        if p.get("run") is not None and not isinstance(p["run"], str):
+            return f"{where}.run is {_kind(p['run'])}; accepted: text"
+        bad = _machines_problem(p.get("machines"))
+        if bad:
+            return bad.replace("cost.machines", f"{where}.machines", 1)
     return None

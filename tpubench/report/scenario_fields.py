@@ -20,12 +20,41 @@ def serving(rec: RunRecord, cost: MachineCost) -> dict | None:
     if not rec.scenario:
         return None
     settings, summary = rec.loadgen.settings, rec.loadgen.summary
+    # Offline has one query: its latencies are completion times, not a p99 to compare.
+    p99 = None if rec.scenario == "offline" else (summary.latency_seconds or {}).get("p99")
     return {
         "scenario": rec.scenario,
         "validity": summary.validity,
-        "latency_p99": (summary.latency_seconds or {}).get("p99"),
+        "latency_p99": p99,
         "latency_bound": settings.latency_bound_seconds,
         "latency_percentile": settings.latency_percentile,
         "meets_mlperf_minimums": settings.meets_mlperf_minimums,
         "usd_per_million": cost.usd_per_million_predictions,
+        "curve": curve(rec, cost.machine),
     }
+
+
+def curve(rec: RunRecord, machine: str | None) -> list[dict]:
+    """The server runs as points (QPS, latency at the bound's percentile, verdict, $/1M).
+
+    $/1M is MACHINE's (the machine the report prices the record as), or the
+    point's first machine.
+    """
+    out = []
+    for p in rec.loadgen.curve:
+        if not p.qps:
+            continue
+        priced = [m for m in p.machines if m.machine == machine] or list(p.machines[:1])
+        out.append(
+            {
+                "run": p.run,
+                "qps": p.qps,
+                "target_qps": p.target_qps or p.qps,
+                "latency_seconds": p.latency_seconds,  # None: overloaded, over any bound
+                "latency_percentile": p.latency_percentile,
+                "valid": bool(p.valid),
+                "confirmation": bool(p.confirmation),
+                "usd_per_million": priced[0].usd_per_million_predictions if priced else None,
+            }
+        )
+    return out

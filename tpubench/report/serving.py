@@ -109,6 +109,7 @@ class Option:
     machines: int
     usd_per_hour: float  # all machines together
     load_qps: float  # the load asked for
+    source: str = ""  # which point of the curve gave qps
 
     @property
     def usd_per_million(self) -> float:
@@ -116,22 +117,66 @@ class Option:
         return self.usd_per_hour / (self.load_qps * 3600.0) * 1e6
 
 
+def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
+    """(QPS one machine serves at CFG's bound, how the curve says so), or None.
+
+    The record's curve is read level by level (the runs asked for the same
+    QPS: a search probe and its confirmation) in QPS order, up to the first
+    level where any run's latency at the percentile went over the bound; the
+    highest level before it counts, at the lowest QPS its runs kept.  A
+    level LoadGen judged VALID at a bound no looser than CFG's is LoadGen's
+    verdict; any other is a measured latency under the bound that LoadGen
+    did not judge at this bound, and says so.  A record with no curve (older
+    ones) counts only its own VALID result.
+    """
+    s = run.serving or {}
+    if s.get("scenario") != "server":
+        return None
+    if (s.get("latency_percentile") or 0) < cfg.latency_percentile:
+        return None
+    bound, want = s.get("latency_bound"), cfg.latency_bound_seconds
+    judged = bound is not None and bound <= want
+    best = None
+    if s.get("validity") == "VALID" and judged:
+        best = (run.examples_per_sec, "confirmed run (LoadGen VALID)")
+    levels: dict[float, list[dict]] = {}
+    for p in s.get("curve") or []:
+        levels.setdefault(round(p["target_qps"], 1), []).append(p)
+    for target in sorted(levels):
+        runs = levels[target]
+        if any(p["latency_seconds"] is None for p in runs):
+            break  # an overloaded run: no latency was served at this QPS
+        worst = max(runs, key=lambda p: p["latency_seconds"])
+        if worst["latency_seconds"] > want:
+            break
+        qps = min(p["qps"] for p in runs)
+        if best is not None and qps <= best[0]:
+            continue
+        if judged and all(p["valid"] for p in runs):
+            confirmed = any(p["confirmation"] for p in runs)
+            how = "LoadGen VALID " + ("confirmation" if confirmed else "probe")
+        else:
+            how = (
+                f"p{worst['latency_percentile']:g} {worst['latency_seconds'] * 1e3:.3g} ms "
+                f"measured at this QPS (LoadGen judged p{s.get('latency_percentile'):g}<="
+                f"{(bound or 0) * 1e3:g}ms)"
+            )
+        best = (qps, how)
+    return best
+
+
 def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list[str]]:
-    """Server configurations VALID at a bound no looser than CFG's, priced for CFG's QPS."""
+    """Server configurations whose curves serve CFG's bound, priced for CFG's QPS."""
     notes = []
-    fit = []
+    fit = {}
     for r in runs:
-        s = r.serving or {}
-        if s.get("scenario") != "server" or s.get("validity") != "VALID":
-            continue
-        if (s.get("latency_percentile") or 0) < cfg.latency_percentile:
-            continue
-        if s.get("latency_bound") is None or s["latency_bound"] > cfg.latency_bound_seconds:
-            continue
-        fit.append(r)
+        found = usable(r, cfg)
+        if found is not None:
+            fit[r.path] = found
     out = []
-    for g in group_lib.group(fit):
-        qps = _median(r.examples_per_sec for r in g.runs)
+    for g in group_lib.group([r for r in runs if r.path in fit]):
+        qps = _median(fit[r.path][0] for r in g.runs)
+        how = "; ".join(dict.fromkeys(fit[r.path][1] for r in g.runs))
         # Every machine the records were priced as (a CPU run: VMs of its vCPU count).
         names = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
         for name in names:
@@ -142,7 +187,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
             n = math.ceil(cfg.qps / qps)
-            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps))
+            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how))
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 
 
@@ -159,28 +204,46 @@ def advise(cfg: AdviseConfig) -> str:
     bound = f"p{cfg.latency_percentile:g} <= {cfg.latency_bound_seconds * 1e3:g} ms"
     if not found:
         raise errors.UsageError(
-            f"no VALID server-scenario record of {cfg.model} at {bound} or tighter in "
+            f"no server-scenario record of {cfg.model} VALID or measured at {bound} in "
             f"{', '.join(cfg.inputs)}; measure one with `tpubench infer --scenario=server "
             f"--latency_bound={cfg.latency_bound_seconds * 1e3:g}ms`"
         )
     t = tables.Table(
         "serving_advice",
         f"{cfg.model}: serving {cfg.qps:g} queries/sec at {bound} (LoadGen server scenario)",
-        ["configuration", "priced as", "QPS per machine", "machines", "$/hour", "$/1M predictions"],
+        [
+            "configuration",
+            "priced as",
+            "QPS per machine",
+            "machines",
+            "$/hour",
+            "$/1M predictions",
+            "QPS read from the curve",
+        ],
         [
             [_config(o), o.machine, render.num(o.qps), str(o.machines)]
-            + [render.money(o.usd_per_hour), render.money(o.usd_per_million)]
+            + [render.money(o.usd_per_hour), render.money(o.usd_per_million), o.source]
             for o in found
         ],
         [],
         [],
+        # The source is on the Advice line too: a narrow console keeps the figures.
+        brief=(
+            "configuration",
+            "priced as",
+            "QPS per machine",
+            "machines",
+            "$/hour",
+            "$/1M predictions",
+        ),
     )
     best = found[0]
     lines = [
         render.terminal(t),
         f"Advice: {_config(best)} as {best.machine}: {best.machines} machine(s) at "
         f"{render.num(best.qps)} QPS each serve {cfg.qps:g} QPS for "
-        f"{render.money(best.usd_per_hour)}/hour (the cheapest of {len(found)})",
+        f"{render.money(best.usd_per_hour)}/hour (the cheapest of {len(found)}); "
+        f"QPS per machine from the curve: {best.source}",
     ]
     short = [o for o in found if not all(r.serving["meets_mlperf_minimums"] for r in o.group.runs)]
     if short:

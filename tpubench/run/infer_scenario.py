@@ -19,7 +19,14 @@ import time
 
 from tpubench.core import errors
 from tpubench.cost import runs as cost_runs
-from tpubench.run import interrupts, loadgen_log, loadgen_sut, scenarios, session
+from tpubench.run import (
+    interrupts,
+    loadgen_conf,
+    loadgen_sut,
+    scenarios,
+    serving_curve,
+    session,
+)
 from tpubench.storage import records
 
 # Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).
@@ -38,6 +45,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     cfg = sweep.cfg
     sc = cfg.scenario
     lg = scenarios.import_loadgen(sc.name)
+    rules, test_settings = loadgen_conf.read(lg, sc, cfg.model)
     replicas = built.placement.num_replicas
     max_batch = sc.max_batch_size or max(built.batches)
     session.check_batches([max_batch], replicas)
@@ -48,14 +56,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     wanted = wanted.get(sc.name, [single, max_batch])
     record = sweep._new_record(sut_batch, built, 0)
     record["scenario"] = sc.name
-    closed = {}
-    for batch in dict.fromkeys(wanted):
-        sweep.batch = batch
-        results = sweep._measure(built.runner, batch, built.manifest)
-        if not closed:
-            sweep._startup(t_setup, model_ready, batch)
-        closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
-        closed[batch]["batch_size"] = batch
+    closed = _closed_loop(sweep, built, wanted, t_setup, model_ready)
     measured, accuracy = sweep._describe(built)
     prices = cost_runs.prices(cfg.cost, sweep.base["hardware"]["accelerators"])
     for key in ("startup", "hardware", "software"):
@@ -69,7 +70,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     harness = None
     on_signal = _signal_handler(sweep, lambda: harness)
     t0 = time.perf_counter()
-    samples = loadgen_sut.load_samples(built.runner, built.manifest, sc.qsl_samples, cfg.seed)
+    samples = loadgen_sut.load_samples(built.runner, built.manifest, rules.qsl_samples, cfg.seed)
     batcher = loadgen_sut.Batcher(
         lg,
         samples,
@@ -82,44 +83,65 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     )
     harness = scenarios.Harness(lg, batcher, samples.count, keep)
     setup_seconds = time.perf_counter() - t0
-    record["loadgen"] = {"runs": harness.runs}  # a failed search keeps what it ran
+    # A failed search keeps what it ran, and the rules it ran under.
+    record["loadgen"] = {"runs": harness.runs, "rules": rules.section()}
+    accelerators = session.accelerators_priced(built.placement)
     try:
         batcher.warm_up()
         sweep._write(record)  # still "running": LoadGen starts now
-        summary, rate = _scenario(harness, lg, sc, closed, max_batch, single, per_query)
+        args = (closed, max_batch, single, per_query)
+        out = _scenario(harness, lg, test_settings, sc, args)
     finally:
         harness.close()
+        if sc.name == "server":
+            pct = sc.latency_percentile
+            curve = serving_curve.points(harness.runs, pct, prices, accelerators)
+            record["loadgen"]["curve"] = curve
+    summary, rate = out["summary"], out["rate"]
     record["loadgen"] = {
+        **record["loadgen"],
         "summary": summary,
         "runs": harness.runs,
-        "settings": _settings(sc, sut_batch, samples.count, setup_seconds),
+        "settings": _settings(sc, rules, sut_batch, samples.count, setup_seconds),
         "logs": records.attachment_dir(cfg.results_dir, record["run_id"]),
     }
-    results = {
-        "examples_per_sec": rate,
-        "timed_seconds": summary.get("wall_seconds"),
-        "closed_loop": list(closed.values()),
-    }
-    lat = summary.get("latency_seconds", {})
-    results.update({f"latency_{p}": lat.get(p) for p in ("p50", "p90", "p99")})
-    if sc.name == "offline":
-        results["cross_check"] = _cross_check(rate, closed[max_batch])
-    if accuracy is not None:
-        results["eval"] = accuracy
-    record["results"] = results
+    for extra in ("confirmation", "offline_repeats"):
+        if extra in out:
+            record["loadgen"][extra] = out[extra]
+    record["results"] = _results(sc, summary, rate, closed, max_batch, out, accuracy)
     record["mfu"] = measured.infer_section(rate)
-    accelerators = session.accelerators_priced(built.placement)
-    usage = cost_runs.Usage(rate, results["timed_seconds"] or 0.0, accelerators)
-    record["cost"] = cost_runs.infer_costs(prices, usage)
-    top = closed[max(closed)]
-    closed_usage = cost_runs.Usage(top["examples_per_sec"], top["timed_seconds"], accelerators)
-    record["closed_loop_cost"] = cost_runs.infer_costs(prices, closed_usage)
-    record["closed_loop_cost"]["batch_size"] = top["batch_size"]
+    _price(record, prices, closed, accelerators)
     record.update(status="ok", finished=records.now_iso())
     record["record_path"] = sweep._write(record)
     sweep.records.append(record)
     sweep.batch = None
     sweep.current = None
+
+
+def _closed_loop(sweep, built, wanted: list[int], t_setup: float, model_ready: float) -> dict:
+    """{batch: closed-loop figures} at the batch sizes the scenario needs (tpubench's timing)."""
+    closed = {}
+    for batch in dict.fromkeys(wanted):
+        sweep.batch = batch
+        results = sweep._measure(built.runner, batch, built.manifest)
+        if not closed:
+            sweep._startup(t_setup, model_ready, batch)
+        closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
+        closed[batch]["batch_size"] = batch
+    return closed
+
+
+def _price(record: dict, prices, closed: dict, accelerators: int) -> None:
+    """The record's `cost` at LoadGen's rate, and `closed_loop_cost` at the largest batch."""
+    results = record["results"]
+    usage = cost_runs.Usage(
+        results["examples_per_sec"], results["timed_seconds"] or 0.0, accelerators
+    )
+    record["cost"] = cost_runs.infer_costs(prices, usage)
+    top = closed[max(closed)]
+    closed_usage = cost_runs.Usage(top["examples_per_sec"], top["timed_seconds"], accelerators)
+    record["closed_loop_cost"] = cost_runs.infer_costs(prices, closed_usage)
+    record["closed_loop_cost"]["batch_size"] = top["batch_size"]
 
 
 def _signal_handler(sweep, harness):
@@ -151,8 +173,9 @@ def _signal_handler(sweep, harness):
     return on_signal
 
 
-def _scenario(harness, lg, sc, closed, max_batch, single, per_query):
-    """(LoadGen's summary, the record's predictions/sec) for SC."""
+def _scenario(harness, lg, s, sc, args) -> dict:
+    """{"summary": LoadGen's result, "rate": the record's predictions/sec, ...} for SC."""
+    closed, max_batch, single, per_query = args
     if sc.name == "server":
         cap = scenarios.Capacity(
             closed[max_batch]["examples_per_sec"],
@@ -160,22 +183,70 @@ def _scenario(harness, lg, sc, closed, max_batch, single, per_query):
             closed[single][_percentile_key(sc.latency_percentile)],
         )
         scenarios.check_server(sc, cap)
-        found = scenarios.search_server(harness, lg, sc, cap)
+        found = scenarios.search_server(harness, lg, s, sc, cap)
         if found["best"] is None:
             raise scenarios.no_valid_qps(sc, found["runs"])
-        best = found["best"]
-        return best, best.get("scheduled_qps") or best.get("target_qps")
+        if sc.target_qps is not None:  # no search: the one full run at that QPS is the result
+            best = found["best"]
+            return {"summary": best, "rate": best.get("scheduled_qps") or sc.target_qps}
+        check = scenarios.confirm_server(harness, lg, s, sc, found)
+        confirmation = {
+            "searched_qps": found["best"].get("target_qps"),
+            "tries": [r["run"] for r in check["tries"]],
+            "stepped_down_from": check["stepped_down"],
+            "validity": (check["confirmed"] or check["tries"][-1]).get("validity"),
+        }
+        if check["confirmed"] is None:
+            raise scenarios.unconfirmed(sc, found["best"], check["tries"])
+        best = check["confirmed"]
+        rate = best.get("scheduled_qps") or best.get("target_qps")
+        return {"summary": best, "rate": rate, "confirmation": confirmation}
     if sc.name == "offline":
-        summary = scenarios.run_offline(harness, lg, sc, closed[max_batch]["examples_per_sec"])
-        return summary, summary.get("samples_per_sec")
+        found = scenarios.run_offline(harness, lg, s, sc, closed[max_batch]["examples_per_sec"])
+        rates = [r.get("samples_per_sec") for r in found["results"]]
+        repeats = scenarios.spread(rates) | {
+            "runs_used": [r["run"] for r in found["results"]],
+            "samples_per_sec": rates,
+            "validity": [r.get("validity") for r in found["results"]],
+        }
+        return {
+            "summary": found["median"],
+            "rate": repeats.get("median"),
+            "offline_repeats": repeats,
+        }
     batch = single if sc.name == "single_stream" else per_query
     expected = closed[batch]["latency_p50"]
-    summary = harness.run(scenarios.settings(lg, sc, expected), sc.name, sc.name)
+    summary = harness.run(loadgen_conf.for_run(lg, s, sc, expected), sc.name, sc.name)
     mean = summary.get("mean_latency_seconds")
     if not mean:
         raise errors.RunInvalidError(f"LoadGen measured no latency in the {sc.name} scenario")
     per = 1 if sc.name == "single_stream" else sc.samples_per_query
-    return summary, per / mean
+    return {"summary": summary, "rate": per / mean}
+
+
+def _results(sc, summary, rate, closed, max_batch, out, accuracy) -> dict:
+    """The record's `results`: LoadGen's rate and latencies, the closed loop beside them."""
+    results = {
+        "examples_per_sec": rate,
+        "timed_seconds": summary.get("wall_seconds"),
+        "closed_loop": list(closed.values()),
+    }
+    lat = summary.get("latency_seconds", {})
+    if sc.name == "offline":
+        # One query holds every sample: these are times since that query was
+        # issued, not per-batch latencies, and are kept under their own name.
+        results["offline_sample_completion_seconds"] = {
+            p: lat.get(p) for p in ("p50", "p90", "p99")
+        }
+        results["cross_check"] = _cross_check(out["offline_repeats"], closed[max_batch])
+    else:
+        results.update({f"latency_{p}": lat.get(p) for p in ("p50", "p90", "p99")})
+    if summary.get("early_stopping_latency_seconds") is not None:
+        # LoadGen's early-stopping estimate: the latency MLPerf reports for the streams.
+        results["mlperf_latency_seconds"] = summary["early_stopping_latency_seconds"]
+    if accuracy is not None:
+        results["eval"] = accuracy
+    return results
 
 
 def _percentile_key(percentile: float) -> str:
@@ -183,11 +254,11 @@ def _percentile_key(percentile: float) -> str:
     return "latency_p99" if percentile > 90 else "latency_p90" if percentile > 50 else "latency_p50"
 
 
-def _settings(sc, sut_batch: int, samples: int, setup_seconds: float) -> dict:
-    queries = scenarios.min_query_count(sc)
+def _settings(sc, rules, sut_batch: int, samples: int, setup_seconds: float) -> dict:
+    eff = rules.effective
     out = {
-        "min_duration_seconds": sc.min_duration,
-        "min_query_count": queries,
+        "min_duration_seconds": eff["min_duration_seconds"],
+        "min_query_count": eff["min_query_count"],
         "max_batch_size": sut_batch,
         "qsl_samples": samples,
         "samples_loaded_seconds": setup_seconds,
@@ -202,17 +273,24 @@ def _settings(sc, sut_batch: int, samples: int, setup_seconds: float) -> dict:
         )
     if sc.name == "multi_stream":
         out["samples_per_query"] = sc.samples_per_query
-    return out | loadgen_log.minimums(sc.name, sc.min_duration, queries)
+    if sc.name == "offline":
+        out["offline_runs"] = sc.offline_runs
+    return out | rules.meets_minimums()
 
 
-def _cross_check(loadgen_rate: float | None, closed: dict) -> dict:
-    """Offline LoadGen throughput beside the closed loop's at the same batch size."""
+def _cross_check(repeats: dict, closed: dict) -> dict:
+    """Offline LoadGen throughput (every repeat) beside the closed loop's at the same batch."""
     mine = closed["examples_per_sec"]
+    rates = [r for r in repeats.get("samples_per_sec", []) if r]
+    ratios = [r / mine for r in rates] if mine else []
     return {
         "batch_size": closed["batch_size"],
-        "loadgen_samples_per_sec": loadgen_rate,
+        "loadgen_samples_per_sec": repeats.get("median"),
+        "loadgen_runs": len(rates),
         "closed_loop_examples_per_sec": mine,
-        "ratio": (loadgen_rate / mine) if loadgen_rate and mine else None,
+        "ratio": (repeats["median"] / mine) if repeats.get("median") and mine else None,
+        "ratio_min": min(ratios) if ratios else None,
+        "ratio_max": max(ratios) if ratios else None,
     }
 
 

@@ -16,24 +16,6 @@ DETAIL = "mlperf_log_detail.txt"
 SUMMARY = "mlperf_log_summary.txt"
 _PREFIX = ":::MLLOG "
 
-# The minimums of an MLPerf Inference submission (its mlperf.conf): every
-# scenario runs at least 10 minutes and this many queries (offline: one
-# query of at least this many samples).  Shorter settings are allowed here
-# and marked as not meeting them.
-MLPERF_MIN_DURATION = 600.0
-MLPERF_MIN_QUERIES = {
-    "single_stream": 1024,
-    "multi_stream": 662,
-    "server": 270336,
-    "offline": 24576,
-}
-# tpubench's scenario names -> LoadGen's.
-LOADGEN_NAMES = {
-    "single_stream": "SingleStream",
-    "multi_stream": "MultiStream",
-    "server": "Server",
-    "offline": "Offline",
-}
 _PERCENTILES = ("50.00", "90.00", "95.00", "97.00", "99.00", "99.90")
 
 
@@ -109,21 +91,3 @@ def _percent(fraction) -> float | None:
 
 def _ms(ms) -> float | None:
     return None if ms is None else float(ms) / 1e3
-
-
-def minimums(scenario: str, min_duration: float, min_query_count: int) -> dict:
-    """Whether a run's settings reach MLPerf's minimums for SCENARIO, and those minimums."""
-    queries = MLPERF_MIN_QUERIES[scenario]
-    meets = min_duration >= MLPERF_MIN_DURATION and min_query_count >= queries
-    out = {
-        "meets_mlperf_minimums": meets,
-        "mlperf_min_duration_seconds": MLPERF_MIN_DURATION,
-        "mlperf_min_query_count": queries,
-    }
-    if not meets:
-        out["note"] = (
-            f"short settings ({min_duration:g} s, {min_query_count} queries): below MLPerf's "
-            f"minimums ({MLPERF_MIN_DURATION:g} s, {queries} "
-            f"{'samples' if scenario == 'offline' else 'queries'}); not a submittable result"
-        )
-    return out

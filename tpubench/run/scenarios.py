@@ -19,7 +19,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import interrupts, loadgen_log
+from tpubench.run import interrupts, loadgen_conf, loadgen_log
 
 
 def import_loadgen(scenario: str):
@@ -32,35 +32,6 @@ def import_loadgen(scenario: str):
             "pip install 'tpubench[loadgen]' (the mlcommons-loadgen package)"
         ) from None
     return mlperf_loadgen
-
-
-def min_query_count(sc: ScenarioConfig) -> int:
-    return sc.min_query_count or loadgen_log.MLPERF_MIN_QUERIES[sc.name]
-
-
-def settings(lg, sc: ScenarioConfig, expected: float, qps: float | None = None):
-    """LoadGen's TestSettings for SC.
-
-    EXPECTED is the closed-loop figure LoadGen sizes the run by: seconds per
-    query (single and multi stream) or samples per second (offline).
-    """
-    s = lg.TestSettings()
-    s.scenario = getattr(lg.TestScenario, loadgen_log.LOADGEN_NAMES[sc.name])
-    s.mode = lg.TestMode.PerformanceOnly
-    s.min_duration_ms = int(sc.min_duration * 1000)
-    s.min_query_count = min_query_count(sc)
-    if sc.name == "server":
-        s.server_target_qps = float(qps)
-        s.server_target_latency_ns = int(sc.latency_bound * 1e9)
-        s.server_target_latency_percentile = sc.latency_percentile / 100.0
-    elif sc.name == "offline":
-        s.offline_expected_qps = float(expected)
-    elif sc.name == "single_stream":
-        s.single_stream_expected_latency_ns = max(1, int(expected * 1e9))
-    else:
-        s.multi_stream_expected_latency_ns = max(1, int(expected * 1e9))
-        s.multi_stream_samples_per_query = sc.samples_per_query
-    return s
 
 
 class Harness:
@@ -170,7 +141,7 @@ def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
         )
 
 
-def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> dict:
+def search_server(harness: Harness, lg, s, sc: ScenarioConfig, cap: Capacity) -> dict:
     """The highest QPS whose LoadGen run is VALID: bisection below the closed-loop capacity.
 
     An INVALID run lowers the upper end to the QPS LoadGen saw completed,
@@ -179,12 +150,12 @@ def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> di
     With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...]}
     """
     if sc.target_qps is not None:
-        summary = harness.run(settings(lg, sc, 0.0, sc.target_qps), "server-target", "server")
+        summary = harness.run(_server(lg, s, sc, sc.target_qps), "server-target", "server")
         return {"best": summary if summary["valid"] else None, "runs": harness.runs}
     low, high, best = 0.0, cap.qps, None
     qps = cap.qps / 2
     for i in range(sc.search_runs):
-        summary = harness.run(settings(lg, sc, 0.0, qps), f"server-{i + 1}", "server")
+        summary = harness.run(_server(lg, s, sc, qps), f"server-{i + 1}", "server")
         if summary["valid"]:
             low, best = qps, summary
         else:
@@ -198,18 +169,84 @@ def search_server(harness: Harness, lg, sc: ScenarioConfig, cap: Capacity) -> di
     return {"best": best, "runs": harness.runs}
 
 
-def run_offline(harness: Harness, lg, sc: ScenarioConfig, closed_rate: float) -> dict:
-    """Offline at the closed-loop rate; once more, sized by LoadGen's own rate, if it ran short.
+def _server(lg, s, sc: ScenarioConfig, qps: float):
+    return loadgen_conf.for_run(lg, s, sc, 0.0, qps)
+
+
+# Confirmation runs a server result may take: the chosen QPS, then lower ones.  On a
+# shared 2-core host three were sometimes all INVALID (the load changes within seconds).
+CONFIRM_TRIES = 4
+# A step down goes to a VALID probe at most MIN_STEP of the QPS that failed, else to
+# STEP_DOWN of it: four tries then span at least a third of the range below.
+MIN_STEP = 0.9
+STEP_DOWN = 0.8
+
+
+def confirm_server(harness: Harness, lg, s, sc: ScenarioConfig, found: dict) -> dict:
+    """MLPerf's result: one more full run at the QPS the search chose; its verdict counts.
+
+    A search probe is one sample of a noisy machine, so the chosen QPS is run
+    again.  If that run is INVALID the result steps down (to the highest
+    VALID probe at least 10% lower, else 20% lower) and is run again, at
+    most CONFIRM_TRIES times.  Returns {"confirmed": summary or None, "tries": [summaries],
+    "stepped_down": [QPS that failed]}.
+    """
+    best = found["best"]
+    valid = sorted(
+        {r["target_qps"] for r in found["runs"] if r.get("valid") and r.get("target_qps")},
+        reverse=True,
+    )
+    qps = best["target_qps"]
+    tries, failed = [], []
+    for i in range(CONFIRM_TRIES):
+        summary = harness.run(_server(lg, s, sc, qps), f"confirm-{i + 1}", "server")
+        summary["confirmation"] = True
+        tries.append(summary)
+        if summary["valid"]:
+            return {"confirmed": summary, "tries": tries, "stepped_down": failed}
+        failed.append(qps)
+        lower = [q for q in valid if q <= MIN_STEP * qps]
+        qps = lower[0] if lower else round(STEP_DOWN * qps, 1)
+        if qps <= 0:
+            break
+    return {"confirmed": None, "tries": tries, "stepped_down": failed}
+
+
+def run_offline(harness: Harness, lg, s, sc: ScenarioConfig, closed_rate: float) -> dict:
+    """sc.offline_runs offline results; each at the last rate, once more if it ran short.
 
     LoadGen sizes the single offline query from the expected QPS: a faster
-    SUT finishes before the minimum duration and LoadGen calls it INVALID.
+    SUT finishes before the minimum duration and LoadGen calls it INVALID,
+    so a short run is repeated, sized by LoadGen's own rate.  Returns
+    {"median": the median result's summary, "results": every result's}.
     """
-    summary = harness.run(settings(lg, sc, closed_rate), "offline-1", "offline")
-    if not summary.get("min_duration_met") and summary.get("samples_per_sec"):
-        summary = harness.run(
-            settings(lg, sc, 1.25 * summary["samples_per_sec"]), "offline-2", "offline"
-        )
-    return summary
+    results, rate = [], closed_rate
+    for i in range(sc.offline_runs):
+        name = f"offline-{i + 1}"
+        summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), name, "offline")
+        if not summary.get("min_duration_met") and summary.get("samples_per_sec"):
+            rate = 1.25 * summary["samples_per_sec"]
+            summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), f"{name}b", "offline")
+        results.append(summary)
+        rate = summary.get("samples_per_sec") or rate
+    ranked = sorted(results, key=lambda r: r.get("samples_per_sec") or 0.0)
+    return {"median": ranked[(len(ranked) - 1) // 2], "results": results}
+
+
+def spread(values: list[float]) -> dict:
+    """Median, min, max and (max - min) / median of VALUES (the offline repeats)."""
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return {}
+    n = len(vals)
+    median = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+    return {
+        "runs": n,
+        "median": median,
+        "min": vals[0],
+        "max": vals[-1],
+        "relative_spread": (vals[-1] - vals[0]) / median if median else None,
+    }
 
 
 def no_valid_qps(sc: ScenarioConfig, runs: list[dict]) -> errors.UsageError:
@@ -219,6 +256,18 @@ def no_valid_qps(sc: ScenarioConfig, runs: list[dict]) -> errors.UsageError:
         f"was VALID in {len(runs)} LoadGen run(s); at the lowest, "
         f"{lowest.get('target_qps')} QPS, LoadGen said: "
         f"{lowest.get('invalid_reason') or lowest.get('validity')}"
+    )
+
+
+def unconfirmed(sc: ScenarioConfig, best: dict, tries: list[dict]) -> errors.UsageError:
+    """No confirmation run at or below the searched QPS was VALID (like no_valid_qps: exit 2)."""
+    asked = ", ".join(f"{r.get('target_qps')}" for r in tries)
+    last = tries[-1]
+    return errors.UsageError(
+        f"the search's best QPS ({best.get('target_qps')}) was not confirmed at "
+        f"--latency_bound={_ms(sc.latency_bound)}: the confirmation runs at {asked} QPS were "
+        f"all INVALID (last: {last.get('invalid_reason') or last.get('validity')}); "
+        "the machine's load changed during the search, or the bound is at its edge"
     )
 
 

@@ -106,10 +106,36 @@ class LoadGenSummary:
 
 
 @dataclasses.dataclass(frozen=True)
+class CurveMachine:
+    """One machine's price at one point of the serving curve."""
+
+    machine: str | None = None
+    usd_per_hour: float | None = None
+    usd_per_million_predictions: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CurvePoint:
+    """loadgen.curve[]: one server run, as a point of the latency-QPS-cost curve."""
+
+    run: str | None = None
+    qps: float | None = None  # LoadGen's scheduled QPS
+    target_qps: float | None = None  # the QPS asked for: runs at the same one are one level
+    latency_percentile: float | None = None
+    latency_seconds: float | None = None  # None: an overloaded run (queries shed)
+    validity: str | None = None
+    valid: bool = False
+    confirmation: bool = False
+    overloaded: bool = False
+    machines: tuple = _rows(CurveMachine)
+
+
+@dataclasses.dataclass(frozen=True)
 class LoadGen:
     settings: LoadGenSettings = _sub(LoadGenSettings)
     summary: LoadGenSummary = _sub(LoadGenSummary)
     logs: str | None = None
+    curve: tuple = _rows(CurvePoint)  # server: every run, in QPS order
 
 
 @dataclasses.dataclass(frozen=True)

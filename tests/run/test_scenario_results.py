@@ -1,0 +1,185 @@
+"""The server confirmation run, the offline repeats and the latency-QPS-cost curve (no TF).
+
+A scripted harness stands in for LoadGen: it answers each run from the QPS
+(or expected rate) the settings carry, so what is checked is the decision
+tpubench takes from LoadGen's verdicts, and what the console prints of it.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from tpubench.cli import scenario_text
+from tpubench.core import errors
+from tpubench.core.config import ScenarioConfig
+from tpubench.cost import pricing
+from tpubench.cost import runs as cost_runs
+from tpubench.run import scenarios, serving_curve
+
+SERVER = ScenarioConfig(name="server", latency_bound=0.05, min_duration=5.0)
+
+
+class Scripted:
+    """Harness.run's contract: one summary per run, appended to .runs."""
+
+    def __init__(self, verdict):
+        self.verdict = verdict  # (settings, name) -> summary fields
+        self.runs = []
+
+    def run(self, settings, name, scenario):
+        summary = {"run": name, "wall_seconds": 5.0} | self.verdict(settings, name)
+        self.runs.append(summary)
+        return summary
+
+
+def _server(valid_up_to: float, confirm_up_to: float):
+    def verdict(s, name):
+        qps = s.server_target_qps
+        limit = confirm_up_to if name.startswith("confirm") else valid_up_to
+        ok = qps <= limit
+        return {
+            "target_qps": qps,
+            "scheduled_qps": qps,
+            "valid": ok,
+            "validity": "VALID" if ok else "INVALID",
+            "latency_seconds": {"p99": 0.02 if ok else 0.09},
+        }
+
+    return verdict
+
+
+def test_the_searched_qps_is_confirmed_by_one_more_run():
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
+    s = types.SimpleNamespace()
+    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    assert check["confirmed"]["target_qps"] == found["best"]["target_qps"] <= 700
+    assert [r["run"] for r in check["tries"]] == ["confirm-1"] and check["stepped_down"] == []
+    assert h.runs[-1]["confirmation"] is True
+
+
+def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=600))
+    s = types.SimpleNamespace()
+    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    best = found["best"]["target_qps"]
+    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    valid_probes = sorted(
+        r["target_qps"] for r in found["runs"] if r["valid"] and r["run"][0] == "s"
+    )
+    assert best > 600 and check["stepped_down"][0] == best
+    # Each step goes to the next lower VALID probe of the search, and the first VALID one counts.
+    assert check["confirmed"]["target_qps"] == max(q for q in valid_probes if q <= 600)
+    text = scenario_text._confirmation(
+        {
+            "searched_qps": best,
+            "tries": [r["run"] for r in check["tries"]],
+            "stepped_down_from": check["stepped_down"],
+        },
+        check["confirmed"],
+    )
+    assert f"the search chose {best:,.1f} QPS; INVALID at {best:,.1f}" in text
+    assert f"VALID at {check['confirmed']['target_qps']:,.1f} QPS" in text
+
+
+def test_no_confirmed_qps_is_one_line():
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
+    s = types.SimpleNamespace()
+    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    assert check["confirmed"] is None and len(check["tries"]) == scenarios.CONFIRM_TRIES
+    e = scenarios.unconfirmed(SERVER, found["best"], check["tries"])
+    assert isinstance(e, errors.UsageError) and "\n" not in str(e)
+    assert f"the search's best QPS ({found['best']['target_qps']}) was not confirmed" in str(e)
+
+
+def test_offline_reports_the_median_of_its_repeats_and_their_spread():
+    rates = iter([900.0, 1800.0, 1000.0])
+
+    def verdict(s, name):
+        return {"samples_per_sec": next(rates), "min_duration_met": True, "validity": "VALID"}
+
+    h = Scripted(verdict)
+    sc = ScenarioConfig(name="offline", offline_runs=3)
+    found = scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1200.0)
+    assert [r["run"] for r in found["results"]] == ["offline-1", "offline-2", "offline-3"]
+    assert found["median"]["samples_per_sec"] == 1000.0
+    spread = scenarios.spread([r["samples_per_sec"] for r in found["results"]])
+    assert spread["median"] == 1000.0 and spread["relative_spread"] == pytest.approx(0.9)
+
+
+def test_a_short_offline_run_is_run_again_sized_by_loadgens_rate():
+    answers = iter([(5000.0, False), (4000.0, True)])
+
+    def verdict(s, name):
+        rate, met = next(answers)
+        return {
+            "samples_per_sec": rate,
+            "min_duration_met": met,
+            "expected": s.offline_expected_qps,
+        }
+
+    h = Scripted(verdict)
+    sc = ScenarioConfig(name="offline", offline_runs=1)
+    found = scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
+    assert [r["run"] for r in h.runs] == ["offline-1", "offline-1b"]
+    assert h.runs[1]["expected"] == 1.25 * 5000.0 and found["median"]["samples_per_sec"] == 4000.0
+
+
+def test_every_server_run_is_a_point_priced_at_its_own_qps():
+    prices = cost_runs.Prices((pricing.HourlyPrice(3.6, "override", (), "m1"),))
+    runs = [
+        {"run": "server-2", "scheduled_qps": 500.0, "valid": True, "validity": "VALID"}
+        | {"latency_seconds": {"p99": 0.01}, "wall_seconds": 5.0},
+        {"run": "server-1", "scheduled_qps": 1000.0, "valid": False, "validity": "INVALID"}
+        | {"latency_seconds": {"p99": 0.2}, "wall_seconds": 5.0},
+    ]
+    points = serving_curve.points(runs, 99.0, prices, 0)
+    assert [p["run"] for p in points] == ["server-2", "server-1"]  # in QPS order
+    assert [p["latency_seconds"] for p in points] == [0.01, 0.2]
+    # $3.60/hour at 500 QPS: 3.6 / (500 * 3600) * 1e6 = $2 per million; half that at 1000.
+    usd = [p["machines"][0]["usd_per_million_predictions"] for p in points]
+    assert usd == pytest.approx([2.0, 1.0])
+    assert (
+        serving_curve.percentile_key(99.9) == "p99.9" and serving_curve.percentile_key(90) == "p90"
+    )
+
+
+def test_an_overloaded_run_is_a_point_with_no_latency():
+    """Its queries were completed unserved: LoadGen's latencies of them are not the curve's."""
+    prices = cost_runs.Prices((pricing.HourlyPrice(3.6, "override", (), "m1"),))
+    run = {"run": "server-1", "scheduled_qps": 900.0, "valid": False, "validity": "OVERLOADED"}
+    run |= {"overloaded": {"backlog": 10}, "latency_seconds": {"p99": 0.001}}
+    (point,) = serving_curve.points([run], 99.0, prices, 0)
+    assert point["latency_seconds"] is None and point["overloaded"] is True
+
+
+def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
+    s = types.SimpleNamespace()
+    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    probes = sorted({r["target_qps"] for r in found["runs"] if r["valid"]}, reverse=True)
+    h.verdict = _server(valid_up_to=700, confirm_up_to=round(0.85 * probes[-1], 1))
+    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    tried = [r["target_qps"] for r in check["tries"]]
+    # The scripted search's VALID probes: 687.5, 625, 500.  Each step is at least 10%
+    # down (625 is skipped), and below the last probe 20% down.
+    assert probes == [687.5, 625.0, 500.0]
+    assert tried == [687.5, 500.0, round(scenarios.STEP_DOWN * 500.0, 1)]
+    assert check["confirmed"]["target_qps"] == tried[-1]
+
+
+def test_a_given_target_qps_is_one_run_and_no_confirmation():
+    """--target_qps: no search, so the one full run at that QPS is the result."""
+    from tpubench.run import infer_scenario
+
+    h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
+    sc = ScenarioConfig(name="server", latency_bound=0.05, target_qps=400.0)
+    closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
+    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8))
+    assert [r["run"] for r in h.runs] == ["server-target"] and "confirmation" not in out
+    assert out["summary"]["valid"] is True and out["rate"] == 400.0
+    text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title
+    assert text.startswith("server run at --target_qps: the latency-QPS-cost curve")
