@@ -146,6 +146,11 @@ step test-gpu 240 "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu.py
 gpu_bench r50-fp32 150 resnet50 resnet50_v1.5 $B32 fp32 tpubench,tf_cnn
 train bilstm1024 120 --model=bilstm1024 --batch_size=$BL --train_steps=$STEPS --steps_per_loop=$SPL
 profile profile-fp16 120 fp16
+# XLA auto-clustering instead of the compiled step: fuses the element-wise ops around cuDNN's.
+step r50-bf16-autojit 150 env TF_XLA_FLAGS=--tf_xla_auto_jit=2 "$PY" -m tpubench train \
+  --accelerator="$acc" --use_synthetic_data --results_dir="$W/runs/r50-bf16-autojit" \
+  --model_dir="$S/r50-bf16-autojit" "${T[@]}" --model=resnet50 --precision=bf16 --noxla \
+  --batch_size=$B50 --train_steps=$STEPS --steps_per_loop=$SPL
 gpu_bench inception3-fp16-xla 240 inception_v3 inception3 $B64 fp16:xla tpubench,tf_cnn
 gpu_bench resnet152-fp16-xla 300 resnet152 resnet152 $B64 fp16:xla tpubench,tf_cnn
 gpu_bench alexnet-fp16-xla 180 alexnet alexnet $B512 fp16:xla tpubench,tf_cnn

@@ -98,7 +98,10 @@ def profiles(work: str) -> list[str]:
     for path in sorted(glob.glob(os.path.join(work, "logs", "*-top.log"))):
         with open(path) as f:
             lines = f.read().splitlines()
-        out += [f"### {os.path.basename(path)[:-4]}", "", "```", *lines[1:40], "```", ""]
+        # From the summary's first line on: TensorFlow's start-up lines are left out.
+        start = next((i for i, x in enumerate(lines) if x.startswith("profile: ")), len(lines))
+        shown = lines[start : start + 40] or lines[-5:]
+        out += [f"### {os.path.basename(path)[:-4]}", "", "```", *shown, "```", ""]
     return out or ["no profile summaries"]
 
 
