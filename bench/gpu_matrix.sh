@@ -124,7 +124,7 @@ train() {  # NAME LIMIT FLAGS...: one tpubench train run, its record kept
 profile() {  # NAME LIMIT PRECISION: a profiled run, then its top kernels as text
   local name=$1 limit=$2
   train "$name" "$limit" --model=resnet50 --precision="$3" --noxla --batch_size=$B50 "${PROF[@]}"
-  step "$name-top" 60 "$PY" bench/profile_top.py "$S/$name" --steps=$PROF_N --top=30
+  step "$name-top" 60 "$PY" bench/profile_top.py "$S/$name" --steps=$PROF_N --top=30 --keep="$W/profiles/$name"
 }
 study() {  # NAME LIMIT: the study's cells on this accelerator, through `tpubench study run`
   local name=$1 limit=$2

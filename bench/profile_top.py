@@ -10,7 +10,7 @@ Prints the total, the top N names with their count, time and share, and the
 time by kind (a kernel-name pattern: convolution/GEMM, batch norm,
 element-wise, transpose, copies, other), per profiled step with --steps.
 
-    python bench/profile_top.py MODEL_DIR [--top=25] [--steps=5]
+    python bench/profile_top.py MODEL_DIR [--top=25] [--steps=5] [--keep=DIR]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import collections
 import glob
 import os
 import re
+import shutil
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -39,6 +40,10 @@ def parse_args(argv=None):
     p.add_argument("dir", help="a model_dir, its tensorboard folder, or an .xplane.pb file")
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--steps", type=int, default=0, help="steps profiled: also per-step times")
+    p.add_argument(
+        "--keep", default=None, help="copy the profile into this folder too (under --keep_mb)"
+    )
+    p.add_argument("--keep_mb", type=float, default=30.0)
     return p.parse_args(argv)
 
 
@@ -123,6 +128,10 @@ def main(argv=None) -> int:
         print(f"profile_top: no *.xplane.pb under {args.dir}", file=sys.stderr)
         return 2
     print(report(path, args.top, args.steps))
+    if args.keep and os.path.getsize(path) <= args.keep_mb * 1e6:
+        os.makedirs(args.keep, exist_ok=True)
+        shutil.copy(path, args.keep)
+        print(f"kept: {os.path.join(args.keep, os.path.basename(path))}")
     return 0
 
 

@@ -188,6 +188,7 @@ def test_cpu_rehearsal_packs_the_record_the_profile_and_the_summary_into_one_tar
         r"\| r50-bf16-default \| resnet50 \| bf16 \| False \| [\d,.]+ \| ok \|", summary
     )
     assert "### profile-bf16-top" in summary
+    assert any(n.endswith(".xplane.pb") and "/profiles/profile-bf16/" in n for n in tar.getnames())
     assert not any("checkpoint" in n for n in tar.getnames())  # model dirs stay out
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
