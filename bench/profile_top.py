@@ -67,12 +67,15 @@ def events(path: str) -> tuple[str, collections.Counter, collections.Counter]:
     else:
         planes = [p for p in space.planes if p.name == "/host:CPU"]
         wanted, where = "tf_", "host CPU TensorFlow threads (no GPU in the profile)"
+    if gpus and not any(ln.name.startswith(wanted) for p in gpus for ln in p.lines):
+        # No line named for a stream: every line of the device but the derived op views.
+        wanted, where = "", "GPU lines (no 'Stream' line in this profile)"
     total: collections.Counter = collections.Counter()
     count: collections.Counter = collections.Counter()
     for plane in planes:
         names = {k: m.name for k, m in plane.event_metadata.items()}
         for line in plane.lines:
-            if not line.name.startswith(wanted):
+            if not line.name.startswith(wanted) or line.name.endswith(" Ops"):
                 continue
             for e in line.events:
                 name = names.get(e.metadata_id, "?")
