@@ -16,8 +16,8 @@
 #   --accelerator=gpu|cpu   where the models run (default gpu)
 #   --tiny                  tiny models, batch 8, a few steps (the CPU rehearsal)
 #   --budget=SECONDS        for all steps together (default 540)
-#   --only=A,B              run only these steps (names or name prefixes: r50, study, ...)
-#   --skip=A,B              leave these out
+#   --only=A,B              run only these steps; 'r50*' (quoted) selects by prefix
+#   --skip=A,B              leave these out (the same way)
 #   --out=DIR               where the tarball goes (default $OUT, else ./gpu-matrix-out)
 #   --tf_cnn_dir=DIR        tf_cnn_benchmarks' folder (default .gpu/tcb); absent: tpubench only
 #   --list                  print the steps and their commands; run nothing
@@ -65,14 +65,19 @@ if [ -f "$tcb/tf_cnn_benchmarks.py" ] || [ -f "$tcb/scripts/tf_cnn_benchmarks/tf
   TCB=(--tf_cnn_dir="$tcb")
 fi
 
-selected() {  # step name against --only / --skip (names or prefixes)
+matches() {  # NAME LIST: NAME is in LIST (a profile step brings its -top step; 'x*': a prefix)
   local n=$1 x
-  if [ -n "$only" ]; then
-    local hit=0
-    for x in ${only//,/ }; do case "$n" in "$x"*) hit=1 ;; esac; done
-    [ $hit = 1 ] || return 1
-  fi
-  for x in ${skip//,/ }; do case "$n" in "$x"*) return 1 ;; esac; done
+  for x in ${2//,/ }; do
+    case "$x" in
+      *\*) case "$n" in "${x%\*}"*) return 0 ;; esac ;;
+      *) { [ "$n" = "$x" ] || [ "$n" = "$x-top" ]; } && return 0 ;;
+    esac
+  done
+  return 1
+}
+selected() {  # step name against --only / --skip
+  if [ -n "$only" ] && ! matches "$1" "$only"; then return 1; fi
+  if [ -n "$skip" ] && matches "$1" "$skip"; then return 1; fi
   return 0
 }
 

@@ -93,6 +93,44 @@ def runs_table(work: str) -> list[str]:
     return out if n else ["no run records"]
 
 
+def _bench_rates(work: str, step: str, contender: str) -> float | None:
+    path = os.path.join(work, "json", f"{step}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        cells = json.load(f).get("cells", [])
+    return _median(cells[0].get(contender)) if cells else None
+
+
+def _record_rate(work: str, step: str) -> float | None:
+    for path in glob.glob(os.path.join(work, "runs", step, "*.json")):
+        with open(path) as f:
+            return ((json.load(f).get("results") or {}).get("examples_per_sec")) or None
+    return None
+
+
+def bf16_against_fp16(work: str) -> list[str]:
+    """Issue 31's item 2: ResNet-50 bf16, each way it ran, over fp16 without XLA."""
+    ours, theirs = (
+        _bench_rates(work, "r50-fp16", "tpubench"),
+        _bench_rates(work, "r50-fp16", "tf_cnn"),
+    )
+    rows = [
+        ("bf16 --noxla", _bench_rates(work, "r50-bf16-noxla", "tpubench")),
+        ("bf16, no XLA flag (GPU: XLA)", _record_rate(work, "r50-bf16-default")),
+        ("bf16 --noxla, XLA auto-clustering", _record_rate(work, "r50-bf16-autojit")),
+    ]
+    out = [
+        "| ResNet-50 | images/sec | / tpubench fp16 | / tf_cnn_benchmarks fp16 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for label, rate in rows:
+        a = f"{rate / ours:.2f}x" if rate and ours else "-"
+        b = f"{rate / theirs:.2f}x" if rate and theirs else "-"
+        out.append(f"| {label} | {_num(rate)} | {a} | {b} |")
+    return out
+
+
 def profiles(work: str) -> list[str]:
     out = []
     for path in sorted(glob.glob(os.path.join(work, "logs", "*-top.log"))):
@@ -121,6 +159,7 @@ def main(argv: list[str]) -> int:
         ]
     lines += ["", "## tpubench vs tf_cnn_benchmarks (images/sec, median)", "", *bench_table(work)]
     lines += ["", "## tpubench train runs", "", *runs_table(work)]
+    lines += ["", "## bf16 against fp16 without XLA", "", *bf16_against_fp16(work)]
     lines += ["", "## Profiles (top kernels by time)", "", *profiles(work)]
     lines += ["## Study reports", "", *studies(work)]
     print("\n".join(lines))

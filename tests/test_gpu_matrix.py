@@ -142,7 +142,7 @@ def test_a_bad_argument_is_one_line_and_exit_2(tmp_path):
 
 def test_a_step_the_budget_cuts_is_recorded_with_the_command_for_next_time(tmp_path):
     out = tmp_path / "out"
-    proc = _run("--budget=0", "--only=facts,bilstm", f"--out={out}", tmp_path=tmp_path)
+    proc = _run("--budget=0", "--only=facts,bilstm1024", f"--out={out}", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     tar = _tarball(out)
     rows = list(csv.DictReader(io.StringIO(_member(tar, "steps.tsv")), delimiter="\t"))
@@ -188,6 +188,8 @@ def test_cpu_rehearsal_packs_the_record_the_profile_and_the_summary_into_one_tar
         r"\| r50-bf16-default \| resnet50 \| bf16 \| False \| [\d,.]+ \| ok \|", summary
     )
     assert "### profile-bf16-top" in summary
+    # Issue 31's item 2 in one table; the fp16 columns wait for the r50-fp16 step.
+    assert re.search(r"\| bf16, no XLA flag \(GPU: XLA\) \| [\d,]+ \| - \| - \|", summary)
     assert any(n.endswith(".xplane.pb") and "/profiles/profile-bf16/" in n for n in tar.getnames())
     assert not any("checkpoint" in n for n in tar.getnames())  # model dirs stay out
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
