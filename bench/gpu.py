@@ -57,6 +57,7 @@ def parse_args(argv=None):
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--model", default="resnet50", help="tpubench registry name")
+    p.add_argument("--tiny", action="store_true", help="tpubench's tiny variant (CPU rehearsals)")
     p.add_argument("--tf_cnn_model", default="resnet50_v1.5", help="tf_cnn_benchmarks --model")
     p.add_argument("--batch_size", type=int, default=256)
     p.add_argument("--steps", type=int, default=60, help="steps per run in all")
@@ -138,7 +139,9 @@ def run_tpubench(cell, args, env, log_path) -> dict:
             f"--precision={precision}",
             f"--data_format={args.data_format}",
             *([f"--params={args.params}"] if args.params else []),
-            *(["--xla"] if xla else []),
+            # Explicit both ways: unset, bf16 on a GPU would compile with XLA.
+            "--xla" if xla else "--noxla",
+            *(["--tiny"] if args.tiny else []),
         ],
     )
     return overhead.run_tpubench(w, ns, env, log_path)

@@ -96,3 +96,15 @@ def test_one_gpu_mirrored_run_with_nccl_all_reduce(tmp_path):
     assert rec["placement"]["strategy"] == "mirrored"
     assert rec["placement"]["all_reduce"] == "nccl"
     assert rec["placement"]["num_replicas"] == 1
+
+
+@needs_gpu
+def test_bf16_compiles_its_step_with_xla_on_a_gpu_unless_noxla(tmp_path):
+    common = ("--model=resnet50", "--tiny", "--precision=bf16", "--batch_size=64")
+    steps = ("--train_steps=4", "--steps_per_loop=2")
+    _, rec = _train(tmp_path / "unset", *common, *steps)
+    assert rec["config"]["xla"] is True and rec["xla_scope"] == "step"
+    assert "--noxla" in rec["xla_default"]
+    _, rec = _train(tmp_path / "off", *common, *steps, "--noxla")
+    assert rec["config"]["xla"] is False
+    assert "xla_scope" not in rec and "xla_default" not in rec

@@ -35,6 +35,7 @@ def train_config() -> config.TrainConfig:
         stop_at_target=FLAGS.stop_at_target,
         precision=FLAGS.precision,
         xla=FLAGS.xla,
+        xla_given=FLAGS["xla"].present,
         data_format=FLAGS.data_format,
         seed=FLAGS.seed,
         model_dir=FLAGS.model_dir,

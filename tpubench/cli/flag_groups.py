@@ -41,7 +41,8 @@ def define_model_flags():
         "xla",
         False,
         "Compile each replica's step with XLA (forward and backward pass in train, forward in "
-        "infer).",
+        "infer). Unset, a bf16 training run on a GPU compiles with XLA (TensorFlow fuses batch "
+        "norm, ReLU and residual additions for fp16 only: docs/gpu.md); --noxla turns it off.",
     )
     f.DEFINE_enum(
         "data_format",

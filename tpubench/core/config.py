@@ -73,6 +73,9 @@ class TrainConfig:
     stop_at_target: bool = True
     precision: str = "fp32"
     xla: bool = False
+    # --xla or --noxla was given; if not, the precision may turn XLA on for a GPU
+    # (core/precision.py `gpu_xla`, run/planning.resolve_xla).
+    xla_given: bool = False
     data_format: str = "auto"
     seed: int = 42
     model_dir: str | None = None

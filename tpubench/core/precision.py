@@ -7,7 +7,8 @@ records; everything that needs more than the name asks `of(name)`:
 - the dtype its math runs in and the dtype its variables are kept in,
 - whether the optimizer scales the loss (fp16's narrow exponent underflows
   small gradients; bf16 keeps fp32's exponent and needs no scaling),
-- the row of the peak FLOP/s datasheet an MFU is measured against.
+- the row of the peak FLOP/s datasheet an MFU is measured against,
+- whether training on a GPU compiles with XLA unless `--xla`/`--noxla` says.
 
 No TensorFlow here: dtypes are their names, `tf.as_dtype(name)` turns one
 into a TensorFlow dtype where a module already imports TensorFlow.
@@ -31,6 +32,12 @@ class Precision:
       variable_dtype: the dtype variables (weights, optimizer slots) are kept in.
       loss_scaling: whether training wraps the optimizer in dynamic loss scaling.
       peak_key: the precision row of the peak FLOP/s tables (hardware/peaks.py).
+      gpu_xla: whether a GPU training run compiles its step with XLA when
+        neither --xla nor --noxla is given.  True for bf16: without XLA,
+        TensorFlow's graph optimizer fuses batch norm with the ReLU and the
+        residual addition after it (and their gradients) into one cuDNN call
+        for float16 only, so bf16 runs each as its own element-wise kernel
+        (bench/step_graph.py counts them); XLA fuses them for any dtype.
     """
 
     name: str
@@ -39,10 +46,11 @@ class Precision:
     variable_dtype: str
     loss_scaling: bool
     peak_key: str
+    gpu_xla: bool = False
 
 
 FP32 = Precision("fp32", "float32", "float32", "float32", False, "fp32")
-BF16 = Precision("bf16", "mixed_bfloat16", "bfloat16", "float32", False, "bf16")
+BF16 = Precision("bf16", "mixed_bfloat16", "bfloat16", "float32", False, "bf16", gpu_xla=True)
 FP16 = Precision("fp16", "mixed_float16", "float16", "float32", True, "fp16")
 
 _ALL = {p.name: p for p in (FP32, BF16, FP16)}

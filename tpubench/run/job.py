@@ -62,6 +62,9 @@ class Job:
             return
         self.is_chief = p.placement.is_chief
         self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
+        self.record["config"]["xla"] = p.xla  # what ran; unset --xla is resolved by the plan
+        if p.xla_reason:
+            self.record["xla_default"] = p.xla_reason
         self._describe(p)
         if self.is_chief and self.write_records:
             self._lock()
@@ -140,7 +143,7 @@ class Job:
             self.params,
             p.strategy,
             cfg.precision,
-            cfg.xla,
+            p.xla,
             step_batch=self.params["batch_size"] if ps else None,
             data_format=p.data_format,
         )

@@ -104,7 +104,7 @@ def hparams(cfg: TrainConfig, p, record: dict) -> dict:
         "global_batch_size": int(p.params["global_batch_size"]),
         "per_replica_batch_size": int(p.params["batch_size"]),
         "precision": cfg.precision,
-        "xla": bool(cfg.xla),
+        "xla": bool(p.xla),
         "data_format": p.data_format,
         "steps_per_loop": int(cfg.steps_per_loop),
         "train_steps": int(p.total_steps),

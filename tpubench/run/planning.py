@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from tpubench.core import errors
+from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import efficiency, interrupts, layout, session
@@ -46,6 +47,8 @@ class Plan:
     fitted: dict = dataclasses.field(default_factory=dict)  # what the data changed
     unfitted: dict = dataclasses.field(default_factory=dict)  # those params before the fit
     data_format: str = "channels_last"  # the image layout the network is built in
+    xla: bool = False  # whether the step compiles with XLA (resolve_xla)
+    xla_reason: str | None = None  # why, when the flag was not given and XLA is on
 
     @property
     def replicas(self) -> int:
@@ -79,7 +82,8 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         )
     _check_buckets(cfg, model_dir, placement.is_chief)
     synced = params.get("sync_batch_norm") and placement.strategy != "tpu"
-    if cfg.xla and synced and placement.num_replicas > 1:
+    xla, xla_reason = resolve_xla(cfg, placement, bool(synced))
+    if xla and synced and placement.num_replicas > 1:
         raise errors.UsageError(
             f"--xla with --params sync_batch_norm=true on {placement.num_replicas} replicas: the "
             "all-reduce of batch statistics cannot run inside an XLA-compiled replica step; "
@@ -117,7 +121,33 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         changes,
         unfitted,
         data_format,
+        xla,
+        xla_reason,
     )
+
+
+def resolve_xla(cfg: TrainConfig, placement, synced: bool) -> tuple[bool, str | None]:
+    """Whether the step compiles with XLA, and why when the flag did not say.
+
+    --xla/--noxla as given; unset, on where the precision asks for it on a
+    GPU (bf16: `precision.gpu_xla`), except where XLA cannot compile the step:
+    synchronized batch norm over several replicas, parameter servers.
+    """
+    if cfg.xla_given:
+        return cfg.xla, None
+    prec = precision_lib.of(cfg.precision)
+    several = synced and placement.num_replicas > 1
+    if (
+        prec.gpu_xla
+        and placement.accelerator == "gpu"
+        and not several
+        and placement.strategy != "parameter_server"
+    ):
+        return True, (
+            f"{prec.name} on a GPU compiles with XLA unless --noxla: without it TensorFlow "
+            "leaves batch norm, ReLU and residual additions unfused for bf16 (docs/gpu.md)"
+        )
+    return cfg.xla, None
 
 
 def check_buckets_early(cfg: TrainConfig) -> None:
