@@ -23,7 +23,7 @@ SHORT = [
 SCENARIOS = {
     "single_stream": ("SingleStream", []),
     "multi_stream": ("MultiStream", []),
-    "offline": ("Offline", []),
+    "offline": ("Offline", ["--offline_runs=1"]),
     # 2 s at 400 QPS: enough queries for LoadGen's early-stopping estimate at p99.
     "server": ("Server", ["--latency_bound=50ms", "--target_qps=400", "--min_duration=2s"]),
 }
