@@ -84,10 +84,10 @@ class Scripted:
     def __init__(self, table):
         self.table, self.ran = table, []
 
-    def recorded(self, s, steps, repeat):
+    def recorded(self, s, steps, repeat, attempt=0, numerics=False):
         return None
 
-    def run(self, s, steps, repeat):
+    def run(self, s, steps, repeat, attempt=0, numerics=False):
         self.ran.append((s, steps, repeat))
         rate, loss = self.table(s, steps, repeat)
         status = "ok" if loss == loss else "invalid"  # NaN
@@ -124,7 +124,7 @@ def test_numerics_guard_disqualifies_a_stray_loss_and_nan():
     result = srch.run()
     bf16 = space.Setting(precision="bf16")
     assert "loss 1.5 vs fp32 0.5" in result.disqualified[bf16]
-    assert "tolerance 10%" in result.disqualified[bf16]
+    assert "tolerance 25%" in result.disqualified[bf16]
     assert any("NaN" in why for why in result.disqualified.values())
     # Neither goes on to longer runs: only the defaults do, and they win.
     assert {s for s, steps, _ in runner.ran if steps == 300} == {space.Setting()}
