@@ -101,7 +101,7 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
     answer = result.verdict.text() if result.verdict else ""
     if answer:
         say(f"answer: {answer}")
-    apart = results.other_batch(ranked, sp.default)
+    apart = results.other_batch(ranked, result, sp.default)
     if apart:
         row, ratio = apart
         than = f", {ratio:.2f}x the same setting at the default batch" if ratio else ""

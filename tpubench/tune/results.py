@@ -125,20 +125,20 @@ def flagfile(model_flags: dict, winner: Row, comment: str) -> str:
     return "\n".join(lines + argv_of(flags)) + "\n"
 
 
-def other_batch(ranked: list[Row], default: space.Setting) -> tuple[Row, float | None] | None:
-    """The fastest short trial at another batch size, and its rate over the same setting at
-    the default batch (both short trials), if any ran."""
+def other_batch(ranked: list[Row], result: search.Result, default: space.Setting):
+    """(the fastest short trial at another batch size, its rate over the same setting's short
+    trials at the default batch or None), or None if no other batch ran."""
     apart = [r for r in ranked if r.status == "apart" and r.rate]
     if not apart:
         return None
     best = max(apart, key=lambda r: r.rate)
     same = dataclasses.replace(best.setting, batch_size=default.batch_size)
-    base = [r for r in ranked if r.status == "ok" and r.rate and _at(r, same, best.steps)]
-    return best, (best.rate / base[0].rate if base else None)
-
-
-def _at(r: Row, s: space.Setting, steps: int) -> bool:
-    return r.setting == s and r.steps == steps
+    base = [
+        o.rate
+        for o in result.outcomes
+        if o.setting == same and o.steps == best.steps and o.status == "ok" and o.rate
+    ]
+    return best, (best.rate / statistics.median(base) if base else None)
 
 
 def summary(ranked: list[Row], result: search.Result, wins: dict, extra: dict) -> dict:

@@ -86,9 +86,8 @@ class Search:
             if got is None:
                 if not self.fits(s, steps, stage):
                     if o is None:
-                        r.notes.append(
-                            f"budget: {self._name(s)} at {steps} steps (#{repeat + 1}) not run"
-                        )
+                        what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                        r.notes.append(f"budget: {what} not run")
                         return None
                     break  # the busy run stands, marked
                 self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)} ...")
@@ -155,15 +154,19 @@ class Search:
         cand = self.trial(key, o.steps, 0, "numerics", check=True) if apart else o
         ran = cand is not None and cand.status in ("ok", "invalid")
         if ref is None or ref.status != "ok" or not ran:
-            self.result.notes.append(f"numerics of {self._name(key)} not checked: no reference run")
-            return None
+            # Not carried on: a setting whose numerics are unknown is not a way to train faster.
+            missing = "the budget had no room" if ref is None or cand is None else "a run failed"
+            return f"numerics not checked ({missing} for the fp32 comparison on {self._data()})"
         why = numerics.check(s.precision, cand, ref)
         self._checked[key] = why
         line = f"REJECTED: {why}" if why else f"ok: {numerics.agreement(cand, ref)}"
-        data = "real data" if apart else "the trials' data"
+        data = self._data()
         self.result.checks.append((key, f"numerics of {self._name(key)} on {data}: {line}"))
         self.say(self.result.checks[-1][1])
         return why
+
+    def _data(self) -> str:
+        return "real data" if self.opts.numerics_apart else "the trials' data"
 
     # -- the search ----------------------------------------------------------
     def run(self) -> Result:
