@@ -18,7 +18,8 @@ import statistics
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.tune import decide, results, search, space, trials
+from tpubench.core import errors
+from tpubench.tune import decide, results, search, serving, space, trials
 
 CPU_PLAIN = space.Host("cpu", 2, ("avx2",))
 CPU_AMX = space.Host("cpu", 16, ("avx2", "avx512f", "amx_bf16", "amx_tile"))
@@ -378,6 +379,97 @@ def test_the_answer_is_in_the_console_and_the_flagfile(tmp_path):
     assert summary["answer"] == answer and summary["decided"] is True
 
 
+# -- serving: infer batch size and batching window against LoadGen's Server verdict -------
+
+
+class Served:
+    """Scripted VALID QPS per point (None: no QPS was VALID at the bound)."""
+
+    def __init__(self, qps, noise=0.03):
+        import random
+
+        self.qps, self.rng, self.noise, self.ran = qps, random.Random(3), noise, []
+
+    def recorded(self, p, steps, repeat, attempt=0, numerics=False):
+        return None
+
+    def run(self, p, steps, repeat, attempt=0, numerics=False):
+        self.ran.append((p, repeat))
+        q = self.qps(p)
+        if q is None:
+            return trials.Outcome(p, 0, repeat, "failed", wall_seconds=30.0, reason="no QPS VALID")
+        q *= self.rng.uniform(1 - self.noise, 1 + self.noise)
+        return trials.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=q, wall_seconds=30.0)
+
+
+def _serve(qps, budget=1e9, **kw):
+    opts = serving.Options(
+        batches=(1, 8, 32), windows_ms=(0.5, 2.0, 8.0), budget_seconds=budget, **kw
+    )
+    said, runner = [], Served(qps)
+    return serving.Search(opts, runner, said.append).run(), runner, said
+
+
+def test_serving_screens_batches_then_windows_and_settles_the_leaders():
+    # batch 8 serves the most; at batch 8 a 2 ms window beats 0.5 ms by 25%; batch 32's
+    # batches wait too long: no QPS is VALID at the bound.
+    def qps(p):
+        if p.batch == 32:
+            return None
+        return {1: 400.0, 8: 1000.0}[p.batch] * {0.5: 1.0, 2.0: 1.25, 8.0: 0.6}[p.window_ms]
+
+    result, runner, _ = _serve(qps)
+    screened = [p for p, r in runner.ran if r == 0]
+    assert screened == [
+        serving.Point(1, 0.5),
+        serving.Point(8, 0.5),
+        serving.Point(32, 0.5),
+        serving.Point(8, 2.0),
+        serving.Point(8, 8.0),
+    ]
+    assert result.winner == serving.Point(8, 2.0)
+    v = result.verdict
+    assert v.decided and re.fullmatch(
+        r"batch 8, window 2 ms, 1\.2\dx batch 8, window 0\.5 ms "
+        r"\(95% interval 1\.\d\d-1\.\d\d, n=\d+\)",
+        v.text(),
+    ), v.text()
+    rows = serving.rows(result)
+    assert rows[0]["point"] == serving.Point(8, 2.0) and rows[-1]["status"] == "failed"
+
+
+def test_serving_with_no_valid_batch_is_one_line():
+    with pytest.raises(errors.UsageError, match=r"no batch size served VALID at the bound"):
+        _serve(lambda p: None)
+
+
+def test_advise_prices_only_the_serving_tunes_winner(tmp_path):
+    from tpubench.report import serving as report_serving
+
+    tune_dir = tmp_path / "tune-m-1"
+    tune_dir.mkdir()
+    (tune_dir / "tune-summary.json.txt").write_text(
+        json.dumps(
+            {
+                "objective": "serving",
+                "answer": "batch 8, window 2 ms, 1.25x ...",
+                "winner": {"name": "batch 8, window 2 ms", "records": ["a.json"]},
+            }
+        )
+    )
+    other = tmp_path / "other.json"
+    runs = [
+        dataclasses.make_dataclass("R", ["path"])(str(x))
+        for x in (tune_dir / "a.json", tune_dir / "b.json", other)
+    ]
+    kept, notes = report_serving.tune_winners(runs, [str(tune_dir), str(other)])
+    assert [pathlib.Path(r.path).name for r in kept] == ["a.json", "other.json"]
+    assert notes == [
+        f"tune winner from {tune_dir}: batch 8, window 2 ms (the tune's answer: "
+        "batch 8, window 2 ms, 1.25x ...); its other trials are left out"
+    ]
+
+
 # -- the command line ---------------------------------------------------------------------
 
 BAD = {
@@ -387,6 +479,7 @@ BAD = {
     "unknown_flag": (["--warp_speed=9"], ["warp_speed"]),
     "owned_flag": (["--train_steps=5"], ["--train_steps", "--trial_steps"]),
     "bad_batch_sizes": (["--batch_sizes=64,x"], ["--batch_sizes=64,x", "'x'"]),
+    "serving_without_bound": (["--objective=serving"], ["--latency_bound", "50ms"]),
     "max_repeats_below_repeats": (
         ["--repeats=4", "--max_repeats=2"],
         ["--max_repeats=2 is below --repeats=4", "accepted:"],

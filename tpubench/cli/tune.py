@@ -12,7 +12,7 @@ import json
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, tune_text, values
+from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import errors, safe_text
 from tpubench.tune import space
@@ -30,7 +30,14 @@ def define():
     # Tune measures the compute settings: synthetic batches unless asked otherwise.
     FLAGS.set_default("use_synthetic_data", True)
     f = flags
-    f.DEFINE_enum("objective", "throughput", ["throughput", "cost"], "What the winner is best at.")
+    f.DEFINE_enum(
+        "objective",
+        "throughput",
+        ["throughput", "cost", "serving"],
+        "What the winner is best at: training throughput, training $/epoch, or serving (the "
+        "most queries/sec LoadGen's Server scenario judges VALID at --latency_bound: infer "
+        "batch size and batching window).",
+    )
     f.DEFINE_string(
         "budget", "30m", "Wall time the trials may take, e.g. 10m, 1h30m (the defaults always run)."
     )
@@ -56,6 +63,7 @@ def define():
         "to the rounds).",
         lower_bound=1,
     )
+    tune_serving.define()
     f.DEFINE_integer(
         "repeats",
         3,
@@ -103,9 +111,17 @@ def main(args: list[str], full_argv: list[str]) -> int:
         for n in sorted(_train_flags)
         if (FLAGS[n].present or n == "use_synthetic_data") and n not in OWNED
     }
+    serving = FLAGS.objective == "serving"
+    if serving:
+        sopts = tune_serving.options(batch_sizes, budget)
+        model_flags = tune_serving.infer_flags(model_flags)
     tune_id = _tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
     records_dir = cfg.results_dir.rstrip("/") + f"/{tune_id}"
     work_dir = records_dir if "://" not in records_dir else tune_id
+    if serving:
+        return tune_serving.run(
+            cfg.model, host, sopts, model_flags, tune_id, records_dir, work_dir, _say
+        )
     # The plain defaults: train's own, with whatever the user fixed on the command line.
     default = space.Setting(
         batch_size=cfg.global_batch_size,
@@ -136,14 +152,18 @@ def main(args: list[str], full_argv: list[str]) -> int:
         max_repeats=FLAGS.max_repeats,
         numerics_apart=bool(check_flags),
     )
-    # Trial records are read back and shown: through the one sanitiser.
-    say = lambda line: print(safe_text.block(line), flush=True)  # noqa: E731
+    say = _say
     say(tune_text.header(cfg.model, host, sp, opts, records_dir))
     say(f"numerics checked against fp32 on {check_data}")
     runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, check_flags)
     result = search.Search(sp, host, opts, runner, say).run()
     tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say)
     return 0
+
+
+def _say(line: str) -> None:
+    # Trial records are read back and shown: through the one sanitiser.
+    print(safe_text.block(line), flush=True)
 
 
 def _axes(items: list[str]) -> tuple[str, ...]:

@@ -151,7 +151,9 @@ class Search:
         if key in self._checked:
             return self._checked[key]
         ref = self.trial(ref_s, o.steps, 0, "fp32 reference", check=apart)
-        cand = self.trial(key, o.steps, 0, "numerics", check=True) if apart else o
+        cand = o
+        if apart:
+            cand = None if ref is None else self.trial(key, o.steps, 0, "numerics", check=True)
         ran = cand is not None and cand.status in ("ok", "invalid")
         if ref is None or ref.status != "ok" or not ran:
             # Not carried on: a setting whose numerics are unknown is not a way to train faster.

@@ -75,12 +75,20 @@ def label(
 
 
 class Runner:
-    """Runs trials as `python -m tpubench train` and reads their records back."""
+    """Runs trials as `python -m tpubench train` (or `infer`) and reads their records back."""
 
     def __init__(
-        self, tune_id: str, base_flags: dict, records_dir: str, work_dir: str, out, numerics=None
+        self,
+        tune_id: str,
+        base_flags: dict,
+        records_dir: str,
+        work_dir: str,
+        out,
+        numerics=None,
+        command: str = "train",
     ):
         self.tune_id = tune_id
+        self.command = command  # infer: a serving trial (its STEPS is unused, 0)
         self.base_flags = base_flags
         self.numerics_flags = numerics or {}  # what a numerics check adds (real data)
         self.records_dir = records_dir
@@ -89,15 +97,14 @@ class Runner:
         self._known = _index(records_dir)
 
     def argv(self, setting, steps: int, run_label: str, numerics=False) -> list[str]:
-        flags = {**self.base_flags, **setting.flags(), "train_steps": steps}
+        flags = {**self.base_flags, **setting.flags()}
+        if self.command == "train":
+            flags["train_steps"] = steps
+            flags["model_dir"] = os.path.join(self.work_dir, "model_dirs", run_label)
         if numerics:
             flags.update(self.numerics_flags)
-        flags.update(
-            results_dir=self.records_dir,
-            model_dir=os.path.join(self.work_dir, "model_dirs", run_label),
-            run_label=run_label,
-        )
-        return [sys.executable, "-m", "tpubench", "train", *argv_of(flags)]
+        flags.update(results_dir=self.records_dir, run_label=run_label)
+        return [sys.executable, "-m", "tpubench", self.command, *argv_of(flags)]
 
     def recorded(self, setting, steps: int, repeat: int, attempt=0, numerics=False):
         """The outcome of a trial recorded by an earlier run of this tune, if any."""
