@@ -293,7 +293,8 @@ class Curves(Scripted):
         if numerics:
             self.checked.append(s)
             curve = self.curves[s.precision]
-            o = dataclasses.replace(o, losses=curve, final_loss=curve[-1][1])
+            busy = "other processes used 70% of the 2 cores"  # a loss does not care
+            o = dataclasses.replace(o, losses=curve, final_loss=curve[-1][1], busy=busy)
         return dataclasses.replace(o, numerics=numerics)
 
 
@@ -316,7 +317,7 @@ def test_guard_rejects_a_loss_that_is_off_on_real_data_and_prints_why():
     assert "tolerance 25% of" in why
     line = next(x for x in said if x.startswith("numerics of bf16 on real data: REJECTED: "))
     assert why in line
-    assert set(runner.checked) == {space.Setting(), bf16}  # both on real data, once each
+    assert len(runner.checked) == 2 and set(runner.checked) == {space.Setting(), bf16}
     assert result.winner == space.Setting()  # 1.3x faster, but not the same training
 
 

@@ -87,7 +87,8 @@ class Search:
                 if not self.fits(s, steps, stage):
                     if o is None:
                         what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
-                        r.notes.append(f"budget: {what} not run")
+                        if f"budget: {what} not run" not in r.notes:
+                            r.notes.append(f"budget: {what} not run")
                         return None
                     break  # the busy run stands, marked
                 self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)} ...")
@@ -96,8 +97,8 @@ class Search:
                 r.busy.append(o)
             o = got
             r.spent_seconds += o.wall_seconds
-            if not o.busy or attempt >= BUSY_RERUNS:
-                break
+            if not o.busy or attempt >= BUSY_RERUNS or check:
+                break  # a numerics check's loss does not depend on the host's load
             self.say(
                 f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)}: busy host "
                 f"({o.busy}): not compared; running it again"
@@ -357,6 +358,6 @@ def _said(o: trials.Outcome, why: str | None) -> str:
         text = f"{o.status}: {o.reason}"
     if why:
         text += f"; DISQUALIFIED: {why}"
-    if o.busy:
+    if o.busy and not o.numerics:  # a loss does not depend on the host's load
         text += f"; busy host ({o.busy}): marked"
     return text + (" [recorded earlier]" if o.reused else "")
