@@ -165,17 +165,19 @@ def rows(result: Result) -> list[dict]:
     out = []
     for p, outs in by.items():
         rates = [o.rate for o in outs if o.status == "ok" and o.rate]
+        missed = len(outs) - len(rates)
+        note = f"{missed} of {len(outs)} run(s) found no VALID QPS" if rates and missed else ""
         out.append(
             {
                 "point": p,
                 "name": p.describe(),
-                "n": len(outs),
+                "n": len(rates),
                 "qps": statistics.median(rates) if rates else None,
                 "low": min(rates) if rates else None,
                 "high": max(rates) if rates else None,
                 "status": "ok" if rates else outs[-1].status,
-                "note": "" if rates else outs[-1].reason,
-                "records": [o.record for o in outs if o.record],
+                "note": note if rates else outs[-1].reason,
+                "records": [o.record for o in outs if o.record and o.status == "ok"],
             }
         )
     return sorted(out, key=lambda r: r["qps"] or -1.0, reverse=True)
