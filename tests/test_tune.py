@@ -174,7 +174,10 @@ def test_paired_interval_is_the_t_interval_of_the_log_ratios():
     assert (r.low, r.high) == pytest.approx(
         (math.exp(statistics.fmean(logs) - half), math.exp(statistics.fmean(logs) + half))
     )
-    assert decide.paired([100.0], [90.0]).low is None  # one pair: no interval
+    one = decide.paired([100.0], [90.0])
+    assert one.low is None and not one.decided  # one pair: no interval
+    v = decide.Verdict("A", "B", one, reason="the budget ended")
+    assert v.text() == "not settled: A, 1.11x B in one round, no interval (n=1; the budget ended)"
 
 
 class Noisy(Scripted):

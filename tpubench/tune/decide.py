@@ -89,15 +89,21 @@ class Verdict:
         return self.ratio is not None and self.ratio.decided
 
     def text(self) -> str:
-        """'A, 1.30x B (95% interval 1.20-1.40, n=5)' or 'a tie within noise: pick either ...'."""
+        """'A, 1.30x B (95% interval 1.20-1.40, n=5)', 'a tie within noise: pick either ...'
+        (the interval holds 1), or 'not settled: ...' (one round: no interval)."""
         busy = f"; {self.busy} round(s) had a busy host" if self.busy else ""
         if self.ratio is None:
             why = self.reason or "no runner-up measured the same way"
             return f"{self.winner}, with no confidence to state ({why})"
         r = self.ratio
+        why = f"; {self.reason}" if self.reason else ""
+        if r.low is None:
+            return (
+                f"not settled: {self.winner}, {r.ratio:.2f}x {self.other} in one round, "
+                f"no interval (n=1{busy}{why})"
+            )
         if self.decided:
             return f"{self.winner}, {r.ratio:.2f}x {self.other} ({r.interval_text()}{busy})"
-        why = f"; {self.reason}" if self.reason else ""
         return (
             f"a tie within noise: pick either of {self.winner} and {self.other} "
             f"({r.ratio:.2f}x, {r.interval_text()}{busy}{why})"
