@@ -105,12 +105,13 @@ class Search:
             )
             attempt += 1
         r.outcomes.append(o)
+        number = len(r.outcomes)  # the guard's own runs come after it
         if r.default_batch is None and s == self.space.default:
             r.default_batch = o.batch  # the model's default (x replicas), from the record
         why = None if check or stage == "fp32 reference" else self.guard(o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
-        self.say(f"[{len(r.outcomes)}] {stage} {steps} steps: {self._name(s)}: {_said(o, why)}")
+        self.say(f"[{number}] {stage} {steps} steps: {self._name(s)}: {_said(o, why)}")
         return o
 
     def fits(self, s: space.Setting, steps: int, stage: str = "short") -> bool:
