@@ -376,6 +376,7 @@ def test_the_answer_is_in_the_console_and_the_flagfile(tmp_path):
     )
     answer = result.verdict.text()
     assert f"answer: {answer}" in said
+    assert re.search(r"│ 1 │ bf16 .*│ winner, ok", said[0]), said[0]
     flags = (tmp_path / "winner-throughput.flags").read_text()
     assert f"# answer: {answer}\n" in flags and "--precision=bf16" in flags
     assert any(re.search(r"1\.\d\dx the defaults \(95% interval", x) for x in said)

@@ -109,7 +109,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
     runner = trials.Runner(tune_id, base, records_dir, work_dir, say, command="infer")
     result = serving.Search(opts, runner, say).run()
     ranked = serving.rows(result)
-    say(_table(ranked, bound))
+    say(_table(ranked, bound, result.winner))
     for note in result.notes:
         say(f"note: {note}")
     answer = result.verdict.text() if result.verdict else ""
@@ -156,13 +156,15 @@ def _plain(row: dict) -> dict:
     return {k: v for k, v in row.items() if k != "point"}
 
 
-def _table(ranked: list[dict], bound: str) -> str:
+def _table(ranked: list[dict], bound: str, winner) -> str:
     t = Table(title=f"tune: serving points ranked by VALID QPS at {bound}", title_justify="left")
     for col in ("#", "point", "QPS (median)", "spread (min-max, n)", "status"):
         t.add_column(col, overflow="fold")
     for i, r in enumerate(ranked, 1):
         spread = f"{fmt.num(r['low'])}-{fmt.num(r['high'])} (n={r['n']})" if r["qps"] else ""
         status = r["status"] + (f": {r['note']}" if r["note"] else "")
+        if r["point"] == winner:
+            status = "winner, " + status
         t.add_row(str(i) if r["qps"] else "-", r["name"], fmt.num(r["qps"]), spread, status)
     buf = io.StringIO()
     Console(file=buf, width=130, force_terminal=False, color_system=None).print(t)

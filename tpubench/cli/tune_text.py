@@ -45,7 +45,9 @@ def _v(x) -> str:
     return str(x).lower() if isinstance(x, bool) else str(x)
 
 
-def table(ranked: list, objective: str) -> str:
+def table(ranked: list, objective: str, winner=None) -> str:
+    """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
+    median) is marked in its status."""
     t = Table(title=f"tune: settings ranked by {objective}", title_justify="left")
     for col, just in (
         ("#", "right"),
@@ -66,6 +68,8 @@ def table(ranked: list, objective: str) -> str:
         status = r.status if not r.note else f"{r.status}: {r.note}"
         if r.busy:
             status += f" ({r.busy} on a busy host)"
+        if winner is not None and r.setting == winner and r.status == "ok":
+            status = "winner, " + status
         t.add_row(
             str(i) if r.status == "ok" else "-",
             r.name,
@@ -86,7 +90,7 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
     """Prints the table and the winners; writes the winners' flag files and the summary."""
     ranked = results.rows(result, sp.default, opts.objective)
     wins = results.winners(ranked, result.winner)
-    say(table(ranked, opts.objective))
+    say(table(ranked, opts.objective, result.winner))
     for note in result.notes:
         say(f"note: {note}")
     for busy in result.busy:
