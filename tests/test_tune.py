@@ -258,6 +258,23 @@ def test_a_busy_host_trial_is_run_again_and_not_compared():
     )
 
 
+def test_a_busy_trial_the_budget_cannot_repeat_is_kept_marked_and_said():
+    # 10 s a trial; half of 50 s for the short round: the defaults and bf16 fit, a rerun not.
+    bf16 = space.Setting(precision="bf16")
+    runner = Noisy(lambda s: 1000.0, 0.0, [(bf16, 100, 0)])
+    result, said = _rounds(runner, budget=50)
+    assert runner.ran.count((bf16, 100, 0)) == 1
+    (o,) = [o for o in result.outcomes if (o.setting, o.steps) == (bf16, 100)]
+    assert o.busy and not result.busy
+    assert "busy host: short bf16 at 100 steps (#1) kept, marked: no budget to run it again" in (
+        result.notes
+    )
+    assert not any("running it again" in x for x in said)
+    assert any(
+        x.endswith("busy host (other processes used 80% of the 2 cores): marked") for x in said
+    )
+
+
 def test_busy_host_is_read_from_the_records_host_cpu():
     assert trials.busy_host({"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0})
     assert "40% of the 2 cores" in trials.busy_host(

@@ -99,6 +99,11 @@ class Search:
             r.spent_seconds += o.wall_seconds
             if not o.busy or attempt >= BUSY_RERUNS or check:
                 break  # a numerics check's loss does not depend on the host's load
+            again = self.runner.recorded(s, steps, repeat, attempt=attempt + 1, numerics=check)
+            if again is None and not self.fits(s, steps, stage):
+                what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
+                break
             self.say(
                 f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)}: busy host "
                 f"({o.busy}): not compared; running it again"
