@@ -275,6 +275,20 @@ def test_a_busy_trial_the_budget_cannot_repeat_is_kept_marked_and_said():
     )
 
 
+def test_a_busy_screening_trial_runs_again_after_the_other_axes():
+    bf16 = space.Setting(precision="bf16")
+    runner = Noisy(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.0, [(bf16, 100, 0)])
+    sp = space.build(CPU_AMX, space.Setting(), ("precision", "xla"), frozenset(), (), False, 100)
+    opts = search.Options(trial_steps=100, budget_seconds=1e9, objective="throughput")
+    said = []
+    result = search.Search(sp, CPU_AMX, opts, runner, said.append).run()
+    short = [(s.precision, s.xla) for s, steps, _ in runner.ran if steps == 100]
+    # bf16's busy run, then XLA at bf16 (the best so far, marked), then bf16 once more.
+    assert short == [("fp32", False), ("bf16", False), ("bf16", True), ("bf16", False)], short
+    assert [o.setting for o in result.busy] == [bf16]
+    assert "[again] 100 steps: bf16: 1,300.0 examples/s (compile 1.0 s)" in said
+
+
 def test_busy_host_is_read_from_the_records_host_cpu():
     assert trials.busy_host({"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0})
     assert "40% of the 2 cores" in trials.busy_host(

@@ -33,7 +33,10 @@ from tpubench.tune import decide, numerics, space, trials
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
 BUSY_RERUNS = 1
-_SHORT = ("defaults", "short", "other batch", "numerics", "fp32 reference")
+_SHORT = ("defaults", "short", "other batch", "numerics", "fp32 reference", "again")
+# Screening trials on a busy host run again at the end of the short round, budget allowing:
+# a re-run at once would spend a small budget before the axes are even tried.
+_DEFERRED = ("defaults", "short", "other batch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +100,7 @@ class Search:
                 r.busy.append(o)
             o = got
             r.spent_seconds += o.wall_seconds
-            if not o.busy or attempt >= BUSY_RERUNS or check:
+            if not o.busy or attempt >= BUSY_RERUNS or check or stage in _DEFERRED:
                 break  # a numerics check's loss does not depend on the host's load
             again = self.runner.recorded(s, steps, repeat, attempt=attempt + 1, numerics=check)
             if again is None and not self.fits(s, steps, stage):
@@ -199,6 +202,7 @@ class Search:
         batch = next((a for a in self.space.axes if a.name == "batch_size"), None)
         if batch and self.batch_apart:
             self._screen(batch, best, steps, True, stage="other batch")
+        self._again(steps)
         if not self.leaders(steps, 1):
             self._nothing_ran()
         longer = steps * LONGER
@@ -206,6 +210,32 @@ class Search:
             self.trial(s, longer, 0, "longer")
         self._rounds(longer, self.leaders(longer, 2), first.status == "ok")
         return self.result
+
+    def _again(self, steps: int) -> None:
+        """Runs the short round's busy-host trials once more, fastest first, budget allowing;
+        a re-run replaces its busy run (kept in `busy`, never compared)."""
+        r = self.result
+        busy = [
+            o
+            for o in r.outcomes
+            if o.steps == steps and o.busy and not o.numerics and not o.attempt and o.rate
+        ]
+        for o in sorted(busy, key=lambda o: o.rate, reverse=True):
+            what = f"short {self._name(o.setting)} at {steps} steps (#1)"
+            got = self.runner.recorded(o.setting, steps, 0, attempt=1)
+            if got is None:
+                if not self.fits(o.setting, steps, "again"):
+                    r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
+                    continue
+                self.say(f"[again] {steps} steps: {self._name(o.setting)} (busy before) ...")
+                got = self.runner.run(o.setting, steps, 0, attempt=1)
+            r.spent_seconds += got.wall_seconds
+            r.outcomes[r.outcomes.index(o)] = got
+            r.busy.append(o)
+            why = self.guard(got)
+            if why and o.setting not in r.disqualified:
+                r.disqualified[o.setting] = why
+            self.say(f"[again] {steps} steps: {self._name(o.setting)}: {_said(got, why)}")
 
     def _rounds(self, longer: int, top: list, defaults_ok: bool) -> None:
         """Rounds of the two leaders and the defaults until the leaders' order is settled."""
