@@ -377,7 +377,7 @@ def test_guard_passes_a_loss_within_its_tolerance_and_says_how_close():
     assert result.winner == space.Setting(precision="bf16")
 
 
-def test_other_batch_sizes_are_reported_apart_never_the_winner():
+def test_other_batch_sizes_are_reported_apart_never_the_winner(tmp_path):
     def table(s, steps, r):
         return (3000.0 if s.batch_size == 256 else 1000.0), 0.5
 
@@ -392,6 +392,14 @@ def test_other_batch_sizes_are_reported_apart_never_the_winner():
     assert {r.setting.batch_size for r in apart} == {256, 512}
     best, ratio = results.other_batch(ranked, result, sp.default)
     assert best.setting.batch_size == 256 and ratio == pytest.approx(3.0)
+    from tpubench.cli import tune_text
+
+    said = []
+    tune_text.finish(result, sp, opts, {}, str(tmp_path), str(tmp_path), CPU_AMX, said.append)
+    line = next(x for x in said if x.startswith("another batch size"))
+    assert "batch 256: 3,000.0 examples/s in a 100-step trial, 3.00x the same setting" in line
+    assert "add --batch_size=256 to try it" in line
+    assert "--batch_size" not in (tmp_path / "winner-throughput.flags").read_text()
 
 
 def test_the_answer_is_in_the_console_and_the_flagfile(tmp_path):
