@@ -7,7 +7,10 @@ milliseconds with scripted outcomes; the end-to-end tests run real
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import math
 import pathlib
 import re
 import statistics
@@ -15,7 +18,8 @@ import statistics
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.tune import search, space, trials
+from tpubench.core import errors
+from tpubench.tune import decide, results, search, serving, space, trials
 
 CPU_PLAIN = space.Host("cpu", 2, ("avx2",))
 CPU_AMX = space.Host("cpu", 16, ("avx2", "avx512f", "amx_bf16", "amx_tile"))
@@ -84,10 +88,10 @@ class Scripted:
     def __init__(self, table):
         self.table, self.ran = table, []
 
-    def recorded(self, s, steps, repeat):
+    def recorded(self, s, steps, repeat, attempt=0, numerics=False):
         return None
 
-    def run(self, s, steps, repeat):
+    def run(self, s, steps, repeat, attempt=0, numerics=False):
         self.ran.append((s, steps, repeat))
         rate, loss = self.table(s, steps, repeat)
         status = "ok" if loss == loss else "invalid"  # NaN
@@ -124,7 +128,7 @@ def test_numerics_guard_disqualifies_a_stray_loss_and_nan():
     result = srch.run()
     bf16 = space.Setting(precision="bf16")
     assert "loss 1.5 vs fp32 0.5" in result.disqualified[bf16]
-    assert "tolerance 10%" in result.disqualified[bf16]
+    assert "tolerance 25%" in result.disqualified[bf16]
     assert any("NaN" in why for why in result.disqualified.values())
     # Neither goes on to longer runs: only the defaults do, and they win.
     assert {s for s, steps, _ in runner.ran if steps == 300} == {space.Setting()}
@@ -149,6 +153,367 @@ def test_budget_stops_trials_that_do_not_fit_and_says_so():
     assert any(n.startswith("budget: ") for n in result.notes)
 
 
+# -- the answer's confidence: paired rounds and a t-interval ---------------------------------
+
+
+def test_t_quantiles_match_the_t_distribution():
+    stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3, 4, 9, 19, 30):
+        assert decide.t975(df) == pytest.approx(stats.t.ppf(0.975, df), abs=5e-4)
+    for df in (31, 45, 100, 500):  # above 30: the next tabled value down, never narrower
+        assert decide.t975(df) >= stats.t.ppf(0.975, df)
+
+
+def test_paired_interval_is_the_t_interval_of_the_log_ratios():
+    a, b = [130.0, 125.0, 136.0, 128.0], [100.0, 98.0, 103.0, 99.0]
+    logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
+    half = 3.182 * statistics.stdev(logs) / math.sqrt(4)  # t(0.975, 3)
+    r = decide.paired(a, b)
+    assert r.n == 4 and r.decided
+    assert r.ratio == pytest.approx(math.exp(statistics.fmean(logs)))
+    assert (r.low, r.high) == pytest.approx(
+        (math.exp(statistics.fmean(logs) - half), math.exp(statistics.fmean(logs) + half))
+    )
+    one = decide.paired([100.0], [90.0])
+    assert one.low is None and not one.decided  # one pair: no interval
+    v = decide.Verdict("A", "B", one, reason="the budget ended")
+    assert v.text() == "not settled: A, 1.11x B in one round, no interval (n=1; the budget ended)"
+
+
+class Noisy(Scripted):
+    """Rates with a fixed, seeded noise per run: the search's decisions, not a benchmark."""
+
+    def __init__(self, base, noise, busy=()):
+        import random
+
+        rng = random.Random(7)
+        self.busy_first = set(busy)
+        super().__init__(lambda s, steps, r: (base(s) * rng.uniform(1 - noise, 1 + noise), 0.5))
+
+    def run(self, s, steps, repeat, attempt=0, numerics=False):
+        o = super().run(s, steps, repeat)
+        if (s, steps, repeat) in self.busy_first and attempt == 0:
+            o = dataclasses.replace(o, busy="other processes used 80% of the 2 cores")
+        return dataclasses.replace(o, attempt=attempt, numerics=numerics)
+
+
+def _rounds(runner, repeats=3, max_repeats=10, budget=1e9):
+    sp = space.build(CPU_AMX, space.Setting(), ("precision",), frozenset(), (), False, 100)
+    opts = search.Options(
+        trial_steps=100,
+        budget_seconds=budget,
+        objective="throughput",
+        finalists=2,
+        repeats=repeats,
+        max_repeats=max_repeats,
+    )
+    said = []
+    return search.Search(sp, CPU_AMX, opts, runner, said.append).run(), said
+
+
+def test_a_clear_leader_is_settled_with_its_interval():
+    # bf16 1.3x fp32, each run +-5%: the rounds stop once the interval excludes 1.
+    runner = Noisy(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.05)
+    result, _ = _rounds(runner)
+    v = result.verdict
+    assert v.decided and result.winner == space.Setting(precision="bf16")
+    assert 3 <= v.ratio.n < 10  # at least --repeats rounds; stopped before --max_repeats
+    assert 1.0 < v.ratio.low < v.ratio.ratio < v.ratio.high and 1.2 < v.ratio.ratio < 1.4
+    assert re.fullmatch(
+        r"bf16, 1\.\d\dx defaults \(95% interval 1\.\d\d-1\.\d\d, n=\d\)", v.text()
+    ), v.text()
+    # Each round ran both leaders back to back, the order turning: bf16 first, then fp32 first.
+    longer = [(s.precision, r) for s, steps, r in runner.ran if steps == 300]
+    assert longer[2:4] == [("fp32", 1), ("bf16", 1)], longer
+
+
+def test_a_tie_runs_until_max_repeats_and_says_pick_either():
+    runner = Noisy(lambda s: 1000.0, 0.10)
+    result, _ = _rounds(runner, max_repeats=6)
+    v = result.verdict
+    assert not v.decided and v.ratio.n == 6
+    assert v.text().startswith("a tie within noise: pick either of ")
+    assert "95% interval" in v.text() and "6 rounds run (--max_repeats)" in v.text()
+
+
+def test_the_budget_ends_the_rounds_and_the_answer_says_so():
+    # 10 s a trial: 3 short trials fit half of 90 s; the rest holds only 4 longer runs.
+    runner = Noisy(lambda s: 1000.0, 0.10)
+    result, _ = _rounds(runner, budget=90)
+    v = result.verdict
+    assert v.ratio.n <= 2 and not v.decided
+    assert "the budget ended" in v.text() and any(n.startswith("budget: ") for n in result.notes)
+
+
+def test_a_busy_host_trial_is_run_again_and_not_compared():
+    bf16 = space.Setting(precision="bf16")
+    runner = Noisy(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.05, [(bf16, 300, 1)])
+    result, said = _rounds(runner)
+    assert runner.ran.count((bf16, 300, 1)) == 2  # once busy, once again
+    assert [(o.setting, o.repeat) for o in result.busy] == [(bf16, 1)]
+    used = [o for o in result.outcomes if (o.setting, o.steps, o.repeat) == (bf16, 300, 1)]
+    assert len(used) == 1 and not used[0].busy and used[0].attempt == 1
+    assert any(
+        "busy host (other processes used 80% of the 2 cores): not compared" in x for x in said
+    )
+
+
+def test_a_busy_trial_the_budget_cannot_repeat_is_kept_marked_and_said():
+    # 10 s a trial; half of 50 s for the short round: the defaults and bf16 fit, a rerun not.
+    bf16 = space.Setting(precision="bf16")
+    runner = Noisy(lambda s: 1000.0, 0.0, [(bf16, 100, 0)])
+    result, said = _rounds(runner, budget=50)
+    assert runner.ran.count((bf16, 100, 0)) == 1
+    (o,) = [o for o in result.outcomes if (o.setting, o.steps) == (bf16, 100)]
+    assert o.busy and not result.busy
+    assert "busy host: short bf16 at 100 steps (#1) kept, marked: no budget to run it again" in (
+        result.notes
+    )
+    assert not any("running it again" in x for x in said)
+    assert any(
+        x.endswith("busy host (other processes used 80% of the 2 cores): marked") for x in said
+    )
+
+
+def test_a_busy_screening_trial_runs_again_after_the_other_axes():
+    bf16 = space.Setting(precision="bf16")
+    runner = Noisy(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.0, [(bf16, 100, 0)])
+    sp = space.build(CPU_AMX, space.Setting(), ("precision", "xla"), frozenset(), (), False, 100)
+    opts = search.Options(trial_steps=100, budget_seconds=1e9, objective="throughput")
+    said = []
+    result = search.Search(sp, CPU_AMX, opts, runner, said.append).run()
+    short = [(s.precision, s.xla) for s, steps, _ in runner.ran if steps == 100]
+    # bf16's busy run, then XLA at bf16 (the best so far, marked), then bf16 once more.
+    assert short == [("fp32", False), ("bf16", False), ("bf16", True), ("bf16", False)], short
+    assert [o.setting for o in result.busy] == [bf16]
+    assert "[again] 100 steps: bf16: 1,300.0 examples/s (compile 1.0 s)" in said
+
+
+def test_busy_host_is_read_from_the_records_host_cpu():
+    assert trials.busy_host({"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0})
+    assert "40% of the 2 cores" in trials.busy_host(
+        {"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0}
+    )
+    assert not trials.busy_host(
+        {"cores": 2, "system_percent_mean": 60, "process_percent_mean": 50.0}
+    )
+    assert not trials.busy_host(None)
+
+
+def test_plain_trial_labels_are_unchanged_so_earlier_tunes_resume():
+    s = space.Setting(precision="bf16")
+    blob = json.dumps([dataclasses.asdict(s), 100, 0], sort_keys=True)
+    old = f"t-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    assert trials.label("t", s, 100, 0) == old
+    assert len({old, trials.label("t", s, 100, 0, 1), trials.label("t", s, 100, 0, 0, True)}) == 3
+
+
+# -- the numerics guard on loss curves ----------------------------------------------------
+
+
+def _curve(first, last, steps=100):
+    return tuple((i, first + (last - first) * (i - 1) / (steps - 1)) for i in range(1, steps + 1))
+
+
+class Curves(Scripted):
+    """Speed trials on synthetic data; numerics runs (real data) with set loss curves."""
+
+    def __init__(self, curves):
+        super().__init__(lambda s, steps, r: (1300.0 if s.precision == "bf16" else 1000.0, 0.001))
+        self.curves, self.checked = curves, []
+
+    def run(self, s, steps, repeat, attempt=0, numerics=False):
+        o = super().run(s, steps, repeat)
+        if numerics:
+            self.checked.append(s)
+            curve = self.curves[s.precision]
+            busy = "other processes used 70% of the 2 cores"  # a loss does not care
+            o = dataclasses.replace(o, losses=curve, final_loss=curve[-1][1], busy=busy)
+        return dataclasses.replace(o, numerics=numerics)
+
+
+def _guarded(curves):
+    sp = space.build(CPU_AMX, space.Setting(), ("precision",), frozenset(), (), False, 100)
+    opts = search.Options(
+        trial_steps=100, budget_seconds=1e9, objective="throughput", numerics_apart=True
+    )
+    said, runner = [], Curves(curves)
+    return search.Search(sp, CPU_AMX, opts, runner, said.append).run(), said, runner
+
+
+def test_guard_rejects_a_loss_that_is_off_on_real_data_and_prints_why():
+    # fp32 falls to 0.17, bf16 only to 0.6 (late means 0.70 and 1.02).  The speed trials
+    # (synthetic data, memorised: 0.001 each) could not tell them apart.
+    result, said, runner = _guarded({"fp32": _curve(2.3, 0.17), "bf16": _curve(2.3, 0.6)})
+    bf16 = space.Setting(precision="bf16")
+    why = result.disqualified[bf16]
+    assert re.search(r"mean loss 1\.0\d+ vs fp32 0\.\d+ over steps 51-100: off by \d+%", why), why
+    assert "tolerance 25% of" in why
+    line = next(x for x in said if x.startswith("numerics of bf16 on real data: REJECTED: "))
+    assert why in line
+    assert len(runner.checked) == 2 and set(runner.checked) == {space.Setting(), bf16}
+    assert result.winner == space.Setting()  # 1.3x faster, but not the same training
+
+
+def test_guard_scales_by_the_late_loss_not_the_first():
+    # A loss that fell to ~0 (fp32 0.001 late) against one that stayed at 0.437: the old
+    # guard (10% of the first loss, 2.3) passed this 437x; the floor is 5% of 2.3.
+    def fell_to(late):
+        return tuple((i, 2.3 if i == 1 else late) for i in range(1, 101))
+
+    result, _, _ = _guarded({"fp32": fell_to(0.001), "bf16": fell_to(0.437)})
+    why = result.disqualified[space.Setting(precision="bf16")]
+    assert "mean loss 0.437 vs fp32 0.001 over steps 51-100: off by 379%" in why, why
+    assert "(tolerance 25% of 0.115)" in why
+
+
+def test_guard_passes_a_loss_within_its_tolerance_and_says_how_close():
+    # +8%: what bf16 gave against fp32 on the embedded digits (numerics.py).
+    fp32 = _curve(2.3, 0.17)
+    bf16 = tuple((i, x * 1.08) for i, x in fp32)
+    result, said, _ = _guarded({"fp32": fp32, "bf16": bf16})
+    assert not result.disqualified
+    assert any(re.search(r"numerics of bf16 on real data: ok: .*\(\+8\.0%\)", x) for x in said)
+    assert result.winner == space.Setting(precision="bf16")
+
+
+def test_other_batch_sizes_are_reported_apart_never_the_winner(tmp_path):
+    def table(s, steps, r):
+        return (3000.0 if s.batch_size == 256 else 1000.0), 0.5
+
+    sp = space.build(CPU_AMX, space.Setting(), ("batch_size", "xla"), frozenset(), (), False, 100)
+    opts = search.Options(trial_steps=100, budget_seconds=1e9, objective="throughput")
+    result = search.Search(sp, CPU_AMX, opts, Scripted(table), lambda x: None).run()
+    assert result.other_batches == [space.Setting(batch_size=256), space.Setting(batch_size=512)]
+    ranked = results.rows(result, sp.default, "throughput")
+    win = results.winners(ranked, result.winner)["throughput"]
+    assert win.setting.batch_size is None
+    apart = [r for r in ranked if r.status == "apart"]
+    assert {r.setting.batch_size for r in apart} == {256, 512}
+    best, ratio = results.other_batch(ranked, result, sp.default)
+    assert best.setting.batch_size == 256 and ratio == pytest.approx(3.0)
+    from tpubench.cli import tune_text
+
+    said = []
+    tune_text.finish(result, sp, opts, {}, str(tmp_path), str(tmp_path), CPU_AMX, said.append)
+    line = next(x for x in said if x.startswith("another batch size"))
+    assert "batch 256: 3,000.0 examples/s in a 100-step trial, 3.00x the same setting" in line
+    assert "add --batch_size=256 to try it" in line
+    assert "--batch_size" not in (tmp_path / "winner-throughput.flags").read_text()
+
+
+def test_the_answer_is_in_the_console_and_the_flagfile(tmp_path):
+    from tpubench.cli import tune_text
+
+    runner = Noisy(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.05)
+    sp = space.build(CPU_AMX, space.Setting(), ("precision",), frozenset(), (), False, 100)
+    opts = search.Options(trial_steps=100, budget_seconds=1e9, objective="throughput")
+    result = search.Search(sp, CPU_AMX, opts, runner, lambda x: None).run()
+    said = []
+    tune_text.finish(
+        result, sp, opts, {"model": "m"}, str(tmp_path), str(tmp_path), CPU_AMX, said.append
+    )
+    answer = result.verdict.text()
+    assert f"answer: {answer}" in said
+    assert re.search(r"│ 1 │ bf16 .*│ winner, ok", said[0]), said[0]
+    flags = (tmp_path / "winner-throughput.flags").read_text()
+    assert f"# answer: {answer}\n" in flags and "--precision=bf16" in flags
+    assert any(re.search(r"1\.\d\dx the defaults \(95% interval", x) for x in said)
+    summary = json.loads((tmp_path / tune_text.SUMMARY).read_text())
+    assert summary["answer"] == answer and summary["decided"] is True
+
+
+# -- serving: infer batch size and batching window against LoadGen's Server verdict -------
+
+
+class Served:
+    """Scripted VALID QPS per point (None: no QPS was VALID at the bound)."""
+
+    def __init__(self, qps, noise=0.03):
+        import random
+
+        self.qps, self.rng, self.noise, self.ran = qps, random.Random(3), noise, []
+
+    def recorded(self, p, steps, repeat, attempt=0, numerics=False):
+        return None
+
+    def run(self, p, steps, repeat, attempt=0, numerics=False):
+        self.ran.append((p, repeat))
+        q = self.qps(p)
+        if q is None:
+            return trials.Outcome(p, 0, repeat, "failed", wall_seconds=30.0, reason="no QPS VALID")
+        q *= self.rng.uniform(1 - self.noise, 1 + self.noise)
+        return trials.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=q, wall_seconds=30.0)
+
+
+def _serve(qps, budget=1e9, **kw):
+    opts = serving.Options(
+        batches=(1, 8, 32), windows_ms=(0.5, 2.0, 8.0), budget_seconds=budget, **kw
+    )
+    said, runner = [], Served(qps)
+    return serving.Search(opts, runner, said.append).run(), runner, said
+
+
+def test_serving_screens_batches_then_windows_and_settles_the_leaders():
+    # batch 8 serves the most; at batch 8 a 2 ms window beats 0.5 ms by 25%; batch 32's
+    # batches wait too long: no QPS is VALID at the bound.
+    def qps(p):
+        if p.batch == 32:
+            return None
+        return {1: 400.0, 8: 1000.0}[p.batch] * {0.5: 1.0, 2.0: 1.25, 8.0: 0.6}[p.window_ms]
+
+    result, runner, _ = _serve(qps)
+    screened = [p for p, r in runner.ran if r == 0]
+    assert screened == [
+        serving.Point(1, 0.5),
+        serving.Point(8, 0.5),
+        serving.Point(32, 0.5),
+        serving.Point(8, 2.0),
+        serving.Point(8, 8.0),
+    ]
+    assert result.winner == serving.Point(8, 2.0)
+    v = result.verdict
+    assert v.decided and re.fullmatch(
+        r"batch 8, window 2 ms, 1\.2\dx batch 8, window 0\.5 ms "
+        r"\(95% interval 1\.\d\d-1\.\d\d, n=\d+\)",
+        v.text(),
+    ), v.text()
+    rows = serving.rows(result)
+    assert rows[0]["point"] == serving.Point(8, 2.0) and rows[-1]["status"] == "failed"
+
+
+def test_serving_with_no_valid_batch_is_one_line():
+    with pytest.raises(errors.UsageError, match=r"no batch size served VALID at the bound"):
+        _serve(lambda p: None)
+
+
+def test_advise_prices_only_the_serving_tunes_winner(tmp_path):
+    from tpubench.report import serving as report_serving
+
+    tune_dir = tmp_path / "tune-m-1"
+    tune_dir.mkdir()
+    (tune_dir / "tune-summary.json.txt").write_text(
+        json.dumps(
+            {
+                "objective": "serving",
+                "answer": "batch 8, window 2 ms, 1.25x ...",
+                "winner": {"name": "batch 8, window 2 ms", "records": ["a.json"]},
+            }
+        )
+    )
+    other = tmp_path / "other.json"
+    runs = [
+        dataclasses.make_dataclass("R", ["path"])(str(x))
+        for x in (tune_dir / "a.json", tune_dir / "b.json", other)
+    ]
+    kept, notes = report_serving.tune_winners(runs, [str(tune_dir), str(other)])
+    assert [pathlib.Path(r.path).name for r in kept] == ["a.json", "other.json"]
+    assert notes == [
+        f"tune winner from {tune_dir}: batch 8, window 2 ms (the tune's answer: "
+        "batch 8, window 2 ms, 1.25x ...); its other trials are left out"
+    ]
+
+
 # -- the command line ---------------------------------------------------------------------
 
 BAD = {
@@ -158,6 +523,11 @@ BAD = {
     "unknown_flag": (["--warp_speed=9"], ["warp_speed"]),
     "owned_flag": (["--train_steps=5"], ["--train_steps", "--trial_steps"]),
     "bad_batch_sizes": (["--batch_sizes=64,x"], ["--batch_sizes=64,x", "'x'"]),
+    "serving_without_bound": (["--objective=serving"], ["--latency_bound", "50ms"]),
+    "max_repeats_below_repeats": (
+        ["--repeats=4", "--max_repeats=2"],
+        ["--max_repeats=2 is below --repeats=4", "accepted:"],
+    ),
 }
 
 

@@ -12,7 +12,7 @@ import json
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, tune_text, values
+from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import errors, safe_text
 from tpubench.tune import space
@@ -30,7 +30,14 @@ def define():
     # Tune measures the compute settings: synthetic batches unless asked otherwise.
     FLAGS.set_default("use_synthetic_data", True)
     f = flags
-    f.DEFINE_enum("objective", "throughput", ["throughput", "cost"], "What the winner is best at.")
+    f.DEFINE_enum(
+        "objective",
+        "throughput",
+        ["throughput", "cost", "serving"],
+        "What the winner is best at: training throughput, training $/epoch, or serving (the "
+        "most queries/sec LoadGen's Server scenario judges VALID at --latency_bound: infer "
+        "batch size and batching window).",
+    )
     f.DEFINE_string(
         "budget", "30m", "Wall time the trials may take, e.g. 10m, 1h30m (the defaults always run)."
     )
@@ -50,9 +57,25 @@ def define():
         "trial_steps", 100, "Steps of a short trial; longer runs take 3x as many.", lower_bound=10
     )
     f.DEFINE_integer(
-        "finalists", 4, "Settings that get a longer run after the short round.", lower_bound=1
+        "finalists",
+        2,
+        "Settings that get a longer run after the short round (the two best of them go on "
+        "to the rounds).",
+        lower_bound=1,
     )
-    f.DEFINE_integer("repeats", 3, "Runs of each leader at the longer length.", lower_bound=1)
+    tune_serving.define()
+    f.DEFINE_integer(
+        "repeats",
+        3,
+        "Rounds at least (one longer run of each leader and the defaults each), budget allowing.",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "max_repeats",
+        10,
+        "Rounds at most: they stop sooner once the 95% interval of the leaders' ratio excludes 1.",
+        lower_bound=1,
+    )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
@@ -72,6 +95,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
         )
     if batch_sizes and "batch_size" in fixed:
         raise errors.UsageError("--batch_sizes and --batch_size both given; give one of them")
+    if FLAGS.max_repeats < FLAGS.repeats:
+        raise errors.UsageError(
+            f"--max_repeats={FLAGS.max_repeats} is below --repeats={FLAGS.repeats}; "
+            "accepted: --max_repeats at least --repeats"
+        )
     cfg = configs.train_config()  # every train flag checked before the first trial
     train_lib.check_prices(cfg)
     for module in cfg.model_modules:
@@ -83,9 +111,17 @@ def main(args: list[str], full_argv: list[str]) -> int:
         for n in sorted(_train_flags)
         if (FLAGS[n].present or n == "use_synthetic_data") and n not in OWNED
     }
+    serving = FLAGS.objective == "serving"
+    if serving:
+        sopts = tune_serving.options(batch_sizes, budget)
+        model_flags = tune_serving.infer_flags(model_flags)
     tune_id = _tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
     records_dir = cfg.results_dir.rstrip("/") + f"/{tune_id}"
     work_dir = records_dir if "://" not in records_dir else tune_id
+    if serving:
+        return tune_serving.run(
+            cfg.model, host, sopts, model_flags, tune_id, records_dir, work_dir, _say
+        )
     # The plain defaults: train's own, with whatever the user fixed on the command line.
     default = space.Setting(
         batch_size=cfg.global_batch_size,
@@ -96,6 +132,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         inter=cfg.hardware.num_inter_threads,
         steps_per_loop=cfg.steps_per_loop,
     )
+    check_flags, check_data = _numerics_data(cfg, spec, model_flags)
     sp = space.build(
         host,
         default,
@@ -112,14 +149,21 @@ def main(args: list[str], full_argv: list[str]) -> int:
         finalists=FLAGS.finalists,
         repeats=FLAGS.repeats,
         batch_sizes=batch_sizes,
+        max_repeats=FLAGS.max_repeats,
+        numerics_apart=bool(check_flags),
     )
-    # Trial records are read back and shown: through the one sanitiser.
-    say = lambda line: print(safe_text.block(line), flush=True)  # noqa: E731
+    say = _say
     say(tune_text.header(cfg.model, host, sp, opts, records_dir))
-    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say)
+    say(f"numerics checked against fp32 on {check_data}")
+    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, check_flags)
     result = search.Search(sp, host, opts, runner, say).run()
     tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say)
     return 0
+
+
+def _say(line: str) -> None:
+    # Trial records are read back and shown: through the one sanitiser.
+    print(safe_text.block(line), flush=True)
 
 
 def _axes(items: list[str]) -> tuple[str, ...]:
@@ -129,6 +173,24 @@ def _axes(items: list[str]) -> tuple[str, ...]:
         if item not in space.AXES:
             raise errors.unknown("axis in --search", item, space.AXES)
     return tuple(items)
+
+
+def _numerics_data(cfg, spec, model_flags) -> tuple[dict, str]:
+    """What a numerics check adds to a trial's flags, and the data it then reads.
+
+    Speed trials read synthetic batches by default, which a net memorises (any
+    loss falls to ~0); the checks read the model's real data where it has one
+    offline (or the user's --data_dir/--dataset)."""
+    from tpubench.data import embedded
+
+    if not model_flags.get("use_synthetic_data"):
+        return {}, "the trials' own data (not synthetic)"
+    if cfg.data.data_dir or cfg.data.dataset:
+        return {"use_synthetic_data": False}, f"real data ({cfg.data.data_dir or cfg.data.dataset})"
+    offline = next((d for d in spec.datasets if d in embedded.NAMES), None)
+    if offline:
+        return {"use_synthetic_data": False}, f"real data (the embedded {offline} dataset)"
+    return {}, "synthetic data: the model has no offline dataset (a weak check: pass --data_dir)"
 
 
 def _host(cfg):

@@ -45,7 +45,9 @@ def _v(x) -> str:
     return str(x).lower() if isinstance(x, bool) else str(x)
 
 
-def table(ranked: list, objective: str) -> str:
+def table(ranked: list, objective: str, winner=None) -> str:
+    """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
+    median) is marked in its status."""
     t = Table(title=f"tune: settings ranked by {objective}", title_justify="left")
     for col, just in (
         ("#", "right"),
@@ -64,6 +66,10 @@ def table(ranked: list, objective: str) -> str:
             f"{fmt.num(r.low, '{:,.0f}')}-{fmt.num(r.high, '{:,.0f}')} (n={r.n})" if r.n else ""
         )
         status = r.status if not r.note else f"{r.status}: {r.note}"
+        if r.busy:
+            status += f" ({r.busy} on a busy host)"
+        if winner is not None and r.setting == winner and r.status == "ok":
+            status = "winner, " + status
         t.add_row(
             str(i) if r.status == "ok" else "-",
             r.name,
@@ -83,27 +89,47 @@ def table(ranked: list, objective: str) -> str:
 def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> None:
     """Prints the table and the winners; writes the winners' flag files and the summary."""
     ranked = results.rows(result, sp.default, opts.objective)
-    wins = results.winners(ranked)
-    say(table(ranked, opts.objective))
+    wins = results.winners(ranked, result.winner)
+    say(table(ranked, opts.objective, result.winner))
     for note in result.notes:
         say(f"note: {note}")
+    for busy in result.busy:
+        say(f"note: run again, not compared: {busy.record or 'a trial'}: busy host ({busy.busy})")
     if not wins:
         raise errors.UsageError("no setting finished with a valid result; see the table above")
     say(
-        f"{len(result.outcomes)} trial(s), {result.spent_seconds / 60:.1f} min of trials "
+        f"{len(result.outcomes) + len(result.busy)} trial(s), "
+        f"{result.spent_seconds / 60:.1f} min of trials "
         "(compile time is shown apart and never part of a rate)"
     )
+    answer = result.verdict.text() if result.verdict else ""
+    if answer:
+        say(f"answer: {answer}")
+    apart = results.other_batch(ranked, result, sp.default)
+    if apart:
+        row, ratio = apart
+        than = f", {ratio:.2f}x the same setting at the default batch" if ratio else ""
+        say(
+            f"another batch size (reported apart: it changes training, retune the learning "
+            f"rate before trusting it): {row.name}: {fmt.num(row.rate)} examples/s in a "
+            f"{row.steps}-step trial{than}; add --batch_size={row.setting.batch_size} to try it"
+        )
     paths = {}
     for objective, row in wins.items():
         comment = (
             f"tpubench tune winner for {objective} on {host.describe()}: {row.name}, "
             f"{fmt.num(row.rate)} examples/s median of {row.n} run(s) of {row.steps} steps"
         )
+        if answer:
+            comment += f"\nanswer: {answer}"
         path = os.path.join(work_dir, f"winner-{objective}.flags")
         files.write_atomic(path, results.flagfile(model_flags, row, comment))
         paths[objective] = path
         money = f", {fmt.money(row.usd_per_epoch)}/epoch" if row.usd_per_epoch else ""
         speed = f", {row.speedup:.2f}x the defaults" if row.speedup else ""
+        vs = result.vs_defaults
+        if vs and row.setting == result.winner:
+            speed = f", {vs.ratio:.2f}x the defaults ({vs.interval_text()})"
         say(
             f"winner ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
             f"train with: tpubench train --flagfile={path}"

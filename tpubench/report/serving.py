@@ -5,12 +5,18 @@ while LoadGen judged the run VALID at a latency bound.  Serving a load of
 Q queries/sec at a bound takes ceil(Q / sustained) such machines, so the
 cheapest answer is the configuration with the lowest total $/hour among
 those measured at a bound no looser than the one asked for.
+
+A `tpubench tune --objective=serving` directory holds trials at many batch
+sizes and batching windows that one group would pool: there only the
+tune's winner (its summary file) is priced.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import os
 
 from tpubench.core import errors
 from tpubench.core.config import AdviseConfig
@@ -191,6 +197,42 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 
 
+TUNE_SUMMARY = "tune-summary.json.txt"  # written by `tpubench tune` (cli/tune_serving.py)
+
+
+def tune_winners(runs: list[load.Run], inputs) -> tuple[list[load.Run], list[str]]:
+    """RUNS less the serving tunes' other trials: in a directory of INPUTS that holds a
+    serving tune's summary, only the winner's records are kept; and a note per tune."""
+    keep, drop, notes = set(), [], []
+    for item in inputs:
+        path = os.path.join(item, TUNE_SUMMARY)
+        if "://" in item or not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("objective") != "serving":
+            continue
+        win = doc.get("winner") or {}
+        drop.append(os.path.abspath(item) + os.sep)
+        keep |= {os.path.abspath(os.path.join(item, p)) for p in win.get("records") or []}
+        notes.append(
+            f"tune winner from {item}: {win.get('name', '?')} (the tune's answer: "
+            f"{doc.get('answer') or 'none'}); its other trials are left out"
+        )
+    if not drop:
+        return runs, []
+    out = [
+        r
+        for r in runs
+        if os.path.abspath(r.path) in keep
+        or not any(os.path.abspath(r.path).startswith(d) for d in drop)
+    ]
+    return out, notes
+
+
 def _config(o: Option) -> str:
     machine = o.group.dims["machine"]
     return " · ".join(p for p in o.group.label.split(" · ") if p != machine)
@@ -200,7 +242,9 @@ def advise(cfg: AdviseConfig) -> str:
     """The cheapest measured way to serve cfg.qps at p<percentile> <= the bound."""
     loaded = load.load(list(cfg.inputs))
     runs = [r for r in loaded.runs if r.dims["model"].split(" [")[0] == cfg.model]
+    runs, tuned = tune_winners(runs, cfg.inputs)
     found, notes = options(runs, cfg)
+    notes = tuned + notes
     bound = f"p{cfg.latency_percentile:g} <= {cfg.latency_bound_seconds * 1e3:g} ms"
     if not found:
         raise errors.UsageError(

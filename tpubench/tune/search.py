@@ -1,19 +1,25 @@
-"""The search: short trials one axis at a time, then longer runs and repeats for the leaders.
+"""The search: short trials one axis at a time, then the two leaders in rounds until settled.
 
-1. Screen (short trials of `trial_steps`): the plain defaults first, then each
-   axis in turn (batch size, steps per loop, precision, XLA, layout,
-   threads), every value tried with the others at the best setting so far
-   (coordinate descent: a product of them all would be hundreds of
-   processes); a second pass from the new best when the first moved it,
-   which costs only the points not yet measured.
-2. Successive halving: the `finalists` best settings run `LONGER`x longer;
-   the better half goes on to `repeats` runs of that length, with the
-   defaults beside them so the speed-up compares like with like.
+1. Screen (short trials of `trial_steps`, at most `SHORT_SHARE` of the
+   budget): the plain defaults first, then each axis in turn (steps per
+   loop, precision, XLA, layout, threads), every value tried with the
+   others at the best setting so far (coordinate descent: a product of them
+   all would be hundreds of processes); a second pass from the new best when
+   the first moved it, which costs only the points not yet measured.
+   Batch sizes come last and are reported apart: a batch size changes how
+   the model trains, so it is never folded into the speed of "the same
+   model" (unless the defaults' batch ran out of memory: then it must move).
+2. Rounds (`LONGER`x longer runs): the `finalists` best get one run each;
+   the two best of those, with the defaults, then run once per round, back
+   to back, the order turning each round.  After at least `repeats` rounds,
+   the rounds stop when the 95% interval of the leaders' ratio excludes 1
+   (decide.py), after `max_repeats` rounds, or when the budget ends.
 
-Every trial checks the numerics against fp32 (`guard`) and the budget
-before it starts (`fits`).  Trials an earlier run of the same tune recorded
-are reused, which also spends their recorded time, so a resumed tune makes
-the same decisions.
+Every short trial's numerics are checked against fp32 (`guard`,
+numerics.py), on real data when the model has it; a trial on a busy host
+(trials.BUSY_PERCENT) is run again once and, if still busy, kept and
+marked.  Trials an earlier run of the same tune recorded are reused, which
+also spends their recorded time, so a resumed tune makes the same decisions.
 """
 
 from __future__ import annotations
@@ -22,14 +28,15 @@ import dataclasses
 import statistics
 
 from tpubench.core import errors
-from tpubench.tune import space, trials
+from tpubench.tune import decide, numerics, space, trials
 
 LONGER = 3
-# How far a trial's final loss may stray from fp32's at the same batch and
-# steps, as a share of the reference's first-step loss (its scale): bf16 has
-# an 8-bit mantissa, fp16 10 bits with loss scaling; fp32 differs only by
-# the order of its sums (threads, XLA, layouts).
-TOLERANCE = {"fp32": 0.02, "fp16": 0.05, "bf16": 0.10}
+SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
+BUSY_RERUNS = 1
+_SHORT = ("defaults", "short", "other batch", "numerics", "fp32 reference", "again")
+# Screening trials on a busy host run again at the end of the short round, budget allowing:
+# a re-run at once would spend a small budget before the axes are even tried.
+_DEFERRED = ("defaults", "short", "other batch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,9 +44,11 @@ class Options:
     trial_steps: int
     budget_seconds: float
     objective: str  # throughput or cost
-    finalists: int = 4
-    repeats: int = 3
+    finalists: int = 2
+    repeats: int = 3  # rounds at least (budget allowing)
     batch_sizes: tuple[int, ...] = ()  # empty: the default batch and its doublings
+    max_repeats: int = 10
+    numerics_apart: bool = False  # numerics checks are their own runs (on real data)
 
 
 @dataclasses.dataclass
@@ -49,43 +58,75 @@ class Result:
     notes: list = dataclasses.field(default_factory=list)
     default_batch: int | None = None
     spent_seconds: float = 0.0
+    busy: list = dataclasses.field(default_factory=list)  # outcomes run again: busy host
+    checks: list = dataclasses.field(default_factory=list)  # (setting, verdict line)
+    other_batches: list = dataclasses.field(default_factory=list)  # settings reported apart
+    verdict: decide.Verdict | None = None
+    winner: space.Setting | None = None  # the verdict's choice (None: by median)
+    vs_defaults: decide.Ratio | None = None  # the winner over the defaults, paired by round
 
 
 class Search:
     def __init__(self, sp: space.Space, host: space.Host, opts: Options, runner, say):
         self.space, self.host, self.opts, self.runner, self.say = sp, host, opts, runner, say
         self.result = Result()
+        self._checked: dict = {}  # numerics key -> reason or None
+        self.batch_apart = True
 
     # -- one trial ---------------------------------------------------------
-    def trial(self, s: space.Setting, steps: int, repeat: int = 0, stage: str = "short"):
-        """Runs (or reuses) one trial; None when the budget has no room for it."""
+    def trial(self, s: space.Setting, steps: int, repeat=0, stage="short", check=False):
+        """Runs (or reuses) one trial; None when the budget has no room for it.
+
+        CHECK: a numerics check's own run (the runner adds real data)."""
         r = self.result
-        found = next(
-            (o for o in r.outcomes if (o.setting, o.steps, o.repeat) == (s, steps, repeat)), None
-        )
+        key = (s, steps, repeat, check)
+        found = [o for o in r.outcomes if (o.setting, o.steps, o.repeat, o.numerics) == key]
         if found:
-            return found
-        o = self.runner.recorded(s, steps, repeat)
-        if o is None:
-            if not self.fits(s, steps):
-                r.notes.append(f"budget: {self._name(s)} at {steps} steps (#{repeat + 1}) not run")
-                return None
-            self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)} ...")
-            o = self.runner.run(s, steps, repeat)
+            return found[0]
+        attempt, o = 0, None
+        while True:
+            got = self.runner.recorded(s, steps, repeat, attempt=attempt, numerics=check)
+            if got is None:
+                if not self.fits(s, steps, stage):
+                    if o is None:
+                        what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                        if f"budget: {what} not run" not in r.notes:
+                            r.notes.append(f"budget: {what} not run")
+                        return None
+                    break  # the busy run stands, marked
+                self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)} ...")
+                got = self.runner.run(s, steps, repeat, attempt=attempt, numerics=check)
+            if o is not None:
+                r.busy.append(o)
+            o = got
+            r.spent_seconds += o.wall_seconds
+            if not o.busy or attempt >= BUSY_RERUNS or check or stage in _DEFERRED:
+                break  # a numerics check's loss does not depend on the host's load
+            again = self.runner.recorded(s, steps, repeat, attempt=attempt + 1, numerics=check)
+            if again is None and not self.fits(s, steps, stage):
+                what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
+                break
+            self.say(
+                f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)}: busy host "
+                f"({o.busy}): not compared; running it again"
+            )
+            attempt += 1
         r.outcomes.append(o)
-        r.spent_seconds += o.wall_seconds
+        number = len(r.outcomes)  # the guard's own runs come after it
         if r.default_batch is None and s == self.space.default:
             r.default_batch = o.batch  # the model's default (x replicas), from the record
-        why = self.guard(o)
+        why = None if check or stage == "fp32 reference" else self.guard(o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
-        self.say(f"[{len(r.outcomes)}] {stage} {steps} steps: {self._name(s)}: {_said(o, why)}")
+        self.say(f"[{number}] {stage} {steps} steps: {self._name(s)}: {_said(o, why)}")
         return o
 
-    def fits(self, s: space.Setting, steps: int) -> bool:
+    def fits(self, s: space.Setting, steps: int, stage: str = "short") -> bool:
         if not self.result.outcomes:
             return True  # the defaults always run: every figure is relative to them
-        return self.result.spent_seconds + self.estimate(s, steps) <= self.opts.budget_seconds
+        limit = self.opts.budget_seconds * (SHORT_SHARE if stage in _SHORT else 1.0)
+        return self.result.spent_seconds + self.estimate(s, steps) <= limit
 
     def estimate(self, s: space.Setting, steps: int) -> float:
         """Seconds a trial will take: a like trial's fixed cost plus its steps at its rate."""
@@ -101,27 +142,43 @@ class Search:
         return fixed + steps * per_step
 
     def guard(self, o: trials.Outcome) -> str | None:
-        """Why O's numerics disqualify it (NaN, or a loss too far from fp32's), else None."""
+        """Why O's numerics disqualify it (NaN, or a loss off from fp32's), else None.
+
+        The reference is fp32 without XLA at O's batch size, over the same steps.
+        With `numerics_apart` both are their own runs on real data, one per
+        (batch, precision, XLA): the axes that change the arithmetic; the
+        others (threads, layout, steps per loop) only reorder fp32 sums."""
         if o.status == "invalid":
             return f"NaN/inf loss ({o.reason or 'training diverged'})"
-        if o.status != "ok" or o.final_loss is None or o.steps != self.opts.trial_steps:
+        if o.status != "ok" or o.steps != self.opts.trial_steps:
             return None
-        ref_setting = dataclasses.replace(
-            self.space.default, batch_size=o.setting.batch_size, precision="fp32", xla=False
-        )
-        if o.setting == ref_setting:
+        s, d = o.setting, self.space.default
+        ref_s = dataclasses.replace(d, batch_size=s.batch_size, precision="fp32", xla=False)
+        apart = self.opts.numerics_apart
+        key = dataclasses.replace(ref_s, precision=s.precision, xla=s.xla) if apart else s
+        if key == ref_s:
             return None
-        ref = self.trial(ref_setting, o.steps, 0, "fp32 reference")
-        if ref is None or ref.status != "ok" or ref.final_loss is None:
-            return None
-        tol = TOLERANCE[o.setting.precision]
-        scale = max(abs(ref.final_loss), ref.first_loss or 0.0)
-        if abs(o.final_loss - ref.final_loss) > tol * scale:
-            return (
-                f"loss {o.final_loss:.4g} vs fp32 {ref.final_loss:.4g} after {o.steps} steps "
-                f"(tolerance {tol:.0%} of {scale:.3g})"
-            )
-        return None
+        if key in self._checked:
+            return self._checked[key]
+        ref = self.trial(ref_s, o.steps, 0, "fp32 reference", check=apart)
+        cand = o
+        if apart:
+            cand = None if ref is None else self.trial(key, o.steps, 0, "numerics", check=True)
+        ran = cand is not None and cand.status in ("ok", "invalid")
+        if ref is None or ref.status != "ok" or not ran:
+            # Not carried on: a setting whose numerics are unknown is not a way to train faster.
+            missing = "the budget had no room" if ref is None or cand is None else "a run failed"
+            return f"numerics not checked ({missing} for the fp32 comparison on {self._data()})"
+        why = numerics.check(s.precision, cand, ref)
+        self._checked[key] = why
+        line = f"REJECTED: {why}" if why else f"ok: {numerics.agreement(cand, ref)}"
+        data = self._data()
+        self.result.checks.append((key, f"numerics of {self._name(key)} on {data}: {line}"))
+        self.say(self.result.checks[-1][1])
+        return why
+
+    def _data(self) -> str:
+        return "real data" if self.opts.numerics_apart else "the trials' data"
 
     # -- the search ----------------------------------------------------------
     def run(self) -> Result:
@@ -132,28 +189,103 @@ class Search:
                 f"the plain defaults failed, so nothing can be compared: {first.reason}"
                 + (f" [run record: {first.record}]" if first.record else "")
             )
+        # The defaults' batch ran out of memory: the batch must move, so it is searched.
+        self.batch_apart = first.status == "ok"
+        axes = [a for a in self.space.axes if a.name != "batch_size" or not self.batch_apart]
         best = d
         for first_pass in (True, False):
             start = best
-            for axis in self.space.axes:
+            for axis in axes:
                 best = self._screen(axis, best, steps, first_pass)
             if best == start:
                 break  # a pass that moves nothing: the short round is done
+        batch = next((a for a in self.space.axes if a.name == "batch_size"), None)
+        if batch and self.batch_apart:
+            self._screen(batch, best, steps, True, stage="other batch")
+        self._again(steps)
         if not self.leaders(steps, 1):
             self._nothing_ran()
-        finalists = self.leaders(steps, self.opts.finalists)
         longer = steps * LONGER
-        for s in finalists:
+        for s in self.leaders(steps, self.opts.finalists):
             self.trial(s, longer, 0, "longer")
-        top = self.leaders(longer, max(1, len(finalists) // 2))
-        if d not in top and first.status == "ok":
-            top.append(d)  # the baseline beside the leaders, measured the same way
-        for repeat in range(self.opts.repeats):  # repeat 0 of a finalist is its longer run
-            for s in top:
-                self.trial(s, longer, repeat, "repeat")
+        self._rounds(longer, self.leaders(longer, 2), first.status == "ok")
         return self.result
 
-    def _screen(self, axis: space.Axis, best: space.Setting, steps: int, first_pass: bool):
+    def _again(self, steps: int) -> None:
+        """Runs the short round's busy-host trials once more, fastest first, budget allowing;
+        a re-run replaces its busy run (kept in `busy`, never compared)."""
+        r = self.result
+        busy = [
+            o
+            for o in r.outcomes
+            if o.steps == steps and o.busy and not o.numerics and not o.attempt and o.rate
+        ]
+        for o in sorted(busy, key=lambda o: o.rate, reverse=True):
+            what = f"short {self._name(o.setting)} at {steps} steps (#1)"
+            got = self.runner.recorded(o.setting, steps, 0, attempt=1)
+            if got is None:
+                if not self.fits(o.setting, steps, "again"):
+                    r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
+                    continue
+                self.say(f"[again] {steps} steps: {self._name(o.setting)} (busy before) ...")
+                got = self.runner.run(o.setting, steps, 0, attempt=1)
+            r.spent_seconds += got.wall_seconds
+            r.outcomes[r.outcomes.index(o)] = got
+            r.busy.append(o)
+            why = self.guard(got)
+            if why and o.setting not in r.disqualified:
+                r.disqualified[o.setting] = why
+            self.say(f"[again] {steps} steps: {self._name(o.setting)}: {_said(got, why)}")
+
+    def _rounds(self, longer: int, top: list, defaults_ok: bool) -> None:
+        """Rounds of the two leaders and the defaults until the leaders' order is settled."""
+        d, r = self.space.default, self.result
+        if not top:
+            best = self.leaders(self.opts.trial_steps, 1)
+            name = self._name(best[0]) if best else "nothing"
+            r.verdict = decide.Verdict(name, "", None, reason="no run reached the longer length")
+            return
+        group = top + ([d] if d not in top and defaults_ok else [])
+        stop, n = "", 0
+        while not stop:
+            turn = n % len(group)
+            for s in group[turn:] + group[:turn]:
+                if self.trial(s, longer, n, "repeat" if n else "longer") is None:
+                    stop = "the budget ended"
+            n += 1
+            ratio = self._pair(top, longer)[0] if len(top) == 2 else None
+            if n >= self.opts.repeats and (ratio is None or ratio.decided):
+                break
+            if n >= self.opts.max_repeats:
+                stop = f"{n} rounds run (--max_repeats)"
+        r.winner = top[0]
+        other, ratio, busy = "", None, 0
+        if len(top) == 2:
+            ratio, busy = self._pair(top, longer)
+            if ratio and ratio.ratio < 1:
+                top, ratio = top[::-1], ratio.flipped()
+            r.winner, other = top[0], self._name(top[1])
+        why = stop if ratio and not ratio.decided else ""
+        r.verdict = decide.Verdict(self._name(r.winner), other, ratio, busy, why)
+        if r.winner != d and defaults_ok:
+            r.vs_defaults = self._pair([r.winner, d], longer)[0]
+
+    def _pair(self, two: list, steps: int) -> tuple[decide.Ratio | None, int]:
+        """The first over the second, paired by round; and the rounds with a busy host."""
+        runs = [
+            {o.repeat: o for o in self.result.outcomes if o.setting == s and o.steps == steps}
+            for s in two
+        ]
+        both = sorted(
+            n
+            for n in set(runs[0]) & set(runs[1])
+            if runs[0][n].status == "ok" and runs[1][n].status == "ok"
+        )
+        ratio = decide.paired([runs[0][n].rate for n in both], [runs[1][n].rate for n in both])
+        busy = sum(1 for n in both if runs[0][n].busy or runs[1][n].busy)
+        return ratio, busy
+
+    def _screen(self, axis, best: space.Setting, steps: int, first_pass: bool, stage="short"):
         """Tries AXIS's values at BEST; returns the best short trial so far.
 
         A second pass runs only if the first moved the best: values chosen late
@@ -162,7 +294,12 @@ class Search:
         for value in self._values(axis):
             if not first_pass and value in axis.once:
                 continue  # no fast path here: one short trial is all it gets
-            o = self.trial(best.with_axis(axis.name, value), steps)
+            if stage == "other batch" and value is None:
+                continue  # the default batch: measured in the short round
+            s = best.with_axis(axis.name, value)
+            o = self.trial(s, steps, stage=stage)
+            if stage == "other batch" and o is not None and s not in self.result.other_batches:
+                self.result.other_batches.append(s)
             if axis.name == "batch_size" and o is not None and o.status == "oom":
                 note = f"batch sizes above {value} not tried: batch {value} ran out of memory"
                 if note not in self.result.notes:
@@ -201,6 +338,10 @@ class Search:
             if any((name, _value(s, name)) in once for name, _ in once):
                 continue
             if not self._searched(s):  # a guard's fp32 reference under a fixed precision
+                continue
+            if self.batch_apart and s.batch_size != self.space.default.batch_size:
+                continue  # another batch trains another way: reported apart
+            if o.numerics:
                 continue
             by.setdefault(s, []).append(o)
         ranked = sorted(by, key=lambda s: score(by[s], self.opts.objective), reverse=True)
@@ -253,4 +394,6 @@ def _said(o: trials.Outcome, why: str | None) -> str:
         text = f"{o.status}: {o.reason}"
     if why:
         text += f"; DISQUALIFIED: {why}"
+    if o.busy and not o.numerics:  # a loss does not depend on the host's load
+        text += f"; busy host ({o.busy}): marked"
     return text + (" [recorded earlier]" if o.reused else "")

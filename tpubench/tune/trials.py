@@ -27,6 +27,9 @@ from tpubench.tune import space
 
 # Finished trials are reused on resume; `interrupted`/`running`/`died` run again.
 REUSED = ("ok", "invalid", "failed")
+# A trial is on a busy host when other processes used more than this share of
+# all cores while it trained (the record's host_cpu: system minus this process).
+BUSY_PERCENT = 25.0
 _OOM = re.compile(
     r"out of memory|\bOOM\b|ResourceExhausted|Resource exhausted|MemoryError|"
     r"failed to allocate|cannot allocate memory",
@@ -47,45 +50,69 @@ class Outcome:
     compile_seconds: float | None = None
     final_loss: float | None = None
     first_loss: float | None = None
+    losses: tuple[tuple[int, float], ...] = ()  # (step, training loss) as logged
     usd_per_epoch: float | None = None
     wall_seconds: float = 0.0
     record: str | None = None
     reason: str = ""
     reused: bool = False
+    busy: str = ""  # why the host was busy during the trial, or ""
+    attempt: int = 0  # 1, 2..: a re-run of a trial that had a busy host
+    numerics: bool = False  # a numerics check (on real data), not a speed trial
 
 
-def label(tune_id: str, setting: space.Setting, steps: int, repeat: int) -> str:
-    blob = json.dumps([dataclasses.asdict(setting), steps, repeat], sort_keys=True)
+def label(
+    tune_id: str, setting: space.Setting, steps: int, repeat: int, attempt=0, numerics=False
+) -> str:
+    parts = [dataclasses.asdict(setting), steps, repeat]
+    # Only when set, so the labels of an earlier tune's plain trials still match.
+    if attempt:
+        parts.append({"attempt": attempt})
+    if numerics:
+        parts.append("numerics")
+    blob = json.dumps(parts, sort_keys=True)
     return f"{tune_id}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 
 
 class Runner:
-    """Runs trials as `python -m tpubench train` and reads their records back."""
+    """Runs trials as `python -m tpubench train` (or `infer`) and reads their records back."""
 
-    def __init__(self, tune_id: str, base_flags: dict, records_dir: str, work_dir: str, out):
+    def __init__(
+        self,
+        tune_id: str,
+        base_flags: dict,
+        records_dir: str,
+        work_dir: str,
+        out,
+        numerics=None,
+        command: str = "train",
+    ):
         self.tune_id = tune_id
+        self.command = command  # infer: a serving trial (its STEPS is unused, 0)
         self.base_flags = base_flags
+        self.numerics_flags = numerics or {}  # what a numerics check adds (real data)
         self.records_dir = records_dir
         self.work_dir = work_dir
         self.out = out
         self._known = _index(records_dir)
 
-    def argv(self, setting: space.Setting, steps: int, run_label: str) -> list[str]:
-        flags = {**self.base_flags, **setting.flags(), "train_steps": steps}
-        flags.update(
-            results_dir=self.records_dir,
-            model_dir=os.path.join(self.work_dir, "model_dirs", run_label),
-            run_label=run_label,
-        )
-        return [sys.executable, "-m", "tpubench", "train", *argv_of(flags)]
+    def argv(self, setting, steps: int, run_label: str, numerics=False) -> list[str]:
+        flags = {**self.base_flags, **setting.flags()}
+        if self.command == "train":
+            flags["train_steps"] = steps
+            flags["model_dir"] = os.path.join(self.work_dir, "model_dirs", run_label)
+        if numerics:
+            flags.update(self.numerics_flags)
+        flags.update(results_dir=self.records_dir, run_label=run_label)
+        return [sys.executable, "-m", "tpubench", self.command, *argv_of(flags)]
 
-    def recorded(self, setting: space.Setting, steps: int, repeat: int) -> Outcome | None:
+    def recorded(self, setting, steps: int, repeat: int, attempt=0, numerics=False):
         """The outcome of a trial recorded by an earlier run of this tune, if any."""
-        run_label = label(self.tune_id, setting, steps, repeat)
+        run_label = label(self.tune_id, setting, steps, repeat, attempt, numerics)
         found = self._known.get(run_label)
         if found and found[1].get("status") in REUSED:
             o = outcome(setting, steps, repeat, *found, wall=self._wall(run_label))
-            return dataclasses.replace(o, reused=True)
+            return dataclasses.replace(o, reused=True, attempt=attempt, numerics=numerics)
         return None
 
     def _wall(self, run_label: str) -> float | None:
@@ -96,20 +123,20 @@ class Runner:
         except (OSError, ValueError):
             return None
 
-    def run(self, setting: space.Setting, steps: int, repeat: int) -> Outcome:
+    def run(self, setting, steps: int, repeat: int, attempt=0, numerics=False) -> Outcome:
         """Runs one trial to its end.
 
         Raises:
           InterruptedRun: SIGINT/SIGTERM reached tune (the trial is stopped and
             records itself `interrupted`; the same command resumes).
         """
-        run_label = label(self.tune_id, setting, steps, repeat)
+        run_label = label(self.tune_id, setting, steps, repeat, attempt, numerics)
         model_dir = os.path.join(self.work_dir, "model_dirs", run_label)
         shutil.rmtree(model_dir, ignore_errors=True)  # a half-run trial starts over
         log = os.path.join(self.work_dir, "logs", f"{run_label}.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)
         start = time.monotonic()
-        code = _run_child(self.argv(setting, steps, run_label), log)
+        code = _run_child(self.argv(setting, steps, run_label, numerics), log)
         wall = time.monotonic() - start
         with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds"), "w") as f:
             f.write(f"{wall:.3f}\n")  # what a resumed tune spends of its budget for this trial
@@ -123,8 +150,11 @@ class Runner:
             status = "oom" if code == -signal.SIGKILL or _OOM.search(said) else "failed"
             if code == -signal.SIGKILL:
                 said = "killed by SIGKILL (the kernel's out-of-memory killer, most likely)"
-            return Outcome(setting, steps, repeat, status, wall_seconds=wall, reason=said)
-        return outcome(setting, steps, repeat, *found, returncode=code, wall=wall)
+            return Outcome(
+                setting, steps, repeat, status, wall_seconds=wall, reason=said, attempt=attempt
+            )
+        o = outcome(setting, steps, repeat, *found, returncode=code, wall=wall)
+        return dataclasses.replace(o, attempt=attempt, numerics=numerics)
 
 
 def argv_of(flags: dict) -> list[str]:
@@ -155,6 +185,7 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
     machines = (record.get("cost") or {}).get("machines") or []
     if wall is None:
         wall = _recorded_wall(record)
+    losses = _losses(record)
     return Outcome(
         setting=setting,
         steps=steps,
@@ -164,11 +195,13 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
         rate=_num(res.get("examples_per_sec")),
         compile_seconds=_num(res.get("compile_seconds")),
         final_loss=_num(res.get("final_loss")),
-        first_loss=_first_loss(record),
+        first_loss=losses[0][1] if losses else None,
+        losses=losses,
         usd_per_epoch=_num(machines[0].get("usd_per_epoch")) if machines else None,
         wall_seconds=wall,
         record=path,
         reason=reason or (f"exit code {returncode}" if kind == "failed" else ""),
+        busy=busy_host(res.get("host_cpu")),
     )
 
 
@@ -176,17 +209,37 @@ def _num(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _first_loss(record: dict) -> float | None:
-    """The first step's loss (metrics.jsonl): the scale the numerics guard measures on."""
+def busy_host(host_cpu) -> str:
+    """Why the host was busy while the trial trained ('' if it was not), from its record."""
+    if not isinstance(host_cpu, dict):
+        return ""
+    system = _num(host_cpu.get("system_percent_mean"))
+    mine = _num(host_cpu.get("process_percent_mean"))
+    if system is None or mine is None:
+        return ""
+    others = system - mine
+    if others <= BUSY_PERCENT:
+        return ""
+    return f"other processes used {others:.0f}% of the {host_cpu.get('cores', '?')} cores"
+
+
+def _losses(record: dict) -> tuple[tuple[int, float], ...]:
+    """The training loss curve, (step, loss) as logged (metrics.jsonl): what the guard compares."""
     model_dir = (record.get("config") or {}).get("model_dir") or ""
     path = os.path.join(model_dir, "metrics.jsonl")
     if not model_dir or gcs.is_gcs(model_dir) or not os.path.isfile(path):
-        return None
+        return ()
+    out = {}
     try:
         with open(path) as f:
-            return _num(json.loads(f.readline()).get("train/loss"))
+            for line in f:
+                row = json.loads(line)
+                loss, step = _num(row.get("train/loss")), row.get("step")
+                if loss is not None and isinstance(step, int):
+                    out[step] = loss
     except (OSError, ValueError, AttributeError):
-        return None
+        return ()
+    return tuple(sorted(out.items()))
 
 
 def _recorded_wall(record: dict) -> float:

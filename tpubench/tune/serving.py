@@ -1,0 +1,183 @@
+"""`tune --objective=serving`: the batch size and batching window that serve the most.
+
+Pure Python.  A point is an infer batch size (the largest batch the server
+SUT forms) and a batching window (how long a batch waits for more queries).
+Each trial is a `tpubench infer --scenario=server` process: LoadGen's Server
+scenario with Poisson arrivals, its QPS searched (bisection) for the highest
+that LoadGen judges VALID at the latency bound; that QPS is the trial's
+rate, and a point with no VALID QPS cannot serve at the bound.
+
+The search: every batch size at the first window, then every window at the
+best batch; then the two best points in rounds, back to back, until the 95%
+interval of their ratio excludes 1 (decide.py), `max_repeats` rounds, or the
+budget ends.  The search itself is the same as training's, smaller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+from tpubench.core import errors
+from tpubench.tune import decide
+
+WINDOWS_MS = (0.5, 2.0, 8.0)  # 2 ms: infer's default
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    batch: int
+    window_ms: float
+
+    def flags(self) -> dict:
+        """The infer flags of this point (closed-loop batches 1 and BATCH: the capacity)."""
+        sizes = "1" if self.batch == 1 else f"1,{self.batch}"
+        return {
+            "batch_size": sizes,
+            "max_batch_size": self.batch,
+            "batching_window": f"{self.window_ms:g}ms",
+        }
+
+    def describe(self) -> str:
+        return f"batch {self.batch}, window {self.window_ms:g} ms"
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    batches: tuple[int, ...]
+    windows_ms: tuple[float, ...]
+    budget_seconds: float
+    repeats: int = 3
+    max_repeats: int = 10
+
+
+@dataclasses.dataclass
+class Result:
+    outcomes: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+    spent_seconds: float = 0.0
+    verdict: decide.Verdict | None = None
+    winner: Point | None = None
+
+
+class Search:
+    """RUNNER: trials.Runner(command="infer"); its outcomes' `rate` is the VALID QPS."""
+
+    def __init__(self, opts: Options, runner, say):
+        self.opts, self.runner, self.say = opts, runner, say
+        self.result = Result()
+
+    def trial(self, p: Point, repeat: int = 0, stage: str = "screen"):
+        r = self.result
+        found = [o for o in r.outcomes if (o.setting, o.repeat) == (p, repeat)]
+        if found:
+            return found[0]
+        o = self.runner.recorded(p, 0, repeat)
+        if o is None:
+            if r.outcomes and r.spent_seconds + self._estimate(p) > self.opts.budget_seconds:
+                r.notes.append(f"budget: {stage} {p.describe()} (#{repeat + 1}) not run")
+                return None
+            self.say(f"[{len(r.outcomes) + 1}] {stage}: {p.describe()} ...")
+            o = self.runner.run(p, 0, repeat)
+        r.outcomes.append(o)
+        r.spent_seconds += o.wall_seconds
+        self.say(f"[{len(r.outcomes)}] {stage}: {p.describe()}: {said(o)}")
+        return o
+
+    def _estimate(self, p: Point) -> float:
+        done = [o.wall_seconds for o in self.result.outcomes if o.wall_seconds]
+        like = [o.wall_seconds for o in self.result.outcomes if o.setting == p and o.wall_seconds]
+        return statistics.median(like or done) if done else 0.0
+
+    def run(self) -> Result:
+        o = self.opts
+        first = Point(o.batches[0], o.windows_ms[0])
+        for b in o.batches:
+            self.trial(Point(b, o.windows_ms[0]))
+        best = self.leaders(1)
+        if not best:
+            self._nothing_valid()
+        for w in o.windows_ms[1:]:
+            self.trial(Point(best[0].batch, w))
+        top = self.leaders(2)
+        self._rounds(top)
+        if self.result.winner is None:
+            self.result.winner = top[0] if top else first
+        return self.result
+
+    def _rounds(self, top: list[Point]) -> None:
+        r, n, stop = self.result, 1, ""  # round 0: the screening trials
+        while len(top) == 2 and not stop:
+            if n >= self.opts.max_repeats:
+                stop = f"{n} rounds run (--max_repeats)"
+                break
+            ratio = self._pair(top)
+            if n >= self.opts.repeats and ratio and ratio.decided:
+                break
+            for p in top[n % 2 :] + top[: n % 2]:
+                if self.trial(p, n, "round") is None:
+                    stop = "the budget ended"
+            n += 1
+        if len(top) < 2:
+            name = top[0].describe() if top else "nothing"
+            r.verdict = decide.Verdict(name, "", None, reason="one point served at the bound")
+            return
+        ratio = self._pair(top)
+        if ratio and ratio.ratio < 1:
+            top, ratio = top[::-1], ratio.flipped()
+        r.winner = top[0]
+        why = stop if ratio and not ratio.decided else ""
+        r.verdict = decide.Verdict(top[0].describe(), top[1].describe(), ratio, 0, why)
+
+    def _pair(self, two: list[Point]) -> decide.Ratio | None:
+        runs = [{o.repeat: o.rate for o in self.result.outcomes if o.setting == p} for p in two]
+        both = sorted(n for n in set(runs[0]) & set(runs[1]) if runs[0][n] and runs[1][n])
+        return decide.paired([runs[0][n] for n in both], [runs[1][n] for n in both])
+
+    def leaders(self, n: int) -> list[Point]:
+        """The N points with the highest median VALID QPS, best first."""
+        by: dict = {}
+        for o in self.result.outcomes:
+            if o.status == "ok" and o.rate:
+                by.setdefault(o.setting, []).append(o.rate)
+        return sorted(by, key=lambda p: statistics.median(by[p]), reverse=True)[:n]
+
+    def _nothing_valid(self):
+        o = self.result.outcomes
+        why = o[-1].reason if o else "no trial ran"
+        raise errors.UsageError(
+            f"no batch size served VALID at the bound ({', '.join(map(str, self.opts.batches))}): "
+            f"{why}; accepted: a looser --latency_bound or other --batch_sizes"
+        )
+
+
+def said(o) -> str:
+    if o.status == "ok":
+        return f"{o.rate:,.1f} QPS VALID" + (" [recorded earlier]" if o.reused else "")
+    return f"{o.status}: {o.reason}" + (" [recorded earlier]" if o.reused else "")
+
+
+def rows(result: Result) -> list[dict]:
+    """One row per point, best median QPS first; points with no VALID QPS last."""
+    by: dict = {}
+    for o in result.outcomes:
+        by.setdefault(o.setting, []).append(o)
+    out = []
+    for p, outs in by.items():
+        rates = [o.rate for o in outs if o.status == "ok" and o.rate]
+        missed = len(outs) - len(rates)
+        note = f"{missed} of {len(outs)} run(s) found no VALID QPS" if rates and missed else ""
+        out.append(
+            {
+                "point": p,
+                "name": p.describe(),
+                "n": len(rates),
+                "qps": statistics.median(rates) if rates else None,
+                "low": min(rates) if rates else None,
+                "high": max(rates) if rates else None,
+                "status": "ok" if rates else outs[-1].status,
+                "note": note if rates else outs[-1].reason,
+                "records": [o.record for o in outs if o.record and o.status == "ok"],
+            }
+        )
+    return sorted(out, key=lambda r: r["qps"] or -1.0, reverse=True)
