@@ -82,7 +82,8 @@ class Cell:
                 f"needs {s.devices + 1} GPU(s) (one for the parameter server); "
                 f"this host has {host.gpus}"
             )
-        if self.data == "jpeg_gs" and not host.gcs_data:
+        # A part that compares local disk with gs:// runs neither alone.
+        if "jpeg_gs" in self.part.data and not host.gcs_data:
             return "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH)"
         return None
 

@@ -117,12 +117,17 @@ def collect(
                 runs.append(run)
                 if loads.get(os.path.basename(path), 0) > execute.BUSY_SHARE:
                     busy.add(run.path)
-        quiet = [r for r in runs if r.path not in busy]
-        if len(quiet) >= repeats:
-            runs = quiet
+        runs = choose(runs, busy, repeats)
         if runs:
             measured[cell.id] = _mean(cell, runs, any(r.path in busy for r in runs))
     return Results(study, scale, host, results_dir, tuple(cells), measured, blocked, where, repeats)
+
+
+def choose(runs: list, busy: set, repeats: int) -> list:
+    """The runs a cell's figures come from: the quiet ones when there are REPEATS of
+    them, else all (and the cell is marked busy)."""
+    quiet = [r for r in runs if r.path not in busy]
+    return quiet if len(quiet) >= repeats else runs
 
 
 def _mean(cell, runs: list, busy: bool) -> Measured:
