@@ -201,7 +201,7 @@ def launch(path: str, executor: str, dry_run: bool, out) -> int:
     argv = cells_lib.python_argv("tpubench_launch.main", "sweep", path, f"--executor={executor}")
     if dry_run:
         argv.append("--dry-run")
-    print("$ tpubench-launch " + " ".join(argv[3:]), file=out, flush=True)
+    print("$ tpubench-launch " + " ".join(argv[4:]), file=out, flush=True)
     with execute._Signals() as sig:
         return sig.started(
             subprocess.Popen(argv, start_new_session=True, env=cells_lib.child_env())
