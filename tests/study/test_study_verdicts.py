@@ -160,3 +160,16 @@ def test_a_cell_stopped_before_its_record_is_interrupted_not_failed(
     got, what, path = execute._outcome(str(tmp_path), "c-1", code, str(log), signalled, set())
     assert (got, path) == (status, None)
     assert what.startswith(f"exit {code}: KeyboardInterrupt")
+
+
+def test_the_neighbours_share_of_the_host_while_a_cell_ran(monkeypatch):
+    """Host CPU seconds less the cell's own, per wall second and core."""
+    host = iter([100.0, 103.0])  # /proc/stat: 3 CPU-seconds used by everyone
+    clock = iter([10.0, 12.0])  # 2 s of wall time
+    monkeypatch.setattr(execute, "_host_cpu_seconds", lambda: next(host))
+    monkeypatch.setattr(execute.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(execute.os, "cpu_count", lambda: 2)
+    with execute._Neighbours() as load:
+        pass  # no child ran: its own share is 0
+    assert load.share == pytest.approx(0.75, abs=0.01)  # 3 s / (2 s x 2 cores)
+    assert load.share > execute.BUSY_SHARE

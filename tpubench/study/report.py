@@ -246,7 +246,7 @@ def _published(study) -> list[str]:
     rows = [[*key[:4], *[_rate(v.get(n)) for n in counts], key[4]] for key, v in series.items()]
     sources = ", ".join(dict.fromkeys(f.source for f in figs))
     out = [
-        "## Published (labelled; never in a measured figure or median)",
+        "## Published (labelled; never in a measured figure or mean)",
         "",
         f"examples/s by device count, as printed by {sources}.",
         "",
