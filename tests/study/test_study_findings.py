@@ -120,3 +120,11 @@ def test_published_rows_are_labelled_and_apart_from_measured_ones():
         in published_part
     )  # noqa: E501
     assert "1,234" not in published_part
+
+
+def test_cell_ids_survive_setup_keys_added_later():
+    """A key added to setups (here `variables`) leaves the ids of cells that do not set it
+    as they were, so their records still count as done (this id was recorded before)."""
+    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    ids = {(c.model.model, c.setup.label): c.id for c in cells.expand(study, "full")}
+    assert ids[("mnist_mlp", "1 vCPU")] == "cpu_vs_gpu-3f02ab3a33"

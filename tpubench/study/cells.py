@@ -200,6 +200,15 @@ def _flag_args(flags: dict) -> list[str]:
     return out
 
 
+def _settings(setup: spec.Setup) -> dict:
+    """SETUP as its cell ids hash it: keys added since ids began count only when set,
+    so the cells recorded before them keep their ids (and their records)."""
+    out = dataclasses.asdict(setup)
+    if out.get("variables") is None:
+        out.pop("variables", None)
+    return out
+
+
 def expand(study: spec.Study, scale: str) -> list[Cell]:
     """Every cell of STUDY at SCALE, part by part, in the file's order."""
     cells = []
@@ -216,7 +225,7 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                         "part": part.name,
                         "model": dataclasses.asdict(item),
                         "data": data,
-                        "setup": dataclasses.asdict(setup),
+                        "setup": _settings(setup),
                         "flags": part.flags,
                         "scale": scale,
                         # What a cell runs, not which cells a scale picks nor the
