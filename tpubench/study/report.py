@@ -127,7 +127,7 @@ def _devices(results, part, _form) -> list[str]:
                     str(m.batch or "default"),
                     m.cell.model.precision or s.precision or "fp32",
                     _usd(m.usd_hour),
-                    _rate(m.rate),
+                    _rate_ci(m),
                     _usd(m.usd_epoch),
                 ]
             )
@@ -187,7 +187,7 @@ def _scaling(results, part, _form) -> list[str]:
         rows.append(
             [
                 f"{model} · {data}",
-                *[_rate(ms[s.label].rate) if s.label in ms else "—" for s in setups],
+                *[_rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
                 eff or "—",
             ]
         )
@@ -203,10 +203,14 @@ def _strategies(results, part, _form) -> list[str]:
     groups: dict = {}
     for m in results.of(part.name):
         key = (m.cell.model.model, m.cell.device(results.host), m.cell.setup.devices)
-        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m.rate
+        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m
     rows = [
-        [model, f"{n} {device}", *[_rate(rates.get(x)) for x in ["one device", *methods]]]
-        for (model, device, n), rates in groups.items()
+        [
+            model,
+            f"{n} {device}",
+            *[_rate_ci(ms[x]) if x in ms else "—" for x in ["one device", *methods]],
+        ]
+        for (model, device, n), ms in groups.items()
     ]
     if not rows:
         return []
