@@ -173,3 +173,14 @@ def test_the_neighbours_share_of_the_host_while_a_cell_ran(monkeypatch):
         pass  # no child ran: its own share is 0
     assert load.share == pytest.approx(0.75, abs=0.01)  # 3 s / (2 s x 2 cores)
     assert load.share > execute.BUSY_SHARE
+
+
+def test_a_cheapest_whose_cost_interval_overlaps_the_next_is_said_to_be_noise():
+    from tpubench.study import flips
+
+    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "mnist_mlp"}
+    w = _m(by["1 vCPU"], [300.0, 600.0, 900.0], 0.0105, "spot", "gcp:n1-standard-1")
+    r = _m(by["2 vCPU"], [800.0, 820.0, 840.0], 0.01582, "spot", "gcp:n1-highcpu-2")
+    lines = flips.flip_lines({"1 vCPU": w, "2 vCPU": r})
+    assert "1 vCPU and 2 vCPU are within noise of each other: their $/epoch overlap" in lines

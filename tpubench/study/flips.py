@@ -13,6 +13,7 @@ import functools
 
 from tpubench.core import errors
 from tpubench.cost import catalog, money, pricing
+from tpubench.study import judge as J
 
 OTHER = {"spot": "on_demand", "on_demand": "spot"}
 
@@ -70,7 +71,8 @@ def basis_line(ms: dict) -> str | None:
 
 
 def flip_lines(ms: dict) -> list[str]:
-    """What would flip `cheapest` among MS (label -> Measured), on each cell's own basis."""
+    """What would flip `cheapest` among MS (label -> Measured), on each cell's own basis
+    (and whether its 95% intervals of $/epoch already overlap the next one's)."""
     best, costs = cheapest(ms, None)
     if best is None:
         return []
@@ -87,6 +89,8 @@ def flip_lines(ms: dict) -> list[str]:
         f"(now {money.usd(w.usd_hour)}/h, {basis}); {runner} wins below "
         f"{money.usd(tie_r)}/h (now {money.usd(r.usd_hour)}/h)"
     ]
+    if not J.apart(w, r, "usd_epoch"):
+        out.append(f"{best} and {runner} are within noise of each other: their $/epoch overlap")
     on_demand = hourly(w.machine, "on_demand") if w.pricing == "spot" else None
     if on_demand:
         now, needed = 1 - w.usd_hour / on_demand, 1 - tie_w / on_demand
