@@ -67,6 +67,20 @@ def parser() -> argparse.ArgumentParser:
     lc.add_argument(
         "--grace", type=_seconds, default=15.0, help="seconds between SIGTERM and SIGKILL"
     )
+    lc.add_argument(
+        "--gpus-per-worker",
+        type=_positive,
+        default=0,
+        help="give worker i GPUs i*N..i*N+N-1 (CUDA_VISIBLE_DEVICES); the chief of a "
+        "parameter-server cluster gets none (default 0: every task sees every GPU)",
+    )
+    lc.add_argument(
+        "--ps-device",
+        choices=("cpu", "gpu", "any"),
+        default="any",
+        help="where parameter servers keep the variables: cpu (they see no GPU), gpu (each "
+        "sees one GPU after the workers' ones), any (default: the environment as it is)",
+    )
 
     sw = sub.add_parser(
         "sweep", help="run a sweep file (grid or runs) locally, on GCE, TPU VMs or GKE"
@@ -176,6 +190,8 @@ def _local_cluster(args, passthrough, argv) -> int:
         log_dir=args.log_dir,
         timeout=args.timeout,
         grace=args.grace,
+        gpus_per_worker=args.gpus_per_worker,
+        ps_device=args.ps_device,
     )
     cluster.run(opts, argv)
     return 0

@@ -71,6 +71,34 @@ class Options:
     cpus: frozenset[int] | None = None
     grace: float = 15.0
     echo: bool = True  # copy the chief's output to the console
+    gpus_per_worker: int = 0  # 0: every task sees every GPU
+    ps_device: str = "any"  # cpu | gpu | any: what the parameter servers see
+
+    def task_env(self, tasks: list[Task], task: Task) -> dict[str, str]:
+        return task_env(tasks, task, self)
+
+
+def task_env(tasks: list[Task], task: Task, opts: Options) -> dict[str, str]:
+    """CUDA_VISIBLE_DEVICES for TASK, or {} to leave the environment as it is.
+
+    Worker i gets GPUs i*N .. i*N+N-1 (N = gpus_per_worker); with parameter
+    servers the chief only coordinates and gets none; `ps_device=cpu` hides
+    the GPUs from the parameter servers (variables on their CPU), `gpu` gives
+    each one GPU after the workers' (variables on that GPU).
+    """
+    n = opts.gpus_per_worker
+    workers = sum(1 for t in tasks if t.role == "worker")
+    if task.role == "ps" and opts.ps_device == "cpu":
+        return {"CUDA_VISIBLE_DEVICES": ""}
+    if task.role == "ps" and opts.ps_device == "gpu":
+        return {"CUDA_VISIBLE_DEVICES": str(workers * n + task.index)}
+    if not n:
+        return {}
+    if task.role == "worker":
+        return {"CUDA_VISIBLE_DEVICES": ",".join(str(task.index * n + i) for i in range(n))}
+    if task.role == "chief" and any(t.role == "ps" for t in tasks):
+        return {"CUDA_VISIBLE_DEVICES": ""}
+    return {}
 
 
 def results_dir_of(args: list[str]) -> str:

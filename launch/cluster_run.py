@@ -49,6 +49,7 @@ def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
         try:
             for task in order:
                 env = dict(base_env, TF_CONFIG=topology.tf_config(tasks, task))
+                env.update(getattr(opts, "task_env", lambda *_: {})(tasks, task))
                 running[task] = procs.start(
                     [*commands.local_tpubench(), "train", *args],
                     os.path.join(log_dir, task.log_name),

@@ -29,7 +29,9 @@ def flags_argv(flags: dict) -> list[str]:
 
 def local_tpubench() -> list[str]:
     """tpubench in this interpreter's environment (the one tpubench-launch runs in)."""
-    return [sys.executable, "-m", "tpubench"]
+    # -P: the working directory stays off sys.path (a folder named tpubench there is
+    # not the package); PYTHONPATH and site-packages still name the one to import.
+    return [sys.executable, "-P", "-m", "tpubench"]
 
 
 def flag_value(args: list[str], name: str) -> str | None:

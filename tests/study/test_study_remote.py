@@ -112,6 +112,7 @@ def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
         "accelerator": "cpu",
         "num_intra_threads": 8,
         "num_inter_threads": 8,
+        "pricing": "spot",  # the study's own basis: preemptible CPUs
         "use_synthetic_data": True,
         "steps_per_loop": 2,
         "tiny": True,
@@ -122,7 +123,8 @@ def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
     script = (
         "set -o pipefail; cd ~; tpubench-venv/bin/python -m tpubench train --model=mnist_mlp "
         "--machine=gcp:n1-highcpu-8 --accelerator=cpu --num_intra_threads=8 "
-        "--num_inter_threads=8 --use_synthetic_data --steps_per_loop=2 --tiny --train_steps=4 "
+        "--num_inter_threads=8 --pricing=spot --use_synthetic_data --steps_per_loop=2 --tiny "
+        "--train_steps=4 "
         f"--results_dir=gs://bkt/tb/records --model_dir=gs://bkt/tb/model_dirs/{label} "
         f"--run_label={label} 2>&1 | tee ~/tpubench-{label}.log"
     )

@@ -26,10 +26,19 @@ parts:
 
 
 def _start(path, results, log):
+    """The study from a directory holding a folder named tpubench (not the package):
+    its cells must still import the real one (they start `python -P`)."""
+    cwd = results.parent
+    (cwd / "tpubench").mkdir(exist_ok=True)
+    (cwd / "tpubench" / "__init__.py").write_text('raise ImportError("not the package")\n')
     env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
-    cmd = [sys.executable, "-m", "tpubench", "study", "run", str(path), "--scale=smoke"]
+    cmd = [sys.executable, "-P", "-m", "tpubench", "study", "run", str(path), "--scale=smoke"]
     return subprocess.Popen(
-        [*cmd, f"--results_dir={results}"], stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env
+        [*cmd, f"--results_dir={results}"],
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=cwd,
     )
 
 

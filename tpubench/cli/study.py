@@ -43,13 +43,16 @@ def define():
 
 def _known_flags() -> dict | None:
     """train and infer flag names, asked of tpubench (flags are defined once per process)."""
+    from tpubench.study import cells
+
     out = {}
     for command in ("train", "infer"):
         done = subprocess.run(
-            [sys.executable, "-m", "tpubench.cli.flags", command],
+            cells.python_argv("tpubench.cli.flags", command),
             capture_output=True,
             text=True,
             check=False,
+            env=cells.child_env(),
         )
         if done.returncode:
             return None
@@ -161,7 +164,9 @@ def _run(study, p, host, results_dir: str) -> list | None:
         return []
     if jpeg:
         execute.prepare_jpeg(jpeg_dir, jpeg[1], sys.stdout)
-    done = execute.run_cells(list(p.todo), host, results_dir, jpeg_dir, sys.stdout)
+    done = execute.run_cells(
+        p.todo_runs(), host, results_dir, jpeg_dir, sys.stdout, rerun_busy=p.repeats > 1
+    )
     return [(c, s, w) for c, s, w in done if s not in execute.DONE]
 
 

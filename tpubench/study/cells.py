@@ -76,11 +76,20 @@ class Cell:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
             return f"needs {s.vcpus} vCPUs; this host has {len(host.cores)}"
-        if s.strategy == "parameter_server":
-            return "needs a parameter-server cluster (tpubench-launch local-cluster --ps=1)"
-        if self.data == "jpeg_gs" and not host.gcs_data:
+        ps_gpu = self.cluster() and device == "gpu" and s.variables == "gpu"
+        if ps_gpu and host.gpus < s.devices + 1:
+            return (
+                f"needs {s.devices + 1} GPU(s) (one for the parameter server); "
+                f"this host has {host.gpus}"
+            )
+        # A part that compares local disk with gs:// runs neither alone.
+        if "jpeg_gs" in self.part.data and not host.gcs_data:
             return "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH)"
         return None
+
+    def cluster(self) -> bool:
+        """A parameter-server setup: one local cluster (tpubench-launch local-cluster)."""
+        return self.setup.strategy == "parameter_server"
 
     def batch(self) -> int | None:
         per = self.model.batch_per_device or self.setup.batch_per_device
@@ -92,7 +101,9 @@ class Cell:
         """The tpubench flags of this cell, in order: machine, model, data, scale."""
         s, device, cmd = self.setup, self.device(host), self.part.command
         out: dict = {"model": self.model.model, "accelerator": device}
-        if device == "gpu":
+        if self.cluster():  # one device per worker task: the launcher hands them out
+            out["num_gpus" if device == "gpu" else "num_cpu_devices"] = 1
+        elif device == "gpu":
             out["num_gpus"] = s.devices
         elif device == "tpu":
             out["tpu"] = "local"
@@ -127,8 +138,17 @@ class Cell:
         return out
 
     def argv(self, host: Host, results_dir: str, jpeg_dir: str | None) -> list[str]:
-        flags = self.flags(host, results_dir, jpeg_dir)
-        return [sys.executable, "-m", "tpubench", self.part.command, *_flag_args(flags)]
+        return python_argv(*self._words(host, results_dir, jpeg_dir))
+
+    def _words(self, host: Host, results_dir: str, jpeg_dir: str | None) -> list[str]:
+        """The module and its arguments: tpubench, or the launcher for a cluster."""
+        flags = _flag_args(self.flags(host, results_dir, jpeg_dir))
+        if not self.cluster():
+            return ["tpubench", self.part.command, *flags]
+        launch = [f"--workers={self.setup.devices}", "--ps=1"]
+        if self.device(host) == "gpu":  # one GPU per worker; the variables' device
+            launch += ["--gpus-per-worker=1", f"--ps-device={self.setup.variables or 'cpu'}"]
+        return ["tpubench_launch.main", "local-cluster", *launch, "--", *flags]
 
     def pinned(self, host: Host) -> tuple[int, ...] | None:
         """The cores to pin the process to (an N-vCPU machine), or None."""
@@ -139,11 +159,31 @@ class Cell:
     def shell(self, host: Host, results_dir: str, jpeg_dir: str | None) -> str:
         """The command line as a user would type it (taskset shows the pinning)."""
 
-        argv = ["tpubench", *self.argv(host, results_dir, jpeg_dir)[3:]]
+        module, *args = self._words(host, results_dir, jpeg_dir)
+        argv = ["tpubench-launch" if module.startswith("tpubench_launch") else "tpubench", *args]
         cores = self.pinned(host)
         if cores and len(cores) == self.setup.vcpus:
             argv = ["taskset", "-c", ",".join(map(str, cores)), *argv]
         return shlex.join(argv)
+
+
+def python_argv(module: str, *args: str) -> list[str]:
+    """`python -P -m MODULE ARGS`: -P keeps the working directory off sys.path, so a
+    folder named `tpubench` where the study runs is never imported (child_env says where
+    the real one is)."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def child_env() -> dict:
+    """This process's environment with the directory that holds the tpubench it imported
+    first on PYTHONPATH: a child started by python_argv imports the same code."""
+    import tpubench
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tpubench.__file__)))
+    env = dict(os.environ)
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    env["PYTHONPATH"] = os.pathsep.join([root, *rest])
+    return env
 
 
 def model_dir(results_dir: str, cell_id: str) -> str:
@@ -157,6 +197,15 @@ def _flag_args(flags: dict) -> list[str]:
             out.append(f"--{k}" if v else f"--no{k}")
         else:
             out.append(f"--{k}={v}")
+    return out
+
+
+def _settings(setup: spec.Setup) -> dict:
+    """SETUP as its cell ids hash it: keys added since ids began count only when set,
+    so the cells recorded before them keep their ids (and their records)."""
+    out = dataclasses.asdict(setup)
+    if out.get("variables") is None:
+        out.pop("variables", None)
     return out
 
 
@@ -176,7 +225,7 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                         "part": part.name,
                         "model": dataclasses.asdict(item),
                         "data": data,
-                        "setup": dataclasses.asdict(setup),
+                        "setup": _settings(setup),
                         "flags": part.flags,
                         "scale": scale,
                         # What a cell runs, not which cells a scale picks nor the

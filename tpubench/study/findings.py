@@ -1,9 +1,12 @@
 """A study's findings, checked against its measured cells: one line each.
 
-Every check returns what was measured and one of three verdicts: `holds`,
-`does not hold here`, or `not measured (needs ...)`, naming what the
-missing cells need (a GPU, more vCPUs, a gs:// copy of the data).  Only
-measured cells are used; published figures never decide a verdict.
+Every check returns what was measured and a verdict: `holds`, `does not
+hold here`, `within noise` (the 95% interval spans the finding's
+threshold), `not judged (...)` (smoke scale, or fewer runs than the study's
+repeats) or `not measured (needs ...)`, naming what the missing cells need
+(a GPU, more vCPUs, a gs:// copy of the data).  A check that names setups
+(`among`, the knee's vCPU sizes) judges only when all of them are measured.
+Only measured cells are used; published figures never decide a verdict.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
+from tpubench.study import flips
+from tpubench.study import judge as J
 
-HOLDS = "holds"
-FAILS = "does not hold here"
+HOLDS, FAILS = J.HOLDS, J.FAILS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,9 +25,11 @@ class Verdict:
     finding: str
     measured: str
     verdict: str
+    notes: tuple[str, ...] = ()  # what would flip a cost verdict, the price bases
 
     def line(self) -> str:
-        return f"- {self.finding} — {self.measured}: **{self.verdict}**"
+        text = f"- {self.finding} — {self.measured}: **{self.verdict}**"
+        return "\n".join([text, *[f"  - {n}" for n in self.notes]])
 
 
 def _not_measured(needs: list[str]) -> str:
@@ -35,6 +41,8 @@ def method(setup) -> str | None:
     """How a multi-device setup combines gradients: its all-reduce or strategy."""
     if setup.devices < 2:
         return None
+    if setup.strategy == "parameter_server":
+        return f"ps_{setup.variables or 'cpu'}"  # where the parameter servers keep variables
     return setup.all_reduce or setup.strategy or "auto"
 
 
@@ -42,33 +50,56 @@ def _fmt(x: float) -> str:
     return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
 
 
-# -- the checks: (results, check) -> (measured text, verdict) ------------------
+def _busy(ms) -> str:
+    return " [measured on a busy host]" if any(m.busy for m in ms) else ""
+
+
+def _verdict(results, ms: list, verdict: str) -> str:
+    """VERDICT, unless the cells cannot carry one yet (smoke, too few runs)."""
+    return J.gate(results, ms) or verdict
+
+
+# -- the checks: (results, check) -> (measured text, verdict[, notes]) ----------
 
 
 def _knee(r, c):
     part = c["part"]
+    among = c.get("among") or [s.label for s in r.study.part(part).setups if s.vcpus]
     groups: dict = {}
     for m in r.of(part):
-        groups.setdefault((m.cell.model.model, m.cell.data), []).append(m)
-    texts, verdicts = [], []
+        if m.cell.setup.label in among:
+            groups.setdefault((m.cell.model.model, m.cell.data), []).append(m)
+    texts, verdicts, used = [], [], []
     for (model, data), ms in groups.items():
-        points = sorted((m.cell.setup.vcpus, m.rate) for m in ms if m.cell.setup.vcpus)
-        if len(points) < 2:
-            continue
-        best = max(rate for _, rate in points)
-        knee = next(v for v, rate in points if rate >= 0.95 * best)
+        if len(ms) < len(among):
+            continue  # judged only over every size the finding names
+        points = sorted(((m.cell.setup.vcpus, m) for m in ms), key=lambda p: p[0])
+        used += ms
+        best = max(m.rate for _, m in points)
+        knee = next(v for v, m in points if m.rate >= 0.95 * best)
+        best_lo = max((m.rate_ci or (m.rate, m.rate))[0] for _, m in points)
+        best_hi = max((m.rate_ci or (m.rate, m.rate))[1] for _, m in points)
+        early = next(v for v, m in points if (m.rate_ci or (m.rate, m.rate))[1] >= 0.95 * best_lo)
+        late = next(
+            (v for v, m in points if (m.rate_ci or (m.rate, m.rate))[0] >= 0.95 * best_hi),
+            points[-1][0],
+        )
         on = "CPU, which also does the arithmetic" if ms[0].accelerator == "cpu" else "GPU"
+        spread = f" (within the intervals: {early}–{late})" if (early, late) != (knee, knee) else ""
         if knee == points[-1][0] and knee < 2 * c["expect"]:
             texts.append(f"{model} ({data}, {on}) still gains at {knee} vCPUs, the most measured")
             verdicts.append(None)
             continue
-        texts.append(f"here the rate stops gaining at {knee} vCPUs ({model}, {data}, {on})")
-        verdicts.append(c["expect"] / 2 <= knee <= 2 * c["expect"])
+        texts.append(f"here the rate stops gaining at {knee} vCPUs{spread} ({model}, {data}, {on})")
+        lo, hi = c["expect"] / 2, 2 * c["expect"]
+        inside = [lo <= k <= hi for k in (early, late)]
+        verdicts.append(HOLDS if all(inside) else FAILS if not any(inside) else J.NOISE)
     if not texts:
-        return "fewer than two vCPU sizes measured", _not_measured(r.missing(part))
+        labels = ", ".join(among)
+        return f"not all of {labels} measured", _not_measured(r.missing(part))
     if None in verdicts:
         return "; ".join(texts), _not_measured(r.missing(part))
-    return "; ".join(texts), HOLDS if all(verdicts) else FAILS
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
 
 def _pairs(r, c, key_a: str, key_b: str, by: str = "setup"):
@@ -86,12 +117,16 @@ def _ratio(r, c):
         needs = r.missing(c["part"], setup=c["a"], model=c.get("model"))
         needs += r.missing(c["part"], setup=c["b"], model=c.get("model"))
         return f"{c['a']} vs {c['b']} not both measured", _not_measured(needs)
-    texts, ok = [], True
+    texts, verdicts, used = [], [], []
     for model, (a, b) in pairs.items():
-        x = a.rate / b.rate
-        texts.append(f"{c['a']} {x:.2f}x {c['b']} ({model}: {_fmt(a.rate)} vs {_fmt(b.rate)}/s)")
-        ok &= x >= c["min"]
-    return "; ".join(texts), HOLDS if ok else FAILS
+        x, ci = a.rate / b.rate, J.ratio_ci(a, b)
+        texts.append(
+            f"{c['a']} {x:.2f}x{J.shown_ci(ci)} {c['b']} "
+            f"({model}: {_fmt(a.rate)} vs {_fmt(b.rate)}/s)"
+        )
+        verdicts.append(J.at_least(x, ci, c["min"]))
+        used += [a, b]
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
 
 def _about_equal(r, c):
@@ -99,41 +134,65 @@ def _about_equal(r, c):
     if not pairs:
         needs = r.missing(c["part"], setup=c["a"]) + r.missing(c["part"], setup=c["b"])
         return f"{c['a']} vs {c['b']} not both measured", _not_measured(needs)
-    xs = {model: a.rate / b.rate for model, (a, b) in pairs.items()}
-    text = ", ".join(f"{x:.2f}x ({model})" for model, x in xs.items())
-    ok = all(abs(x - 1) <= c.get("within", 0.1) for x in xs.values())
-    return f"{c['a']} runs at {text} of {c['b']}", HOLDS if ok else FAILS
+    w, texts, verdicts, used = c.get("within", 0.1), [], [], []
+    for model, (a, b) in pairs.items():
+        x, ci = a.rate / b.rate, J.ratio_ci(a, b)
+        texts.append(f"{x:.2f}x{J.shown_ci(ci)} ({model})")
+        verdicts.append(J.combine([J.at_least(x, ci, 1 - w), J.at_most(x, ci, 1 + w)]))
+        used += [a, b]
+    text = f"{c['a']} runs at {', '.join(texts)} of {c['b']}{_busy(used)}"
+    return text, _verdict(r, used, J.combine(verdicts))
 
 
 def _cheapest(r, c):
     part = r.study.part(c["part"])
     among = c.get("among") or [s.label for s in part.setups]
-    wins, texts, complete = 0, [], 0
+    texts, verdicts, notes, used = [], [], [], []
     for item in part.models:
         ms = {m.cell.setup.label: m for m in r.of(c["part"], model=item.model)}
-        priced = {k: m for k, m in ms.items() if k in among and m.usd_epoch}
-        if c["setup"] not in priced or len(priced) < 2:
-            continue
-        complete += set(among) <= set(priced)
+        priced = {k: ms[k] for k in among if k in ms and ms[k].usd_epoch}
+        if len(priced) < len(among):
+            continue  # judged only among every setup the finding names
+        used += list(priced.values())
         best = min(priced, key=lambda k: priced[k].usd_epoch)
-        wins += best == c["setup"]
-        texts.append(f"{best} cheapest for {item.model}")
-    if not texts or not complete:
+        second = min((k for k in priced if k != best), key=lambda k: priced[k].usd_epoch)
+        sure = J.apart(priced[best], priced[second], "usd_epoch")
+        texts.append(f"{best} cheapest for {item.model}" + ("" if sure else " (within noise)"))
+        verdicts.append(J.NOISE if not sure else HOLDS if best == c["setup"] else FAILS)
+        notes += [f"{item.model}: {line}" for line in flips.flip_lines(priced)]
+        basis = flips.basis_line(priced)
+        notes += [f"{item.model}: {basis}"] if basis else []
+    if not texts:
         needs = [n for label in among for n in r.missing(c["part"], setup=label)]
-        shown = "; ".join(texts) + " (of the setups measured)" if texts else "not measured"
-        return shown, _not_measured(needs)
-    return "; ".join(texts), HOLDS if wins * 2 > len(texts) else FAILS
+        return f"not all of {', '.join(among)} measured", _not_measured(needs)
+    wins = verdicts.count(HOLDS)
+    overall = HOLDS if wins * 2 > len(verdicts) else FAILS
+    if J.NOISE in verdicts and (wins + verdicts.count(J.NOISE)) * 2 > len(verdicts) >= wins * 2:
+        overall = J.NOISE  # the noisy models could still tip the majority
+    return "; ".join(texts) + _busy(used), _verdict(r, used, overall), tuple(notes)
 
 
 def _slowest(r, c):
+    part = r.study.part(c["part"])
+    among = c.get("among") or [s.label for s in part.setups]
     ms = {m.cell.setup.label: m for m in r.of(c["part"], model=c["model"])}
-    if c["setup"] not in ms or len(ms) < 2:
-        needs = r.missing(c["part"], setup=c["setup"], model=c["model"]) or r.missing(c["part"])
-        return f"{c['setup']} and another setup not both measured", _not_measured(needs)
+    ms = {k: v for k, v in ms.items() if k in among}
+    if len(ms) < len(among):
+        needs = [n for label in among for n in r.missing(c["part"], setup=label, model=c["model"])]
+        return f"not all of {', '.join(among)} measured", _not_measured(needs)
     mine = ms.pop(c["setup"])
-    slowest = min(m.rate for m in ms.values())
-    text = f"{c['setup']} {_fmt(mine.rate)}/s vs the slowest other {_fmt(slowest)}/s ({c['model']})"
-    return text, HOLDS if mine.rate < slowest else FAILS
+    slow = min(ms.values(), key=lambda m: m.rate)
+    text = (
+        f"{c['setup']} {_fmt(mine.rate)}/s vs the slowest other {_fmt(slow.rate)}/s ({c['model']})"
+    )
+    if J.apart(mine, slow):
+        verdict = HOLDS
+    elif J.apart(slow, mine):
+        verdict = FAILS
+    else:
+        verdict = J.NOISE
+    used = [mine, *ms.values()]
+    return text + _busy(used), _verdict(r, used, verdict)
 
 
 def _scaling(r, c):
@@ -142,18 +201,24 @@ def _scaling(r, c):
         if m.cell.device(r.host) != c.get("device", m.cell.device(r.host)):
             continue
         key = (m.cell.model.model, m.cell.data)
-        series.setdefault(key, {})[m.cell.setup.devices] = m.rate
-    texts, ok = [], True
+        series.setdefault(key, {})[m.cell.setup.devices] = m
+    texts, verdicts, used = [], [], []
     for (model, data), points in series.items():
         if len(points) < 2:
             continue
         lo, hi = min(points), max(points)
-        eff = 100 * points[hi] / (points[lo] * hi / lo)
-        texts.append(f"{eff:.0f}% of ideal at {hi} devices ({model}, {data})")
-        ok &= eff >= c["min_efficiency"]
+        ideal = hi / lo
+        eff = 100 * points[hi].rate / (points[lo].rate * ideal)
+        ci = J.ratio_ci(points[hi], points[lo])
+        ci = (100 * ci[0] / ideal, 100 * ci[1] / ideal) if ci else None
+        texts.append(
+            f"{eff:.0f}%{J.shown_ci(ci, '{:.0f}')} of ideal at {hi} devices ({model}, {data})"
+        )
+        verdicts.append(J.at_least(eff, ci, c["min_efficiency"]))
+        used += [points[lo], points[hi]]
     if not texts:
         return "fewer than two device counts measured", _not_measured(r.missing(c["part"]))
-    return "; ".join(texts), HOLDS if ok else FAILS
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
 
 def _data_ratio(r, c):
@@ -161,22 +226,25 @@ def _data_ratio(r, c):
     for m in r.of(c["part"]):
         if c.get("device") and m.cell.device(r.host) != c["device"]:
             continue
-        groups.setdefault((m.cell.model.model, m.cell.setup.label), {})[m.cell.data] = m.rate
-    texts, ok = [], True
-    for (model, label), rates in groups.items():
-        if c["a"] not in rates or c["b"] not in rates:
+        groups.setdefault((m.cell.model.model, m.cell.setup.label), {})[m.cell.data] = m
+    texts, verdicts, used = [], [], []
+    for (model, label), ms in groups.items():
+        if c["a"] not in ms or c["b"] not in ms:
             continue
-        loss = 1 - rates[c["b"]] / rates[c["a"]]
+        a, b = ms[c["a"]], ms[c["b"]]
+        loss, ci = 1 - b.rate / a.rate, J.ratio_ci(b, a)
+        ci = (1 - ci[1], 1 - ci[0]) if ci else None
         texts.append(f"{c['b']} {100 * -loss:+.0f}% vs {c['a']} ({model}, {label})")
+        used += [a, b]
         if model in c.get("except", []):
             continue
         if "min_loss" in c:
-            ok &= loss >= c["min_loss"]
+            verdicts.append(J.at_least(loss, ci, c["min_loss"]))
         if "max_loss" in c:
-            ok &= loss <= c["max_loss"]
+            verdicts.append(J.at_most(loss, ci, c["max_loss"]))
     if not texts:
         return f"{c['a']} and {c['b']} not both measured", _not_measured(r.missing(c["part"]))
-    return "; ".join(texts), HOLDS if ok else FAILS
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts or [HOLDS]))
 
 
 def _best_method(r, c):
@@ -188,21 +256,29 @@ def _best_method(r, c):
             continue
         how = method(m.cell.setup)
         if how:
-            table.setdefault((m.cell.model.model, m.cell.setup.devices), {})[how] = m.rate
+            table.setdefault((m.cell.model.model, m.cell.setup.devices), {})[how] = m
     chosen: dict = {}
-    for (model, n), rates in table.items():
-        if len(rates) < 2 or (c.get("devices") and n != c["devices"]):
+    for (model, n), ms in table.items():
+        if len(ms) < 2 or (c.get("devices") and n != c["devices"]):
             continue
         if model not in chosen or n > chosen[model][0]:
-            chosen[model] = (n, max(rates, key=rates.get))
+            chosen[model] = (n, ms)
     if not chosen:
         n = c.get("devices")
         labels = [s.label for s in r.study.part(c["part"]).setups if not n or s.devices == n]
         needs = [x for label in labels for x in r.missing(c["part"], setup=label)]
         return "fewer than two methods measured", _not_measured(needs)
-    texts = [f"{best} fastest for {model} at {n} devices" for model, (n, best) in chosen.items()]
-    ok = all(best in c["expect"] for _, best in chosen.values())
-    return "; ".join(texts), HOLDS if ok else FAILS
+    texts, verdicts, used = [], [], []
+    for model, (n, ms) in chosen.items():
+        ranked = sorted(ms, key=lambda k: ms[k].rate, reverse=True)
+        best, second = ranked[0], ranked[1]
+        sure = J.apart(ms[second], ms[best])
+        texts.append(
+            f"{best} fastest for {model} at {n} devices" + ("" if sure else " (within noise)")
+        )
+        verdicts.append(J.NOISE if not sure else HOLDS if best in c["expect"] else FAILS)
+        used += list(ms.values())
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
 
 def _unmeasurable(_r, c):
@@ -212,11 +288,11 @@ def _unmeasurable(_r, c):
 # -- validation of each kind's keys -------------------------------------------
 
 _KEYS = {
-    "knee": (("part", "expect"), ()),
+    "knee": (("part", "expect"), ("among",)),
     "ratio": (("part", "a", "b", "min"), ("model",)),
     "about_equal": (("part", "a", "b"), ("within", "model")),
     "cheapest": (("part", "setup"), ("among",)),
-    "slowest": (("part", "setup", "model"), ()),
+    "slowest": (("part", "setup", "model"), ("among",)),
     "scaling": (("part", "min_efficiency"), ("device",)),
     "data_ratio": (("part", "a", "b"), ("min_loss", "max_loss", "except", "device")),
     "best_method": (("part", "expect"), ("device", "devices", "models")),
@@ -247,7 +323,7 @@ def _validate(check: dict, parts, where: str) -> None:
             )
     part = next((p for p in parts if p.name == check.get("part")), None)
     labels = [s.label for s in part.setups] if part else []
-    uses_labels = check["kind"] in ("ratio", "about_equal", "cheapest", "slowest")
+    uses_labels = check["kind"] in ("ratio", "about_equal", "cheapest", "slowest", "knee")
     for key in ("a", "b", "setup") if uses_labels else ():
         if key in check and check[key] not in labels:
             raise errors.unknown(f"setup label in {where}.{key}:", str(check[key]), labels)
@@ -267,6 +343,6 @@ def check_all(results) -> list[Verdict]:
     """One Verdict per finding of the study, in the file's order."""
     out = []
     for f in results.study.findings:
-        measured, verdict = _EVAL[f.check["kind"]](results, f.check)
-        out.append(Verdict(f.text, measured, verdict))
+        measured, verdict, *notes = _EVAL[f.check["kind"]](results, f.check)
+        out.append(Verdict(f.text, measured, verdict, tuple(notes[0]) if notes else ()))
     return out

@@ -1,22 +1,39 @@
-"""What a study has measured: each cell's records, as medians of its trials.
+"""What a study has measured: each cell's records, as the mean of its runs with a 95% interval.
 
 Only `ok` records of this study's cells count (found by their run_label);
-published figures never enter here, so they never enter a median.
+published figures never enter here, so they never enter a mean.  Runs the
+neighbours made busy (execute.host_load) are left out when enough quiet ones
+remain; otherwise they count and the cell is marked busy.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import statistics
 
 from tpubench.report import load
 from tpubench.study import cells as cells_lib
 from tpubench.study import execute
 
+# Student's t at 97.5% for 1..10 degrees of freedom (a two-sided 95% interval).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def interval(values: list[float]) -> tuple[float, float] | None:
+    """The 95% interval of the mean of VALUES (Student's t), or None for fewer than two."""
+    if len(values) < 2:
+        return None
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    t = _T95[len(values) - 2] if len(values) - 1 <= len(_T95) else 1.96
+    half = t * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
 
 @dataclasses.dataclass(frozen=True)
 class Measured:
-    """A cell's measurement: the median over its ok trials."""
+    """A cell's measurement: the mean over its ok runs (interval: 95%, None below two runs)."""
 
     cell: cells_lib.Cell
     trials: int
@@ -30,6 +47,9 @@ class Measured:
     pricing: str | None
     batch: int | None  # the global batch the records ran
     paths: tuple[str, ...]
+    rate_ci: tuple[float, float] | None = None
+    usd_epoch_ci: tuple[float, float] | None = None
+    busy: bool = False  # measured while the neighbours used a share of the host
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +62,7 @@ class Results:
     measured: dict  # cell id -> Measured
     blocked: dict  # cell id -> what the cell needs
     where: str = "here"  # where the blocked cells cannot run: "here", "on gke", ...
+    repeats: int = 1  # runs per cell a verdict needs at this scale
 
     def of(self, part: str, **match) -> list[Measured]:
         """Measured cells of PART whose model/data/setup label match."""
@@ -79,41 +100,59 @@ class Results:
 def collect(
     study, cells: list, host, results_dir: str, scale: str, needs=None, where: str = "here"
 ) -> Results:
-    """The recorded cells' medians; NEEDS(cell) says what an unrunnable one needs
+    """The recorded cells' means; NEEDS(cell) says what an unrunnable one needs
     (default: what this host lacks; a remote run passes its executor's, WHERE "on gke")."""
     found = execute.recorded(results_dir)
+    loads = execute.host_load(results_dir)
+    repeats = study.runs_per_cell(scale)
     measured, blocked = {}, {}
     for cell in cells:
         why = needs(cell) if needs else cell.needs(host)
         if why:
             blocked[cell.id] = why
-        runs = []
+        runs, busy = [], set()
         for path, record in found.get(cell.id, []):
             run, _ = load.from_record(record, path)
             if run is not None:
                 runs.append(run)
+                if loads.get(os.path.basename(path), 0) > execute.BUSY_SHARE:
+                    busy.add(run.path)
+        runs = choose(runs, busy, repeats)
         if runs:
-            measured[cell.id] = _median(cell, runs)
-    return Results(study, scale, host, results_dir, tuple(cells), measured, blocked, where)
+            measured[cell.id] = _mean(cell, runs, any(r.path in busy for r in runs))
+    return Results(study, scale, host, results_dir, tuple(cells), measured, blocked, where, repeats)
 
 
-def _median(cell, runs: list) -> Measured:
-    def med(values):
-        values = [v for v in values if isinstance(v, (int, float))]
-        return statistics.median(values) if values else None
+def choose(runs: list, busy: set, repeats: int) -> list:
+    """The runs a cell's figures come from: the quiet ones when there are REPEATS of
+    them, else all (and the cell is marked busy)."""
+    quiet = [r for r in runs if r.path not in busy]
+    return quiet if len(quiet) >= repeats else runs
+
+
+def _mean(cell, runs: list, busy: bool) -> Measured:
+    def numbers(values):
+        return [v for v in values if isinstance(v, (int, float))]
+
+    def mean(values):
+        values = numbers(values)
+        return statistics.fmean(values) if values else None
 
     first = runs[-1]
     return Measured(
         cell=cell,
         trials=len(runs),
-        rate=med(r.examples_per_sec for r in runs),
-        usd_hour=med(r.usd_per_hour for r in runs),
-        usd_epoch=med(r.usd_per_epoch for r in runs),
-        sec_epoch=med(r.seconds_per_epoch for r in runs),
-        usd_million=med(r.usd_per_million for r in runs),
+        rate=mean(r.examples_per_sec for r in runs),
+        usd_hour=mean(r.usd_per_hour for r in runs),
+        usd_epoch=mean(r.usd_per_epoch for r in runs),
+        sec_epoch=mean(r.seconds_per_epoch for r in runs),
+        usd_million=mean(r.usd_per_million for r in runs),
         accelerator=str(first.dims.get("accelerator") or "?"),
         machine=first.dims.get("machine") or "?",
         pricing=first.pricing,
         batch=first.dims.get("batch"),
         paths=tuple(r.path for r in runs),
+        rate_ci=interval(numbers(r.examples_per_sec for r in runs)),
+        usd_epoch_ci=interval(numbers(r.usd_per_epoch for r in runs)),
+        busy=busy,
     )

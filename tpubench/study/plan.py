@@ -14,27 +14,38 @@ from tpubench.study import execute
 class Plan:
     cells: tuple
     blocked: dict  # cell id -> what it needs
-    done: frozenset
-    todo: tuple  # runnable here and not recorded, in order
+    done: frozenset  # cells with all their repeats recorded
+    todo: tuple  # runnable here and not all recorded, in order
+    runs: dict = dataclasses.field(default_factory=dict)  # cell id -> runs still to do
+    repeats: int = 1  # runs per cell at this scale
 
     @property
     def runnable(self) -> int:
         return len(self.cells) - len(self.blocked)
 
+    def todo_runs(self) -> list[tuple]:
+        """(cell, runs still to do) for each cell to run."""
+        return [(c, self.runs.get(c.id, 1)) for c in self.todo]
+
 
 def make(study, scale: str, host, results_dir: str) -> Plan:
     cells = cells_lib.expand(study, scale)
+    repeats = study.runs_per_cell(scale)
     blocked = {c.id: c.needs(host) for c in cells if c.needs(host)}
-    done = frozenset(execute.done_ids(results_dir)) & {c.id for c in cells}
+    counts = execute.done_counts(results_dir)
+    done = frozenset(c.id for c in cells if counts.get(c.id, 0) >= repeats)
     todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
-    return Plan(tuple(cells), blocked, done, todo)
+    runs = {c.id: repeats - counts.get(c.id, 0) for c in todo}
+    return Plan(tuple(cells), blocked, done, todo, runs, repeats)
 
 
 def header(study, plan: Plan, scale: str, host, results_dir: str) -> list[str]:
+    runs = sum(plan.runs.values())
+    each = f" ({runs} run(s): {plan.repeats} per cell, for an interval)" if plan.repeats > 1 else ""
     lines = [
         f"study {study.name}: {len(plan.cells)} cell(s) at --scale={scale}; this host "
         f"({host.describe()}) can run {plan.runnable}; {len(plan.done)} already recorded in "
-        f"{results_dir}; {len(plan.todo)} to run"
+        f"{results_dir}; {len(plan.todo)} to run{each}"
     ]
     return lines + [
         f"  not runnable here: {line}" for line in blocked_lines(plan.cells, plan.blocked)
@@ -75,7 +86,8 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
             if not todo:
                 continue
             usd_h, what = _hourly(setup, cat)
-            secs = per_cell * len(todo) if per_cell else None
+            n_runs = sum(plan.runs.get(c.id, 1) for c in todo)
+            secs = per_cell * n_runs if per_cell else None
             usd = usd_h * secs / 3600 if usd_h is not None and secs else None
             estimated.append(usd is not None)
             total_s += secs or 0

@@ -23,7 +23,6 @@ import dataclasses
 import os
 import re
 import subprocess
-import sys
 
 from tpubench.core import errors
 from tpubench.cost import catalog
@@ -199,9 +198,11 @@ def launch(path: str, executor: str, dry_run: bool, out) -> int:
 
     SIGINT/SIGTERM are passed on to it (it deletes what it created, then exits 130).
     """
-    argv = [sys.executable, "-m", "tpubench_launch.main", "sweep", path, f"--executor={executor}"]
+    argv = cells_lib.python_argv("tpubench_launch.main", "sweep", path, f"--executor={executor}")
     if dry_run:
         argv.append("--dry-run")
-    print("$ tpubench-launch " + " ".join(argv[3:]), file=out, flush=True)
+    print("$ tpubench-launch " + " ".join(argv[4:]), file=out, flush=True)
     with execute._Signals() as sig:
-        return sig.started(subprocess.Popen(argv, start_new_session=True)).wait()
+        return sig.started(
+            subprocess.Popen(argv, start_new_session=True, env=cells_lib.child_env())
+        ).wait()

@@ -15,7 +15,7 @@ import os
 from tpubench.cost import money
 from tpubench.report import published as published_lib
 from tpubench.study import findings as findings_lib
-from tpubench.study import plan
+from tpubench.study import flips, plan
 
 FORMS = ("relative", "devices", "knee", "scaling", "strategies")
 # Our model names -> the published studies' names.
@@ -37,6 +37,24 @@ def _rate(x) -> str:
 
 def _usd(x) -> str:
     return money.usd(x) if x is not None else "—"
+
+
+def _rate_ci(m) -> str:
+    """The mean rate with its 95% interval and a busy-host mark."""
+    text = _rate(m.rate)
+    if m.rate_ci:  # a rate is never below 0, whatever a wide interval says
+        text += f" ({_rate(max(0.0, m.rate_ci[0]))}–{_rate(m.rate_ci[1])})"
+    return text + (" ⚠busy" if m.busy else "")
+
+
+def _basis(m) -> str:
+    return (m.pricing or "on_demand").replace("_", " ")
+
+
+PINNED_NOTE = (
+    "N-vCPU setups are N pinned cores of this one host, not separate VMs: they share its "
+    "caches and memory bandwidth, so a real N-vCPU VM may run faster or slower."
+)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -63,19 +81,38 @@ def _relative(results, part, form) -> list[str]:
         for label, m in ms.items():
             t = base.rate / m.rate
             c = m.usd_epoch / base.usd_epoch if m.usd_epoch and base.usd_epoch else None
+            other = flips.OTHER.get(m.pricing or "on_demand")
             rows.append(
                 [
                     label,
-                    _rate(m.rate),
+                    str(m.trials),
+                    _rate_ci(m),
                     f"{m.sec_epoch:,.0f}" if m.sec_epoch else "—",
-                    _usd(m.usd_hour),
+                    f"{_usd(m.usd_hour)} {_basis(m)}",
                     _usd(m.usd_epoch),
+                    _usd(flips.usd_epoch(m, other)) + f" {other.replace('_', ' ')}",
                     f"{t:.2f}x",
                     f"{c:.2f}x" if c else "—",
                 ]
             )
-        header = ["setup", "examples/s", "s/epoch", "$/hour", "$/epoch", "time", "cost"]
+        header = [
+            "setup",
+            "runs",
+            "examples/s (95%)",
+            "s/epoch",
+            "$/hour (basis)",
+            "$/epoch",
+            "$/epoch, other basis",
+            "time",
+            "cost",
+        ]
         out += _table(header, rows) + [""]
+        lines = flips.flip_lines(ms)
+        basis = flips.basis_line(ms)
+        out += [f"- {x}" for x in [*lines, *([basis] if basis else [])]]
+        out += [""] if lines or basis else []
+    if out and any(s.vcpus for s in part.setups):
+        out += [PINNED_NOTE, ""]
     return out
 
 
@@ -90,7 +127,7 @@ def _devices(results, part, _form) -> list[str]:
                     str(m.batch or "default"),
                     m.cell.model.precision or s.precision or "fp32",
                     _usd(m.usd_hour),
-                    _rate(m.rate),
+                    _rate_ci(m),
                     _usd(m.usd_epoch),
                 ]
             )
@@ -117,13 +154,18 @@ def _knee(results, part, _form) -> list[str]:
         rows.append(
             [
                 f"{model} · {data} · {on}",
-                *[_rate(ms[s.label].rate) if s.label in ms else "—" for s in setups],
+                *[_rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
                 str(knee),
             ]
         )
     unit = "predictions/s" if part.command == "infer" else "examples/s"
-    out = [f"{unit} by host vCPUs; knee = fewest vCPUs within 5% of the best", ""]
-    return out + _table(["model · data · device", *[s.label for s in setups], "knee"], rows) + [""]
+    out = [
+        f"{unit} by host vCPUs (mean of the runs, 95% interval); knee = fewest vCPUs within "
+        "5% of the best",
+        "",
+    ]
+    table = _table(["model · data · device", *[s.label for s in setups], "knee"], rows)
+    return out + table + ["", PINNED_NOTE, ""]
 
 
 def _scaling(results, part, _form) -> list[str]:
@@ -145,7 +187,7 @@ def _scaling(results, part, _form) -> list[str]:
         rows.append(
             [
                 f"{model} · {data}",
-                *[_rate(ms[s.label].rate) if s.label in ms else "—" for s in setups],
+                *[_rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
                 eff or "—",
             ]
         )
@@ -161,10 +203,14 @@ def _strategies(results, part, _form) -> list[str]:
     groups: dict = {}
     for m in results.of(part.name):
         key = (m.cell.model.model, m.cell.device(results.host), m.cell.setup.devices)
-        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m.rate
+        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m
     rows = [
-        [model, f"{n} {device}", *[_rate(rates.get(x)) for x in ["one device", *methods]]]
-        for (model, device, n), rates in groups.items()
+        [
+            model,
+            f"{n} {device}",
+            *[_rate_ci(ms[x]) if x in ms else "—" for x in ["one device", *methods]],
+        ]
+        for (model, device, n), ms in groups.items()
     ]
     if not rows:
         return []
@@ -204,7 +250,7 @@ def _published(study) -> list[str]:
     rows = [[*key[:4], *[_rate(v.get(n)) for n in counts], key[4]] for key, v in series.items()]
     sources = ", ".join(dict.fromkeys(f.source for f in figs))
     out = [
-        "## Published (labelled; never in a measured figure or median)",
+        "## Published (labelled; never in a measured figure or mean)",
         "",
         f"examples/s by device count, as printed by {sources}.",
         "",
@@ -242,7 +288,7 @@ def render(results, charts: list[str]) -> str:
     ]
     if study.question:
         lines += [f"Question: {study.question}", ""]
-    lines += ["## Measured (median of each cell's ok trials)", ""]
+    lines += ["## Measured (mean of each cell's ok runs; 95% interval in brackets)", ""]
     body = []
     for part in study.parts:
         table = _FORMS[study.form["kind"]](results, part, study.form)

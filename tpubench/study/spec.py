@@ -5,6 +5,7 @@
     source: ...                          # the study it reruns
     form: {kind: scaling}                # how its report looks (report.FORMS)
     published: [tf-dgx1]                 # report/published.py sets shown beside
+    repeats: 5                           # runs per cell at --scale=full (default 3)
     parts:                               # each part is a grid of cells
       - name: train
         command: train                   # or infer
@@ -34,7 +35,20 @@ import pathlib
 from tpubench.core import errors
 from tpubench.study import fields
 
-TOP_KEYS = ("name", "title", "source", "question", "form", "published", "parts", "findings")
+TOP_KEYS = (
+    "name",
+    "title",
+    "source",
+    "question",
+    "form",
+    "published",
+    "repeats",
+    "parts",
+    "findings",
+)
+# Runs per cell at --scale=full unless the file says more: a verdict needs an
+# interval, and an interval needs repeats.  --scale=smoke runs each cell once.
+REPEATS = 3
 PART_KEYS = ("name", "command", "models", "data", "setups", "flags", "scale")
 SETUP_KEYS = (
     "label",
@@ -48,6 +62,7 @@ SETUP_KEYS = (
     "precision",
     "strategy",
     "all_reduce",
+    "variables",
     "models",
 )
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
@@ -58,6 +73,7 @@ PRICINGS = ("on_demand", "spot")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("one_device", "mirrored", "parameter_server", "tpu")
 ALL_REDUCE = ("nccl", "hierarchical_copy", "reduce_to_one")
+VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
 SCALES = ("smoke", "full")
 # The study owns these flags: they point each cell at its records and label.
 OWNED = ("results_dir", "model_dir", "run_label", "data_dir", "use_synthetic_data", "machine")
@@ -83,6 +99,7 @@ class Setup:
     precision: str | None = None
     strategy: str | None = None
     all_reduce: str | None = None
+    variables: str | None = None  # parameter servers: variables on their cpu or gpu
     models: tuple[str, ...] = ()  # only these models (default all)
 
 
@@ -122,9 +139,13 @@ class Study:
     published: tuple[str, ...]
     parts: tuple[Part, ...]
     findings: tuple[Finding, ...]
+    repeats: int = REPEATS
 
     def part(self, name: str) -> Part:
         return next(p for p in self.parts if p.name == name)
+
+    def runs_per_cell(self, scale: str) -> int:
+        return 1 if scale == "smoke" else self.repeats
 
 
 def shipped_dir() -> pathlib.Path:
@@ -191,6 +212,11 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
         _finding(f, f"{where}: findings[{i}]", checks, parts)
         for i, f in enumerate(doc.get("findings") or [])
     )
+    repeats = doc.get("repeats", REPEATS)
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 2:
+        raise errors.UsageError(
+            f"{where}: repeats={repeats!r} must be a whole number >= 2 (an interval needs two runs)"
+        )
     published = doc.get("published") or []
     if not isinstance(published, list) or not all(isinstance(s, str) for s in published):
         raise errors.UsageError(f"{where}: published must be a list of set names")
@@ -204,6 +230,7 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
         published=tuple(published),
         parts=parts,
         findings=findings,
+        repeats=repeats,
     )
 
 
@@ -263,6 +290,16 @@ def _setup(item, where: str) -> Setup:
         raise errors.unknown(f"strategy in {where}:", str(doc.get("strategy")), STRATEGIES)
     if doc.get("all_reduce", "nccl") not in ALL_REDUCE:
         raise errors.unknown(f"all_reduce in {where}:", str(doc.get("all_reduce")), ALL_REDUCE)
+    if doc.get("variables") is not None:
+        if doc["variables"] not in VARIABLES:
+            raise errors.unknown(f"variables in {where}:", str(doc["variables"]), VARIABLES)
+        if doc.get("strategy") != "parameter_server":
+            raise errors.UsageError(
+                f"{where}: variables={doc['variables']} is where parameter servers keep them; "
+                "it needs strategy: parameter_server"
+            )
+        if doc["variables"] == "gpu" and doc.get("device", "cpu") != "gpu":
+            raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")
     if doc.get("vcpus") and doc.get("device", "cpu") == "tpu":
         raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
     models = doc.pop("models", None) or []

@@ -1,0 +1,74 @@
+"""When a finding may be judged, and how an interval turns into a verdict.
+
+A verdict needs the study's repeats of every cell it reads (at --scale=smoke
+none is judged: tiny models say nothing about the published figures).  A
+figure whose 95% interval spans the finding's threshold is `within noise`,
+not `holds` or `does not hold here`.
+"""
+
+from __future__ import annotations
+
+HOLDS = "holds"
+FAILS = "does not hold here"
+NOISE = "within noise"
+SMOKE = "not judged (smoke scale)"
+
+
+def gate(results, measured: list) -> str | None:
+    """Why these cells cannot carry a verdict yet, or None when they can."""
+    if results.scale == "smoke":
+        return SMOKE
+    fewest = min((m.trials for m in measured), default=0)
+    if fewest < results.repeats:
+        return f"not judged (needs {results.repeats} runs per cell; has {fewest})"
+    return None
+
+
+def at_least(x: float, ci: tuple | None, threshold: float) -> str:
+    """x >= threshold, judged over its interval CI (lo, hi)."""
+    lo, hi = ci or (x, x)
+    if lo >= threshold:
+        return HOLDS
+    if hi < threshold:
+        return FAILS
+    return NOISE
+
+
+def at_most(x: float, ci: tuple | None, threshold: float) -> str:
+    lo, hi = ci or (x, x)
+    if hi <= threshold:
+        return HOLDS
+    if lo > threshold:
+        return FAILS
+    return NOISE
+
+
+def combine(verdicts: list[str]) -> str:
+    """All hold: holds; any certainly fails: does not hold; else within noise."""
+    if all(v == HOLDS for v in verdicts):
+        return HOLDS
+    if any(v == FAILS for v in verdicts):
+        return FAILS
+    return NOISE
+
+
+def ratio_ci(a, b) -> tuple | None:
+    """The interval of a.rate / b.rate from both cells' intervals (None if either has none)."""
+    if not a.rate_ci or not b.rate_ci or b.rate_ci[0] <= 0:
+        return None
+    return a.rate_ci[0] / b.rate_ci[1], a.rate_ci[1] / b.rate_ci[0]
+
+
+def shown_ci(ci: tuple | None, fmt: str = "{:.2f}") -> str:
+    if not ci:
+        return ""
+    return f" [95%: {fmt.format(ci[0])}–{fmt.format(ci[1])}]"
+
+
+def apart(low, high, attr: str = "rate") -> bool:
+    """LOW's interval of ATTR lies wholly below HIGH's (so their order is not noise)."""
+    lo_ci = getattr(low, f"{attr}_ci")
+    hi_ci = getattr(high, f"{attr}_ci")
+    if not lo_ci or not hi_ci:
+        return getattr(low, attr) < getattr(high, attr)
+    return lo_ci[1] < hi_ci[0]
