@@ -27,11 +27,24 @@ def flags_argv(flags: dict) -> list[str]:
     return [flag(k, v) for k, v in flags.items() if v is not None]
 
 
+# Python 3.10 has no -P: drop the working directory ('' from -c) before running the module.
+_SAFE_PATH_310 = "import runpy, sys; del sys.path[0]; runpy.run_module(sys.argv.pop(1), "
+_SAFE_PATH_310 += "run_name='__main__', alter_sys=True)"
+
+
+def isolated_python(module: str) -> list[str]:
+    """`python -P -m MODULE` in this interpreter: the working directory stays off
+    sys.path (a folder named like the package there is not the package); PYTHONPATH
+    and site-packages still name the one to import.  On Python 3.10, which has no
+    -P, a -c bootstrap drops the working directory and runs MODULE the same way."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module]
+    return [sys.executable, "-c", _SAFE_PATH_310, module]
+
+
 def local_tpubench() -> list[str]:
     """tpubench in this interpreter's environment (the one tpubench-launch runs in)."""
-    # -P: the working directory stays off sys.path (a folder named tpubench there is
-    # not the package); PYTHONPATH and site-packages still name the one to import.
-    return [sys.executable, "-P", "-m", "tpubench"]
+    return isolated_python("tpubench")
 
 
 def flag_value(args: list[str], name: str) -> str | None:

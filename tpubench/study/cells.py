@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shlex
-import sys
 
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
@@ -168,10 +167,12 @@ class Cell:
 
 
 def python_argv(module: str, *args: str) -> list[str]:
-    """`python -P -m MODULE ARGS`: -P keeps the working directory off sys.path, so a
+    """`python -P -m MODULE ARGS`: the working directory stays off sys.path, so a
     folder named `tpubench` where the study runs is never imported (child_env says where
-    the real one is)."""
-    return [sys.executable, "-P", "-m", module, *args]
+    the real one is; Python 3.10 gets the launcher's -c equivalent of -P)."""
+    from tpubench_launch import commands
+
+    return [*commands.isolated_python(module), *args]
 
 
 def child_env() -> dict:
