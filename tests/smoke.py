@@ -78,9 +78,10 @@ def ok(proc: subprocess.CompletedProcess) -> str:
 
 
 def records(results_dir) -> list[dict]:
-    """The run records in RESULTS_DIR, oldest first."""
+    """The run records in RESULTS_DIR, oldest first (other JSON files there are not records)."""
     paths = sorted(pathlib.Path(results_dir).glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
-    return [json.loads(p.read_text()) | {"_path": str(p)} for p in paths]
+    found = [json.loads(p.read_text()) | {"_path": str(p)} for p in paths]
+    return [r for r in found if "run_id" in r and "kind" in r]
 
 
 def record_line(stdout: str) -> pathlib.Path:

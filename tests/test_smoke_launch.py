@@ -58,6 +58,7 @@ def test_study_run_then_report_a_users_study(tmp_path):
     )
     assert "# mine: One vCPU or two on mnist_mlp" in out
     assert "2 cell(s) at --scale=smoke: 2 measured" in out
+    assert "not judged (smoke scale)" in out  # a smoke run is no evidence for a finding
     cells = records(tmp_path / "st")
     assert len(cells) == 2 and all(r["status"] == "ok" for r in cells)
     assert sorted(r["hardware"]["cpu"]["affinity_cores"] for r in cells) == [1, 2]
