@@ -108,3 +108,41 @@ def test_only_host_zero_of_a_tpu_pod_is_chief(monkeypatch):
     assert strategy._tpu_host_index() == 3
     monkeypatch.setenv("CLOUD_TPU_TASK_ID", "1")
     assert strategy._tpu_host_index() == 1
+
+
+_REDUCE = """
+import json
+from tpubench.core.config import HardwareConfig
+from tpubench.hardware import strategy
+import tensorflow as tf
+
+out = {}
+for how in ("reduce_to_one", "reduce_to_cpu", "hierarchical_copy"):
+    hw = HardwareConfig(accelerator="cpu", strategy="mirrored", all_reduce=how, num_cpu_devices=2)
+    if not out:
+        strategy.configure_host(hw)
+    s, placement = strategy.build(hw)
+    ops = s.extended._cross_device_ops
+    rank = lambda: tf.distribute.get_replica_context().replica_id_in_sync_group  # noqa: E731
+    per_replica = s.run(lambda: tf.cast(rank() + 1, tf.float32))
+    total = s.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+    out[how] = [placement.all_reduce, float(total), getattr(ops, "reduce_to_device", None)]
+print(json.dumps(out))
+"""
+
+
+def test_cpu_aggregation_reduces_on_the_host_cpu():
+    """--all_reduce=reduce_to_cpu is the seeds' "CPU aggregation": TensorFlow's reduce_to_one
+    sums on the first replica's device (GPU 0 on a GPU host) unless told the CPU."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _REDUCE], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["reduce_to_cpu"] == ["reduce_to_cpu", 3.0, "/cpu:0"]
+    assert out["reduce_to_one"][:2] == ["reduce_to_one", 3.0]
+    assert out["reduce_to_one"][2] is None  # the first destination device, not the CPU
+    assert out["hierarchical_copy"][:2] == ["hierarchical_copy", 3.0]

@@ -100,8 +100,8 @@ def define_hardware_flags():
         "all_reduce",
         "auto",
         list(config.ALL_REDUCE),
-        "Cross-replica reduction (nccl/hierarchical_copy/reduce_to_one on one host; "
-        "ring/nccl for multi_worker).",
+        "Cross-replica reduction (nccl/hierarchical_copy/reduce_to_one (on GPU 0)/"
+        "reduce_to_cpu (on the host CPU) on one host; ring/nccl for multi_worker).",
     )
     f.DEFINE_integer("num_gpus", None, "GPUs to use (default: all visible).", lower_bound=1)
     f.DEFINE_string("tpu", None, "TPU name, grpc://host:port, or 'local' on a TPU VM.")

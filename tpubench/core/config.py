@@ -10,7 +10,7 @@ from tpubench.core import precision
 
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
-ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "ring")
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu", "ring")
 PRECISIONS = precision.NAMES
 # How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
 DATA_FORMATS = ("auto", "channels_last", "channels_first")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import errors
+from tpubench.core import config, errors
 from tpubench.core.config import HardwareConfig
 from tpubench.hardware import clusters, placement
 
@@ -125,10 +125,14 @@ def _cross_device_ops(all_reduce: str, accelerator: str):
     if all_reduce == "hierarchical_copy":
         return tf.distribute.HierarchicalCopyAllReduce()
     if all_reduce == "reduce_to_one":
-        return tf.distribute.ReductionToOneDevice()
+        return tf.distribute.ReductionToOneDevice()  # on the first replica's device (GPU 0)
+    if all_reduce == "reduce_to_cpu":
+        # "CPU aggregation" (tf_cnn_benchmarks' PSCPU-style gathering): the sums are
+        # taken on the host CPU and broadcast back, instead of on GPU 0.
+        return tf.distribute.ReductionToOneDevice(reduce_to_device="/cpu:0")
     raise errors.UsageError(
         f"--all_reduce={all_reduce} does not apply to a single-host mirrored strategy; "
-        "accepted: auto, nccl, hierarchical_copy, reduce_to_one"
+        "accepted: auto, nccl, hierarchical_copy, reduce_to_one, reduce_to_cpu"
     )
 
 
@@ -200,5 +204,5 @@ def build(hw: HardwareConfig):
     raise errors.unknown(
         "strategy",
         name,
-        ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu"),
+        config.STRATEGIES,
     )

@@ -72,7 +72,7 @@ DEVICES = ("cpu", "gpu", "tpu", "auto")
 PRICINGS = ("on_demand", "spot")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("one_device", "mirrored", "parameter_server", "tpu")
-ALL_REDUCE = ("nccl", "hierarchical_copy", "reduce_to_one")
+ALL_REDUCE = ("nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
 VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
 SCALES = ("smoke", "full")
 # The study owns these flags: they point each cell at its records and label.
