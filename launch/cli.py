@@ -80,6 +80,12 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument(
         "--max-cost", type=float, help="refuse to launch when the estimated USD total is higher"
     )
+    sw.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="run a sweep file whose flags name model_module or flagfile (code every run "
+        "imports); without it such a file is refused",
+    )
 
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
     gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
@@ -150,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.results_dir,
                 args.max_cost,
                 [PROG, *argv],
+                trust_code=args.trust_code,
             )
             return 0
         return _gke(args, passthrough)

@@ -35,7 +35,7 @@ import itertools
 import json
 import pathlib
 
-from tpubench_launch import errors
+from tpubench_launch import errors, trust
 
 AXES = {
     "models": "model",
@@ -126,14 +126,18 @@ class Sweep:
     estimate: dict
     cloud: dict
     command: str = "train"
+    warnings: tuple[str, ...] = ()  # one line per code path a --trust-code run imports
 
 
-def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
+def load(
+    path: str, executor: str, results_dir: str | None = None, trust_code: bool = False
+) -> Sweep:
     """Reads and expands a sweep file.
 
     Raises:
       UsageError: unreadable file, bad YAML, unknown keys or bad values (one
-        line naming the key and what is accepted).
+        line naming the key and what is accepted); flags that load code
+        (model_module, flagfile) unless TRUST_CODE (launch/trust.py).
     """
     from tpubench_launch import safe_yaml
 
@@ -153,6 +157,7 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
     name = str(doc.get("name") or p.stem)
+    warned: list[str] = []
     command = doc.get("command", "train")
     if command not in COMMANDS:
         raise errors.unknown(f"command in {path}:", str(command), COMMANDS)
@@ -171,7 +176,13 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         configs = sweep_runs.configs(doc["runs"], fixed, command, path)
     else:
         configs = _grid_configs(_mapping(doc, "grid", path), fixed, command, executor, path)
+    for c in configs:
+        where = f"runs ({c.id}): flags." if c.summary else "flags."
+        for line in trust.check(path, where, c.fixed_flags, trust_code):
+            if line not in warned:
+                warned.append(line)
     return Sweep(
+        warnings=tuple(warned),
         name=name,
         path=str(p),
         results_dir=results_dir or str(doc.get("results_dir") or f"runs/sweeps/{name}"),

@@ -59,10 +59,13 @@ def run(
     max_cost: float | None,
     argv: list[str],
     out=None,
+    trust_code: bool = False,
 ) -> None:
     """Runs the sweep; raises TaskFailed when any configuration failed."""
     out = out or sys.stdout
-    sw = sweep.load(path, executor, results_dir)
+    sw = sweep.load(path, executor, results_dir, trust_code)
+    for line in sw.warnings:
+        print(line, file=sys.stderr, flush=True)
     if not sw.configs:
         raise errors.UsageError(f"{path}: the grid is empty")
     if "://" in sw.results_dir:

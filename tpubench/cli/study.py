@@ -39,6 +39,12 @@ def define():
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
     )
     f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
+    f.DEFINE_bool(
+        "trust_code",
+        False,
+        "run: a study file whose flags name model_module or flagfile (code every cell imports "
+        "and runs); without it such a file is refused.",
+    )
 
 
 def _known_flags() -> dict | None:
@@ -61,7 +67,27 @@ def _load(name: str, check_flags: bool):
     from tpubench.study import findings, report, spec
 
     known = _known_flags() if check_flags else None
-    return spec.load(name, report.FORMS, findings.CHECKS, known)
+    study = spec.load(name, report.FORMS, findings.CHECKS, known)
+    if check_flags:  # `run`: the file's flags become command lines (docs/security.md)
+        _check_code(study)
+    return study
+
+
+def _check_code(study) -> None:
+    """A study file naming code (model_module, flagfile) runs only with --trust_code."""
+    from tpubench.core import code_flags
+
+    warned = []
+    for part in study.parts:
+        places = [("flags.", part.flags)]
+        places += [(f"scale.{s}.", v) for s, v in sorted(part.scale.items())]
+        for where, values in places:
+            lines = code_flags.check(
+                study.path, f"parts ({part.name}): {where}", values, FLAGS.trust_code
+            )
+            warned += [x for x in lines if x not in warned]
+    for line in warned:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _list() -> int:
@@ -182,7 +208,7 @@ def _run_remote(study, host, results_dir: str) -> int:
         print(f"nothing for --executor={executor} to run; the report covers what is recorded")
     else:
         path = remote.write_sweep(study, p, executor, cloud, FLAGS.gcs_data, results_dir)
-        code = remote.launch(path, executor, dry, sys.stdout)
+        code = remote.launch(path, executor, dry, sys.stdout, trust_code=FLAGS.trust_code)
         if dry or code == 2:  # 2: the launcher refused the file and said why in one line
             return code
         if code == 130:

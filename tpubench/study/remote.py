@@ -194,7 +194,7 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
     return path
 
 
-def launch(path: str, executor: str, dry_run: bool, out) -> int:
+def launch(path: str, executor: str, dry_run: bool, out, trust_code: bool = False) -> int:
     """Runs tpubench-launch on the sweep file, its output streamed; returns its exit code.
 
     SIGINT/SIGTERM are passed on to it (it deletes what it created, then exits 130).
@@ -202,6 +202,8 @@ def launch(path: str, executor: str, dry_run: bool, out) -> int:
     argv = [sys.executable, "-m", "tpubench_launch.main", "sweep", path, f"--executor={executor}"]
     if dry_run:
         argv.append("--dry-run")
+    if trust_code:  # the user read the study's code; the sweep file it becomes names it too
+        argv.append("--trust-code")
     print("$ tpubench-launch " + " ".join(argv[3:]), file=out, flush=True)
     with execute._Signals() as sig:
         return sig.started(subprocess.Popen(argv, start_new_session=True)).wait()
