@@ -81,6 +81,12 @@ def parser() -> argparse.ArgumentParser:
         "--max-cost", type=float, help="refuse to launch when the estimated USD total is higher"
     )
     sw.add_argument(
+        "--max-configs",
+        type=_positive,
+        default=10_000,
+        help="refuse a grid that expands to more configurations (default 10000)",
+    )
+    sw.add_argument(
         "--trust-code",
         action="store_true",
         help="run a sweep file whose flags name model_module or flagfile (code every run "
@@ -157,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.max_cost,
                 [PROG, *argv],
                 trust_code=args.trust_code,
+                max_configs=args.max_configs,
             )
             return 0
         return _gke(args, passthrough)

@@ -34,6 +34,7 @@ import hashlib
 import itertools
 import json
 import pathlib
+import re
 
 from tpubench_launch import errors, trust
 
@@ -54,6 +55,9 @@ CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
 EXECUTORS = ("local", "gce", "tpu-vm", "skypilot", "gke")
+# A sweep's name and a run's label become file names, --run_label and VM names:
+# letters, digits, '_', '.', '-' (tpubench/core/names.py's word; launch/ cannot import it).
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,8 +133,15 @@ class Sweep:
     warnings: tuple[str, ...] = ()  # one line per code path a --trust-code run imports
 
 
+MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
+
+
 def load(
-    path: str, executor: str, results_dir: str | None = None, trust_code: bool = False
+    path: str,
+    executor: str,
+    results_dir: str | None = None,
+    trust_code: bool = False,
+    max_configs: int = MAX_CONFIGS,
 ) -> Sweep:
     """Reads and expands a sweep file.
 
@@ -157,6 +168,11 @@ def load(
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
     name = str(doc.get("name") or p.stem)
+    if not NAME.match(name):  # it becomes runs/sweeps/NAME and VM names
+        raise errors.UsageError(
+            f"{path}: name={ascii(name)[:120]} is refused: it becomes part of paths and VM names; "
+            "accepted: 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
     warned: list[str] = []
     command = doc.get("command", "train")
     if command not in COMMANDS:
@@ -175,7 +191,9 @@ def load(
             raise errors.UsageError(f"{path}: give 'grid' or 'runs', not both")
         configs = sweep_runs.configs(doc["runs"], fixed, command, path)
     else:
-        configs = _grid_configs(_mapping(doc, "grid", path), fixed, command, executor, path)
+        grid = _mapping(doc, "grid", path)
+        _check_size(grid, path, max_configs)
+        configs = _grid_configs(grid, fixed, command, executor, path)
     for c in configs:
         where = f"runs ({c.id}): flags." if c.summary else "flags."
         for line in trust.check(path, where, c.fixed_flags, trust_code):
@@ -191,6 +209,18 @@ def load(
         cloud=_mapping(doc, "cloud", path),
         command=command,
     )
+
+
+def _check_size(grid: dict, path: str, max_configs: int) -> None:
+    """The grid's size, counted before expanding it; over MAX_CONFIGS refused."""
+    count = 1
+    for values in grid.values():
+        count *= len(values) if isinstance(values, list) and values else 1
+    if count > max_configs:
+        raise errors.UsageError(
+            f"{path}: the grid expands to {count:,} configurations, over --max-configs="
+            f"{max_configs:,}; nothing was expanded (raise --max-configs to run it)"
+        )
 
 
 def _grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str) -> list:

@@ -19,13 +19,12 @@ that stay the same from one invocation to the next.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from tpubench_launch import errors, sweep
 
 RUN_KEYS = ("label", "command", "flags", "seconds", *sweep.KEYS)
 # Safe in a file name, a shell word and a record: letters, digits, '_', '.', '-'.
-LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+LABEL = sweep.NAME
 
 
 def configs(runs, fixed: dict, command: str, path: str) -> list:

@@ -18,7 +18,7 @@ from absl import flags as absl_flags
 
 from tpubench.cli import argv_checks, subcommands, tflog
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text
+from tpubench.core import errors, names, safe_text
 from tpubench.storage import gcs, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
@@ -63,7 +63,7 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
     """absl's parser, with a bad flag reported in one line (exit 2)."""
     for token in argv[1:]:
         name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
-        hint = gcs.typo_hint(value)
+        hint = gcs.typo_hint(value) or names.gcs_problem(value)
         if hint:
             where = f"{name}=" if name else ""
             print(safe_text.shown(f"tpubench {sub}: error: {where}{hint}", None), file=sys.stderr)

@@ -39,6 +39,13 @@ def define():
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
     )
     f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
+    f.DEFINE_integer(
+        "max_cells",
+        10_000,
+        "Refuse a study file that expands to more cells than this (counted before expanding).",
+        lower_bound=1,
+        upper_bound=10_000_000,
+    )
     f.DEFINE_bool(
         "trust_code",
         False,
@@ -68,9 +75,39 @@ def _load(name: str, check_flags: bool):
 
     known = _known_flags() if check_flags else None
     study = spec.load(name, report.FORMS, findings.CHECKS, known)
+    _check_names(study)
+    _check_size(study)
     if check_flags:  # `run`: the file's flags become command lines (docs/security.md)
         _check_code(study)
     return study
+
+
+def _check_size(study) -> None:
+    """The cells a study file would expand to, counted before any is built; over the cap refused."""
+    from tpubench.core import errors
+
+    count = sum(len(p.setups) * len(p.models) * len(p.data) for p in study.parts)
+    if count > FLAGS.max_cells:
+        raise errors.UsageError(
+            f"{study.path} expands to up to {count:,} cells (setups x models x data per "
+            f"part), over --max_cells={FLAGS.max_cells:,}; nothing was expanded (raise "
+            "--max_cells to run it)"
+        )
+
+
+def _check_names(study) -> None:
+    """Names that become paths (results, logs, reports, charts) and models that are imported."""
+    from tpubench.core import errors, names
+
+    names.check_word(study.name, f"{study.path}: name")  # runs/studies/NAME, cell ids
+    for part in study.parts:
+        names.check_word(part.name, f"{study.path}: parts ({part.name}).name")  # chart files
+        for item in part.models:
+            if not names.is_model_name(item.model):
+                raise errors.UsageError(
+                    f"{study.path}: parts ({part.name}).models: unknown model "
+                    f"{safe_text.shown(repr(item.model), 120)}; accepted: {names.MODEL_RULE}"
+                )
 
 
 def _check_code(study) -> None:

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import secrets
 import stat
 
@@ -27,7 +28,9 @@ STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
 
 def new_run_id(model: str) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{now}-{model}-{secrets.token_hex(3)}"
+    # The id is the record's file name: whatever the model is called, it stays one word.
+    word = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(model))[:60].lstrip(".-") or "model"
+    return f"{now}-{word}-{secrets.token_hex(3)}"
 
 
 def now_iso() -> str:

@@ -54,6 +54,8 @@ def load_cloud(path: str, executor: str) -> Cloud:
       UsageError: unreadable, not a mapping, an unknown key, machines not a
         mapping of setup labels to machine names, or a required key missing.
     """
+    from tpubench_launch import cloud_names
+    from tpubench_launch import errors as launch_errors
     from tpubench_launch.executors import cloud as launch_cloud
 
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
@@ -68,6 +70,10 @@ def load_cloud(path: str, executor: str) -> Cloud:
             f"--cloud={path}: machines must map setup labels to machines, e.g. "
             "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
         )
+    try:  # the launcher's own formats (project, zone, image family, disk size, ...)
+        cloud_names.check(doc, f"--cloud={path}: ")
+    except launch_errors.UsageError as e:
+        raise errors.UsageError(str(e)) from None
     required = launch_cloud.REQUIRED.get(executor, ("project", "zone", "bucket"))
     missing = [k for k in required if not doc.get(k)]
     if missing:
