@@ -122,8 +122,9 @@ _RANGES = (
             r"^num_(classes|heads|layers|steps)$|units$|_size$|_dims$|^width$|^depth$"
             r"|_length$|^max_positions$"
         ),
-        lambda v: v >= 1,
-        "an integer >= 1",
+        # Each of these sizes a tensor: past 2**20 one layer alone outgrows any host.
+        lambda v: 1 <= v <= 1 << 20,
+        "an integer from 1 to 1,048,576",
     ),
 )
 

@@ -42,6 +42,12 @@ def load_samples(runner, manifest, count: int, seed: int) -> Samples:
     from tpubench.model.model_api import Mode
 
     params = runner.params
+    synthetic.check_memory(  # before the samples are drawn or read
+        runner.spec.element_spec(params),
+        count,
+        f"the query sample library ({count:,} samples)",
+        "a smaller --qsl_samples",
+    )
     if manifest is None:
         features, _ = synthetic.global_batch(runner.spec.element_spec(params), params, count, seed)
         return Samples(features, count)
