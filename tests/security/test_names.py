@@ -181,3 +181,10 @@ def test_a_flop_count_cache_holding_text_is_counted_again(tmp_path, monkeypatch)
         )
     )
     assert list(model_info._counts()) == ["a"]
+
+
+def test_tune_and_data_refuse_a_dotted_model_naming_the_models(tmp_path):
+    for argv in (["tune", "--budget=10m"], ["data", "bench", "--data_dir=" + str(tmp_path)]):
+        proc, _ = run_cli(*argv, "--model=os.path", timeout=120)
+        line = one_line_error(proc)
+        assert proc.returncode == 2 and "unknown model 'os.path'; accepted: alexnet," in line

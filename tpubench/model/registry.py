@@ -17,6 +17,7 @@ import sys
 
 from tpubench.core import errors
 from tpubench.core import names as names_lib
+from tpubench.model import shipped
 from tpubench.model.model_api import ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -79,7 +80,7 @@ def names() -> list[str]:
 def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
     if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
-        raise errors.unknown("model", name, sorted(_REGISTRY))
+        raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(shipped.names())))
     _load_builtin()
     if name not in _REGISTRY:
         raise errors.unknown("model", name, _REGISTRY)
