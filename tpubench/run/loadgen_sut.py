@@ -121,6 +121,10 @@ class Batcher:
         for size in self._buckets:
             self._predict(self._samples.take(np.arange(size) % self._samples.count))
 
+    def act_on_signal(self) -> None:
+        """Acts on a signal noted while LoadGen runs (scenarios.signal_watch calls it)."""
+        self._on_signal()
+
     def issue_query(self, query_samples) -> None:
         self._on_signal()
         if self.overloaded is not None:  # this run is lost: complete at once, hold nothing

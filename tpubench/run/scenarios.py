@@ -19,7 +19,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import interrupts, loadgen_conf, loadgen_log
+from tpubench.run import interrupts, loadgen_conf, loadgen_log, signal_watch
 
 
 def import_loadgen(scenario: str):
@@ -65,7 +65,8 @@ class Harness:
             signals = interrupts.current()
             # Signals are only noted while LoadGen runs: raised inside one of its
             # callbacks they would abort the process (the SUT acts on them).
-            with signals.quiet() if signals is not None else contextlib.nullcontext():
+            quiet = signals.quiet() if signals is not None else contextlib.nullcontext()
+            with quiet, signal_watch.watching(signals, self.batcher.act_on_signal):
                 self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
             wall = time.perf_counter() - t0
             if self.batcher.error is not None:
