@@ -52,6 +52,9 @@ COMMANDS = ("train", "tune", "infer")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
+# Whole-number settings and their ranges (tpubench's own flag ranges where they
+# become flags: batch_size as tpubench/core/bounds.py; launch/ cannot import it).
+RANGES = {"batch_size": (1, 1 << 20), "threads": (1, 4096), "workers": (1, 1024), "ps": (0, 1024)}
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
 EXECUTORS = ("local", "gce", "tpu-vm", "skypilot", "gke")
@@ -301,12 +304,13 @@ def check_keys(part: dict, where: str) -> None:
     for k, v in part.items():
         if k not in KEYS:
             raise errors.unknown(f"key in {where}:", k, KEYS)
-        if k in ("batch_size", "threads", "workers") and (
-            not isinstance(v, int) or isinstance(v, bool) or v < 1
+        if k in RANGES and (
+            not isinstance(v, int) or isinstance(v, bool) or not RANGES[k][0] <= v <= RANGES[k][1]
         ):
-            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
-        if k == "ps" and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise errors.UsageError(f"{where}: ps={v!r} must be a whole number >= 0")
+            low, high = RANGES[k]
+            raise errors.UsageError(
+                f"{where}: {k}={v!r} must be a whole number from {low:,} to {high:,}"
+            )
         if k == "precision" and v not in PRECISIONS:
             raise errors.unknown(f"precision in {where}:", v, PRECISIONS)
         if k == "strategy" and v not in STRATEGIES:

@@ -92,3 +92,44 @@ def test_a_synthetic_batch_larger_than_memory_is_refused_with_the_estimate(monke
     assert "1.0 GiB available; refused before allocating" in str(e.value)
     features, _ = synthetic.global_batch(spec, {"num_classes": 10}, 2, 0)
     assert features.shape == (2, 224, 224, 3)
+
+
+def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monkeypatch):
+    import types
+
+    from tpubench.core.config import ScenarioConfig
+    from tpubench.run import scenarios
+
+    monkeypatch.setattr(bounds, "available_memory", lambda: 2**30)
+    rules = types.SimpleNamespace(
+        effective={"min_query_count": 270_336, "min_duration_seconds": 600.0}
+    )
+    fast = ScenarioConfig(name="server", target_qps=1e6)
+    with pytest.raises(bounds.errors.UsageError) as e:
+        scenarios.check_schedule(fast, rules)
+    assert "LoadGen's query schedule (600,000,000 queries at --target_qps=1e+06)" in str(e.value)
+    assert "would take about 286.1 GiB" in str(e.value)
+    scenarios.check_schedule(ScenarioConfig(name="server", target_qps=100.0), rules)
+
+
+def test_numbers_in_study_and_sweep_files_have_ranges(tmp_path):
+    import subprocess
+    import sys
+
+    study = tmp_path / "s.yaml"
+    study.write_text(
+        "title: t\nform: {kind: knee}\nparts:\n  - name: p\n    models: [mnist_mlp]\n"
+        "    setups: [{label: one, vcpus: 1, batch_size: 99999999999}]\n"
+        "    flags: {train_steps: 10000000000000}\n"
+    )
+    proc, _ = run_cli("study", "run", study, "--dry-run", timeout=60)
+    line = one_line_error(proc)
+    assert proc.returncode == 2 and "train_steps: --train_steps=10000000000000 is out of" in line
+    sweep = tmp_path / "w.yaml"
+    sweep.write_text("runs: [{label: a, threads: 100000, flags: {model: mnist_mlp}}]\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tpubench_launch.main", "sweep", str(sweep), "--dry-run"],
+        capture_output=True,
+        text=True,
+    )
+    assert "threads=100000 must be a whole number from 1 to 4,096" in one_line_error(proc)

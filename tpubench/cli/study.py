@@ -76,6 +76,7 @@ def _load(name: str, check_flags: bool):
     known = _known_flags() if check_flags else None
     study = spec.load(name, report.FORMS, findings.CHECKS, known)
     _check_names(study)
+    _check_numbers(study)
     _check_size(study)
     if check_flags:  # `run`: the file's flags become command lines (docs/security.md)
         _check_code(study)
@@ -93,6 +94,43 @@ def _check_size(study) -> None:
             f"part), over --max_cells={FLAGS.max_cells:,}; nothing was expanded (raise "
             "--max_cells to run it)"
         )
+
+
+def _check_numbers(study) -> None:
+    """A study file's numbers within the ranges of the flags they become (core/bounds.py)."""
+    from tpubench.core import bounds, errors
+
+    sizes = {
+        "devices": (1, 4096),
+        "vcpus": (1, 4096),
+        "batch_size": bounds.FLAGS["batch_size"][:2],
+        "batch_per_device": bounds.FLAGS["batch_size"][:2],
+        "jpeg_examples": (8, 10**7),
+        "seconds": (1, bounds.MAX_DURATION_SECONDS),
+    }
+
+    def check(where: str, values: dict) -> None:
+        for key, value in values.items():
+            low, high = sizes.get(key, (None, None))
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if low is not None and number and not low <= value <= high:
+                raise errors.UsageError(
+                    f"{study.path}: {where}{key}={value!r} is out of range; accepted: {low:,} "
+                    f"to {high:,}"
+                )
+            try:
+                bounds.check_flag(key, value)
+            except errors.UsageError as e:
+                raise errors.UsageError(f"{study.path}: {where}{key}: {e}") from None
+
+    for part in study.parts:
+        check(f"parts ({part.name}): flags.", part.flags)
+        for name, values in sorted(part.scale.items()):
+            check(f"parts ({part.name}): scale.{name}.", values)
+        for setup in part.setups:
+            check(f"parts ({part.name}): setups ({setup.label}).", vars(setup))
+        for item in part.models:
+            check(f"parts ({part.name}): models ({item.model}).", vars(item))
 
 
 def _check_names(study) -> None:

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import time
 
-from tpubench.core import errors
+from tpubench.core import bounds, errors
 from tpubench.core.config import ScenarioConfig
 from tpubench.run import interrupts, loadgen_conf, loadgen_log, signal_watch
 
@@ -123,6 +123,28 @@ class Capacity:
     qps: float  # closed-loop predictions/sec at the largest batch
     batch: int
     single_latency: float  # closed-loop latency at batch 1, at the bound's percentile
+
+
+# LoadGen keeps a record per query it schedules (its metadata, the samples'
+# indices, the response times): a few hundred bytes, counted generously.
+SCHEDULE_BYTES_PER_QUERY = 512
+
+
+def check_schedule(sc: ScenarioConfig, rules) -> None:
+    """Refuses a server run whose query schedule would not fit in memory (before LoadGen starts).
+
+    LoadGen schedules at least min_query_count queries, and target_qps x
+    min_duration of them when that is more.
+    """
+    if sc.name != "server" or sc.target_qps is None:
+        return
+    eff = rules.effective
+    queries = max(eff["min_query_count"], sc.target_qps * eff["min_duration_seconds"])
+    bounds.check_memory(
+        queries * SCHEDULE_BYTES_PER_QUERY,
+        f"LoadGen's query schedule ({queries:,.0f} queries at --target_qps={sc.target_qps:g})",
+        "give a lower --target_qps or a shorter --min_duration",
+    )
 
 
 def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
