@@ -59,7 +59,7 @@ FLAGS: dict[str, tuple[float, float, str]] = {
     "max_age_days": (0, 36500, "days"),
     "peak_flops": (1, 1e21, "FLOP/s"),
     "price_per_hour": (0, 1e5, "USD per hour"),
-    "budget": (0, 1e9, "USD"),
+    "budget": (0.01, 1e9, "USD"),
 }
 
 
