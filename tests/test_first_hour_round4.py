@@ -16,3 +16,12 @@ def test_the_no_tpu_line_cuts_tensorflows_message_at_a_word():
     assert quoted.endswith(" …") and len(quoted) <= 200
     assert all(word in cause.split() for word in quoted[:-2].split())
     assert "on a TPU VM use --tpu=local" in line
+
+
+def test_report_and_advise_say_a_folder_does_not_exist(tmp_path):
+    from conftest import one_line_error, run_cli
+
+    for argv in (["report"], ["advise", "--model=mnist_mlp", "--deadline=1h"]):
+        proc, _ = run_cli(*argv, tmp_path / "runs" / "vcpus")
+        line = one_line_error(proc)
+        assert proc.returncode == 2 and f"{tmp_path / 'runs' / 'vcpus'} does not exist;" in line

@@ -135,6 +135,11 @@ def find(location: str) -> list[str]:
         return gcs.list_objects(location, ".json")
     if os.path.isfile(location):
         return [location]
+    if not os.path.exists(location):
+        raise errors.UsageError(
+            f"{location} does not exist; give a run record, a directory of them (where a "
+            "command's --results_dir put them) or a gs:// prefix"
+        )
     if not os.path.isdir(location):
         raise errors.UsageError(f"{location} is neither a run record nor a directory of them")
     found = []
