@@ -94,6 +94,18 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument(
         "--max-cost", type=float, help="refuse to launch when the estimated USD total is higher"
     )
+    sw.add_argument(
+        "--max-configs",
+        type=_positive,
+        default=10_000,
+        help="refuse a grid that expands to more configurations (default 10000)",
+    )
+    sw.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="run a sweep file whose flags name model_module or flagfile (code every run "
+        "imports); without it such a file is refused",
+    )
 
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
     gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
@@ -164,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.results_dir,
                 args.max_cost,
                 [PROG, *argv],
+                trust_code=args.trust_code,
+                max_configs=args.max_configs,
             )
             return 0
         return _gke(args, passthrough)

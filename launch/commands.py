@@ -115,12 +115,36 @@ def gs_typo_hint(value) -> str | None:
     return f"{v} is not a gs:// URL (two slashes after gs:); did you mean {fixed}?"
 
 
+def gs_problem(value) -> str | None:
+    """Why a gs:// VALUE cannot name an object: '.'/'..' or empty segments, over 1,024 bytes.
+
+    tpubench's own rule (tpubench/core/names.gcs_problem), repeated because
+    launch/ never imports tpubench: refused up front, not after a minute of
+    retries that end by blaming the connection.
+    """
+    text = str(value)
+    if not text.startswith("gs://"):
+        return None
+    bucket, _, name = text[5:].partition("/")
+    if bucket in ("", ".", ".."):
+        return f"{text} names no bucket (expected gs://BUCKET/PATH)"
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > 1024:
+        return f"{text[:80]}...: the object name is {size:,} bytes; Cloud Storage accepts 1,024"
+    segments = (name[:-1] if name.endswith("/") else name).split("/")
+    if name and any(s in (".", "..") for s in segments):
+        return f"{text}: '.' and '..' segments are refused in a gs:// path (no such folders there)"
+    if name and "" in segments:
+        return f"{text}: an empty segment ('//') is refused in a gs:// path"
+    return None
+
+
 def check_gs_urls(args: list[str]) -> None:
     """Raises UsageError at the first argument (or --flag=value) with a gs:/ typo."""
     from tpubench_launch import errors
 
     for token in args:
         name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
-        hint = gs_typo_hint(value)
+        hint = gs_typo_hint(value) or gs_problem(value)
         if hint:
             raise errors.UsageError(f"{name}={hint}" if name else hint)

@@ -34,8 +34,9 @@ import hashlib
 import itertools
 import json
 import pathlib
+import re
 
-from tpubench_launch import errors
+from tpubench_launch import errors, trust
 
 AXES = {
     "models": "model",
@@ -51,9 +52,15 @@ COMMANDS = ("train", "tune", "infer")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
+# Whole-number settings and their ranges (tpubench's own flag ranges where they
+# become flags: batch_size as tpubench/core/bounds.py; launch/ cannot import it).
+RANGES = {"batch_size": (1, 1 << 20), "threads": (1, 4096), "workers": (1, 1024), "ps": (0, 1024)}
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
 EXECUTORS = ("local", "gce", "tpu-vm", "skypilot", "gke")
+# A sweep's name and a run's label become file names, --run_label and VM names:
+# letters, digits, '_', '.', '-' (tpubench/core/names.py's word; launch/ cannot import it).
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,14 +133,25 @@ class Sweep:
     estimate: dict
     cloud: dict
     command: str = "train"
+    warnings: tuple[str, ...] = ()  # one line per code path a --trust-code run imports
 
 
-def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
+MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
+
+
+def load(
+    path: str,
+    executor: str,
+    results_dir: str | None = None,
+    trust_code: bool = False,
+    max_configs: int = MAX_CONFIGS,
+) -> Sweep:
     """Reads and expands a sweep file.
 
     Raises:
       UsageError: unreadable file, bad YAML, unknown keys or bad values (one
-        line naming the key and what is accepted).
+        line naming the key and what is accepted); flags that load code
+        (model_module, flagfile) unless TRUST_CODE (launch/trust.py).
     """
     from tpubench_launch import safe_yaml
 
@@ -153,6 +171,12 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
     name = str(doc.get("name") or p.stem)
+    if not NAME.match(name):  # it becomes runs/sweeps/NAME and VM names
+        raise errors.UsageError(
+            f"{path}: name={ascii(name)[:120]} is refused: it becomes part of paths and VM names; "
+            "accepted: 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+    warned: list[str] = []
     command = doc.get("command", "train")
     if command not in COMMANDS:
         raise errors.unknown(f"command in {path}:", str(command), COMMANDS)
@@ -170,8 +194,16 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
             raise errors.UsageError(f"{path}: give 'grid' or 'runs', not both")
         configs = sweep_runs.configs(doc["runs"], fixed, command, path)
     else:
-        configs = _grid_configs(_mapping(doc, "grid", path), fixed, command, executor, path)
+        grid = _mapping(doc, "grid", path)
+        _check_size(grid, path, max_configs)
+        configs = _grid_configs(grid, fixed, command, executor, path)
+    for c in configs:
+        where = f"runs ({c.id}): flags." if c.summary else "flags."
+        for line in trust.check(path, where, c.fixed_flags, trust_code):
+            if line not in warned:
+                warned.append(line)
     return Sweep(
+        warnings=tuple(warned),
         name=name,
         path=str(p),
         results_dir=results_dir or str(doc.get("results_dir") or f"runs/sweeps/{name}"),
@@ -180,6 +212,18 @@ def load(path: str, executor: str, results_dir: str | None = None) -> Sweep:
         cloud=_mapping(doc, "cloud", path),
         command=command,
     )
+
+
+def _check_size(grid: dict, path: str, max_configs: int) -> None:
+    """The grid's size, counted before expanding it; over MAX_CONFIGS refused."""
+    count = 1
+    for values in grid.values():
+        count *= len(values) if isinstance(values, list) and values else 1
+    if count > max_configs:
+        raise errors.UsageError(
+            f"{path}: the grid expands to {count:,} configurations, over --max-configs="
+            f"{max_configs:,}; nothing was expanded (raise --max-configs to run it)"
+        )
 
 
 def _grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str) -> list:
@@ -260,12 +304,13 @@ def check_keys(part: dict, where: str) -> None:
     for k, v in part.items():
         if k not in KEYS:
             raise errors.unknown(f"key in {where}:", k, KEYS)
-        if k in ("batch_size", "threads", "workers") and (
-            not isinstance(v, int) or isinstance(v, bool) or v < 1
+        if k in RANGES and (
+            not isinstance(v, int) or isinstance(v, bool) or not RANGES[k][0] <= v <= RANGES[k][1]
         ):
-            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
-        if k == "ps" and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise errors.UsageError(f"{where}: ps={v!r} must be a whole number >= 0")
+            low, high = RANGES[k]
+            raise errors.UsageError(
+                f"{where}: {k}={v!r} must be a whole number from {low:,} to {high:,}"
+            )
         if k == "precision" and v not in PRECISIONS:
             raise errors.unknown(f"precision in {where}:", v, PRECISIONS)
         if k == "strategy" and v not in STRATEGIES:

@@ -26,7 +26,7 @@ def _check_flag_names(sw, out) -> None:
 
     for c in sw.configs:
         for name, value in c.train_flags().items():
-            hint = commands.gs_typo_hint(value)
+            hint = commands.gs_typo_hint(value) or commands.gs_problem(value)
             if hint:
                 raise errors.UsageError(f"{sw.path}: flags.{name}={hint}")
     known = {}
@@ -59,10 +59,14 @@ def run(
     max_cost: float | None,
     argv: list[str],
     out=None,
+    trust_code: bool = False,
+    max_configs: int = sweep.MAX_CONFIGS,
 ) -> None:
     """Runs the sweep; raises TaskFailed when any configuration failed."""
     out = out or sys.stdout
-    sw = sweep.load(path, executor, results_dir)
+    sw = sweep.load(path, executor, results_dir, trust_code, max_configs)
+    for line in sw.warnings:
+        print(line, file=sys.stderr, flush=True)
     if not sw.configs:
         raise errors.UsageError(f"{path}: the grid is empty")
     if "://" in sw.results_dir:

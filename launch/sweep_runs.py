@@ -19,13 +19,12 @@ that stay the same from one invocation to the next.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from tpubench_launch import errors, sweep
 
 RUN_KEYS = ("label", "command", "flags", "seconds", *sweep.KEYS)
 # Safe in a file name, a shell word and a record: letters, digits, '_', '.', '-'.
-LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+LABEL = sweep.NAME
 
 
 def configs(runs, fixed: dict, command: str, path: str) -> list:
@@ -68,9 +67,13 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
         sweep.check_command(cmd, settings, where)
         seconds = run.get("seconds")
         if seconds is not None and (
-            not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0
+            not isinstance(seconds, (int, float))
+            or isinstance(seconds, bool)
+            or not 0 < seconds <= 7 * 86400
         ):
-            raise errors.UsageError(f"{where}: seconds={seconds!r} must be a number > 0")
+            raise errors.UsageError(
+                f"{where}: seconds={seconds!r} must be a number > 0 and at most 604,800 (a week)"
+            )
         config = sweep.Config(label, settings, flags, cmd, seconds)
         out.append(dataclasses.replace(config, summary=_summary(config)))
     return out

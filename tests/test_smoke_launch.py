@@ -162,8 +162,8 @@ estimate: {seconds: 30}
 """
 CLOUD = {
     "local": "",
-    "gce": "cloud: {project: proj, zone: us-central1-a, bucket: gs://bkt/tb}",
-    "tpu-vm": "cloud: {project: proj, zone: us-central2-b, bucket: gs://bkt/tb}",
+    "gce": "cloud: {project: proj-42, zone: us-central1-a, bucket: gs://bkt/tb}",
+    "tpu-vm": "cloud: {project: proj-42, zone: us-central2-b, bucket: gs://bkt/tb}",
     "gke": 'cloud: {bucket: gs://bkt/tb, image: "img:1"}',
     "skypilot": "cloud: {bucket: gs://bkt/tb}",
 }

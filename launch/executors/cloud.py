@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from tpubench_launch import commands, errors, procs
+from tpubench_launch import cloud_names, commands, errors, procs
 
 SETTINGS = (
     "project",
@@ -94,6 +94,7 @@ def settings(sweep, executor: str) -> Settings:
     for key in raw:
         if key not in SETTINGS:
             raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
+    cloud_names.check(raw, f"{sweep.path}: ")
     required = REQUIRED.get(executor, ("project", "zone", "bucket"))
     missing = [k for k in required if not raw.get(k)]
     if missing:
@@ -111,7 +112,7 @@ def settings(sweep, executor: str) -> Settings:
             )
     if "spot" in raw and not isinstance(raw["spot"], bool):
         raise errors.UsageError(f"{sweep.path}: cloud.spot={raw['spot']!r} must be true or false")
-    hint = commands.gs_typo_hint(raw["bucket"])
+    hint = commands.gs_typo_hint(raw["bucket"]) or commands.gs_problem(raw["bucket"])
     if hint:
         raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")
     if not str(raw["bucket"]).startswith("gs://"):

@@ -83,8 +83,8 @@ def test_a_path_that_is_not_utf8_is_refused(tmp_path):
 @pytest.mark.parametrize(
     "key, value, accepted",
     [
-        ("hidden_units", "0", "an integer >= 1"),
-        ("num_classes", "0", "an integer >= 1"),
+        ("hidden_units", "0", "an integer from 1 to 1,048,576"),
+        ("num_classes", "0", "an integer from 1 to 1,048,576"),
         ("dropout", "1.5", "[0, 1)"),
         ("dropout", "-0.1", "[0, 1)"),
         ("learning_rate", "-0.01", "> 0"),

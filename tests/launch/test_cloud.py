@@ -26,14 +26,14 @@ grid:
 flags: {train_steps: 50, tiny: true}
 estimate: {seconds: 60}
 cloud:
-  project: proj
+  project: proj-42
   zone: us-central1-a
   bucket: gs://bkt/tb
   spot: true
 """
 CPU_ID = "cfg-3cee2bfcb0"
 VM = "tpubench-cpu-3cee2bfc"
-WHERE = "--zone=us-central1-a --project=proj"
+WHERE = "--zone=us-central1-a --project=proj-42"
 TRAIN = (
     "tpubench-venv/bin/python -m tpubench train --machine=gcp:c2-standard-8 --train_steps=50 "
     "--tiny --pricing=spot --results_dir=gs://bkt/tb/records "
@@ -201,7 +201,7 @@ def test_gce_multi_vm_cluster_gets_tf_config_right(tmp_path):
     assert "--accelerator=type=nvidia-tesla-v100,count=2" in create
     runs = [c for c in cmds if c[2] == "ssh" and "tpubench train" in c[-1]]
     assert [c[3] for c in runs] == vms
-    dns = [f"{v}.us-central1-a.c.proj.internal:2222" for v in vms]
+    dns = [f"{v}.us-central1-a.c.proj-42.internal:2222" for v in vms]
     for (role, index), run in zip(
         [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0)], runs, strict=True
     ):
@@ -222,7 +222,7 @@ name: tpu
 grid:
   machines: [gcp:tpu-v5e-8, gcp:tpu-v4-32]
 flags: {model: resnet50, use_synthetic_data: true, train_steps: 100}
-cloud: {project: proj, zone: us-central2-b, bucket: gs://bkt/tb}
+cloud: {project: proj-42, zone: us-central2-b, bucket: gs://bkt/tb}
 """
     out = _launch(tmp_path, "sweep", _sweep_file(tmp_path, text), "--executor=tpu-vm", "--dry-run")
     assert out.returncode == 0, out.stderr
@@ -247,7 +247,7 @@ cloud: {project: proj, zone: us-central2-b, bucket: gs://bkt/tb}
         "delete",
         pod,
         "--zone=us-central2-b",
-        "--project=proj",
+        "--project=proj-42",
         "--quiet",
     ]
     assert sum(1 for c in cmds if c[4] == "delete" and c[5] == small) == 1

@@ -16,7 +16,7 @@ grid:
 flags: {model: resnet50, tiny: true, budget: 20m}
 estimate: {seconds: 1200}
 cloud:
-  project: proj
+  project: proj-42
   zone: us-central1-a
   bucket: gs://bkt/tb
 """

@@ -34,7 +34,7 @@ flags:
   dataset: {json.dumps(LABEL_FREE_TEXT)}
 estimate: {{seconds: 60}}
 cloud:
-  project: proj
+  project: proj-42
   zone: us-central1-a
   bucket: gs://bkt/tb
   package: {json.dumps(PACKAGE)}

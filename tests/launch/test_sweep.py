@@ -70,7 +70,7 @@ def test_grid_expands_to_every_combination_with_stable_ids(tmp_path):
         ("grid: {gpus: [1]}", "unknown grid axis in"),
         ("grid: {precisions: [fp8]}", "unknown precision in"),
         ("grid: {batch_sizes: []}", "grid.batch_sizes must be a non-empty list"),
-        ("grid: {batch_sizes: [0]}", "batch_size=0 must be a whole number >= 1"),
+        ("grid: {batch_sizes: [0]}", "batch_size=0 must be a whole number from 1 to 1,048,576"),
         ("grid: {models: [a]}\nflags: {model: b}", "flags.model is also set by the grid"),
         ("grid: {threads: [1]}\nflags: {num_intra_threads: 2}", "flags.num_intra_threads"),
         ("grid: {models: [a]}\nflags: {results_dir: x}", "flags.results_dir is set by"),

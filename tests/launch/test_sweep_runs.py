@@ -64,7 +64,10 @@ def test_runs_keep_their_labels_commands_and_flags(tmp_path):
         ("runs: [{flags: {}}]\n", "label=None must be 1-100 letters"),
         ("runs: [{label: a}, {label: a}]\n", "runs[1] (a): two runs share the label 'a'"),
         ("runs: [{label: a, mashine: x}]\n", "unknown key in"),
-        ("runs: [{label: a, batch_size: 0}]\n", "batch_size=0 must be a whole number >= 1"),
+        (
+            "runs: [{label: a, batch_size: 0}]\n",
+            "batch_size=0 must be a whole number from 1 to 1,048,576",
+        ),
         (
             "runs: [{label: a, machine: m, flags: {machine: n}}]\n",
             "flags.machine is also set by the run; set it once",

@@ -84,7 +84,7 @@ def test_advise_cli_without_tensorflow():
     [
         (("--deadline=soon",), "--deadline='soon' is not a positive duration"),
         (("--deadline=1h", "--budget=3"), "exactly one of --deadline"),
-        (("--budget=-1",), "--budget=-1.0 must be > 0"),
+        (("--budget=-1",), "--budget=-1.0 is out of range; accepted: 0.01 to 1e+09 (USD)"),
         (("--model=", "--deadline=1h"), "--model is required"),
     ],
 )

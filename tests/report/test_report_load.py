@@ -68,7 +68,9 @@ def test_named_file_that_is_no_record_is_an_error(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(errors.UsageError, match="invalid JSON"):
         load.load([str(bad)])
-    with pytest.raises(errors.UsageError, match="nope/ is neither a run record nor a directory"):
+    with pytest.raises(
+        errors.UsageError, match="nope/ does not exist; give a run record, a directory of them"
+    ):
         load.load(["nope/"])
     with pytest.raises(errors.UsageError, match="give run records, directories or gs://"):
         load.load([])

@@ -22,9 +22,9 @@ import yaml
 from conftest import one_line_error, run_cli, sigint_when
 
 BIN = pathlib.Path(__file__).resolve().parents[1] / "launch" / "bin"
-WHERE = "--zone=us-central1-a --project=proj"
+WHERE = "--zone=us-central1-a --project=proj-42"
 CLOUD = """
-project: proj
+project: proj-42
 zone: us-central1-a
 bucket: gs://bkt/tb
 image: img:1

@@ -16,6 +16,9 @@ from tpubench.core import errors
 
 MAX_FLAGFILE_BYTES = 1 << 20  # a flag file is a few lines; 1 MiB is far past any real one
 _MAX_DEPTH = 10  # flag files naming flag files
+# Reads of flag files in all: absl reads a file once per mention, so a few small
+# files that each name the next many times would expand without end (fan-out).
+MAX_FLAGFILE_READS = 100
 
 
 def check(args: list[str]) -> None:
@@ -28,7 +31,7 @@ def check(args: list[str]) -> None:
             raise errors.UsageError(
                 f"argument {shown} is not valid UTF-8; accepted: UTF-8 text (paths included)"
             ) from None
-    _check_flagfiles(args, 0)
+    _check_flagfiles(args, 0, [0])
 
 
 def _flagfiles(args: list[str]) -> list[str]:
@@ -42,8 +45,15 @@ def _flagfiles(args: list[str]) -> list[str]:
     return out
 
 
-def _check_flagfiles(args: list[str], depth: int) -> None:
+def _check_flagfiles(args: list[str], depth: int, reads: list[int]) -> None:
     for path in _flagfiles(args):
+        reads[0] += 1
+        if reads[0] > MAX_FLAGFILE_READS:
+            raise errors.UsageError(
+                f"--flagfile={path}: the flag files name flag files more than "
+                f"{MAX_FLAGFILE_READS} times in all (one names another many times?); accepted: "
+                f"at most {MAX_FLAGFILE_READS} flag files read per command"
+            )
         if depth >= _MAX_DEPTH:
             raise errors.UsageError(
                 f"--flagfile={path}: flag files nest deeper than {_MAX_DEPTH} levels"
@@ -69,7 +79,7 @@ def _check_flagfiles(args: list[str], depth: int) -> None:
             raise errors.UsageError(f"--flagfile={path} is not UTF-8 text") from None
         except OSError as e:
             raise errors.UsageError(f"--flagfile={path}: {e.strerror}") from None
-        _check_flagfiles([x for x in lines if x and not x.startswith("#")], depth + 1)
+        _check_flagfiles([x for x in lines if x and not x.startswith("#")], depth + 1, reads)
 
 
 def no_positional(args: list[str], sub: str) -> None:

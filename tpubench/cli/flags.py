@@ -12,6 +12,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import flag_groups, subcommands
+from tpubench.core import bounds
 
 FLAGS = flags.FLAGS
 _defined: set[str] = set()
@@ -46,11 +47,19 @@ def kinds(subcommand: str) -> dict[str, dict]:
     for name in names(subcommand):
         flag = FLAGS[name]
         enum = getattr(flag.parser, "enum_values", None)
+        lower = getattr(flag.parser, "lower_bound", None)
+        upper = getattr(flag.parser, "upper_bound", None)
+        typ = flag.flag_type()
+        if name in bounds.FLAGS and typ in ("int", "float"):  # the range from what it means
+            low, high, _ = bounds.FLAGS[name]
+            cast = int if typ == "int" else float
+            lower = cast(low) if lower is None else max(lower, cast(low))
+            upper = cast(high) if upper is None else min(upper, cast(high))
         out[name] = {
-            "type": flag.flag_type(),
+            "type": typ,
             "enum": list(enum) if enum else None,
-            "lower": getattr(flag.parser, "lower_bound", None),
-            "upper": getattr(flag.parser, "upper_bound", None),
+            "lower": lower,
+            "upper": upper,
         }
     return out
 

@@ -143,6 +143,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
     argv_checks.no_positional(args, "infer")
     cfg = None
+    shipped.check_name(FLAGS.model)  # a refusal: no run record (its name is a path)
     try:
         cfg = configs.infer_config()
         shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up

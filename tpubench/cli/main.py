@@ -18,7 +18,7 @@ from absl import flags as absl_flags
 
 from tpubench.cli import argv_checks, subcommands, tflog
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text
+from tpubench.core import bounds, errors, names, safe_text
 from tpubench.storage import gcs, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
@@ -63,13 +63,18 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
     """absl's parser, with a bad flag reported in one line (exit 2)."""
     for token in argv[1:]:
         name, value = token.split("=", 1) if token.startswith("-") and "=" in token else ("", token)
-        hint = gcs.typo_hint(value)
+        hint = gcs.typo_hint(value) or names.gcs_problem(value)
         if hint:
             where = f"{name}=" if name else ""
             print(safe_text.shown(f"tpubench {sub}: error: {where}{hint}", None), file=sys.stderr)
             sys.exit(2)
     try:
-        return absl_flags.FLAGS(argv)
+        rest = absl_flags.FLAGS(argv)
+        _check_ranges()
+        return rest
+    except errors.UsageError as e:
+        print(safe_text.shown(f"tpubench {sub}: error: {e}", None), file=sys.stderr)
+        sys.exit(2)
     except absl_flags.Error as e:
         line = f"tpubench {sub}: error: {e} (see tpubench {sub} --helpshort)"
         print(safe_text.shown(line, None), file=sys.stderr)  # flag files are outside text
@@ -79,6 +84,15 @@ def _parse_flags(sub: str, argv: list[str]) -> list[str]:
         if e.code == 1 and _HELP_FLAGS & {a.split("=")[0] for a in argv[1:]}:
             sys.exit(0)
         raise
+
+
+def _check_ranges() -> None:
+    """Every numeric flag within its range (core/bounds.py), before the subcommand starts."""
+    for name in sorted(flags_lib.defined()):
+        flag = absl_flags.FLAGS[name]
+        kind = flag.flag_type()  # a list: infer's --batch_size=1,8,32
+        if flag.present and ("int" in kind or "float" in kind or "list" in kind):
+            bounds.check_flag(name, flag.value)
 
 
 def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]) -> int:

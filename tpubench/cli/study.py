@@ -39,6 +39,19 @@ def define():
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
     )
     f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
+    f.DEFINE_integer(
+        "max_cells",
+        10_000,
+        "Refuse a study file that expands to more cells than this (counted before expanding).",
+        lower_bound=1,
+        upper_bound=10_000_000,
+    )
+    f.DEFINE_bool(
+        "trust_code",
+        False,
+        "run: a study file whose flags name model_module or flagfile (code every cell imports "
+        "and runs); without it such a file is refused.",
+    )
 
 
 def _known_flags() -> dict | None:
@@ -64,7 +77,95 @@ def _load(name: str, check_flags: bool):
     from tpubench.study import findings, report, spec
 
     known = _known_flags() if check_flags else None
-    return spec.load(name, report.FORMS, findings.CHECKS, known)
+    study = spec.load(name, report.FORMS, findings.CHECKS, known)
+    _check_names(study)
+    _check_numbers(study)
+    _check_size(study)
+    if check_flags:  # `run`: the file's flags become command lines (docs/security.md)
+        _check_code(study)
+    return study
+
+
+def _check_size(study) -> None:
+    """The cells a study file would expand to, counted before any is built; over the cap refused."""
+    from tpubench.core import errors
+
+    count = sum(len(p.setups) * len(p.models) * len(p.data) for p in study.parts)
+    if count > FLAGS.max_cells:
+        raise errors.UsageError(
+            f"{study.path} expands to up to {count:,} cells (setups x models x data per "
+            f"part), over --max_cells={FLAGS.max_cells:,}; nothing was expanded (raise "
+            "--max_cells to run it)"
+        )
+
+
+def _check_numbers(study) -> None:
+    """A study file's numbers within the ranges of the flags they become (core/bounds.py)."""
+    from tpubench.core import bounds, errors
+
+    sizes = {
+        "devices": (1, 4096),
+        "vcpus": (1, 4096),
+        "batch_size": bounds.FLAGS["batch_size"][:2],
+        "batch_per_device": bounds.FLAGS["batch_size"][:2],
+        "jpeg_examples": (8, 10**7),
+        "seconds": (1, bounds.MAX_DURATION_SECONDS),
+    }
+
+    def check(where: str, values: dict) -> None:
+        for key, value in values.items():
+            low, high = sizes.get(key, (None, None))
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if low is not None and number and not low <= value <= high:
+                raise errors.UsageError(
+                    f"{study.path}: {where}{key}={value!r} is out of range; accepted: {low:,} "
+                    f"to {high:,}"
+                )
+            try:
+                bounds.check_flag(key, value)
+            except errors.UsageError as e:
+                raise errors.UsageError(f"{study.path}: {where}{key}: {e}") from None
+
+    for part in study.parts:
+        check(f"parts ({part.name}): flags.", part.flags)
+        for name, values in sorted(part.scale.items()):
+            check(f"parts ({part.name}): scale.{name}.", values)
+        for setup in part.setups:
+            check(f"parts ({part.name}): setups ({setup.label}).", vars(setup))
+        for item in part.models:
+            check(f"parts ({part.name}): models ({item.model}).", vars(item))
+
+
+def _check_names(study) -> None:
+    """Names that become paths (results, logs, reports, charts) and models that are imported."""
+    from tpubench.core import errors, names
+
+    names.check_word(study.name, f"{study.path}: name")  # runs/studies/NAME, cell ids
+    for part in study.parts:
+        names.check_word(part.name, f"{study.path}: parts ({part.name}).name")  # chart files
+        for item in part.models:
+            if not names.is_model_name(item.model):
+                raise errors.UsageError(
+                    f"{study.path}: parts ({part.name}).models: unknown model "
+                    f"{safe_text.shown(repr(item.model), 120)}; accepted: {names.MODEL_RULE}"
+                )
+
+
+def _check_code(study) -> None:
+    """A study file naming code (model_module, flagfile) runs only with --trust_code."""
+    from tpubench.core import code_flags
+
+    warned = []
+    for part in study.parts:
+        places = [("flags.", part.flags)]
+        places += [(f"scale.{s}.", v) for s, v in sorted(part.scale.items())]
+        for where, values in places:
+            lines = code_flags.check(
+                study.path, f"parts ({part.name}): {where}", values, FLAGS.trust_code
+            )
+            warned += [x for x in lines if x not in warned]
+    for line in warned:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _list() -> int:
@@ -187,7 +288,7 @@ def _run_remote(study, host, results_dir: str) -> int:
         print(f"nothing for --executor={executor} to run; the report covers what is recorded")
     else:
         path = remote.write_sweep(study, p, executor, cloud, FLAGS.gcs_data, results_dir)
-        code = remote.launch(path, executor, dry, sys.stdout)
+        code = remote.launch(path, executor, dry, sys.stdout, trust_code=FLAGS.trust_code)
         if dry or code == 2:  # 2: the launcher refused the file and said why in one line
             return code
         if code == 130:

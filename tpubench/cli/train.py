@@ -130,6 +130,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()
+    shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing
         # bucket or permission in about a second.  The failed record goes to

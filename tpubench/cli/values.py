@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tpubench.core import errors
+from tpubench.core import bounds, errors
 
 # Longer units first: "ms" and "min" must not be read as "m" and a stray rest.
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|ms|us|min|m|s)?", re.I)
@@ -36,7 +36,7 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
             f"{flag}={text!r} is not a positive duration; accepted: e.g. 90m, 2h, 1h30m, 3600s, "
             "1d, 50ms"
         )
-    return total
+    return bounds.check_duration(total, flag)
 
 
 def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:

@@ -9,7 +9,11 @@ their losses).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from tpubench.core import bounds
 
 
 def _sample(spec, batch: int, rng: np.random.Generator, high: int):
@@ -23,6 +27,20 @@ def _sample(spec, batch: int, rng: np.random.Generator, high: int):
     return rng.standard_normal(shape).astype(np.float32).astype(spec.dtype.as_numpy_dtype)
 
 
+def check_memory(element_spec, examples: int, what: str, fix: str = "a smaller --batch_size"):
+    """Refuses EXAMPLES of ELEMENT_SPEC when they would not fit in this host's memory.
+
+    Drawn as 8-byte values, then cast and copied: about 16 bytes a value at
+    the peak, known before anything is allocated (core/bounds.check_memory).
+    """
+    import tensorflow as tf
+
+    values = sum(
+        examples * math.prod(d or 1 for d in s.shape) for s in tf.nest.flatten(element_spec)
+    )
+    bounds.check_memory(16 * values, what, f"give {fix}")
+
+
 def global_batch(element_spec, params, batch_size: int, seed: int):
     """numpy (features, labels) for one global batch drawn from ELEMENT_SPEC.
 
@@ -31,8 +49,9 @@ def global_batch(element_spec, params, batch_size: int, seed: int):
     """
     import tensorflow as tf
 
-    rng = np.random.default_rng(seed)
     features_spec, labels_spec = element_spec
+    check_memory(element_spec, batch_size, f"the synthetic batch ({batch_size:,} examples)")
+    rng = np.random.default_rng(seed)
     vocab = int(params.get("vocab_size", 256))
     classes = int(params.get("num_classes", 2))
     features = tf.nest.map_structure(lambda s: _sample(s, batch_size, rng, vocab), features_spec)

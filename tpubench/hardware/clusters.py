@@ -8,6 +8,7 @@ serve (`serve`) instead of training.
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 
 from tpubench.core import errors
@@ -117,6 +118,21 @@ def serve(role: tuple[str, int]) -> None:
         return
 
 
+def no_tpu_message(name: str, cause: str) -> str:
+    """The one line for a TPU that did not answer: TensorFlow's reason cut at a word, and
+    a next step that is not the one the user already took."""
+    why = textwrap.shorten(cause, 200, placeholder=" …")
+    if name == "local":
+        return (
+            f"no TPU on this host with --tpu=local ({why}); run on a TPU VM, or pass "
+            "--accelerator=cpu or gpu"
+        )
+    return (
+        f"no TPU reachable at --tpu={name} ({why}); on a TPU VM use --tpu=local, "
+        "elsewhere --accelerator=cpu or gpu"
+    )
+
+
 def tpu(hw: HardwareConfig):
     tf = placement.tf()
     name = hw.tpu or os.environ.get("TPU_NAME") or ("local" if placement.on_tpu_vm() else None)
@@ -132,10 +148,7 @@ def tpu(hw: HardwareConfig):
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except Exception as e:  # noqa: BLE001 - resolver errors range from URLError to NotFoundError
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise errors.HardwareError(
-            f"no TPU reachable at --tpu={name} ({first[:200]}); on a TPU VM use --tpu=local, "
-            "elsewhere --accelerator=cpu or gpu"
-        ) from None
+        raise errors.HardwareError(no_tpu_message(name, first)) from None
     strategy = tf.distribute.TPUStrategy(resolver)
     return strategy, placement.Placement(
         accelerator="tpu",

@@ -199,7 +199,7 @@ def cpu_peak(
     """
     import tensorflow as tf
 
-    cache = cache_lib.load_json(CACHE_FILE)
+    cache = cache_lib.load_entries(CACHE_FILE, _ENTRY, _ENTRY_OPTIONAL)
     key = _key(cpu_model, threads, precision, tf.__version__, n)
     same = {
         e["threads"]: e["flops"]
@@ -253,6 +253,20 @@ def cpu_peak(
     cache[key] = entry
     cache_lib.store_json(CACHE_FILE, cache)
     return _as(entry, False, "")
+
+
+# A cached probe's shape (anything else in the file is dropped and measured again).
+_ENTRY = {"flops": cache_lib.NUMBER, "method": cache_lib.TEXT}
+_ENTRY_OPTIONAL = {
+    "cpu_model": cache_lib.TEXT,
+    "precision": cache_lib.TEXT,
+    "threads": cache_lib.COUNT,
+    "trials": cache_lib.COUNT,
+    "spread": cache_lib.NUMBER,
+    "busy_percent": cache_lib.NUMBER,
+    "quiet": cache_lib.FLAG,
+    "measured": cache_lib.TEXT,
+}
 
 
 def _as(entry: dict, cached: bool, note: str) -> dict:

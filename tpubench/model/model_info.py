@@ -39,11 +39,30 @@ def flops(spec, params) -> dict:
     kept per model name, architecture params and TensorFlow version.
     """
     key = _key(spec, params)
-    cache = cache_lib.load_json("model_info.json")
+    cache = _counts()
     if key not in cache:
         cache[key] = flops_lib.count_flops(spec, _counting(spec, params))
         cache_lib.store_json("model_info.json", cache)
     return dict(cache[key])
+
+
+def _counts() -> dict:
+    """model_info.json: entries of the wrong shape (text for a number) are counted again."""
+    shape = {
+        "forward_flops_per_example": cache_lib.NUMBER,
+        "train_flops_per_example": cache_lib.NUMBER,
+        "parameters": cache_lib.COUNT,
+    }
+    raw = cache_lib.load_json("model_info.json")
+    kept = {k: v for k, v in raw.items() if k.startswith("parameters:")}
+    kept.update(
+        {
+            k: v
+            for k, v in raw.items()
+            if isinstance(v, dict) and all(cache_lib.fits(v.get(f), t) for f, t in shape.items())
+        }
+    )
+    return kept
 
 
 def parameters(spec, params) -> int:
@@ -55,10 +74,12 @@ def parameters(spec, params) -> int:
     import keras
 
     key = _key(spec, params)
-    cache = cache_lib.load_json("model_info.json")
+    cache = _counts()
     if key in cache:
         return int(cache[key]["parameters"])
     counted = cache.get(f"parameters:{key}")
+    if not cache_lib.fits(counted, cache_lib.COUNT):  # text where a count belongs: count again
+        counted = None
     if counted is None:
         model = spec.build_model(_counting(spec, params))
         counted = int(sum(v.shape.num_elements() for v in model.trainable_variables))
@@ -123,6 +144,8 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
     with PROGRESS(text) told before each.
     """
     table = shipped.load()
+    for n in names:
+        shipped.check_known(n, model_modules)  # a model name is an identifier, before any import
     if not model_modules:
         for n in names:
             if n not in table["models"]:

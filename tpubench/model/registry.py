@@ -16,6 +16,8 @@ import re
 import sys
 
 from tpubench.core import errors
+from tpubench.core import names as names_lib
+from tpubench.model import shipped
 from tpubench.model.model_api import ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -77,6 +79,8 @@ def names() -> list[str]:
 
 def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
+    if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
+        raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(shipped.names())))
     _load_builtin()
     if name not in _REGISTRY:
         raise errors.unknown("model", name, _REGISTRY)
@@ -119,8 +123,9 @@ _RANGES = (
             r"^num_(classes|heads|layers|steps)$|units$|_size$|_dims$|^width$|^depth$"
             r"|_length$|^max_positions$"
         ),
-        lambda v: v >= 1,
-        "an integer >= 1",
+        # Each of these sizes a tensor: past 2**20 one layer alone outgrows any host.
+        lambda v: 1 <= v <= 1 << 20,
+        "an integer from 1 to 1,048,576",
     ),
 )
 

@@ -49,6 +49,19 @@ def names(table: dict | None = None) -> list[str]:
     return sorted((table or load())["models"])
 
 
+def check_name(name: str) -> None:
+    """The unknown-model error for a name that is no identifier (`os.path`, `.evil`, `../x`).
+
+    Checked before any import and before anything is written: a model name
+    becomes part of the run id, hence of the record's file name.
+    """
+    from tpubench.core import errors
+    from tpubench.core import names as name_rules
+
+    if not name_rules.is_model_name(name):
+        raise errors.unknown("model", name, names())
+
+
 def check_known(name: str, model_modules=()) -> None:
     """The unknown-model error for a name no built-in model has, before TensorFlow loads.
 
@@ -59,12 +72,13 @@ def check_known(name: str, model_modules=()) -> None:
     """
     import importlib.util
 
+    from tpubench.core import errors
+
+    check_name(name)  # `os.path`, `.evil`, `../x` never reach an importer
     known = names()
     if model_modules or not known or name in known:
         return
     if importlib.util.find_spec(f"tpubench_models.{name}") is None:
-        from tpubench.core import errors
-
         raise errors.unknown("model", name, known)
 
 

@@ -13,7 +13,7 @@ import json
 
 from tpubench.core import errors, safe_text
 from tpubench.cost import money
-from tpubench.report import record_checks, scenario_fields
+from tpubench.report import record_checks, scenario_fields, skipped
 from tpubench.storage import liveness, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
@@ -152,7 +152,7 @@ def load(inputs: list[str]) -> Loaded:
             runs.append(_displayable(run))
     if not runs and not excluded:
         raise errors.UsageError(f"no run records (*.json) found in {', '.join(inputs)}")
-    return Loaded(runs, excluded, list(inputs))
+    return Loaded(runs, skipped.roll_up(excluded, _excluded), list(inputs))
 
 
 def _excluded(*fields) -> Excluded:

@@ -90,7 +90,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
         batcher.warm_up()
         sweep._write(record)  # still "running": LoadGen starts now
         args = (closed, max_batch, single, per_query)
-        out = _scenario(harness, lg, test_settings, sc, args)
+        out = _scenario(harness, lg, test_settings, sc, args, rules)
     finally:
         harness.close()
         if sc.name == "server":
@@ -173,7 +173,7 @@ def _signal_handler(sweep, harness):
     return on_signal
 
 
-def _scenario(harness, lg, s, sc, args) -> dict:
+def _scenario(harness, lg, s, sc, args, rules) -> dict:
     """{"summary": LoadGen's result, "rate": the record's predictions/sec, ...} for SC."""
     closed, max_batch, single, per_query = args
     if sc.name == "server":
@@ -183,6 +183,7 @@ def _scenario(harness, lg, s, sc, args) -> dict:
             closed[single][_percentile_key(sc.latency_percentile)],
         )
         scenarios.check_server(sc, cap)
+        scenarios.check_schedule(sc, rules)  # before LoadGen builds its schedule
         found = scenarios.search_server(harness, lg, s, sc, cap)
         if found["best"] is None:
             raise scenarios.no_valid_qps(sc, found["runs"])

@@ -42,6 +42,12 @@ def load_samples(runner, manifest, count: int, seed: int) -> Samples:
     from tpubench.model.model_api import Mode
 
     params = runner.params
+    synthetic.check_memory(  # before the samples are drawn or read
+        runner.spec.element_spec(params),
+        count,
+        f"the query sample library ({count:,} samples)",
+        "a smaller --qsl_samples",
+    )
     if manifest is None:
         features, _ = synthetic.global_batch(runner.spec.element_spec(params), params, count, seed)
         return Samples(features, count)
@@ -114,6 +120,10 @@ class Batcher:
         """Runs every bucket's shape once, untimed (the first run of a shape traces it)."""
         for size in self._buckets:
             self._predict(self._samples.take(np.arange(size) % self._samples.count))
+
+    def act_on_signal(self) -> None:
+        """Acts on a signal noted while LoadGen runs (scenarios.signal_watch calls it)."""
+        self._on_signal()
 
     def issue_query(self, query_samples) -> None:
         self._on_signal()

@@ -17,9 +17,9 @@ import shutil
 import tempfile
 import time
 
-from tpubench.core import errors
+from tpubench.core import bounds, errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import interrupts, loadgen_conf, loadgen_log
+from tpubench.run import interrupts, loadgen_conf, loadgen_log, signal_watch
 
 
 def import_loadgen(scenario: str):
@@ -65,7 +65,8 @@ class Harness:
             signals = interrupts.current()
             # Signals are only noted while LoadGen runs: raised inside one of its
             # callbacks they would abort the process (the SUT acts on them).
-            with signals.quiet() if signals is not None else contextlib.nullcontext():
+            quiet = signals.quiet() if signals is not None else contextlib.nullcontext()
+            with quiet, signal_watch.watching(signals, self.batcher.act_on_signal):
                 self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
             wall = time.perf_counter() - t0
             if self.batcher.error is not None:
@@ -122,6 +123,28 @@ class Capacity:
     qps: float  # closed-loop predictions/sec at the largest batch
     batch: int
     single_latency: float  # closed-loop latency at batch 1, at the bound's percentile
+
+
+# LoadGen keeps a record per query it schedules (its metadata, the samples'
+# indices, the response times): a few hundred bytes, counted generously.
+SCHEDULE_BYTES_PER_QUERY = 512
+
+
+def check_schedule(sc: ScenarioConfig, rules) -> None:
+    """Refuses a server run whose query schedule would not fit in memory (before LoadGen starts).
+
+    LoadGen schedules at least min_query_count queries, and target_qps x
+    min_duration of them when that is more.
+    """
+    if sc.name != "server" or sc.target_qps is None:
+        return
+    eff = rules.effective
+    queries = max(eff["min_query_count"], sc.target_qps * eff["min_duration_seconds"])
+    bounds.check_memory(
+        queries * SCHEDULE_BYTES_PER_QUERY,
+        f"LoadGen's query schedule ({queries:,.0f} queries at --target_qps={sc.target_qps:g})",
+        "give a lower --target_qps or a shorter --min_duration",
+    )
 
 
 def check_server(sc: ScenarioConfig, cap: Capacity) -> None:

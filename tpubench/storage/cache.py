@@ -7,7 +7,13 @@ embedded datasets, FLOP counts per architecture, CPU matmul peaks.
 from __future__ import annotations
 
 import json
+import math
 import os
+
+# What an entry's field may hold, by kind: a cache file is read back from disk,
+# where anything may have written it, so an entry that breaks its shape is
+# dropped (and so measured again) rather than reaching arithmetic as text.
+NUMBER, COUNT, TEXT, FLAG = "number", "count", "text", "flag"
 
 
 def root() -> str:
@@ -28,6 +34,38 @@ def load_json(name: str) -> dict:
         return data if isinstance(data, dict) else {}
     except (OSError, json.JSONDecodeError):
         return {}
+
+
+def fits(value, kind: str) -> bool:
+    """Whether VALUE is of KIND: a finite number >= 0, a whole number >= 0, text or a bool."""
+    if kind == FLAG:
+        return isinstance(value, bool)
+    if kind == TEXT:
+        return isinstance(value, str)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if kind == COUNT:
+        return isinstance(value, int) and 0 <= value < 2**63
+    return math.isfinite(value) and 0 <= value <= 1e30
+
+
+def load_entries(name: str, shape: dict, optional: dict | None = None) -> dict:
+    """The cached JSON object NAME, keeping only entries that are mappings of SHAPE.
+
+    Args:
+      name: the cache file.
+      shape: {field: kind} every kept entry holds (kinds: NUMBER, COUNT, TEXT, FLAG).
+      optional: {field: kind} an entry may hold; when present it must fit.
+    """
+    kept = {}
+    for key, entry in load_json(name).items():
+        if not isinstance(entry, dict):
+            continue
+        if all(f in entry and fits(entry[f], k) for f, k in shape.items()) and all(
+            fits(entry[f], k) for f, k in (optional or {}).items() if f in entry
+        ):
+            kept[key] = entry
+    return kept
 
 
 def store_json(name: str, data: dict) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from tpubench.core import errors
+from tpubench.core import errors, names
 
 _DEADLINE_SECS = 60.0
 
@@ -45,6 +45,9 @@ def parse(url: str) -> tuple[str, str]:
     bucket, _, name = url[len("gs://") :].partition("/")
     if not bucket or "*" in bucket:
         raise errors.UsageError(f"{url!r} names no bucket (expected gs://BUCKET/PATH)")
+    problem = names.gcs_problem(url)  # before a call that would wait and blame the network
+    if problem:
+        raise errors.UsageError(problem)
     return bucket, name
 
 

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import secrets
 import stat
 
@@ -27,7 +28,9 @@ STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
 
 def new_run_id(model: str) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{now}-{model}-{secrets.token_hex(3)}"
+    # The id is the record's file name: whatever the model is called, it stays one word.
+    word = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(model))[:60].lstrip(".-") or "model"
+    return f"{now}-{word}-{secrets.token_hex(3)}"
 
 
 def now_iso() -> str:
@@ -132,6 +135,11 @@ def find(location: str) -> list[str]:
         return gcs.list_objects(location, ".json")
     if os.path.isfile(location):
         return [location]
+    if not os.path.exists(location):
+        raise errors.UsageError(
+            f"{location} does not exist; give a run record, a directory of them (where a "
+            "command's --results_dir put them) or a gs:// prefix"
+        )
     if not os.path.isdir(location):
         raise errors.UsageError(f"{location} is neither a run record nor a directory of them")
     found = []

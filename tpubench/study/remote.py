@@ -53,6 +53,8 @@ def load_cloud(path: str, executor: str) -> Cloud:
       UsageError: unreadable, not a mapping, an unknown key, machines not a
         mapping of setup labels to machine names, or a required key missing.
     """
+    from tpubench_launch import cloud_names
+    from tpubench_launch import errors as launch_errors
     from tpubench_launch.executors import cloud as launch_cloud
 
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
@@ -67,6 +69,10 @@ def load_cloud(path: str, executor: str) -> Cloud:
             f"--cloud={path}: machines must map setup labels to machines, e.g. "
             "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
         )
+    try:  # the launcher's own formats (project, zone, image family, disk size, ...)
+        cloud_names.check(doc, f"--cloud={path}: ")
+    except launch_errors.UsageError as e:
+        raise errors.UsageError(str(e)) from None
     required = launch_cloud.REQUIRED.get(executor, ("project", "zone", "bucket"))
     missing = [k for k in required if not doc.get(k)]
     if missing:
@@ -193,7 +199,7 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
     return path
 
 
-def launch(path: str, executor: str, dry_run: bool, out) -> int:
+def launch(path: str, executor: str, dry_run: bool, out, trust_code: bool = False) -> int:
     """Runs tpubench-launch on the sweep file, its output streamed; returns its exit code.
 
     SIGINT/SIGTERM are passed on to it (it deletes what it created, then exits 130).
@@ -201,6 +207,8 @@ def launch(path: str, executor: str, dry_run: bool, out) -> int:
     argv = cells_lib.python_argv("tpubench_launch.main", "sweep", path, f"--executor={executor}")
     if dry_run:
         argv.append("--dry-run")
+    if trust_code:  # the user read the study's code; the sweep file it becomes names it too
+        argv.append("--trust-code")
     print("$ tpubench-launch " + " ".join(argv[4:]), file=out, flush=True)
     with execute._Signals() as sig:
         return sig.started(

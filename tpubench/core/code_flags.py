@@ -1,0 +1,52 @@
+"""Flags that make a run import and run code, and the one rule for files that name them.
+
+A study file, a sweep file, a --cloud file or a run record is data from
+anywhere (a colleague, a repository, a bucket).  When such a file becomes
+command lines, a flag that loads code (`--model_module`, a Python file the
+run imports; `--flagfile`, which may name one) would run that code in every
+command with no word to the user.  So a file that names one is refused
+unless the user passed `--trust_code`, and the refusal names the file, the
+key and the code path (escaped).  launch/trust.py holds the launcher's copy
+of this rule (launch/ never imports tpubench).
+"""
+
+from __future__ import annotations
+
+from tpubench.core import errors, safe_text
+
+CODE_FLAGS = ("model_module", "flagfile")
+
+
+def named(flags: dict) -> list[tuple[str, str]]:
+    """(key, code path) for every code-loading flag in FLAGS (a list value gives one each)."""
+    out = []
+    for key in CODE_FLAGS:
+        value = flags.get(key)
+        if value is None or value is False:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            out.append((key, str(item)))
+    return out
+
+
+def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
+    """Refuses FLAGS (read from PATH, at WHERE) naming code unless TRUSTED.
+
+    Returns:
+      One warning line per code path when trusted (the caller prints them).
+
+    Raises:
+      UsageError: the first code-loading flag, naming PATH, the key and the path.
+    """
+    found = named(flags)
+    if found and not trusted:
+        key, code = found[0]
+        raise errors.UsageError(
+            f"{safe_text.shown(path)}: {where}{key}={safe_text.shown(code)} names code every "
+            "command it runs would import and run; refused: read that code, then pass --trust_code"
+        )
+    return [
+        f"warning: --trust_code given: {safe_text.shown(path)} makes the runs import and run "
+        f"--{key}={safe_text.shown(code)}"
+        for key, code in found
+    ]
