@@ -4,10 +4,10 @@ Fifty steps of tpubench's own train loop (run/runner.py) on real images
 (scikit-learn's handwritten digits, 64x64), from the same initial weights,
 in fp32, bf16, and bf16 with the step compiled by XLA.  The bf16 losses,
 as means of 5 steps (one step's loss is noisy), must be within bf16's
-tolerance of fp32's over the same steps: 10% of the first-step loss, the
-tolerance by which `tpubench tune` disqualifies bf16 settings
-(tune/search.py).  And the training must have learned something, so the
-comparison is not between three flat lines.
+tolerance of fp32's over the same steps: 10% of the first-step loss at
+every 5-step window (stricter than the late-mean guard by which `tpubench
+tune` disqualifies settings, tune/numerics.py).  And the training must have
+learned something, so the comparison is not between three flat lines.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import tensorflow as tf
 from tpubench.data import digits
 from tpubench.model import registry
 from tpubench.run import runner as runner_lib
-from tpubench.tune import search
 
 STEPS = 50
+BF16_TOLERANCE = 0.10  # of the first-step loss: bf16 keeps an 8-bit mantissa
 BATCH = 32
 
 
@@ -57,7 +57,7 @@ def test_fifty_bf16_steps_stay_within_bf16_tolerance_of_fp32_with_and_without_xl
     assert compiled.xla_scope == "step"  # the whole step, update included, as on one GPU
     bf16_xla = _curve(compiled, start, images, labels)
 
-    tol = search.TOLERANCE["bf16"] * fp32[0]
+    tol = BF16_TOLERANCE * fp32[0]
     assert fp32[-10:].mean() < 0.8 * fp32[:5].mean(), fp32  # it learned
     windows = fp32.reshape(-1, 5).mean(axis=1)  # single steps are noisy: 5-step means
     for name, curve in (("bf16", bf16), ("bf16 + XLA", bf16_xla)):

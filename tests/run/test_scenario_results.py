@@ -178,7 +178,8 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
     sc = ScenarioConfig(name="server", latency_bound=0.05, target_qps=400.0)
     closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
-    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8))
+    rules = types.SimpleNamespace(effective={"min_query_count": 100, "min_duration_seconds": 1.0})
+    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8), rules)
     assert [r["run"] for r in h.runs] == ["server-target"] and "confirmation" not in out
     assert out["summary"]["valid"] is True and out["rate"] == 400.0
     text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title

@@ -49,7 +49,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
             "usage: tpubench rerun RECORD.json [--resume] [--results_dir=DIR] [--trust_code]"
         )
     try:
-        rec = record_view.view(records.read(args[0]))
+        raw = records.read(args[0])
+        rec = record_view.view(raw)
     except TypeError as e:
         raise errors.UsageError(f"{args[0]}: {e}") from None
     old = rec.argv if isinstance(rec.argv, list) else []
@@ -70,12 +71,17 @@ def main(args: list[str], full_argv: list[str]) -> int:
             "repeated as is: run `tpubench train` or `tpubench infer` with those flags given"
         )
     skip = {"model_dir", "results_dir", "verbose"}
+    config = raw.get("config") if isinstance(raw.get("config"), dict) else {}
+    if "xla_given" in config and not config["xla_given"]:
+        # --xla was left unset: the rerun leaves it unset too, so its default (on for bf16
+        # on a GPU) decides again rather than the value it resolved to being forced.
+        skip.add("xla")
     if sub == "infer":
         if FLAGS.resume:
             raise errors.UsageError(
                 f"--resume continues a training run; {args[0]} records `tpubench infer`"
             )
-        skip = {"results_dir", "verbose"}  # infer reads weights from model_dir
+        skip = {"results_dir", "verbose"} | (skip & {"xla"})  # infer reads model_dir
         batch = rec.global_batch_size
         if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
             values = values | {"batch_size": [str(batch)]}  # this record's, not the sweep's

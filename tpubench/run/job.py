@@ -62,7 +62,9 @@ class Job:
             return
         self.is_chief = p.placement.is_chief
         self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
-        self.record["config"]["xla"] = p.xla  # what ran; unset --xla is resolved by the plan
+        # What ran: an unset --xla is resolved by the plan.  (A run inside a run, such
+        # as --compare_synthetic's, starts from an empty record with no config.)
+        self.record.setdefault("config", {})["xla"] = p.xla
         if p.xla_reason:
             self.record["xla_default"] = p.xla_reason
         self._describe(p)
