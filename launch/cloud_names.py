@@ -15,15 +15,13 @@ from tpubench_launch import errors
 
 # Google Cloud's rules: project IDs 6-30 characters; zones like us-central1-a;
 # resource names (image families, VM and TPU names) RFC 1035 labels of <= 63.
+_PROJECT_ID = (
+    re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
+    "6-30 lowercase letters, digits or '-', starting with a letter (a project ID)",
+)
 _RULES = {
-    "project": (
-        re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
-        "6-30 lowercase letters, digits or '-', starting with a letter (a project ID)",
-    ),
-    "image_project": (
-        re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]"),
-        "6-30 lowercase letters, digits or '-', starting with a letter (a project ID)",
-    ),
+    "project": _PROJECT_ID,
+    "image_project": _PROJECT_ID,
     "zone": (
         re.compile(r"[a-z]+-[a-z]+[0-9]+-[a-z]"),
         "a zone such as us-central1-a",

@@ -252,18 +252,19 @@ def advise(cfg: AdviseConfig) -> str:
             f"{', '.join(cfg.inputs)}; measure one with `tpubench infer --scenario=server "
             f"--latency_bound={cfg.latency_bound_seconds * 1e3:g}ms`"
         )
+    columns = (
+        "configuration",
+        "priced as",
+        "QPS per machine",
+        "machines",
+        "$/hour",
+        "$/1M predictions",
+        "QPS read from the curve",
+    )
     t = tables.Table(
         "serving_advice",
         f"{cfg.model}: serving {cfg.qps:g} queries/sec at {bound} (LoadGen server scenario)",
-        [
-            "configuration",
-            "priced as",
-            "QPS per machine",
-            "machines",
-            "$/hour",
-            "$/1M predictions",
-            "QPS read from the curve",
-        ],
+        list(columns),
         [
             [_config(o), o.machine, render.num(o.qps), str(o.machines)]
             + [render.money(o.usd_per_hour), render.money(o.usd_per_million), o.source]
@@ -272,14 +273,7 @@ def advise(cfg: AdviseConfig) -> str:
         [],
         [],
         # The source is on the Advice line too: a narrow console keeps the figures.
-        brief=(
-            "configuration",
-            "priced as",
-            "QPS per machine",
-            "machines",
-            "$/hour",
-            "$/1M predictions",
-        ),
+        brief=columns[:-1],
     )
     best = found[0]
     lines = [
