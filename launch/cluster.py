@@ -18,7 +18,8 @@ import dataclasses
 import os
 import sys
 
-from tpubench_launch import cluster_run, commands, errors, records, topology
+from tpubench.storage import records
+from tpubench_launch import cluster_run, commands, errors, topology
 
 # The cluster's shape lives in topology.py; these names stay importable from here.
 Task = topology.Task
@@ -132,7 +133,7 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
         tasks, list(opts.train_args), label, os.path.join(results, f"{cluster_id}-model")
     )
     log_dir = opts.log_dir or os.path.join(results, "logs", cluster_id)
-    before = [p for p, _ in records.read_all(results)]
+    before = [f.path for f in records.by_label(results).get(label, [])]
     started = records.now_iso()
     outcome = cluster_run.supervise(tasks, args, log_dir, opts, out)
     run = cluster_run.Run(

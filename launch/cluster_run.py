@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
 import time
 
-from tpubench_launch import commands, errors, procs, records, topology
+from tpubench.children import process as procs
+from tpubench.storage import files, records
+from tpubench_launch import commands, errors, topology
 
 POLL_SECONDS = 0.2
 # After a task died, the others wait on it in their collectives: they get this
@@ -136,7 +139,7 @@ def _write_state(tasks, running, log_dir) -> None:
             for t in tasks
         ]
     }
-    records.write_atomic(os.path.join(log_dir, "cluster.json"), state)
+    write_json(os.path.join(log_dir, "cluster.json"), state)
 
 
 def section(tasks, outcome: Outcome, cluster_id: str, log_dir: str) -> dict:
@@ -211,8 +214,10 @@ def finish(run: Run, outcome: Outcome, out) -> str:
     """Amends (or writes) the run record; returns its path or raises for a failed run."""
     tasks, log_dir, cluster_id = list(run.tasks), run.log_dir, run.cluster_id
     chief = topology.chief_of(tasks)
-    found = records.with_label(run.results, run.label, exclude=run.before)
-    path, record = found[-1] if found else (None, None)
+    found = [
+        f for f in records.by_label(run.results).get(run.label, []) if f.path not in run.before
+    ]
+    path, record = (found[-1].path, found[-1].record) if found else (None, None)
     message = None
     if outcome.interrupted:
         message = _interrupted(run, outcome, record)
@@ -252,7 +257,7 @@ def finish(run: Run, outcome: Outcome, out) -> str:
         record["error"] = message
         outcome.exit_code = 1
     record.setdefault("finished", records.now_iso())
-    path = records.write_atomic(path, record)
+    path = write_json(path, record)
     if outcome.interrupted:
         raise errors.Interrupted(message, record_path=path)
     if message:
@@ -264,3 +269,11 @@ def finish(run: Run, outcome: Outcome, out) -> str:
         flush=True,
     )
     return path
+
+
+def write_json(path: str, doc: dict) -> str:
+    """Writes DOC (a record, the cluster's state) to PATH atomically: a reader never
+    sees half of it."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    text = json.dumps(doc, indent=2, sort_keys=True, allow_nan=False, default=str) + "\n"
+    return files.write_atomic(path, text)

@@ -7,39 +7,16 @@ everything it knows about a run is on that command line.
 
 from __future__ import annotations
 
-import shlex
 import sys
 
+from tpubench.children import command as child_command
 
-def flag(name: str, value) -> str:
-    """One absl flag: True -> --name, False -> --noname, lists comma-joined."""
-    if value is True:
-        return f"--{name}"
-    if value is False:
-        return f"--no{name}"
-    if isinstance(value, (list, tuple)):
-        return f"--{name}={','.join(str(v) for v in value)}"
-    return f"--{name}={value}"
-
-
-def flags_argv(flags: dict) -> list[str]:
-    """Flags in the order given; None values are left out (tpubench's default applies)."""
-    return [flag(k, v) for k, v in flags.items() if v is not None]
-
-
-# Python 3.10 has no -P: drop the working directory ('' from -c) before running the module.
-_SAFE_PATH_310 = "import runpy, sys; del sys.path[0]; runpy.run_module(sys.argv.pop(1), "
-_SAFE_PATH_310 += "run_name='__main__', alter_sys=True)"
-
-
-def isolated_python(module: str) -> list[str]:
-    """`python -P -m MODULE` in this interpreter: the working directory stays off
-    sys.path (a folder named like the package there is not the package); PYTHONPATH
-    and site-packages still name the one to import.  On Python 3.10, which has no
-    -P, a -c bootstrap drops the working directory and runs MODULE the same way."""
-    if sys.version_info >= (3, 11):
-        return [sys.executable, "-P", "-m", module]
-    return [sys.executable, "-c", _SAFE_PATH_310, module]
+# One spelling of a flag and one isolated interpreter for every child, whichever
+# tree starts it: tpubench/children/command.py; the launcher's modules call them here.
+flag = child_command.flag
+flags_argv = child_command.flags_argv
+isolated_python = child_command.isolated_python
+shell = child_command.shell
 
 
 def local_tpubench() -> list[str]:
@@ -79,11 +56,6 @@ def without_flag(args: list[str], name: str) -> list[str]:
     return out
 
 
-def shell(argv: list[str]) -> str:
-    """ARGV as one copy-pasteable shell line."""
-    return shlex.join(argv)
-
-
 def tpubench_flag_names(subcommand: str = "train") -> list[str] | None:
     """The flag names tpubench SUBCOMMAND accepts, asked of tpubench in a subprocess.
 
@@ -118,9 +90,9 @@ def gs_typo_hint(value) -> str | None:
 def gs_problem(value) -> str | None:
     """Why a gs:// VALUE cannot name an object: '.'/'..' or empty segments, over 1,024 bytes.
 
-    tpubench's own rule (tpubench/core/names.gcs_problem), repeated because
-    launch/ never imports tpubench: refused up front, not after a minute of
-    retries that end by blaming the connection.
+    tpubench's own rule (tpubench/core/names.gcs_problem), repeated with the
+    launcher's wording: refused up front, not after a minute of retries that
+    end by blaming the connection.
     """
     text = str(value)
     if not text.startswith("gs://"):

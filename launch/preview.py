@@ -1,7 +1,8 @@
 """The cost preview shown before a sweep launches: catalog price x estimated time.
 
 Prices come from `tpubench prices --machine=... --format=json` run as a
-subprocess (the launcher never imports tpubench).  Time per configuration
+subprocess (the catalog and TensorFlow-free pricing stay tpubench's; the
+launcher reads only records in process).  Time per configuration
 comes, best first, from an earlier record of the same configuration
 (measured), the sweep file's `estimate: {seconds: S}` or
 `estimate: {steps_per_second: R}` with `flags: {train_steps: N}`, the median
@@ -18,7 +19,8 @@ import datetime as dt
 import json
 import subprocess
 
-from tpubench_launch import commands, errors, records
+from tpubench.storage import records
+from tpubench_launch import commands, errors
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,18 +73,22 @@ def measured_seconds(results_dir: str) -> dict[str, float]:
     nothing about a full run.
     """
     out = {}
-    for _, rec in records.read_all(results_dir):
-        label = rec.get("run_label")
-        if not label or not (rec.get("results") or {}).get("train_wall_seconds"):
-            continue
-        try:
-            took = dt.datetime.fromisoformat(rec["finished"]) - dt.datetime.fromisoformat(
-                rec["started"]
-            )
-        except (KeyError, TypeError, ValueError):
-            continue
-        out[label] = max(took.total_seconds(), float(rec["results"]["train_wall_seconds"]))
+    for label, found in records.by_label(results_dir).items():
+        for f in found:  # oldest start first: the newest wins
+            _took(out, label, f.record)
     return out
+
+
+def _took(out: dict, label: str, rec: dict) -> None:
+    if not (rec.get("results") or {}).get("train_wall_seconds"):
+        return
+    try:
+        took = dt.datetime.fromisoformat(rec["finished"]) - dt.datetime.fromisoformat(
+            rec["started"]
+        )
+    except (KeyError, TypeError, ValueError):
+        return
+    out[label] = max(took.total_seconds(), float(rec["results"]["train_wall_seconds"]))
 
 
 def estimate(config, sweep, measured: dict, typical: float | None) -> tuple[float | None, str]:

@@ -30,13 +30,11 @@ read, so the launcher passes it --run_label but never a model_dir.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
-import json
-import pathlib
 import re
 
-from tpubench_launch import errors, trust
+from tpubench.children import labels
+from tpubench_launch import errors
 
 AXES = {
     "models": "model",
@@ -47,7 +45,6 @@ AXES = {
     "strategies": "strategy",
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
-TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
 COMMANDS = ("train", "tune", "infer")
 PRECISIONS = ("fp32", "bf16", "fp16")
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
@@ -136,97 +133,8 @@ class Sweep:
     warnings: tuple[str, ...] = ()  # one line per code path a --trust-code run imports
 
 
-MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
-
-
-def load(
-    path: str,
-    executor: str,
-    results_dir: str | None = None,
-    trust_code: bool = False,
-    max_configs: int = MAX_CONFIGS,
-) -> Sweep:
-    """Reads and expands a sweep file.
-
-    Raises:
-      UsageError: unreadable file, bad YAML, unknown keys or bad values (one
-        line naming the key and what is accepted); flags that load code
-        (model_module, flagfile) unless TRUST_CODE (launch/trust.py).
-    """
-    from tpubench_launch import safe_yaml
-
-    if executor not in EXECUTORS:
-        raise errors.unknown("--executor", executor, EXECUTORS)
-    p = pathlib.Path(path)
-    try:
-        # Bounded and strict: no aliases, no duplicate keys, a size limit.
-        doc = safe_yaml.load(path)
-    except OSError as e:
-        raise errors.UsageError(f"cannot read sweep file {path}: {e.strerror}") from None
-    except safe_yaml.Refused as e:
-        raise errors.UsageError(str(e)) from None
-    if not isinstance(doc, dict):
-        raise errors.UsageError(f"{path}: a sweep file is a mapping with a 'grid' or a 'runs' key")
-    for key in doc:
-        if key not in TOP_KEYS:
-            raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
-    name = str(doc.get("name") or p.stem)
-    if not NAME.match(name):  # it becomes runs/sweeps/NAME and VM names
-        raise errors.UsageError(
-            f"{path}: name={ascii(name)[:120]} is refused: it becomes part of paths and VM names; "
-            "accepted: 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit"
-        )
-    warned: list[str] = []
-    command = doc.get("command", "train")
-    if command not in COMMANDS:
-        raise errors.unknown(f"command in {path}:", str(command), COMMANDS)
-    fixed = _mapping(doc, "flags", path)
-    for key in fixed:
-        if key in OWNED_FLAGS:
-            raise errors.UsageError(
-                f"{path}: flags.{key} is set by tpubench-launch for each configuration; "
-                "use results_dir: at the top of the file (or --results-dir)"
-            )
-    if "runs" in doc:
-        from tpubench_launch import sweep_runs
-
-        if "grid" in doc:
-            raise errors.UsageError(f"{path}: give 'grid' or 'runs', not both")
-        configs = sweep_runs.configs(doc["runs"], fixed, command, path)
-    else:
-        grid = _mapping(doc, "grid", path)
-        _check_size(grid, path, max_configs)
-        configs = _grid_configs(grid, fixed, command, executor, path)
-    for c in configs:
-        where = f"runs ({c.id}): flags." if c.summary else "flags."
-        for line in trust.check(path, where, c.fixed_flags, trust_code):
-            if line not in warned:
-                warned.append(line)
-    return Sweep(
-        warnings=tuple(warned),
-        name=name,
-        path=str(p),
-        results_dir=results_dir or str(doc.get("results_dir") or f"runs/sweeps/{name}"),
-        configs=tuple(configs),
-        estimate=_mapping(doc, "estimate", path),
-        cloud=_mapping(doc, "cloud", path),
-        command=command,
-    )
-
-
-def _check_size(grid: dict, path: str, max_configs: int) -> None:
-    """The grid's size, counted before expanding it; over MAX_CONFIGS refused."""
-    count = 1
-    for values in grid.values():
-        count *= len(values) if isinstance(values, list) and values else 1
-    if count > max_configs:
-        raise errors.UsageError(
-            f"{path}: the grid expands to {count:,} configurations, over --max-configs="
-            f"{max_configs:,}; nothing was expanded (raise --max-configs to run it)"
-        )
-
-
-def _grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str) -> list:
+def grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str) -> list:
+    """The configurations of a `grid:`, in its order, each once."""
     configs, seen = [], set()
     for settings in _expand(grid, path):
         clash = clash_of(settings, fixed)
@@ -256,15 +164,7 @@ def config_id(settings: dict, fixed: dict, executor: str, command: str = "train"
     doc = {"executor": executor, "settings": settings, "flags": fixed}
     if command != "train":  # train's ids stay what they were before tune existed
         doc["command"] = command
-    blob = json.dumps(doc, sort_keys=True, default=str)
-    return "cfg-" + hashlib.sha256(blob.encode()).hexdigest()[:10]
-
-
-def _mapping(doc: dict, key: str, path: str) -> dict:
-    value = doc.get(key) or {}
-    if not isinstance(value, dict):
-        raise errors.UsageError(f"{path}: '{key}' must be a mapping, got {type(value).__name__}")
-    return value
+    return labels.stable_id("cfg", doc)
 
 
 def _expand(grid: dict, path: str) -> list[dict]:

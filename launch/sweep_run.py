@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from tpubench_launch import commands, errors, preview, records, sweep
+from tpubench.storage import records
+from tpubench_launch import commands, errors, preview, sweep_file
 from tpubench_launch.executors import cloud, gce, gke, local, skypilot, tpu_vm
 
 CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot, "gke": gke}
@@ -14,9 +15,9 @@ CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot, "gke": gke}
 def done_ids(results_dir: str) -> set[str]:
     """Labels of configurations that already have a finished record."""
     return {
-        r["run_label"]
-        for _, r in records.read_all(results_dir)
-        if r.get("run_label") and r.get("status") in records.DONE_STATUSES
+        label
+        for label, found in records.by_label(results_dir).items()
+        if any(f.run.status in records.DONE_STATUSES for f in found)
     }
 
 
@@ -60,11 +61,11 @@ def run(
     argv: list[str],
     out=None,
     trust_code: bool = False,
-    max_configs: int = sweep.MAX_CONFIGS,
+    max_configs: int = sweep_file.MAX_CONFIGS,
 ) -> None:
     """Runs the sweep; raises TaskFailed when any configuration failed."""
     out = out or sys.stdout
-    sw = sweep.load(path, executor, results_dir, trust_code, max_configs)
+    sw = sweep_file.load(path, executor, results_dir, trust_code, max_configs)
     for line in sw.warnings:
         print(line, file=sys.stderr, flush=True)
     if not sw.configs:
@@ -171,8 +172,8 @@ def _run_cloud(sw, todo, plans, log_dir, out) -> list:
             results.append((c, e.exit_code, str(e)))
             print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
             continue
-        found = records.with_label(sw.results_dir, c.id)
-        what = f"record: {found[-1][0]}" if found else f"no record copied from {plan.config_id}"
+        found = records.by_label(sw.results_dir).get(c.id)
+        what = f"record: {found[-1].path}" if found else f"no record copied from {plan.config_id}"
         results.append((c, 0, what))
         print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
     return results

@@ -1,16 +1,20 @@
 """The package's one-way rule: imports between packages only point down.
 
-cli -> {run, study} -> {report, data, hardware, cost, model} -> storage -> core.
+cli -> {run, study, tune} -> {report, data, hardware, cost, model, children} -> storage -> core.
 Inside the middle layer the order is fixed too (RANKS): model and cost
 import neither of the others; hardware names accelerators as the price
 catalog does; data measures the host while it reads; report reads what
-all of them write.
+all of them write.  Across the two trees: tpubench never imports
+tpubench_launch (the launcher stands on tpubench, not the other way round;
+what the launcher may import is tests/launch/test_boundaries.py's rule), and
+launch/ has no import cycle.
 """
 
 import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "tpubench"
+LAUNCH = ROOT.parent / "launch"
 
 # Rank of each package: an import must go to a lower rank or stay in its package.
 RANKS = {
@@ -18,6 +22,7 @@ RANKS = {
     "storage": 1,
     "model": 2,
     "cost": 2,
+    "children": 2,  # the one child runner: start, pin, signal, stop; argv; labels
     "hardware": 3,
     "data": 4,
     "report": 4,
@@ -68,10 +73,82 @@ def test_imports_between_packages_point_down():
     assert not wrong, "imports that do not point down:\n" + "\n".join(wrong)
 
 
+def _all_imports(path: pathlib.Path):
+    """(line, module) of every import in PATH, at any depth (inside functions too);
+    `from X import Y` gives X.Y as well, since Y may be a module."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def test_tpubench_never_imports_the_launcher():
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in sorted(ROOT.rglob("*.py"))
+        for line, name in _all_imports(path)
+        if name.split(".")[0] == "tpubench_launch"
+    ]
+    assert not wrong, "tpubench imports the launcher:\n" + "\n".join(wrong)
+
+
+def _launch_graph() -> dict[str, set[str]]:
+    """{launch module: the launch modules it imports}, named as under tpubench_launch."""
+    modules = {
+        ".".join(p.relative_to(LAUNCH).with_suffix("").parts): p for p in LAUNCH.rglob("*.py")
+    }
+    graph = {}
+    for name, path in modules.items():
+        graph[name] = {
+            target
+            for _, imported in _all_imports(path)
+            if imported.startswith("tpubench_launch.")
+            and (target := imported.removeprefix("tpubench_launch.")) in modules
+            and target != name
+            and not target.endswith("__init__")
+        }
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of GRAPH as [a, b, ..., a], or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+
+    def visit(node, path):
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt, [*path, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_launch_has_no_import_cycle():
+    graph = _launch_graph()
+    assert "sweep_file" in graph and "sweep" in graph["sweep_file"]  # the graph is read
+    assert _cycle(graph) is None, f"an import cycle in launch/: {' -> '.join(_cycle(graph))}"
+
+
 def test_no_module_over_400_lines():
     long = {
-        str(p.relative_to(ROOT)): n
-        for p in ROOT.rglob("*.py")
+        str(p.relative_to(ROOT.parent)): n
+        for p in [*ROOT.rglob("*.py"), *LAUNCH.rglob("*.py")]
         if (n := len(p.read_text().splitlines())) > 400
     }
     assert not long, f"modules over 400 lines: {long}"

@@ -21,7 +21,8 @@ import subprocess
 import sys
 import time
 
-from tpubench_launch import cloud_names, commands, errors, procs
+from tpubench.children import process as procs
+from tpubench_launch import cloud_names, commands, errors
 
 SETTINGS = (
     "project",

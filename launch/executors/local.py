@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 
-from tpubench_launch import cluster, commands, errors, procs, records
+from tpubench.children import command, labels, process
+from tpubench.storage import records
+from tpubench_launch import cluster, commands, errors
 
 
 def available_cpus() -> list[int]:
@@ -47,7 +48,7 @@ def run_flags(config, results_dir: str) -> dict:
     return {
         **config.train_flags(),
         "results_dir": results_dir,
-        "model_dir": os.path.join(results_dir, "model_dirs", config.id),
+        "model_dir": labels.model_dir(results_dir, config.id),
         "run_label": config.id,
     }
 
@@ -56,7 +57,7 @@ def command_line(config, results_dir: str) -> str:
     """What runs for CONFIG, as a shell line (the dry run prints it)."""
     args = commands.flags_argv(run_flags(config, results_dir))
     cpus = pinned(config)
-    pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus else []
+    pin = command.taskset(cpus)
     if config.is_cluster:
         shape = [f"--workers={config.workers}"] + ([f"--ps={config.ps}"] if config.ps else [])
         return commands.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
@@ -88,33 +89,29 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
             return e.exit_code, str(e)
         return 0, _summary(results_dir, config.id)
     log = os.path.join(log_dir, f"{config.id}.log")
-    with procs.StopRequests() as stop:
-        p = procs.start([*commands.local_tpubench(), config.command, *args], log, cpus=cpus)
-        try:
-            while p.poll() is None:
-                if stop.signal_name:
-                    procs.stop([p])  # tpubench checkpoints and records `interrupted`
-                    raise errors.Interrupted(
-                        f"interrupted by {stop.signal_name} during {config.id}; run the same "
-                        "command again to resume (finished configurations are skipped)"
-                    )
-                time.sleep(0.2)
-        finally:
-            procs.kill([p])
-    if p.returncode != 0:
-        said = procs.last_error_line(log) or procs.describe_exit(p.returncode)
-        return errors.exit_code_of(p.returncode), f"{said} (log: {log})"
+    with process.StopRequests() as stop:
+        # SIGTERM on a signal: tpubench checkpoints and records `interrupted`.
+        code = process.run(
+            [*commands.local_tpubench(), config.command, *args], log, stop, cpus=cpus
+        )
+    if stop.signal_name:
+        raise errors.Interrupted(
+            f"interrupted by {stop.signal_name} during {config.id}; run the same "
+            "command again to resume (finished configurations are skipped)"
+        )
+    if code != 0:
+        said = process.last_error_line(log) or process.describe_exit(code)
+        return errors.exit_code_of(code), f"{said} (log: {log})"
     return 0, _summary(results_dir, config.id)
 
 
 def _summary(results_dir: str, label: str) -> str:
-    found = records.with_label(results_dir, label)
+    found = records.by_label(results_dir).get(label)
     if not found:
         return "finished, but no record carries its label"
-    path, rec = found[-1]
-    rate = (rec.get("results") or {}).get("examples_per_sec")
+    rate = found[-1].run.results.examples_per_sec
     shown = f"{rate:,.1f} examples/s" if rate else "no throughput"
-    return f"{rec.get('status')}: {shown}; record: {path}"
+    return f"{found[-1].run.status}: {shown}; record: {found[-1].path}"
 
 
 def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str]]:

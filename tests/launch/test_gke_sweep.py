@@ -89,7 +89,7 @@ def test_dry_run_prints_the_exact_commands(tmp_path):
 def test_a_run_applies_waits_copies_records_and_deletes(tmp_path):
     bucket = tmp_path / "buckets/bkt/tb/records"
     bucket.mkdir(parents=True)
-    record = {"run_id": "r1", "run_label": "mlp-t4", "status": "ok"}
+    record = {"schema_version": 1, "run_id": "r1", "run_label": "mlp-t4", "status": "ok"}
     (bucket / "r1.json").write_text(json.dumps(record))
     text = SWEEP.replace("  - {label: rn-v5e", "  # - {label: rn-v5e")
     out = _launch(tmp_path, text=text, GCLOUD_DOUBLE_BUCKETS=str(tmp_path / "buckets"))

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tpubench_launch import commands
+from tpubench.children import command
 
 
 @pytest.mark.parametrize("form", ["this interpreter", "python 3.10 bootstrap"])
@@ -13,9 +13,9 @@ def test_a_tpubench_folder_in_the_working_directory_is_not_imported(form, tmp_pa
     (tmp_path / "tpubench").mkdir()
     (tmp_path / "tpubench" / "__init__.py").write_text("raise SystemExit('the wrong tpubench')\n")
     if form == "this interpreter":
-        argv = commands.isolated_python("tpubench")
+        argv = command.isolated_python("tpubench")
     else:  # what Python 3.10 (no -P) runs, checked on whichever Python runs the suite
-        argv = [sys.executable, "-c", commands._SAFE_PATH_310, "tpubench"]  # noqa: SLF001
+        argv = [sys.executable, "-c", command.SAFE_PATH_310, "tpubench"]
     proc = subprocess.run(
         [*argv, "prices", "--machine=gcp:n1-standard-2"],
         capture_output=True,

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tpubench_launch import cli, sweep
+from tpubench_launch import cli, sweep_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -51,6 +51,6 @@ def test_tutorial_ids_are_what_its_sweep_files_give(tmp_path):
         (tpu, "tpu-vm"),
         (sky, "skypilot"),
     ]:
-        ids |= {c.id for c in sweep.load(str(path), executor).configs}
+        ids |= {c.id for c in sweep_file.load(str(path), executor).configs}
     shown = set(re.findall(r"\bcfg-[0-9a-f]{10}\b", text)) - {"cfg-aed90ac34f"}  # the GPU aside
     assert shown and shown <= ids, sorted(shown - ids)

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from tpubench_launch import errors, safe_yaml, sweep
+from tpubench.core import safe_yaml
+from tpubench_launch import errors, sweep_file
 
 LAUGHS = (
     "a: &a [x, x, x, x, x, x, x, x, x]\n"
@@ -45,7 +46,7 @@ def test_billion_laughs_is_refused_at_once(tmp_path):
     path = _file(tmp_path, LAUGHS)
     start = time.monotonic()
     with pytest.raises(errors.UsageError, match=r"anchor|alias") as e:
-        sweep.load(path, "local")
+        sweep_file.load(path, "local")
     assert time.monotonic() - start < 2
     assert "line 1" in str(e.value)
     proc = _cli(path)
@@ -56,26 +57,26 @@ def test_billion_laughs_is_refused_at_once(tmp_path):
 def test_a_single_alias_is_refused_too(tmp_path):
     text = "flags: &f {train_steps: 10}\ngrid: {models: [mnist_mlp]}\nestimate: *f\n"
     with pytest.raises(errors.UsageError, match="anchor"):
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
 
 
 def test_duplicate_keys_name_both_lines(tmp_path):
     text = "name: a\ngrid:\n  models: [mnist_mlp]\n  models: [cnn]\n"
     with pytest.raises(errors.UsageError) as e:
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
     assert "'models'" in str(e.value) and "line 3" in str(e.value) and "line 4" in str(e.value)
 
 
 def test_a_huge_file_is_refused_by_its_size(tmp_path):
     path = _file(tmp_path, "grid: {models: [mnist_mlp]}\n" + "# pad\n" * 400_000)
     with pytest.raises(errors.UsageError, match=r"2,400,028 bytes.*at most 1,048,576"):
-        sweep.load(path, "local")
+        sweep_file.load(path, "local")
 
 
 def test_deep_nesting_is_refused(tmp_path):
     text = "grid: " + "[" * 5000 + "]" * 5000 + "\n"
     with pytest.raises(errors.UsageError, match="nest"):
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
 
 
 def test_python_tags_stay_refused_and_plain_files_load():
@@ -88,7 +89,7 @@ def test_python_tags_stay_refused_and_plain_files_load():
 def test_control_and_bidi_characters_in_values_are_refused(tmp_path, value):
     text = f"grid: {{models: [mnist_mlp]}}\nflags: {{run_label: {value}}}\n"
     with pytest.raises(errors.UsageError, match=r"line 2: .*U\+"):
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
 
 
 def test_study_files_go_through_the_same_loader(tmp_path):

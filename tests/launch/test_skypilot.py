@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from tpubench_launch import errors, sweep
+from tpubench_launch import errors, sweep_file
 from tpubench_launch.executors import skypilot
 
 SWEEP = """
@@ -26,7 +26,7 @@ cloud: {bucket: gs://my-bucket/tb, spot: true}
 def _tasks(tmp_path, text=SWEEP):
     path = tmp_path / "spot.yaml"
     path.write_text(text)
-    sw = sweep.load(str(path), "skypilot", str(tmp_path / "runs"))
+    sw = sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
     s = skypilot.settings(sw)
     return [skypilot.task(c, sw, s) for c in sw.configs]
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import record_files
 
-from tpubench_launch import errors, sweep
+from tpubench_launch import errors, sweep_file
 
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
 
@@ -34,12 +34,12 @@ def _file(tmp_path, text, name="s.yaml"):
 
 def test_grid_expands_to_every_combination_with_stable_ids(tmp_path):
     path = _file(tmp_path, GRID)
-    sw = sweep.load(path, "local")
+    sw = sweep_file.load(path, "local")
     assert len(sw.configs) == 2 * 2 * 2 * 1 * 2
     ids = [c.id for c in sw.configs]
     assert len(set(ids)) == len(ids)
-    assert [c.id for c in sweep.load(path, "local").configs] == ids  # stable
-    assert set(ids).isdisjoint(c.id for c in sweep.load(path, "gce").configs)
+    assert [c.id for c in sweep_file.load(path, "local").configs] == ids  # stable
+    assert set(ids).isdisjoint(c.id for c in sweep_file.load(path, "gce").configs)
     assert sw.results_dir == "runs/sweeps/study"
     first = sw.configs[0]
     assert first.train_flags() == {
@@ -61,7 +61,9 @@ def test_grid_expands_to_every_combination_with_stable_ids(tmp_path):
         "flags: {train_steps: 10, use_synthetic_data: true}",
         "flags: {use_synthetic_data: true, train_steps: 10}",
     )
-    assert [c.id for c in sweep.load(_file(tmp_path, flipped, "f.yaml"), "local").configs] == ids
+    assert [
+        c.id for c in sweep_file.load(_file(tmp_path, flipped, "f.yaml"), "local").configs
+    ] == ids
 
 
 @pytest.mark.parametrize(
@@ -82,7 +84,7 @@ def test_grid_expands_to_every_combination_with_stable_ids(tmp_path):
 )
 def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
     with pytest.raises(errors.UsageError, match=None) as e:
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
     assert message in str(e.value)
     assert "\n" not in str(e.value)
 
@@ -111,7 +113,7 @@ flags: {tiny: true, use_synthetic_data: true, train_steps: 20, steps_per_loop: 1
 estimate: {seconds: 40}
 """,
     )
-    (config,) = sweep.load(path, "local").configs
+    (config,) = sweep_file.load(path, "local").configs
     dry = subprocess.run([*LAUNCH, path, "--dry-run"], capture_output=True, text=True, cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.splitlines()[-1] == (

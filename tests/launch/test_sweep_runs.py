@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tpubench_launch import errors, sweep
+from tpubench_launch import errors, sweep_file
 
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
 
@@ -31,7 +31,7 @@ def _file(tmp_path, text, name="r.yaml"):
 
 
 def test_runs_keep_their_labels_commands_and_flags(tmp_path):
-    sw = sweep.load(_file(tmp_path, RUNS), "local")
+    sw = sweep_file.load(_file(tmp_path, RUNS), "local")
     assert [c.id for c in sw.configs] == ["mlp-small", "mlp.serve_1"]
     small, serve = sw.configs
     assert small.train_flags() == {
@@ -48,7 +48,7 @@ def test_runs_keep_their_labels_commands_and_flags(tmp_path):
     )
     assert (serve.command, serve.describe()) == ("infer", "infer mnist_mlp")
     # The label is the identity, whatever the executor.
-    assert [c.id for c in sweep.load(_file(tmp_path, RUNS), "gce").configs] == [
+    assert [c.id for c in sweep_file.load(_file(tmp_path, RUNS), "gce").configs] == [
         "mlp-small",
         "mlp.serve_1",
     ]
@@ -87,7 +87,7 @@ def test_runs_keep_their_labels_commands_and_flags(tmp_path):
 )
 def test_bad_runs_name_the_problem(tmp_path, text, message):
     with pytest.raises(errors.UsageError, match=None) as e:
-        sweep.load(_file(tmp_path, text), "local")
+        sweep_file.load(_file(tmp_path, text), "local")
     assert message in str(e.value)
     assert "\n" not in str(e.value)
 
@@ -123,7 +123,7 @@ def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
 def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path):
     results = tmp_path / "runs/sweeps/listed"
     results.mkdir(parents=True)
-    record = {"run_id": "r1", "run_label": "mlp-small", "status": "ok"}
+    record = {"schema_version": 1, "run_id": "r1", "run_label": "mlp-small", "status": "ok"}
     (results / "r1.json").write_text(json.dumps(record))
     out = _dry_run(tmp_path)
     assert out.returncode == 0, out.stderr

@@ -56,16 +56,16 @@ def define():
 
 def _known_flags() -> dict | None:
     """train and infer flag names, asked of tpubench (flags are defined once per process)."""
-    from tpubench.study import cells
+    from tpubench.children import command as child_command
 
     out = {}
     for command in ("train", "infer"):
         done = subprocess.run(
-            cells.python_argv("tpubench.cli.flags", command),
+            child_command.python_argv("tpubench.cli.flags", command),
             capture_output=True,
             text=True,
             check=False,
-            env=cells.child_env(),
+            env=child_command.child_env(),
         )
         if done.returncode:
             return None

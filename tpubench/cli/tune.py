@@ -7,11 +7,9 @@ trial) plus the search's own.  Each trial is a `tpubench train` process
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from absl import flags
 
+from tpubench.children import labels
 from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import errors, safe_text
@@ -217,5 +215,4 @@ def _host(cfg):
 
 def _tune_id(model: str, model_flags: dict, trial_steps: int, host) -> str:
     """Same model, flags, trial length and host: the same id, so a rerun resumes."""
-    blob = json.dumps([model, model_flags, trial_steps, repr(host)], sort_keys=True, default=str)
-    return f"tune-{model}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
+    return labels.stable_id(f"tune-{model}", [model, model_flags, trial_steps, repr(host)], 8)

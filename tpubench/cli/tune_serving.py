@@ -15,6 +15,7 @@ from absl import flags
 from rich.console import Console
 from rich.table import Table
 
+from tpubench.children import command
 from tpubench.cli import console_format as fmt
 from tpubench.cli import values
 from tpubench.core import errors
@@ -122,7 +123,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
         f"# tpubench tune winner for serving at {bound} on {host.describe()}: {win['name']}, "
         f"{fmt.num(win['qps'])} QPS VALID (median of {win['n']})\n# answer: {answer}\n"
     )
-    lines = trials.argv_of({**base, **result.winner.flags()})
+    lines = command.flags_argv({**base, **result.winner.flags()})
     files.write_atomic(flags_path, comment + "\n".join(lines) + "\n")
     say(
         f"winner (serving): {win['name']}: {fmt.num(win['qps'])} QPS at {bound}; serve with: "

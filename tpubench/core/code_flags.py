@@ -7,7 +7,7 @@ run imports; `--flagfile`, which may name one) would run that code in every
 command with no word to the user.  So a file that names one is refused
 unless the user passed `--trust_code`, and the refusal names the file, the
 key and the code path (escaped).  launch/trust.py holds the launcher's copy
-of this rule (launch/ never imports tpubench).
+of this rule, with the launcher's wording.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ token-like query values) are redacted everywhere in a record as it is written
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -24,6 +25,10 @@ from tpubench.storage import files, gcs, liveness, record_view, redaction
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
+# A labelled run (a sweep's configuration, a study's cell) whose record has one
+# of these statuses is done: a rerun of the same command does not run it again.
+# failed / interrupted / running / died runs run again (a NaN loss is a result).
+DONE_STATUSES = ("ok", "invalid")
 
 
 def new_run_id(model: str) -> str:
@@ -317,3 +322,48 @@ def typed(record, path: str = "record") -> record_view.RunRecord:
 
     A section of the wrong shape (a list where a mapping belongs) is a TypeError."""
     return record_view.view(migrate(record, path))
+
+
+def scan(location: str, skip_dirs=()) -> list[tuple[str, dict]]:
+    """(path, record) of every readable run record under LOCATION (a directory, recursively,
+    or a gs:// prefix), not looking inside its folders named in SKIP_DIRS; files that are
+    not records are skipped, a missing directory has none."""
+    if not gcs.is_gcs(location) and not os.path.isdir(location):
+        return []
+    out = []
+    for path in find(location):
+        inside = path[len(location) :].strip("/").split("/")[:-1]
+        if any(part in skip_dirs for part in inside):
+            continue
+        try:
+            out.append((path, read(path)))
+        except errors.TpubenchError:
+            continue  # a manifest, a summary, a half-copied file: not a record
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Labelled:
+    """One record of a labelled run: where it is, the mapping as read, and typed."""
+
+    path: str
+    record: dict
+    run: record_view.RunRecord
+
+
+def by_label(location: str) -> dict[str, list[Labelled]]:
+    """{run_label: its records under LOCATION, oldest start first}: how sweeps, studies and
+    tune find their runs.  model_dirs/ and data/ (checkpoints, prepared data) hold no
+    records and are not read; a record whose sections have the wrong shape is skipped."""
+    out: dict[str, list[Labelled]] = {}
+    for path, record in scan(location, skip_dirs=("model_dirs", "data")):
+        label = record.get("run_label")
+        if not label or not isinstance(label, str):
+            continue
+        try:
+            out.setdefault(label, []).append(Labelled(path, record, typed(record, path)))
+        except (TypeError, errors.TpubenchError):
+            continue
+    for found in out.values():
+        found.sort(key=lambda f: (str(f.record.get("started") or ""), f.path))
+    return out

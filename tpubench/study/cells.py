@@ -9,11 +9,10 @@ resume rule of tpubench-launch's sweeps, with the study's own ids).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import shlex
 
+from tpubench.children import command, labels
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
 from tpubench.study import spec
@@ -132,16 +131,16 @@ class Cell:
         )
         out["results_dir"] = results_dir
         if cmd == "train":  # infer's --model_dir names weights to read, not a place to write
-            out["model_dir"] = model_dir(results_dir, self.id)
+            out["model_dir"] = labels.model_dir(results_dir, self.id)
         out["run_label"] = self.id
         return out
 
     def argv(self, host: Host, results_dir: str, jpeg_dir: str | None) -> list[str]:
-        return python_argv(*self._words(host, results_dir, jpeg_dir))
+        return command.python_argv(*self._words(host, results_dir, jpeg_dir))
 
     def _words(self, host: Host, results_dir: str, jpeg_dir: str | None) -> list[str]:
         """The module and its arguments: tpubench, or the launcher for a cluster."""
-        flags = _flag_args(self.flags(host, results_dir, jpeg_dir))
+        flags = command.flags_argv(self.flags(host, results_dir, jpeg_dir))
         if not self.cluster():
             return ["tpubench", self.part.command, *flags]
         launch = [f"--workers={self.setup.devices}", "--ps=1"]
@@ -162,43 +161,8 @@ class Cell:
         argv = ["tpubench-launch" if module.startswith("tpubench_launch") else "tpubench", *args]
         cores = self.pinned(host)
         if cores and len(cores) == self.setup.vcpus:
-            argv = ["taskset", "-c", ",".join(map(str, cores)), *argv]
+            argv = [*command.taskset(cores), *argv]
         return shlex.join(argv)
-
-
-def python_argv(module: str, *args: str) -> list[str]:
-    """`python -P -m MODULE ARGS`: the working directory stays off sys.path, so a
-    folder named `tpubench` where the study runs is never imported (child_env says where
-    the real one is; Python 3.10 gets the launcher's -c equivalent of -P)."""
-    from tpubench_launch import commands
-
-    return [*commands.isolated_python(module), *args]
-
-
-def child_env() -> dict:
-    """This process's environment with the directory that holds the tpubench it imported
-    first on PYTHONPATH: a child started by python_argv imports the same code."""
-    import tpubench
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(tpubench.__file__)))
-    env = dict(os.environ)
-    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
-    env["PYTHONPATH"] = os.pathsep.join([root, *rest])
-    return env
-
-
-def model_dir(results_dir: str, cell_id: str) -> str:
-    return os.path.join(results_dir, "model_dirs", cell_id)
-
-
-def _flag_args(flags: dict) -> list[str]:
-    out = []
-    for k, v in flags.items():
-        if isinstance(v, bool):
-            out.append(f"--{k}" if v else f"--no{k}")
-        else:
-            out.append(f"--{k}={v}")
-    return out
 
 
 def _settings(setup: spec.Setup) -> dict:
@@ -237,7 +201,6 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                             if k not in ("models", "seconds")
                         },
                     }
-                    blob = json.dumps(settings, sort_keys=True, default=str)
-                    ident = f"{study.name}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+                    ident = labels.stable_id(study.name, settings)
                     cells.append(Cell(ident, study.name, part, item, data, setup, scale))
     return cells

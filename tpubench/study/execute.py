@@ -3,8 +3,10 @@
 A cell is done when as many records as the study's repeats carry its id as
 `run_label` with status ok (or invalid: a NaN loss is a result too, and
 running it again would give the same).  Failed and interrupted runs run
-again next time.  SIGINT and SIGTERM are passed to the running cell (its own
-handler writes an `interrupted` record) and the study stops after it.
+again next time.  Each cell runs through the one child runner
+(children/process.py), in its own process group: SIGINT and SIGTERM are
+passed to the running cell (its own handler writes an `interrupted` record)
+and the study stops after it.
 
 Each run's neighbours are measured too: the CPU time the rest of the host
 used while the cell ran (/proc/stat less the cell's own rusage).  A run
@@ -22,40 +24,22 @@ import signal
 import subprocess
 import time
 
+from tpubench.children import command, labels, process
 from tpubench.core import errors
 from tpubench.storage import files, records
-from tpubench.study import cells as cells_lib
 
-DONE = ("ok", "invalid")
+DONE = records.DONE_STATUSES
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks
 # the run busy (on 2 cores: half a core taken by someone else on average).
 BUSY_SHARE = 0.25
 LOAD_FILE = "host_load.json"
 
 
-def recorded(results_dir: str) -> dict[str, list[tuple[str, dict]]]:
-    """Records under RESULTS_DIR by run_label: {label: [(path, record), ...]}."""
-    out: dict[str, list] = {}
-    if "://" not in results_dir and not os.path.isdir(results_dir):
-        return out
-    for path in records.find(results_dir):
-        if "/model_dirs/" in path or "/data/" in path:
-            continue  # metrics and manifests, not records
-        try:
-            record = records.read(path)
-        except errors.TpubenchError:
-            continue
-        label = record.get("run_label")
-        if label:
-            out.setdefault(label, []).append((path, record))
-    return out
-
-
 def done_counts(results_dir: str) -> dict[str, int]:
     """{run_label: how many ok/invalid records carry it}."""
     return {
-        label: sum(1 for _, r in found if r.get("status") in DONE)
-        for label, found in recorded(results_dir).items()
+        label: sum(1 for f in found if f.run.status in DONE)
+        for label, found in records.by_label(results_dir).items()
     }
 
 
@@ -122,7 +106,7 @@ def prepare_jpeg(path: str, examples: int, out) -> None:
     """The photos as JPEG records (the input pipeline decodes them), once per size."""
     if os.path.exists(os.path.join(path, "manifest.json")):
         return
-    argv = cells_lib.python_argv(
+    argv = command.python_argv(
         "tpubench",
         "data",
         "prepare",
@@ -134,44 +118,11 @@ def prepare_jpeg(path: str, examples: int, out) -> None:
     )
     print(f"preparing JPEG data: tpubench {' '.join(argv[4:])}", file=out, flush=True)
     done = subprocess.run(
-        argv, capture_output=True, text=True, check=False, env=cells_lib.child_env()
+        argv, capture_output=True, text=True, check=False, env=command.child_env()
     )
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise errors.DataError(f"preparing the JPEG photos in {path} failed: {last}")
-
-
-class _Signals:
-    """Passes SIGINT/SIGTERM to the running cell and remembers that one came."""
-
-    def __init__(self):
-        self.child: subprocess.Popen | None = None
-        self.caught: int | None = None
-        self.passed_to: subprocess.Popen | None = None
-        self._old = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-
-    def _handle(self, signum, _frame):
-        self.caught = signum
-        if self.child and self.child.poll() is None:
-            self.child.send_signal(signum)
-            self.passed_to = self.child
-
-    def started(self, child: subprocess.Popen) -> subprocess.Popen:
-        """CHILD is the running process now; a signal that came while it started reaches it."""
-        self.child = child
-        if self.caught and self.passed_to is not child and child.poll() is None:
-            child.send_signal(self.caught)
-            self.passed_to = child
-        return child
 
 
 def run_cells(
@@ -189,20 +140,20 @@ def run_cells(
     os.makedirs(os.path.join(results_dir, "logs"), exist_ok=True)
     queue = [(cell, k) for cell, runs in todo for k in range(runs)]
     results, total, retried = [], len(queue), set()
-    with _Signals() as sig:
+    with process.StopRequests() as sig:
         i = 0
         while queue:
             cell, k = queue.pop(0)
             i += 1
-            if sig.caught:  # it came between two runs: start no other
-                _stop(sig.caught, i - 1, total, results)
+            if sig.signum:  # it came between two runs: start no other
+                _stop(sig.signum, i - 1, total, results)
             status, what, share = _run_one(
                 cell, host, results_dir, jpeg, sig, f"[{i}/{total}]", out
             )
             busy = share is not None and share > BUSY_SHARE and status in DONE
             if busy:
                 what += f" (busy host: others used {share * 100:.0f}% of its cores"
-                if rerun_busy and (cell.id, k) not in retried and not sig.caught:
+                if rerun_busy and (cell.id, k) not in retried and not sig.signum:
                     retried.add((cell.id, k))
                     queue.insert(0, (cell, k))
                     total += 1
@@ -210,8 +161,8 @@ def run_cells(
                 what += ")"
             results.append((cell, status, what))
             print(f"[{i}/{total}] {cell.id} {status}: {what}", file=out, flush=True)
-            if sig.caught:
-                _stop(sig.caught, i, total, results)
+            if sig.signum:
+                _stop(sig.signum, i, total, results)
     return results
 
 
@@ -220,20 +171,22 @@ def _run_one(cell, host, results_dir, jpeg, sig, counter: str, out) -> tuple:
     print(f"{counter} {cell.id} {cell.describe()} ...", file=out, flush=True)
     # A fresh model_dir: a cell's rate is measured over its own steps,
     # never over the tail of an older attempt's checkpoint.
-    shutil.rmtree(cells_lib.model_dir(results_dir, cell.id), ignore_errors=True)
-    cores = cell.pinned(host)
+    shutil.rmtree(labels.model_dir(results_dir, cell.id), ignore_errors=True)
     log_path = os.path.join(results_dir, "logs", f"{cell.id}.log")
-    before = {path for path, _ in recorded(results_dir).get(cell.id, [])}
-    with open(log_path, "w") as log, _Neighbours() as load:
-        child = subprocess.Popen(
+    before = {f.path for f in records.by_label(results_dir).get(cell.id, [])}
+    with _Neighbours() as load:
+        # The cell gets the very signal the study caught and all the time it needs
+        # to record itself `interrupted`.
+        code = process.run(
             cell.argv(host, results_dir, jpeg),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=cells_lib.child_env(),
-            preexec_fn=(lambda c=cores: os.sched_setaffinity(0, c)) if cores else None,
+            log_path,
+            sig,
+            env=command.child_env(),
+            cpus=cell.pinned(host),
+            grace=None,
+            relay=True,
         )
-        code = sig.started(child).wait()
-    status, what, path = _outcome(results_dir, cell.id, code, log_path, sig.caught, before)
+    status, what, path = _outcome(results_dir, cell.id, code, log_path, sig.signum, before)
     if path and load.share is not None:
         _note_load(results_dir, path, load.share)
     return status, what, load.share
@@ -249,18 +202,14 @@ def _stop(signum: int, ran: int, total: int, results: list):
 
 def _outcome(results_dir: str, cell_id: str, code: int, log_path: str, signalled, before) -> tuple:
     """(status, what, path of the record this run wrote or None); BEFORE: the older ones."""
-    found = [pr for pr in recorded(results_dir).get(cell_id, []) if pr[0] not in before]
-    latest = max(found, key=lambda pr: pr[1].get("started") or "", default=None)
-    if latest and latest[1].get("status") in DONE and code == 0:
-        rate = (latest[1].get("results") or {}).get("examples_per_sec")
+    found = [f for f in records.by_label(results_dir).get(cell_id, []) if f.path not in before]
+    latest = found[-1] if found else None  # the latest start
+    if latest and latest.run.status in DONE and code == 0:
+        rate = latest.run.results.examples_per_sec
         shown = f"{rate:,.1f} examples/s; " if isinstance(rate, (int, float)) else ""
-        return latest[1]["status"], f"{shown}record: {latest[0]}", latest[0]
-    with open(log_path, errors="replace") as f:
-        lines = [x.strip() for x in f.read().splitlines() if x.strip()]
-    last = next((x for x in reversed(lines) if "error" in x.lower()), lines[-1] if lines else "")
+        return latest.run.status, f"{shown}record: {latest.path}", latest.path
+    last = process.last_error_line(log_path, limit=300, or_last=True) or ""
     # A signal that stopped the cell before it wrote a record is an interruption too.
     stopped = signalled or code in (130, 143, -signal.SIGINT, -signal.SIGTERM)
-    status = (latest[1].get("status") if latest else None) or (
-        "interrupted" if stopped else "failed"
-    )
-    return status, f"exit {code}: {last[:300]} (log: {log_path})", None
+    status = (latest.run.status if latest else None) or ("interrupted" if stopped else "failed")
+    return status, f"exit {code}: {last} (log: {log_path})", None

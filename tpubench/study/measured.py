@@ -14,6 +14,7 @@ import os
 import statistics
 
 from tpubench.report import load
+from tpubench.storage import records
 from tpubench.study import cells as cells_lib
 from tpubench.study import execute
 
@@ -102,7 +103,7 @@ def collect(
 ) -> Results:
     """The recorded cells' means; NEEDS(cell) says what an unrunnable one needs
     (default: what this host lacks; a remote run passes its executor's, WHERE "on gke")."""
-    found = execute.recorded(results_dir)
+    found = records.by_label(results_dir)
     loads = execute.host_load(results_dir)
     repeats = study.runs_per_cell(scale)
     measured, blocked = {}, {}
@@ -111,8 +112,9 @@ def collect(
         if why:
             blocked[cell.id] = why
         runs, busy = [], set()
-        for path, record in found.get(cell.id, []):
-            run, _ = load.from_record(record, path)
+        for f in found.get(cell.id, []):
+            path = f.path
+            run, _ = load.from_record(f.record, path)
             if run is not None:
                 runs.append(run)
                 if loads.get(os.path.basename(path), 0) > execute.BUSY_SHARE:

@@ -20,10 +20,12 @@ with taskset (the machine has the vCPUs; the thread flags stay), reads
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import subprocess
 
+from tpubench.children import command, process
 from tpubench.core import errors
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
@@ -53,14 +55,11 @@ def load_cloud(path: str, executor: str) -> Cloud:
       UsageError: unreadable, not a mapping, an unknown key, machines not a
         mapping of setup labels to machine names, or a required key missing.
     """
-    from tpubench_launch import cloud_names
-    from tpubench_launch import errors as launch_errors
-    from tpubench_launch.executors import cloud as launch_cloud
-
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
     if not isinstance(doc, dict):
         raise errors.UsageError(f"--cloud={path}: a mapping of cloud settings and machines:")
-    fields.keys(doc, ("machines", *launch_cloud.SETTINGS), f"--cloud file {path}")
+    rules = launcher_rules(path, f"--cloud={path}: ")
+    fields.keys(doc, ("machines", *rules["settings"]), f"--cloud file {path}")
     found = doc.get("machines") or {}
     if not isinstance(found, dict) or not all(
         isinstance(v, str) and v.strip() for v in found.values()
@@ -69,19 +68,33 @@ def load_cloud(path: str, executor: str) -> Cloud:
             f"--cloud={path}: machines must map setup labels to machines, e.g. "
             "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
         )
-    try:  # the launcher's own formats (project, zone, image family, disk size, ...)
-        cloud_names.check(doc, f"--cloud={path}: ")
-    except launch_errors.UsageError as e:
-        raise errors.UsageError(str(e)) from None
-    required = launch_cloud.REQUIRED.get(executor, ("project", "zone", "bucket"))
+    if rules["problem"]:  # the launcher's own formats (project, zone, image family, ...)
+        raise errors.UsageError(rules["problem"])
+    required = rules["required"].get(executor, ("project", "zone", "bucket"))
     missing = [k for k in required if not doc.get(k)]
     if missing:
         raise errors.UsageError(
             f"--cloud={path}: --executor={executor} needs {', '.join(missing)} "
-            f"(e.g. {launch_cloud.EXAMPLES.get(executor, 'project: P, zone: Z, bucket: gs://B')})"
+            f"(e.g. {rules['examples'].get(executor, 'project: P, zone: Z, bucket: gs://B')})"
         )
     settings = {k: v for k, v in doc.items() if k != "machines"}
     return Cloud(path, settings, {str(k): v.strip() for k, v in found.items()})
+
+
+def launcher_rules(path: str, prefix: str) -> dict:
+    """What tpubench-launch accepts in a cloud: mapping and the first value of PATH it
+    refuses (tpubench never imports the launcher: it asks, as it runs it, as a process)."""
+    argv = command.python_argv("tpubench_launch.cloud_rules", path, prefix)
+    done = subprocess.run(
+        argv, capture_output=True, text=True, check=False, env=command.child_env()
+    )
+    if done.returncode == 0:
+        try:
+            return json.loads(done.stdout)
+        except ValueError:
+            pass
+    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    raise errors.UsageError(f"--cloud={path}: tpubench-launch could not check it: {last}")
 
 
 def machine_of(cell, cloud: Cloud) -> str | None:
@@ -204,13 +217,11 @@ def launch(path: str, executor: str, dry_run: bool, out, trust_code: bool = Fals
 
     SIGINT/SIGTERM are passed on to it (it deletes what it created, then exits 130).
     """
-    argv = cells_lib.python_argv("tpubench_launch.main", "sweep", path, f"--executor={executor}")
+    argv = command.python_argv("tpubench_launch.main", "sweep", path, f"--executor={executor}")
     if dry_run:
         argv.append("--dry-run")
     if trust_code:  # the user read the study's code; the sweep file it becomes names it too
         argv.append("--trust-code")
     print("$ tpubench-launch " + " ".join(argv[4:]), file=out, flush=True)
-    with execute._Signals() as sig:
-        return sig.started(
-            subprocess.Popen(argv, start_new_session=True, env=cells_lib.child_env())
-        ).wait()
+    with process.StopRequests() as sig:
+        return process.run(argv, None, sig, env=command.child_env(), grace=None, relay=True)

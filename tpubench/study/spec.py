@@ -22,8 +22,8 @@
         check: {kind: scaling, part: train, min_efficiency: 90}
 
 Every key is checked: an unknown key or a bad value is one UsageError that
-names the key and what is accepted.  Read by tpubench_launch.safe_yaml: a study file is
-data, never code.
+names the key and what is accepted.  Read by core/safe_yaml.py: a study file is data,
+never code.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import dataclasses
 import difflib
 import pathlib
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_yaml
 from tpubench.study import fields
 
 TOP_KEYS = (
@@ -169,9 +169,7 @@ def path_of(name_or_path: str) -> pathlib.Path:
 def read_yaml(path: str, what: str, refused_prefix: str = ""):
     """PATH's YAML document; an unreadable or refused file is one UsageError naming WHAT."""
     # The one strict loader (docs/security.md): no aliases, no duplicate keys,
-    # size and depth limits; it lives in launch/, which may not import tpubench.
-    from tpubench_launch import safe_yaml
-
+    # size and depth limits.
     try:
         return safe_yaml.load(path)
     except OSError as e:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
+from tpubench.children import command
 from tpubench.tune import search, space, trials
-from tpubench.tune.trials import argv_of
 
 OBJECTIVES = ("throughput", "cost")
 
@@ -122,7 +122,7 @@ def flagfile(model_flags: dict, winner: Row, comment: str) -> str:
     """A flag file `tpubench train --flagfile=FILE` takes as is: the user's flags + the winner's."""
     flags = {**model_flags, **winner.setting.flags()}
     lines = [f"# {line}" for line in comment.splitlines()]
-    return "\n".join(lines + argv_of(flags)) + "\n"
+    return "\n".join(lines + command.flags_argv(flags)) + "\n"
 
 
 def other_batch(ranked: list[Row], result: search.Result, default: space.Setting):

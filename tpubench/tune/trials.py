@@ -4,29 +4,32 @@ A subprocess per trial because thread pools, XLA and the mixed-precision
 policy are set once per process in TensorFlow.  Each trial carries a label
 (`--run_label`) that is a hash of the tune's identity, its setting, its steps
 and its repeat number, so a rerun of the same tune finds the trials already
-recorded and runs only the rest (a sweep's resume).
+recorded and runs only the rest (a sweep's resume).  The trial runs through
+the one child runner (children/process.py) and is found by its label
+(storage/records.by_label), as a sweep's configurations and a study's cells are.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import re
 import shutil
 import signal
-import subprocess
-import sys
 import time
 
+from tpubench.children import command, labels, process
 from tpubench.core import errors
 from tpubench.storage import gcs, records
 from tpubench.tune import space
 
-# Finished trials are reused on resume; `interrupted`/`running`/`died` run again.
-REUSED = ("ok", "invalid", "failed")
+# Finished trials are reused on resume (a failed trial would fail again: tune
+# records it); `interrupted`/`running`/`died` run again.
+REUSED = (*records.DONE_STATUSES, "failed")
+# How long a trial stopped by a signal to tune has to record itself `interrupted`.
+GRACE_SECONDS = 60.0
 # A trial is on a busy host when other processes used more than this share of
 # all cores while it trained (the record's host_cpu: system minus this process).
 BUSY_PERCENT = 25.0
@@ -70,8 +73,7 @@ def label(
         parts.append({"attempt": attempt})
     if numerics:
         parts.append("numerics")
-    blob = json.dumps(parts, sort_keys=True)
-    return f"{tune_id}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    return labels.stable_id(tune_id, parts)
 
 
 class Runner:
@@ -100,11 +102,11 @@ class Runner:
         flags = {**self.base_flags, **setting.flags()}
         if self.command == "train":
             flags["train_steps"] = steps
-            flags["model_dir"] = os.path.join(self.work_dir, "model_dirs", run_label)
+            flags["model_dir"] = labels.model_dir(self.work_dir, run_label)
         if numerics:
             flags.update(self.numerics_flags)
         flags.update(results_dir=self.records_dir, run_label=run_label)
-        return [sys.executable, "-m", "tpubench", self.command, *argv_of(flags)]
+        return command.python_argv("tpubench", self.command, *command.flags_argv(flags))
 
     def recorded(self, setting, steps: int, repeat: int, attempt=0, numerics=False):
         """The outcome of a trial recorded by an earlier run of this tune, if any."""
@@ -131,12 +133,26 @@ class Runner:
             records itself `interrupted`; the same command resumes).
         """
         run_label = label(self.tune_id, setting, steps, repeat, attempt, numerics)
-        model_dir = os.path.join(self.work_dir, "model_dirs", run_label)
+        model_dir = labels.model_dir(self.work_dir, run_label)
         shutil.rmtree(model_dir, ignore_errors=True)  # a half-run trial starts over
         log = os.path.join(self.work_dir, "logs", f"{run_label}.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)
         start = time.monotonic()
-        code = _run_child(self.argv(setting, steps, run_label, numerics), log)
+        # Its own process group: a Ctrl-C at the terminal reaches tune only, and
+        # tune stops the trial with one SIGTERM (it records `interrupted`).
+        with process.StopRequests() as stop:
+            code = process.run(
+                self.argv(setting, steps, run_label, numerics),
+                log,
+                stop,
+                env=command.child_env(),
+                grace=GRACE_SECONDS,
+            )
+        if stop.signal_name:
+            raise errors.InterruptedRun(
+                f"interrupted by {stop.signal_name}; run the same command again to resume "
+                "(finished trials are reused)"
+            )
         wall = time.monotonic() - start
         with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds"), "w") as f:
             f.write(f"{wall:.3f}\n")  # what a resumed tune spends of its budget for this trial
@@ -146,7 +162,7 @@ class Runner:
         self._known = _index(self.records_dir)
         found = self._known.get(run_label)
         if found is None:
-            said = _last_line(log) or f"exit code {code}"
+            said = process.last_error_line(log, limit=None, or_last=True) or f"exit code {code}"
             status = "oom" if code == -signal.SIGKILL or _OOM.search(said) else "failed"
             if code == -signal.SIGKILL:
                 said = "killed by SIGKILL (the kernel's out-of-memory killer, most likely)"
@@ -155,20 +171,6 @@ class Runner:
             )
         o = outcome(setting, steps, repeat, *found, returncode=code, wall=wall)
         return dataclasses.replace(o, attempt=attempt, numerics=numerics)
-
-
-def argv_of(flags: dict) -> list[str]:
-    out = []
-    for name, value in flags.items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            out.append(f"--{name}" if value else f"--no{name}")
-        elif isinstance(value, (list, tuple)):
-            out.append(f"--{name}={','.join(str(v) for v in value)}")
-        else:
-            out.append(f"--{name}={value}")
-    return out
 
 
 def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Outcome:
@@ -256,60 +258,7 @@ def _recorded_wall(record: dict) -> float:
 
 def _index(records_dir: str) -> dict[str, tuple[str, dict]]:
     """run_label -> (path, record) of the latest record of each label in RECORDS_DIR."""
-    if not gcs.is_gcs(records_dir) and not os.path.isdir(records_dir):
-        return {}
-    out: dict[str, tuple[str, dict]] = {}
-    for path in records.find(records_dir):
-        try:
-            rec = records.read(path)
-        except errors.TpubenchError:
-            continue  # not a record (a summary, a stray file): nothing to resume from
-        lab = rec.get("run_label")
-        if lab and (lab not in out or str(rec.get("started")) >= str(out[lab][1].get("started"))):
-            out[lab] = (path, rec)
-    return out
-
-
-def _run_child(argv: list[str], log: str) -> int:
-    """Runs ARGV with output to LOG; a signal to tune stops the child first, then raises."""
-    caught: list[int] = []
-
-    def _stop(signum, frame):
-        caught.append(signum)
-
-    old = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with open(log, "w") as f:
-            # Its own process group: a Ctrl-C at the terminal reaches tune only,
-            # and tune stops the trial with one SIGTERM (it records `interrupted`).
-            p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-            while p.poll() is None:
-                if caught:
-                    p.terminate()
-                    try:
-                        p.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait()
-                    name = signal.Signals(caught[0]).name
-                    raise errors.InterruptedRun(
-                        f"interrupted by {name}; run the same command again to resume "
-                        "(finished trials are reused)"
-                    )
-                time.sleep(0.1)
-        return p.returncode
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
-def _last_line(log: str) -> str:
-    try:
-        with open(log, errors="replace") as f:
-            lines = [x.strip() for x in f if x.strip()]
-    except OSError:
-        return ""
-    for line in reversed(lines):
-        if "error" in line.lower():
-            return line
-    return lines[-1] if lines else ""
+    return {
+        label: (found[-1].path, found[-1].record)
+        for label, found in records.by_label(records_dir).items()
+    }

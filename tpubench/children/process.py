@@ -1,10 +1,12 @@
-"""Child processes the launcher owns: started in their own process group, stopped for sure.
+"""Child processes: started in their own process group, stopped for sure.
 
 Every child gets its own session (process group), so stopping it also stops
-whatever it started, and a Ctrl-C in the terminal reaches only the launcher,
-which then stops its children in order: SIGTERM (tpubench checkpoints and
-writes an `interrupted` record), a grace period, then SIGKILL.  Nothing the
-launcher started outlives it.
+whatever it started, and a Ctrl-C in the terminal reaches only the parent
+(tpubench study, tpubench tune, tpubench-launch), which then stops its
+children in order: SIGTERM (tpubench checkpoints and writes an `interrupted`
+record), a grace period, then SIGKILL.  Nothing a parent started outlives it.
+`run` is the whole life of one labelled child; `start`, `stop` and `kill`
+are its parts, for the launcher's cluster, which supervises several at once.
 """
 
 from __future__ import annotations
@@ -17,21 +19,29 @@ import subprocess
 import threading
 import time
 
+# How long a stopped child has to record itself `interrupted` before SIGKILL.
+GRACE_SECONDS = 15.0
+
 
 def start(
     argv: list[str],
-    log_path: str,
+    log_path: str | None,
     env: dict | None = None,
-    cpus: frozenset[int] | None = None,
+    cpus: frozenset[int] | tuple[int, ...] | None = None,
     echo=None,
 ) -> subprocess.Popen:
     """Starts ARGV with stdout+stderr going to LOG_PATH (and to ECHO, a text stream, if given).
 
+    LOG_PATH None: the child writes to this process's stdout and stderr.
     CPUS pins the child (and everything it starts) to those CPU ids before it
     execs, so thread-count studies see only that many cores.
     """
-    os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    if log_path is None:
+        return subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=preexec
+        )
+    os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     log = open(log_path, "wb")  # noqa: SIM115 - handed to the child / the echo thread
     if echo is None:
         try:
@@ -98,15 +108,49 @@ def wait_output(proc: subprocess.Popen, timeout: float = 10.0) -> None:
         thread.join(timeout)
 
 
-def stop(procs: list[subprocess.Popen], grace: float = 15.0) -> None:
-    """SIGTERM to each running child's process group, then SIGKILL after GRACE seconds."""
+def run(
+    argv: list[str],
+    log_path: str | None,
+    stop_requests: StopRequests,
+    env: dict | None = None,
+    cpus: frozenset[int] | tuple[int, ...] | None = None,
+    grace: float | None = GRACE_SECONDS,
+    relay: bool = False,
+) -> int:
+    """Runs ARGV to its end (output to LOG_PATH) and returns its exit code.
+
+    A SIGINT/SIGTERM that STOP_REQUESTS catches before or while the child runs
+    stops it: SIGTERM to its process group (with RELAY, the signal caught),
+    GRACE seconds to record itself `interrupted` (None: as long as it takes),
+    then SIGKILL.  The caller reads `stop_requests.signal_name` afterwards and
+    says what the interruption means for it.  Nothing the child started
+    outlives the call.
+    """
+    p = start(argv, log_path, env=env, cpus=cpus)
+    try:
+        while p.poll() is None:
+            if stop_requests.signum is not None:
+                sig = stop_requests.signum if relay else signal.SIGTERM
+                stop([p], grace=grace, sig=sig)
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=0.1)
+    finally:
+        kill([p])  # what the child left in its group; the child itself if it was still running
+    return p.returncode
+
+
+def stop(procs: list[subprocess.Popen], grace: float | None = GRACE_SECONDS, sig=None) -> None:
+    """SIG (default SIGTERM) to each running child's process group, then SIGKILL after
+    GRACE seconds (None: once each has ended)."""
     running = [p for p in procs if p.poll() is None]
     for p in running:
-        _signal_group(p, signal.SIGTERM)
-    deadline = time.monotonic() + grace
+        _signal_group(p, sig or signal.SIGTERM)
+    deadline = None if grace is None else time.monotonic() + grace
     for p in running:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
         with contextlib.suppress(subprocess.TimeoutExpired):
-            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            p.wait(timeout=left)
     kill(procs)
 
 
@@ -134,6 +178,7 @@ class StopRequests:
 
     def __init__(self):
         self.signal_name: str | None = None
+        self.signum: int | None = None
         self._old = {}
 
     def __enter__(self):
@@ -143,6 +188,7 @@ class StopRequests:
 
     def _handle(self, signum, frame):
         self.signal_name = self.signal_name or signal.Signals(signum).name
+        self.signum = self.signum or signum
 
     def __exit__(self, *exc):
         for s, h in self._old.items():
@@ -161,14 +207,18 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def last_error_line(log_path: str, limit: int = 240) -> str | None:
-    """The last line of a log that looks like an error message, shortened."""
+def last_error_line(log_path: str, limit: int | None = 240, or_last: bool = False) -> str | None:
+    """The last line of a log that names an error, cut to LIMIT characters (None: whole).
+
+    With OR_LAST, a log without one gives its last line; None when the log
+    has no line at all (or cannot be read).
+    """
     try:
         with open(log_path, errors="replace") as f:
             lines = [x.strip() for x in f.read().splitlines() if x.strip()]
     except OSError:
         return None
-    for line in reversed(lines):
-        if "error" in line.lower():
-            return line[:limit]
-    return None
+    found = next((x for x in reversed(lines) if "error" in x.lower()), None)
+    if found is None and or_last and lines:
+        found = lines[-1]
+    return None if found is None else found[:limit]

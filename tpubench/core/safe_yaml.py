@@ -7,11 +7,9 @@ size, overflows the stack on deep nesting, and passes control, bidi and
 zero-width characters through to the console.  `loads`/`load` refuse all
 five with a `Refused` naming the line(s) and what is accepted.
 
-This module imports only PyYAML and the standard library, so it is the one
-loader both trees may use: `tpubench_launch` modules import it directly,
-and a `tpubench` command that reads YAML (`tpubench study`'s study files)
-imports `tpubench_launch.safe_yaml` and turns `Refused` into its own UsageError;
-`launch/` itself never imports tpubench (tests/launch/test_boundaries.py).
+This module imports only PyYAML and the standard library: sweep files
+(tpubench-launch), study files and --cloud files (tpubench study) all go
+through it, and each caller turns `Refused` into its own one-line error.
 """
 
 from __future__ import annotations
