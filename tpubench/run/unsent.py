@@ -74,19 +74,9 @@ def write_final(record: dict, results_dir: str, sleep=time.sleep) -> str:
 
 def pending(model_dir: str) -> list[tuple[str, dict]]:
     """(path, record) of the records saved for MODEL_DIR, oldest first."""
-    d = folder()
-    if not os.path.isdir(d):
-        return []
     want = RunDir.of(model_dir)
     out = []
-    for name in sorted(os.listdir(d)):
-        if not name.endswith(".json"):
-            continue
-        path = os.path.join(d, name)
-        try:
-            record = records.read(path)
-        except errors.TpubenchError:
-            continue
+    for path, record in records.scan(folder()):
         config = record.get("config")
         got = config.get("model_dir") if isinstance(config, dict) else None
         if want.same(got):
