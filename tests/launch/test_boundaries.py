@@ -59,3 +59,18 @@ def test_importing_every_launch_module_loads_no_tensorflow_and_nothing_above_the
     above = [m for m in loaded if not m.startswith(tuple(a for a in ALLOWED))]
     assert "tpubench.children.process" in loaded  # the launcher's runner is tpubench's
     assert above == [], f"importing the launcher loads {above}"
+
+
+def test_tpubench_asks_the_launcher_for_its_cloud_rules_as_a_process(tmp_path):
+    import pytest
+
+    from tpubench.core import errors
+    from tpubench.study import remote
+
+    cloud = tmp_path / "c.yaml"
+    cloud.write_text("project: Bad_Project\nzone: us-central1-a\n")
+    rules = remote.launcher_rules(str(cloud), "--cloud=c.yaml: ")
+    assert "project" in rules["settings"] and rules["required"]["gke"] == ["bucket", "image"]
+    assert rules["problem"].startswith("--cloud=c.yaml: cloud.project='Bad_Project' is refused")
+    with pytest.raises(errors.UsageError, match=r"^--cloud=\S+: tpubench-launch could not check"):
+        remote.launcher_rules(str(tmp_path / "gone.yaml"), "")
