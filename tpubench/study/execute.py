@@ -2,7 +2,8 @@
 
 A cell is done when as many records as the study's repeats carry its id as
 `run_label` with status ok (or invalid: a NaN loss is a result too, and
-running it again would give the same).  Failed and interrupted runs run
+running it again would give the same; so is a run that failed at its
+--memory_limit).  Failed and interrupted runs run
 again next time.  SIGINT and SIGTERM are passed to the running cell (its own
 handler writes an `interrupted` record) and the study stops after it.
 
@@ -23,10 +24,11 @@ import subprocess
 import time
 
 from tpubench.core import errors
+from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
 from tpubench.study import cells as cells_lib
 
-DONE = ("ok", "invalid")
+DONE = ("ok", "invalid", "capped")  # capped: a run's status, never a record's (reached below)
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks
 # the run busy (on 2 cores: half a core taken by someone else on average).
 BUSY_SHARE = 0.25
@@ -54,7 +56,7 @@ def recorded(results_dir: str) -> dict[str, list[tuple[str, dict]]]:
 def done_counts(results_dir: str) -> dict[str, int]:
     """{run_label: how many ok/invalid records carry it}."""
     return {
-        label: sum(1 for _, r in found if r.get("status") in DONE)
+        label: sum(1 for _, r in found if r.get("status") in DONE or memory_cap.reached(r))
         for label, found in recorded(results_dir).items()
     }
 
@@ -251,6 +253,8 @@ def _outcome(results_dir: str, cell_id: str, code: int, log_path: str, signalled
     """(status, what, path of the record this run wrote or None); BEFORE: the older ones."""
     found = [pr for pr in recorded(results_dir).get(cell_id, []) if pr[0] not in before]
     latest = max(found, key=lambda pr: pr[1].get("started") or "", default=None)
+    if latest and memory_cap.reached(latest[1]):  # a measurement: this cap is too small
+        return "capped", f"{latest[1]['error']} (record: {latest[0]})", latest[0]
     if latest and latest[1].get("status") in DONE and code == 0:
         rate = (latest[1].get("results") or {}).get("examples_per_sec")
         shown = f"{rate:,.1f} examples/s; " if isinstance(rate, (int, float)) else ""
