@@ -141,6 +141,9 @@ def _cap_memory(command: str) -> None:
     """--memory_limit: the rest of the command runs in a capped child (before TensorFlow loads)."""
     if "memory_limit" not in flags_lib.defined() or not flags_lib.FLAGS.memory_limit:
         return
+    if command not in ("train", "infer"):  # tune passes it on: each trial caps itself
+        memory_cap.parse(flags_lib.FLAGS.memory_limit)
+        return
     limit = memory_cap.parse(flags_lib.FLAGS.memory_limit)
     results_dir = getattr(flags_lib.FLAGS, "results_dir", None)
     memory_cap.run_capped(limit, results_dir, command)
