@@ -56,6 +56,9 @@ def test_a_run_at_its_cap_fails_naming_it_and_its_record_says_so(tmp_path):
     )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr
+    # At most TensorFlow's own cause line before ours: no native stack frames.
+    assert "stack trace" not in proc.stderr and " @ 0x" not in proc.stderr, proc.stderr
+    assert len([x for x in proc.stderr.splitlines() if x.strip()]) <= 3, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("tpubench train: error: the run died")
     assert "memory cap of 512 MiB (--memory_limit, RLIMIT_DATA)" in last

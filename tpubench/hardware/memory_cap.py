@@ -15,7 +15,10 @@ capped run is a child: this process forks before TensorFlow is imported, the
 child sets the limit and runs the command, and the parent waits.  If the
 child dies of a signal, the parent marks the record it left `running` as
 failed, naming the cap, and prints one line.  The child has its own process
-group (the parent passes on each signal once) and dies with the parent.
+group (the parent passes on each signal once) and dies with the parent;
+its stderr passes through the parent, which leaves out the native stack
+TensorFlow prints after a fatal check (so the live progress line of a
+terminal becomes periodic progress lines in a capped run).
 """
 
 from __future__ import annotations
@@ -119,12 +122,18 @@ def run_capped(limit: int, results_dir: str | None, command: str) -> None:
     """
     sys.stdout.flush()
     sys.stderr.flush()
+    read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.dup2(write_end, 2)  # the child's stderr passes through the parent (below)
+        os.close(read_end)
+        os.close(write_end)
         _become_capped(limit)
         return
+    os.close(write_end)
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: _forward(pid, signum))
+    _pass_stderr(read_end)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -172,6 +181,28 @@ def mark_failed(pid: int, error: str, limit: int, results_dir: str) -> list[str]
         record.setdefault("memory_limit_bytes", limit)
         marked.append(records.write(record, results_dir))
     return marked
+
+
+# What TensorFlow's C++ prints after a fatal check at the cap: a native stack.
+_NATIVE_STACK = re.compile(rb"^(\*\*\* Check failure stack trace|\s+@\s+0x)")
+
+
+def _pass_stderr(fd: int) -> None:
+    """Copies the child's stderr to this process's, line by line, without native stacks
+    (the cause line before them stays; the parent's own line follows)."""
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        pending = b""
+        while True:
+            chunk = pipe.read(65536)
+            if not chunk:
+                break
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            kept = [x + b"\n" for x in lines if not _NATIVE_STACK.match(x)]
+            if kept:
+                os.write(2, b"".join(kept))
+        if pending and not _NATIVE_STACK.match(pending):
+            os.write(2, pending)
 
 
 def _forward(pid: int, signum: int) -> None:
