@@ -92,8 +92,18 @@ def _data_config(**train_only) -> config.DataConfig:
         use_synthetic_data=synthetic,
         deterministic=FLAGS.deterministic_input,
         cache=FLAGS.cache_input,
+        read_mb_per_s=_read_rate(synthetic),
         **train_only,
     )
+
+
+def _read_rate(synthetic: bool) -> float | None:
+    if FLAGS.read_mb_per_s and synthetic:
+        raise errors.UsageError(
+            f"--read_mb_per_s={FLAGS.read_mb_per_s:g} emulates a disk the records are read "
+            "from; synthetic data reads none (give --data_dir or --nouse_synthetic_data)"
+        )
+    return FLAGS.read_mb_per_s
 
 
 def _cost_config() -> config.CostConfig:
@@ -254,5 +264,6 @@ def data_bench_config() -> config.DataBenchConfig:
         seed=FLAGS.seed,
         deterministic=FLAGS.deterministic_input,
         cache=FLAGS.cache_input,
+        read_mb_per_s=FLAGS.read_mb_per_s,
         format=FLAGS.format,
     )

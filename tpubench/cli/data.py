@@ -118,7 +118,12 @@ def bench(cfg: DataBenchConfig) -> str:
         split = manifest.eval_split()
     manifest.split(split)
     batch = cfg.batch_size or spec.default_batch_size
-    data = DataConfig(data_dir=cfg.data_dir, deterministic=cfg.deterministic, cache=cfg.cache)
+    data = DataConfig(
+        data_dir=cfg.data_dir,
+        deterministic=cfg.deterministic,
+        cache=cfg.cache,
+        read_mb_per_s=cfg.read_mb_per_s,
+    )
     feed = session.Feed(batch, 1, cfg.seed, data)
     params = session.fit_params(params, ref, manifest, feed, cfg.data_dir)
     result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup)
@@ -187,6 +192,7 @@ def define():
     f.DEFINE_enum("split", "train", ["train", "eval"], "bench: which split to read.")
     f.DEFINE_bool("deterministic_input", False, "bench: deterministic input order.")
     f.DEFINE_bool("cache_input", False, "bench: cache records in memory.")
+    groups.define_read_rate()
     f.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
 
 

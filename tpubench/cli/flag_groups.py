@@ -90,6 +90,16 @@ def define_data_flags(synthetic_default: bool):
     f.DEFINE_bool("use_synthetic_data", synthetic_default, "Synthetic batches kept on the device.")
     f.DEFINE_bool("deterministic_input", False, "Deterministic input order (slower).")
     f.DEFINE_bool("cache_input", False, "Cache decoded examples in memory.")
+    define_read_rate()
+
+
+def define_read_rate():
+    flags.DEFINE_float(
+        "read_mb_per_s",
+        None,
+        "Read records no faster than a disk of this many MB/s would deliver them "
+        "(an emulated slower disk, applied in the input pipeline).",
+    )
 
 
 def define_hardware_flags():
@@ -117,6 +127,12 @@ def define_hardware_flags():
     )
     f.DEFINE_integer(
         "num_inter_threads", 0, "Inter-op thread pool size (0: TF default).", lower_bound=0
+    )
+    f.DEFINE_string(
+        "memory_limit",
+        None,
+        "Cap the run's private writable memory (RLIMIT_DATA), e.g. 1GiB or 512MiB: "
+        "an emulated smaller host. A run that reaches it fails naming the cap.",
     )
 
 

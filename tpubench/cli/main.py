@@ -19,6 +19,7 @@ from absl import flags as absl_flags
 from tpubench.cli import argv_checks, subcommands, tflog
 from tpubench.cli import flags as flags_lib
 from tpubench.core import bounds, errors, names, safe_text
+from tpubench.hardware import memory_cap
 from tpubench.storage import gcs, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
@@ -102,6 +103,7 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
 
         warnings.filterwarnings("ignore")
     try:
+        _cap_memory(sub.name)
         return sub.module.main(args[1:], full_argv) or 0
     except errors.TpubenchError as e:
         if verbose:
@@ -123,12 +125,28 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
     except Exception as e:  # noqa: BLE001 - the edge: one line unless --verbose
         if verbose:
             traceback.print_exc()
+        capped = memory_cap.explain(e)
+        if capped:
+            print(f"tpubench {sub.name}: error: {capped}", file=sys.stderr)
+            return 1
         line = (
             f"tpubench {sub.name}: internal error: {errors.describe(e)} "
             "(rerun with --verbose for the traceback)"
         )
         print(safe_text.shown(redaction.redact_text(line), None), file=sys.stderr)
         return 1
+
+
+def _cap_memory(command: str) -> None:
+    """--memory_limit: the rest of the command runs in a capped child (before TensorFlow loads)."""
+    if "memory_limit" not in flags_lib.defined() or not flags_lib.FLAGS.memory_limit:
+        return
+    if command not in ("train", "infer"):  # tune passes it on: each trial caps itself
+        memory_cap.parse(flags_lib.FLAGS.memory_limit)
+        return
+    limit = memory_cap.parse(flags_lib.FLAGS.memory_limit)
+    results_dir = getattr(flags_lib.FLAGS, "results_dir", None)
+    memory_cap.run_capped(limit, results_dir, command)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,7 @@ FLAGS: dict[str, tuple[float, float, str]] = {
     "peak_flops": (1, 1e21, "FLOP/s"),
     "price_per_hour": (0, 1e5, "USD per hour"),
     "budget": (0.01, 1e9, "USD"),
+    "read_mb_per_s": (0.1, 1e6, "MB/s"),
 }
 
 

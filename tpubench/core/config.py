@@ -39,6 +39,7 @@ class DataConfig:
     use_synthetic_data: bool = False
     deterministic: bool = False
     cache: bool = False
+    read_mb_per_s: float | None = None  # an emulated disk's read rate (data/throttle.py)
     skip_corrupt: bool = False  # train on the readable records of damaged shards
     compare_synthetic: bool = False  # also run on synthetic data; report the ratio
 
@@ -215,4 +216,5 @@ class DataBenchConfig:
     seed: int = 0
     deterministic: bool = False
     cache: bool = False
+    read_mb_per_s: float | None = None
     format: str = "table"

@@ -8,6 +8,7 @@ per-replica batch, prefetch, all with AUTOTUNE.
 
 Params the runner supplies (a model never sets them): `batch_size`
 (per-replica), `data_dir`, `seed`, `deterministic`, `cache`,
+`read_mb_per_s` (an emulated disk's read rate: throttle.py),
 `fixed_eval_steps` (multi-worker and TPU: eval repeats with full batches so
 every worker runs the same number of eval steps) and `readable_records`
 ({file: records to read} for shards found damaged under --skip_corrupt).
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tpubench.core import errors
-from tpubench.data import image_preprocessing, tfrecord
+from tpubench.data import image_preprocessing, tfrecord, throttle
 from tpubench.data import manifest as manifest_lib
 from tpubench.model.model_api import Mode
 
@@ -62,6 +63,7 @@ def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resne
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=deterministic,
         )
+        ds = throttle.records(ds, params.get("read_mb_per_s"), deterministic)
         if num_pipelines > 1 and not by_file:
             ds = ds.shard(num_pipelines, index)
         if params.get("cache"):

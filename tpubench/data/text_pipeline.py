@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tpubench.data import manifest as manifest_lib
-from tpubench.data import text
+from tpubench.data import text, throttle
 from tpubench.model.model_api import Mode
 
 
@@ -45,6 +45,7 @@ def _records(params, input_context, mode: Mode, fmt: str, model: str):
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=deterministic,
     )
+    ds = throttle.records(ds, params.get("read_mb_per_s"), deterministic)
     late_shard = (pipelines, index) if pipelines > 1 and not by_file else None
     return ds, manifest, split, training, deterministic, late_shard
 

@@ -28,6 +28,7 @@ _NOT_ARCHITECTURE = {
     "seed",
     "deterministic",
     "cache",
+    "read_mb_per_s",
     "fixed_eval_steps",
 }
 

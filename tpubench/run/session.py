@@ -15,6 +15,7 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
+from tpubench.hardware import memory_cap
 from tpubench.storage import liveness, records
 
 
@@ -29,6 +30,7 @@ class Invocation:
 
 def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocation) -> dict:
     """The fields every record starts with, status `running`."""
+    cap = memory_cap.active()  # --memory_limit: the cap this process runs under
     return {
         "schema_version": records.SCHEMA_VERSION,
         "run_id": run_id,
@@ -39,6 +41,7 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
         "argv": records.redact_argv(invocation.argv),
         "flags": records.redact_flags(invocation.flag_values),
         "config": config,
+        **({"memory_limit_bytes": cap} if cap else {}),
     }
 
 
@@ -65,7 +68,8 @@ def outcome(e: BaseException) -> tuple[str, str]:
         return "invalid", str(e)
     if isinstance(e, errors.TpubenchError):
         return "failed", str(e)
-    return "failed", errors.describe(e)  # TensorFlow's real cause, in one line
+    # TensorFlow's real cause, in one line (or the memory cap it reached)
+    return "failed", memory_cap.explain(e) or errors.describe(e)
 
 
 # ------------------------------------------------------------------ model and data
@@ -117,6 +121,8 @@ def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> d
         cache=feed.data.cache,
         fixed_eval_steps=feed.fixed_eval_steps,
     )
+    if feed.data.read_mb_per_s:  # only when set: records without it keep their params
+        out["read_mb_per_s"] = feed.data.read_mb_per_s
     own = dict(ref.params)
     if manifest is not None:
         for key, value in manifest.fitted_params().items():

@@ -109,6 +109,10 @@ class Cell:
             out["num_cpu_devices"] = s.devices
         if s.vcpus:
             out["num_intra_threads"] = out["num_inter_threads"] = s.vcpus
+        if s.memory:  # a smaller host's memory, emulated (RLIMIT_DATA)
+            out["memory_limit"] = s.memory
+        if s.read_mb_per_s:  # a slower disk, emulated where the input pipeline reads
+            out["read_mb_per_s"] = s.read_mb_per_s
         for key in ("machine", "pricing", "strategy", "all_reduce"):
             if getattr(s, key):
                 out[key] = getattr(s, key)
@@ -169,8 +173,9 @@ def _settings(setup: spec.Setup) -> dict:
     """SETUP as its cell ids hash it: keys added since ids began count only when set,
     so the cells recorded before them keep their ids (and their records)."""
     out = dataclasses.asdict(setup)
-    if out.get("variables") is None:
-        out.pop("variables", None)
+    for key in ("variables", "memory", "read_mb_per_s"):
+        if out.get(key) is None:
+            out.pop(key, None)
     return out
 
 
@@ -180,6 +185,8 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
     for part in study.parts:
         for setup in part.setups:
             only = part.scale[scale].get("models")
+            if part.scale[scale].get("setups") and setup.label not in part.scale[scale]["setups"]:
+                continue
             for item in part.models:
                 if setup.models and item.model not in setup.models:
                     continue
@@ -198,7 +205,7 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                         "scale_flags": {
                             k: v
                             for k, v in part.scale[scale].items()
-                            if k not in ("models", "seconds")
+                            if k not in ("models", "setups", "seconds")
                         },
                     }
                     ident = labels.stable_id(study.name, settings)

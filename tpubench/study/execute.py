@@ -2,11 +2,11 @@
 
 A cell is done when as many records as the study's repeats carry its id as
 `run_label` with status ok (or invalid: a NaN loss is a result too, and
-running it again would give the same).  Failed and interrupted runs run
-again next time.  Each cell runs through the one child runner
-(children/process.py), in its own process group: SIGINT and SIGTERM are
-passed to the running cell (its own handler writes an `interrupted` record)
-and the study stops after it.
+running it again would give the same; so is a run that failed at its
+--memory_limit).  Failed and interrupted runs run again next time.  Each cell
+runs through the one child runner (children/process.py), in its own process
+group: SIGINT and SIGTERM are passed to the running cell (its own handler
+writes an `interrupted` record) and the study stops after it.
 
 Each run's neighbours are measured too: the CPU time the rest of the host
 used while the cell ran (/proc/stat less the cell's own rusage).  A run
@@ -26,9 +26,10 @@ import time
 
 from tpubench.children import command, labels, process
 from tpubench.core import errors
+from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
 
-DONE = records.DONE_STATUSES
+DONE = (*records.DONE_STATUSES, "capped")  # capped: a run's status, never a record's (below)
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks
 # the run busy (on 2 cores: half a core taken by someone else on average).
 BUSY_SHARE = 0.25
@@ -38,7 +39,7 @@ LOAD_FILE = "host_load.json"
 def done_counts(results_dir: str) -> dict[str, int]:
     """{run_label: how many ok/invalid records carry it}."""
     return {
-        label: sum(1 for f in found if f.run.status in DONE)
+        label: sum(1 for f in found if f.run.status in DONE or memory_cap.reached(f.record))
         for label, found in records.by_label(results_dir).items()
     }
 
@@ -204,6 +205,8 @@ def _outcome(results_dir: str, cell_id: str, code: int, log_path: str, signalled
     """(status, what, path of the record this run wrote or None); BEFORE: the older ones."""
     found = [f for f in records.by_label(results_dir).get(cell_id, []) if f.path not in before]
     latest = found[-1] if found else None  # the latest start
+    if latest and memory_cap.reached(latest.record):  # a measurement: this cap is too small
+        return "capped", f"{latest.record['error']} (record: {latest.path})", latest.path
     if latest and latest.run.status in DONE and code == 0:
         rate = latest.run.results.examples_per_sec
         shown = f"{rate:,.1f} examples/s; " if isinstance(rate, (int, float)) else ""

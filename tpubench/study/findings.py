@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
-from tpubench.study import flips
+from tpubench.study import flips, sizing
 from tpubench.study import judge as J
 
 HOLDS, FAILS = J.HOLDS, J.FAILS
@@ -296,6 +296,7 @@ _KEYS = {
     "scaling": (("part", "min_efficiency"), ("device",)),
     "data_ratio": (("part", "a", "b"), ("min_loss", "max_loss", "except", "device")),
     "best_method": (("part", "expect"), ("device", "devices", "models")),
+    "sizing": (("part", "vcpus", "memory"), ()),
     "unmeasurable": (("needs",), ()),
 }
 _EVAL = {
@@ -307,6 +308,7 @@ _EVAL = {
     "scaling": _scaling,
     "data_ratio": _data_ratio,
     "best_method": _best_method,
+    "sizing": lambda r, c: sizing.check(r, c, _not_measured),
     "unmeasurable": _unmeasurable,
 }
 

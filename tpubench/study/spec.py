@@ -32,7 +32,8 @@ import dataclasses
 import difflib
 import pathlib
 
-from tpubench.core import errors, safe_yaml
+from tpubench.core import bounds, errors, safe_yaml
+from tpubench.hardware import memory_cap
 from tpubench.study import fields
 
 TOP_KEYS = (
@@ -63,6 +64,8 @@ SETUP_KEYS = (
     "strategy",
     "all_reduce",
     "variables",
+    "memory",
+    "read_mb_per_s",
     "models",
 )
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
@@ -79,8 +82,9 @@ SCALES = ("smoke", "full")
 OWNED = ("results_dir", "model_dir", "run_label", "data_dir", "use_synthetic_data", "machine")
 # Not tpubench flags: how many photos the `jpeg` data holds at this scale, and
 # the models this scale runs (default all: a smoke run keeps to one or two),
-# and the seconds one cell takes (for the cost preview).
-SCALE_KEYS = ("jpeg_examples", "models", "seconds")
+# the setups it runs (labels, default all), and the seconds one cell takes
+# (for the cost preview).
+SCALE_KEYS = ("jpeg_examples", "models", "setups", "seconds")
 _INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
 
 
@@ -100,6 +104,8 @@ class Setup:
     strategy: str | None = None
     all_reduce: str | None = None
     variables: str | None = None  # parameter servers: variables on their cpu or gpu
+    memory: str | None = None  # --memory_limit: a cap on the run's memory, "1GiB"
+    read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
     models: tuple[str, ...] = ()  # only these models (default all)
 
 
@@ -263,6 +269,9 @@ def _part(doc, where: str, known_flags) -> Part:
         for m in values.get("models", []):
             if m not in names:
                 raise errors.unknown(f"model in {where}.scale.{s}.models:", m, names)
+        for label in values.get("setups", []):
+            if label not in labels:
+                raise errors.unknown(f"setup label in {where}.scale.{s}.setups:", label, labels)
     return Part(name, command, models, data, setups, flags, scales)
 
 
@@ -300,6 +309,16 @@ def _setup(item, where: str) -> Setup:
             raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")
     if doc.get("vcpus") and doc.get("device", "cpu") == "tpu":
         raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
+    if doc.get("memory") is not None:
+        memory_cap.parse(doc["memory"], f"{where}: memory")
+    rate = doc.get("read_mb_per_s")
+    if rate is not None:
+        low, high, what = bounds.FLAGS["read_mb_per_s"]
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not low <= rate <= high:
+            raise errors.UsageError(
+                f"{where}: read_mb_per_s={rate!r} must be a number of {what} from {low:g} "
+                f"to {high:g}"
+            )
     models = doc.pop("models", None) or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise errors.UsageError(f"{where}.models must be a list of model names")
@@ -328,9 +347,9 @@ def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
                 f"{where}: {key} is set by the study for each cell (data: and setups: choose "
                 "data and machines; --results_dir the directory)"
             )
-        if key in extra and key == "models":
+        if key in extra and key in ("models", "setups"):
             if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
-                raise errors.UsageError(f"{where}: models must be a list of model names")
+                raise errors.UsageError(f"{where}: {key} must be a list of names")
             continue
         if key in extra:
             least = 8 if key == "jpeg_examples" else 1

@@ -1,0 +1,90 @@
+"""--memory_limit: a run capped at N bytes (RLIMIT_DATA), and what a run at its cap leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import one_line_error, run_cli
+from tpubench.core import errors
+from tpubench.hardware import memory_cap
+
+
+@pytest.mark.parametrize(
+    "text, size",
+    [("1GiB", 2**30), ("512MiB", 2**29), ("1.5GB", 1_500_000_000), ("700000000", 700_000_000)],
+)
+def test_sizes_with_units(text, size):
+    assert memory_cap.parse(text) == size
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("lots", "is not a size"), ("1PB", "is not a size"), ("1MiB", "accepted: 64 MiB to")],
+)
+def test_bad_sizes_name_the_value_and_what_is_accepted(text, words):
+    with pytest.raises(errors.UsageError) as e:
+        memory_cap.parse(text)
+    assert text in str(e.value) and words in str(e.value)
+
+
+def test_a_bad_limit_is_one_line_before_anything_runs(tmp_path):
+    proc, record = run_cli(
+        "train", "--model=ptb_lstm", "--tiny", "--memory_limit=lots", results_dir=tmp_path
+    )
+    line = one_line_error(proc)
+    assert proc.returncode == 2 and "--memory_limit='lots' is not a size" in line
+    assert record is None
+
+
+def test_a_run_at_its_cap_fails_naming_it_and_its_record_says_so(tmp_path):
+    """512 MiB is below what TensorFlow alone maps: the run dies; the parent says why."""
+    proc, _ = run_cli(
+        "train",
+        "--model=ptb_lstm",
+        "--tiny",
+        "--train_steps=2",
+        "--memory_limit=512MiB",
+        f"--model_dir={tmp_path}/m",
+        results_dir=tmp_path,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "Fatal Python error" not in proc.stderr
+    # At most TensorFlow's own cause line before ours: no native stack frames.
+    assert "stack trace" not in proc.stderr and " @ 0x" not in proc.stderr, proc.stderr
+    assert len([x for x in proc.stderr.splitlines() if x.strip()]) <= 3, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("tpubench train: error: the run died")
+    assert "memory cap of 512 MiB (--memory_limit, RLIMIT_DATA)" in last
+    records = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert [r["status"] for r in records] == ["failed"]
+    assert records[0]["memory_limit_bytes"] == 2**29
+    assert "memory cap of 512 MiB" in records[0]["error"]
+    assert memory_cap.reached(records[0])
+    assert str(tmp_path) in last  # the line names the record
+
+
+def test_a_capped_run_stops_on_sigterm_with_its_interrupted_record(tmp_path):
+    """The signal reaches the capped child once (through the parent) and its record says so."""
+    cmd = [sys.executable, "-m", "tpubench", "train", "--model=ptb_lstm", "--tiny"]
+    cmd += ["--train_steps=1000000", "--steps_per_loop=2", "--memory_limit=4GiB"]
+    cmd += [f"--results_dir={tmp_path}", f"--model_dir={tmp_path}/m"]
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not list((tmp_path / "m").glob("metrics.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    records = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert [r["status"] for r in records] == ["interrupted"], err
+    assert records[0]["memory_limit_bytes"] == 4 * 2**30
+    assert records[0]["pid"] != proc.pid  # the capped child ran it

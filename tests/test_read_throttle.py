@@ -1,0 +1,97 @@
+"""--read_mb_per_s: records read no faster than an emulated disk of that rate."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.conftest import one_line_error, run_cli
+from tpubench.data import throttle
+
+
+class _Clock:
+    """A clock that sleeping advances (one thread at a time is enough here)."""
+
+    def __init__(self):
+        self.now = 100.0
+        self.slept = []
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def test_the_disk_delivers_bytes_at_its_rate():
+    clock = _Clock()
+    disk = throttle.Disk(1e6, clock.time, clock.sleep)
+    for _ in range(3):
+        disk.read(500_000)
+    assert clock.slept == [0.5, 0.5, 0.5]
+    assert clock.now == 101.5
+
+
+def test_an_idle_disk_gives_no_credit_and_reads_share_its_bandwidth():
+    clock = _Clock()
+    disk = throttle.Disk(1e6, clock.time, clock.sleep)
+    clock.now += 10  # idle for 10 s: the next read still takes its own time
+    disk.read(250_000)
+    assert clock.slept == [0.25]
+    # Two readers at once: the second waits for the first's bytes too.
+    real = throttle.Disk(4e6)
+    times = []
+
+    def read():
+        real.read(400_000)
+        times.append(threading.get_ident())
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    import time
+
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert time.monotonic() - start >= 0.19  # 800 KB at 4 MB/s, not 400 KB
+
+
+def test_data_bench_reads_no_faster_than_the_emulated_disk(tmp_path):
+    data = tmp_path / "jpeg"
+    proc, _ = run_cli(
+        "data",
+        "prepare",
+        "--dataset=photos",
+        "--record_format=jpeg",
+        "--examples=64",
+        f"--output={data}",
+    )
+    assert proc.returncode == 0, proc.stderr
+    bench = ["data", "bench", "--model=resnet50", "--tiny", f"--data_dir={data}"]
+    bench += ["--batch_size=8", "--batches=6", "--warmup_batches=1", "--format=json"]
+    proc, _ = run_cli(*bench, "--read_mb_per_s=1")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    result = json.loads(proc.stdout)
+    # The disk's rate (a prefetch ahead at most), not the CPU's (about 36 MB/s here).
+    assert 0.5 < result["mb_per_sec"] <= 1.3, result
+
+
+def test_synthetic_data_with_a_read_rate_is_one_line(tmp_path):
+    proc, record = run_cli(
+        "train",
+        "--model=ptb_lstm",
+        "--tiny",
+        "--use_synthetic_data",
+        "--read_mb_per_s=60",
+        results_dir=tmp_path,
+    )
+    line = one_line_error(proc)
+    assert "--read_mb_per_s=60 emulates a disk" in line and "synthetic data reads none" in line
+
+
+def test_read_rate_out_of_range_is_refused(tmp_path):
+    proc, _ = run_cli("data", "bench", f"--data_dir={tmp_path}", "--read_mb_per_s=0")
+    assert "--read_mb_per_s=0.0 is out of range; accepted: 0.1 to" in one_line_error(proc)

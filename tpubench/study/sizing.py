@@ -1,0 +1,111 @@
+"""The `sizing` finding: how many vCPUs and how much memory a model needs.
+
+Its part's setups are a grid of vCPUs x memory caps (`vcpus:` and
+`memory:`, the cap passed as --memory_limit).  Two answers, from measured
+cells only:
+
+- vCPUs: the fewest whose best rate over the memory caps is within 5% of the
+  best of all (the knee);
+- memory: the smallest cap that did not fail and whose best rate over the
+  vCPU counts is within 5% of the best of all.  A cell whose runs all failed
+  at their cap (the record's error names it) counts as a cap too small;
+  that is a measurement, not a missing cell.
+
+The verdict holds when both lie within a factor of two of the finding's
+`vcpus` and `memory`; when the 95% intervals could move either answer
+across that band it is within noise.
+"""
+
+from __future__ import annotations
+
+from tpubench.hardware import memory_cap
+from tpubench.study import execute
+from tpubench.study import judge as J
+
+NEAR_BEST = 0.95
+
+
+def capped_out(results, part: str) -> set[str]:
+    """Ids of PART's cells with no ok run and a failed run that reached its memory cap."""
+    found = execute.recorded(results.results_dir)
+    out = set()
+    for cell in results.cells:
+        if cell.part.name != part or not cell.setup.memory or cell.id in results.measured:
+            continue
+        runs = [r for _, r in found.get(cell.id, [])]
+        if any(memory_cap.reached(r) for r in runs):
+            out.add(cell.id)
+    return out
+
+
+def _bounds(m) -> tuple[float, float]:
+    return m.rate_ci or (m.rate, m.rate)
+
+
+def _smallest(points: dict, best: float, best_lo: float, best_hi: float):
+    """(answer, earliest possible, latest possible) over POINTS {size: [Measured]}."""
+    sizes = sorted(points)
+
+    def top(size, side):  # the best of a size's cells: its rate, or one end of its interval
+        return max(m.rate if side is None else _bounds(m)[side] for m in points[size])
+
+    answer = next(s for s in sizes if top(s, None) >= NEAR_BEST * best)
+    early = next((s for s in sizes if top(s, 1) >= NEAR_BEST * best_lo), answer)
+    late = next((s for s in sizes if top(s, 0) >= NEAR_BEST * best_hi), sizes[-1])
+    return answer, early, late
+
+
+def _within(expect: float, values) -> str:
+    inside = [expect / 2 <= v <= 2 * expect for v in values]
+    return J.HOLDS if all(inside) else J.FAILS if not any(inside) else J.NOISE
+
+
+def check(results, c, not_measured) -> tuple[str, str]:
+    """(what was measured, verdict) for a `sizing` finding C."""
+    part = c["part"]
+    cells = [cell for cell in results.cells if cell.part.name == part]
+    failed = capped_out(results, part)
+    measured = [results.measured[cell.id] for cell in cells if cell.id in results.measured]
+    unknown = [cell for cell in cells if cell.id not in results.measured and cell.id not in failed]
+    if unknown or not measured:
+        return "not every vCPU x memory cell measured", not_measured(results.missing(part))
+    by_vcpus: dict = {}
+    by_memory: dict = {}
+    for m in measured:
+        by_vcpus.setdefault(m.cell.setup.vcpus, []).append(m)
+        by_memory.setdefault(memory_cap.parse(m.cell.setup.memory), []).append(m)
+    if len(by_vcpus) < 2 or len(by_memory) < 2:
+        return (
+            "fewer than two vCPU counts or memory caps at this scale",
+            not_measured(["the grid of --scale=full"]),
+        )
+    best = max(m.rate for m in measured)
+    best_lo = max(_bounds(m)[0] for m in measured)
+    best_hi = max(_bounds(m)[1] for m in measured)
+    vcpus = _smallest(by_vcpus, best, best_lo, best_hi)
+    memory = _smallest(by_memory, best, best_lo, best_hi)
+    caps = sorted({memory_cap.parse(cell.setup.memory) for cell in cells if cell.id in failed})
+    model = cells[0].model.model
+    text = (
+        f"{model} stops gaining at {vcpus[0]} vCPUs and needs a {memory_cap.shown(memory[0])} "
+        f"cap (within 5% of its best, {best:,.1f}/s)"
+    )
+    if (vcpus[1], vcpus[2]) != (vcpus[0], vcpus[0]) or (memory[1], memory[2]) != (
+        memory[0],
+        memory[0],
+    ):
+        text += (
+            f"; within the intervals {vcpus[1]}–{vcpus[2]} vCPUs, "
+            f"{memory_cap.shown(memory[1])}–{memory_cap.shown(memory[2])}"
+        )
+    if caps:
+        text += f"; failed at its cap: {', '.join(memory_cap.shown(x) for x in caps)}"
+    if any(m.busy for m in measured):
+        text += " [measured on a busy host]"
+    verdict = J.combine(
+        [
+            _within(c["vcpus"], vcpus),
+            _within(memory_cap.parse(c["memory"]), memory),
+        ]
+    )
+    return text, J.gate(results, measured) or verdict
