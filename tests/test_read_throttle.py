@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.conftest import one_line_error, run_cli
+from conftest import one_line_error, run_cli
 from tpubench.data import throttle
 
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.conftest import one_line_error, run_cli
+from conftest import one_line_error, run_cli
 from tpubench.core import errors
 from tpubench.hardware import memory_cap
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.study.test_study_verdicts import HOST, _m
+from test_study_verdicts import HOST, _m
 from tpubench.core import errors
 from tpubench.study import cells, execute, findings, measured, report, spec
 

@@ -19,7 +19,7 @@ across that band it is within noise.
 from __future__ import annotations
 
 from tpubench.hardware import memory_cap
-from tpubench.study import execute
+from tpubench.storage import records
 from tpubench.study import judge as J
 
 NEAR_BEST = 0.95
@@ -27,12 +27,12 @@ NEAR_BEST = 0.95
 
 def capped_out(results, part: str) -> set[str]:
     """Ids of PART's cells with no ok run and a failed run that reached its memory cap."""
-    found = execute.recorded(results.results_dir)
+    found = records.by_label(results.results_dir)
     out = set()
     for cell in results.cells:
         if cell.part.name != part or not cell.setup.memory or cell.id in results.measured:
             continue
-        runs = [r for _, r in found.get(cell.id, [])]
+        runs = [f.record for f in found.get(cell.id, [])]
         if any(memory_cap.reached(r) for r in runs):
             out.add(cell.id)
     return out
