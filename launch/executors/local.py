@@ -14,7 +14,8 @@ import os
 import sys
 import time
 
-from tpubench_launch import cluster, commands, errors, procs, records
+from tpubench_launch import cluster, commands, errors, executors, procs, records
+from tpubench_launch.executors import base
 
 
 def available_cpus() -> list[int]:
@@ -147,3 +148,26 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
             if bar:
                 bar.advance(task)
     return results
+
+
+@executors.REGISTRY.register
+class Local(base.Executor):
+    name = "local"
+    help = "this machine, one configuration at a time (pinned to a grid's vCPUs)"
+
+    def plans(self, sweep, todo, settings, log_dir) -> list:
+        for c in todo:
+            pinned(c)  # checks a vCPU count against this host's cores
+        return [None] * len(todo)
+
+    def preview_title(self, pricing, settings) -> str:
+        return (
+            f"cost preview ({pricing}; what these runs would cost on the machines named; "
+            "running them here costs nothing extra):"
+        )
+
+    def dry_run_lines(self, config, plan, results_dir) -> list[str]:
+        return [command_line(config, results_dir)]
+
+    def execute(self, sweep, todo, plans, argv, log_dir, out) -> list:
+        return execute(sweep, todo, argv, out)

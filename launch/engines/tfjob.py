@@ -1,0 +1,31 @@
+"""`--engine=tfjob`: one Kubeflow TFJob; the Training Operator gives each pod its TF_CONFIG."""
+
+from __future__ import annotations
+
+from tpubench_launch import engines, tfjob
+
+
+@engines.REGISTRY.register
+class TFJob(engines.Engine):
+    name = "tfjob"
+    resource = "tfjobs"
+    help = "one TFJob (Kubeflow Training Operator); CPUs and GPUs only"
+
+    def check(self, r: engines.Request) -> None:
+        super().check(r)
+        if r.tpu:
+            raise tfjob.refuse_tpu(r.tpu)
+
+    def manifests(self, r: engines.Request) -> list[dict]:
+        return tfjob.manifests(
+            r.name,
+            r.image,
+            r.workers,
+            r.ps,
+            r.gpus,
+            r.gpu_type,
+            r.args,
+            r.queue,
+            r.ttl,
+            size=r.size,
+        )
