@@ -36,7 +36,7 @@ def _images():
 def _runner(precision: str, xla: bool):
     spec = registry.get("resnet50")
     params = registry.resolve_params(spec, {"image_size": "64"}, tiny=True)
-    params.update(batch_size=BATCH, global_batch_size=BATCH, seed=3)
+    params.update(per_replica_batch_size=BATCH, global_batch_size=BATCH, seed=3)
     return runner_lib.Runner(
         spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"), precision, xla
     )

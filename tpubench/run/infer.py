@@ -234,7 +234,7 @@ class _Sweep:
             model={
                 "name": spec.name,
                 "description": spec.description,
-                "params": params,
+                "params": session.recorded_params(params),
                 "data_format": data_format,
             }
             | ({"fitted_to_data": changes} if changes else {}),
