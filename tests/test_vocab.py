@@ -60,3 +60,19 @@ def test_mirrored_all_reduce_error_lists_the_single_host_algorithms():
     with pytest.raises(errors.UsageError) as e:
         strategy._cross_device_ops("ring", "gpu")  # noqa: SLF001 - the message is what a user sees
     assert str(e.value).endswith("accepted: " + ", ".join(vocab.MIRRORED_ALL_REDUCE))
+
+
+@pytest.mark.parametrize("seconds", [0, 0.4, 59.5, 61, 3599.6, 3725.4, 86400 * 3 + 7])
+def test_the_launchers_cost_preview_times_read_as_tpubenchs_clock(seconds):
+    from tpubench.core import durations
+    from tpubench_launch import preview
+
+    assert preview._duration(seconds) == durations.clock(seconds)  # noqa: SLF001
+
+
+def test_durations_for_people():
+    from tpubench.core import durations
+
+    assert durations.clock(3725.4) == "1:02:05" and durations.clock(59.6) == "0:01:00"
+    shown = [durations.short(s) for s in (42.14, 750, 3.2 * 3600, 4.1 * 86400, None)]
+    assert shown == ["42.1 s", "12.5 min", "3.2 h", "4.1 d", "n/a"]
