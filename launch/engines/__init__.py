@@ -40,6 +40,20 @@ class Request:
     def multi(self) -> bool:
         return self.workers > 1 or self.ps > 0
 
+    @property
+    def cluster(self) -> tuple:
+        """The leading arguments of every CPU/GPU cluster builder (gke, jobset, tfjob)."""
+        return (
+            self.name,
+            self.image,
+            self.workers,
+            self.ps,
+            self.gpus,
+            self.gpu_type,
+            self.args,
+            self.queue,
+        )
+
 
 class Engine:
     """A Kubernetes workload kind.  Subclasses set `name`, `resource`, `help`."""

@@ -16,6 +16,4 @@ class Job(engines.Engine):
             return gke.tpu_manifests(
                 r.name, r.image, r.tpu, r.tpu_topology, r.args, r.queue, r.size
             )
-        return gke.gpu_manifests(
-            r.name, r.image, r.workers, r.ps, r.gpus, r.gpu_type, r.args, r.queue, size=r.size
-        )
+        return gke.gpu_manifests(*r.cluster, size=r.size)

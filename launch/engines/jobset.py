@@ -27,16 +27,4 @@ class JobSet(engines.Engine):
                 r.max_restarts,
                 size=r.size,
             )
-        return jobset.cluster_manifests(
-            r.name,
-            r.image,
-            r.workers,
-            r.ps,
-            r.gpus,
-            r.gpu_type,
-            r.args,
-            r.queue,
-            r.ttl,
-            r.max_restarts,
-            size=r.size,
-        )
+        return jobset.cluster_manifests(*r.cluster, r.ttl, r.max_restarts, size=r.size)

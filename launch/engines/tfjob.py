@@ -17,15 +17,4 @@ class TFJob(engines.Engine):
             raise tfjob.refuse_tpu(r.tpu)
 
     def manifests(self, r: engines.Request) -> list[dict]:
-        return tfjob.manifests(
-            r.name,
-            r.image,
-            r.workers,
-            r.ps,
-            r.gpus,
-            r.gpu_type,
-            r.args,
-            r.queue,
-            r.ttl,
-            size=r.size,
-        )
+        return tfjob.manifests(*r.cluster, r.ttl, size=r.size)
