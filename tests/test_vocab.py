@@ -76,3 +76,18 @@ def test_durations_for_people():
     assert durations.clock(3725.4) == "1:02:05" and durations.clock(59.6) == "0:01:00"
     shown = [durations.short(s) for s in (42.14, 750, 3.2 * 3600, 4.1 * 86400, None)]
     assert shown == ["42.1 s", "12.5 min", "3.2 h", "4.1 d", "n/a"]
+
+
+def test_infer_refuses_a_cluster_strategy_naming_the_ones_it_serves_under(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "tpubench", "infer", "--tiny", "--strategy=parameter_server"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert (
+        "does not run under the parameter_server strategy; accepted: one_device, mirrored, tpu "
+        "(or auto without a multi-task TF_CONFIG)"
+    ) in proc.stderr
