@@ -56,11 +56,10 @@ class Request:
 
 
 class Engine:
-    """A Kubernetes workload kind.  Subclasses set `name`, `resource`, `help`."""
+    """A Kubernetes workload kind.  Subclasses set `name` and `resource`."""
 
     name: ClassVar[str]  # the --engine value
     resource: ClassVar[str]  # `kubectl get RESOURCE`
-    help: ClassVar[str]  # one line for docs
 
     def check(self, request: Request) -> None:
         """Refuses a request this engine cannot run (before any manifest is built)."""

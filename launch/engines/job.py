@@ -9,7 +9,6 @@ from tpubench_launch import engines, gke
 class Job(engines.Engine):
     name = "job"
     resource = "jobs"
-    help = "one Job per task (+ a headless Service each); no Kueue queue with several tasks"
 
     def manifests(self, r: engines.Request) -> list[dict]:
         if r.tpu:

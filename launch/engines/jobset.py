@@ -9,7 +9,6 @@ from tpubench_launch import engines, jobset
 class JobSet(engines.Engine):
     name = "jobset"
     resource = "jobsets"
-    help = "one JobSet (one workload for Kueue); --max-restarts recreates every pod"
 
     def check(self, r: engines.Request) -> None:
         pass  # every request, --max-restarts included

@@ -9,7 +9,6 @@ from tpubench_launch import engines, tfjob
 class TFJob(engines.Engine):
     name = "tfjob"
     resource = "tfjobs"
-    help = "one TFJob (Kubeflow Training Operator); CPUs and GPUs only"
 
     def check(self, r: engines.Request) -> None:
         super().check(r)

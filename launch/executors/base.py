@@ -21,10 +21,9 @@ from tpubench_launch.executors import cloud
 
 
 class Executor(abc.ABC):
-    """Where a sweep's configurations run.  Subclasses set `name` and `help`."""
+    """Where a sweep's configurations run.  Subclasses set `name`."""
 
     name: ClassVar[str]  # the --executor value
-    help: ClassVar[str]  # one line: where the runs happen
 
     def settings(self, sweep) -> cloud.Settings | None:
         """The sweep file's `cloud:` settings, checked; None where none are needed."""

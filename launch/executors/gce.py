@@ -153,7 +153,6 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
 @executors.REGISTRY.register
 class Gce(base.CloudExecutor):
     name = "gce"
-    help = "Compute Engine VMs (CPU, GPU), one or a cluster per configuration"
 
     def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
         return plan(config, sweep, settings, log_dir)

@@ -177,7 +177,6 @@ def vms(config) -> int:
 @executors.REGISTRY.register
 class Gke(base.CloudExecutor):
     name = "gke"
-    help = "a GKE cluster through kubectl: one Job or JobSet per configuration"
     machines = "node"
     setup = "schedule, pull the image and delete"
 

@@ -153,7 +153,6 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
 @executors.REGISTRY.register
 class Local(base.Executor):
     name = "local"
-    help = "this machine, one configuration at a time (pinned to a grid's vCPUs)"
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
         for c in todo:

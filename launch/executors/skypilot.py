@@ -177,7 +177,6 @@ def check_sky() -> None:
 @executors.REGISTRY.register
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
-    help = "SkyPilot managed jobs, relaunched by SkyPilot after a preemption"
 
     def settings(self, sweep) -> cloud.Settings:
         return settings(sweep)

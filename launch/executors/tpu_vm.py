@@ -71,7 +71,6 @@ def vms(config) -> int:
 @executors.REGISTRY.register
 class TpuVm(base.CloudExecutor):
     name = "tpu-vm"
-    help = "Cloud TPU VMs, one slice (single host or pod) per configuration"
 
     def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
         return plan(config, sweep, settings, log_dir)

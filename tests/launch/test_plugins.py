@@ -16,7 +16,6 @@ SWEEP = "name: tq\ngrid:\n  machines: [gcp:n1-standard-8]\nflags: {model: mnist_
 
 class _Toy(base.Executor):
     name = "toy"
-    help = "a test executor"
 
     def plans(self, sweep, todo, settings, log_dir):
         return [f"plan-{c.id}" for c in todo]
@@ -34,7 +33,6 @@ class _Toy(base.Executor):
 class _ToyEngine(engines.Engine):
     name = "toyq"
     resource = "toyqs"
-    help = "a test engine"
 
     def manifests(self, r):
         return [{"apiVersion": "toy/v1", "kind": "Toy", "metadata": {"name": r.name}}]
