@@ -154,8 +154,5 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
 class Gce(base.CloudExecutor):
     name = "gce"
 
-    def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
-        return plan(config, sweep, settings, log_dir)
-
-    def vms(self, config) -> int:
-        return vms(config)
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

@@ -184,8 +184,5 @@ class Gke(base.CloudExecutor):
         cloud.check_gcloud()
         check_kubectl()
 
-    def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
-        return plan(config, sweep, settings, log_dir)
-
-    def vms(self, config) -> int:
-        return vms(config)
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

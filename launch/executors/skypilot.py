@@ -178,15 +178,11 @@ def check_sky() -> None:
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
 
-    def settings(self, sweep) -> cloud.Settings:
-        return settings(sweep)
+    settings = staticmethod(settings)  # only a bucket is required
 
     def check_tools(self) -> None:
         cloud.check_gcloud()
         check_sky()
 
-    def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
-        return plan(config, sweep, settings, log_dir)
-
-    def vms(self, config) -> int:
-        return vms(config)
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

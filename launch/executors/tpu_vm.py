@@ -72,8 +72,5 @@ def vms(config) -> int:
 class TpuVm(base.CloudExecutor):
     name = "tpu-vm"
 
-    def plan(self, config, sweep, settings, log_dir) -> cloud.Plan:
-        return plan(config, sweep, settings, log_dir)
-
-    def vms(self, config) -> int:
-        return vms(config)
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)
