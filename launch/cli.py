@@ -9,12 +9,12 @@ Every LaunchError becomes one line on stderr and its exit code.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
-from tpubench_launch import commands, errors
+from tpubench_launch import commands, engines, errors, executors
 
 PROG = "tpubench-launch"
-ENGINES = ("job", "jobset", "tfjob")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,7 +87,9 @@ def parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("file", help="the sweep file (YAML)")
     sw.add_argument(
-        "--executor", default="local", help="local (default), gce, tpu-vm, gke or skypilot"
+        "--executor",
+        default=executors.DEFAULT,
+        help=executors.REGISTRY.help_text(executors.DEFAULT),
     )
     sw.add_argument("--dry-run", action="store_true", help="print the preview and commands only")
     sw.add_argument("--results-dir", help="override the sweep file's results_dir")
@@ -121,8 +123,8 @@ def parser() -> argparse.ArgumentParser:
     gk.add_argument("--spot", action="store_true", help="spot TPU node pool")
     gk.add_argument(
         "--engine",
-        choices=ENGINES,
-        help="jobset (default with several tasks), job (default with one) or tfjob",
+        choices=engines.REGISTRY.names(),
+        help=engines.REGISTRY.help_text() + " (default: jobset with several tasks, job with one)",
     )
     gk.add_argument("--queue", help="a Kueue LocalQueue: Kueue admits the run when it fits")
     gk.add_argument(
@@ -212,15 +214,24 @@ def _local_cluster(args, passthrough, argv) -> int:
 
 
 def _gke(args, passthrough) -> int:
-    from tpubench_launch import commands, gke, jobset, k8s, tfjob
+    from tpubench_launch import commands, gke, k8s
 
-    multi = args.workers > 1 or args.ps > 0
-    engine = args.engine or ("jobset" if multi else "job")
-    if args.max_restarts and engine != "jobset":
-        raise errors.UsageError(
-            f"--max-restarts={args.max_restarts} needs --engine=jobset (it is JobSet's "
-            "failurePolicy.maxRestarts)"
-        )
+    req = engines.Request(
+        name=args.name,
+        image=args.image,
+        args=passthrough,
+        workers=args.workers,
+        ps=args.ps,
+        gpus=args.gpus,
+        gpu_type=args.gpu_type,
+        tpu=args.tpu,
+        tpu_topology=args.tpu_topology,
+        queue=args.queue,
+        ttl=args.ttl,
+        max_restarts=args.max_restarts,
+    )
+    engine = engines.REGISTRY.get(args.engine or engines.default(req))
+    engine.check(req)
     comments = []
     size = None
     if args.cpus or args.memory or args.machine_type:
@@ -231,8 +242,6 @@ def _gke(args, passthrough) -> int:
             )
         size = k8s.sized(args.machine_type, args.cpus, args.memory)
     if args.tpu:
-        if engine == "tfjob":
-            raise tfjob.refuse_tpu(args.tpu)
         if args.workers != 1 or args.ps or args.gpus:
             raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
         s, _ = gke.tpu_slice(args.tpu, args.tpu_topology)
@@ -242,22 +251,6 @@ def _gke(args, passthrough) -> int:
             f"the pod: {size.cpus} cores, {size.memory_gib} GiB and {s.chips} TPU chips "
             f"(requests = limits), sized for {size.source}"
         )
-        if engine == "jobset":
-            docs = jobset.tpu_manifests(
-                args.name,
-                args.image,
-                args.tpu,
-                args.tpu_topology,
-                passthrough,
-                args.queue,
-                args.ttl,
-                args.max_restarts,
-                size=size,
-            )
-        else:
-            docs = gke.tpu_manifests(
-                args.name, args.image, args.tpu, args.tpu_topology, passthrough, args.queue, size
-            )
         pool = gke.node_pool_command(
             args.name,
             args.tpu,
@@ -270,27 +263,16 @@ def _gke(args, passthrough) -> int:
     else:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
-        shape = (args.name, args.image, args.workers, args.ps, args.gpus, args.gpu_type)
         size = size or k8s.size_for(k8s.DEFAULT_MACHINE)
-        if engine == "jobset":
-            docs = jobset.cluster_manifests(
-                *shape, passthrough, args.queue, args.ttl, args.max_restarts, size=size
-            )
-        elif engine == "tfjob":
-            docs = tfjob.manifests(*shape, passthrough, args.queue, args.ttl, size=size)
-        else:
-            docs = gke.gpu_manifests(*shape, passthrough, args.queue, size=size)
         sizing = (
             f"each pod: {size.cpus} cores, {size.memory_gib} GiB (requests = limits), sized for "
             f"{size.source}"
         )
+    docs = engine.manifests(dataclasses.replace(req, size=size))
     text = k8s.render(docs, [*comments, sizing])
     if args.dry_run:
         print(text, end="")
         return 0
     k8s.apply(text)
-    print(f"applied; watch with: kubectl get {_KINDS[engine]},pods -l tpubench/run={args.name}")
+    print(f"applied; watch with: kubectl get {engine.resource},pods -l tpubench/run={args.name}")
     return 0
-
-
-_KINDS = {"job": "jobs", "jobset": "jobsets", "tfjob": "tfjobs"}

@@ -54,7 +54,6 @@ CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 RANGES = {"batch_size": (1, 1 << 20), "threads": (1, 4096), "workers": (1, 1024), "ps": (0, 1024)}
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
-EXECUTORS = ("local", "gce", "tpu-vm", "skypilot", "gke")
 # A sweep's name and a run's label become file names, --run_label and VM names:
 # letters, digits, '_', '.', '-' (tpubench/core/names.py's word; launch/ cannot import it).
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from tpubench.core import safe_yaml
-from tpubench_launch import errors, sweep, sweep_runs, trust
+from tpubench_launch import errors, executors, sweep, sweep_runs, trust
 
 TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
 MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
@@ -30,8 +30,7 @@ def load(
         line naming the key and what is accepted); flags that load code
         (model_module, flagfile) unless TRUST_CODE (launch/trust.py).
     """
-    if executor not in sweep.EXECUTORS:
-        raise errors.unknown("--executor", executor, sweep.EXECUTORS)
+    executors.REGISTRY.get(executor)  # an unknown name is refused before the file is read
     p = pathlib.Path(path)
     try:
         # Bounded and strict: no aliases, no duplicate keys, a size limit.

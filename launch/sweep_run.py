@@ -6,10 +6,7 @@ import os
 import sys
 
 from tpubench.storage import records
-from tpubench_launch import commands, errors, preview, sweep_file
-from tpubench_launch.executors import cloud, gce, gke, local, skypilot, tpu_vm
-
-CLOUD = {"gce": gce, "tpu-vm": tpu_vm, "skypilot": skypilot, "gke": gke}
+from tpubench_launch import commands, errors, executors, preview, sweep_file
 
 
 def done_ids(results_dir: str) -> set[str]:
@@ -76,20 +73,11 @@ def run(
             "write to cloud.bucket and are copied here)"
         )
     _check_flag_names(sw, out)  # before any VM exists: a misspelt flag costs nothing
-    if executor == "skypilot":
-        settings = skypilot.settings(sw)
-    else:
-        settings = cloud.settings(sw, executor) if executor in CLOUD else None
+    ex = executors.REGISTRY.get(executor)
+    settings = ex.settings(sw)
     log_dir = os.path.join(sw.results_dir, "logs")
-    if settings and not dry_run:
-        cloud.check_gcloud()
-        if executor == "skypilot":
-            skypilot.check_sky()
-        if executor == "gke":
-            gke.check_kubectl()
-        os.makedirs(sw.results_dir, exist_ok=True)
-        # Records of earlier runs, perhaps from another machine: resume needs them.
-        cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sw.results_dir], out)
+    if not dry_run:
+        ex.before_runs(sw, settings, out)
     # tune resumes inside: a rerun reuses every trial it recorded, so it always runs.
     labels = {c.id for c in sw.configs if c.command != "tune"}
     done = done_ids(sw.results_dir) & labels
@@ -105,25 +93,9 @@ def run(
         if settings and settings.spot
         else sw.configs[0].fixed_flags.get("pricing", "on_demand")
     )
-    if executor in CLOUD:
-        module = CLOUD[executor]
-        plans = [module.plan(c, sw, settings, log_dir) for c in todo]  # all checked up front
-        rows = preview.rows(sw, sw.configs, done, pricing, module.vms, settings.overhead_seconds)
-        what = (
-            "node price x estimated time incl. {s:g} s to schedule, pull the image and delete"
-            if executor == "gke"
-            else "VM price x estimated time incl. {s:g} s to create, install and delete"
-        )
-        title = f"cost preview ({pricing}; {what.format(s=settings.overhead_seconds)}):"
-    else:
-        for c in todo:
-            local.pinned(c)
-        rows = preview.rows(sw, sw.configs, done, pricing, lambda c: 1)
-        title = (
-            f"cost preview ({pricing}; what these runs would cost on the machines named; "
-            "running them here costs nothing extra):"
-        )
-    print(preview.render(rows, title), file=out, flush=True)
+    plans = ex.plans(sw, todo, settings, log_dir)  # all checked up front
+    rows = preview.rows(sw, sw.configs, done, pricing, ex.vms, ex.overhead_seconds(settings))
+    print(preview.render(rows, ex.preview_title(pricing, settings)), file=out, flush=True)
     total = preview.total_usd(rows)
     if max_cost is not None and total > max_cost:
         raise errors.UsageError(
@@ -135,20 +107,12 @@ def run(
         return
     if dry_run:
         print("dry run: these commands would run, in this order:", file=out)
-        for i, c in enumerate(todo):
+        for c, plan in zip(todo, plans, strict=True):
             print(f"# {c.id}: {c.describe()}", file=out)
-            if executor in CLOUD:
-                for note in plans[i].notes:
-                    print(f"# {note}", file=out)
-                for argv_ in plans[i].commands():
-                    print(commands.shell(argv_), file=out)
-            else:
-                print(local.command_line(c, sw.results_dir), file=out)
+            for line in ex.dry_run_lines(c, plan, sw.results_dir):
+                print(line, file=out)
         return
-    if executor in CLOUD:
-        results = _run_cloud(sw, todo, plans, log_dir, out)
-    else:
-        results = local.execute(sw, todo, argv, out)
+    results = ex.execute(sw, todo, plans, argv, log_dir, out)
     failed = [(c, code, what) for c, code, what in results if code]
     if failed:
         ids = ", ".join(c.id for c, _, _ in failed)
@@ -160,20 +124,3 @@ def run(
     print(
         f"sweep {sw.name}: {len(todo)} configuration(s) done; records in {sw.results_dir}", file=out
     )
-
-
-def _run_cloud(sw, todo, plans, log_dir, out) -> list:
-    results = []
-    for i, (c, plan) in enumerate(zip(todo, plans, strict=True), 1):
-        print(f"[{i}/{len(todo)}] {c.id} {c.describe()}", file=out, flush=True)
-        try:
-            cloud.execute(plan, log_dir, out)
-        except (errors.TaskFailed, errors.CloudError) as e:
-            results.append((c, e.exit_code, str(e)))
-            print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
-            continue
-        found = records.by_label(sw.results_dir).get(c.id)
-        what = f"record: {found[-1].path}" if found else f"no record copied from {plan.config_id}"
-        results.append((c, 0, what))
-        print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
-    return results

@@ -41,7 +41,7 @@ def expected() -> set[str]:
     from tpubench.cli import subcommands
     from tpubench.core import config
     from tpubench_launch import cli as launch_cli
-    from tpubench_launch import sweep
+    from tpubench_launch import engines, executors
 
     names = {f"tpubench {s.name}" for s in subcommands.SUBCOMMANDS}
     names |= {f"tpubench data {a}" for a in data_cli.ACTIONS}
@@ -49,8 +49,8 @@ def expected() -> set[str]:
     names |= {f"tpubench infer --scenario={s}" for s in config.SCENARIOS}
     verbs = launch_cli.parser()._subparsers._group_actions[0].choices  # noqa: SLF001
     names |= {f"tpubench-launch {v}" for v in verbs}
-    names |= {f"tpubench-launch sweep --executor={e}" for e in sweep.EXECUTORS}
-    names |= {f"tpubench-launch gke --engine={e}" for e in launch_cli.ENGINES}
+    names |= {f"tpubench-launch sweep --executor={e}" for e in executors.REGISTRY.names()}
+    names |= {f"tpubench-launch gke --engine={e}" for e in engines.REGISTRY.names()}
     return names
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from conftest import one_line_error, run_cli
+
 from tpubench.data import throttle
 
 

@@ -663,3 +663,19 @@ def test_ctrl_c_stops_the_trial_and_the_same_command_resumes(tmp_path):
     again = subprocess.run(args, capture_output=True, text=True, timeout=1200, env=dict(os.environ))
     assert again.returncode == 0, again.stderr
     assert "winner (throughput):" in again.stdout
+
+
+def test_docs_give_each_precisions_tune_loss_tolerance():
+    """docs/tune.md and docs/architecture.md quote Precision.tune_loss_tolerance, per precision."""
+    import pathlib
+
+    from tpubench.core import precision
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    quoted = ", ".join(
+        f"{p.name} {p.tune_loss_tolerance:.0%}"
+        for p in (precision.FP32, precision.FP16, precision.BF16)
+    )
+    for doc in ("tune.md", "architecture.md"):
+        text = " ".join((root / "docs" / doc).read_text().split())
+        assert f"({quoted})" in text, f"docs/{doc} does not quote ({quoted})"

@@ -391,7 +391,7 @@ def test_digits_prepare_writes_manifest_and_shards(prepared):
 
 def _pipeline_params(data_dir, batch):
     return {
-        "batch_size": batch,
+        "per_replica_batch_size": batch,
         "data_dir": data_dir,
         "seed": 1,
         "deterministic": True,

@@ -1,1 +1,14 @@
-"""Where sweep configurations run: this machine, GCE VMs or Cloud TPU VMs."""
+"""Where sweep configurations run: one module per `--executor`, each a `base.Executor`.
+
+A module here defines its executor class decorated with `REGISTRY.register`;
+the `--executor` help, the unknown-executor error and the smoke layer's list
+of commands all read `REGISTRY.names()`.  A new executor is one module in
+this package (and its test).
+"""
+
+from __future__ import annotations
+
+from tpubench_launch import plugins
+
+REGISTRY = plugins.Registry(__name__, __path__, "--executor")
+DEFAULT = "local"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from tpubench_launch import cluster, commands, errors
-from tpubench_launch.executors import cloud
+from tpubench_launch import cluster, commands, errors, executors
+from tpubench_launch.executors import base, cloud
 
 GPUS = {
     "k80": "nvidia-tesla-k80",
@@ -148,3 +148,11 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
     else:
         flags.update(results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.id)
     return commands.flags_argv(flags)
+
+
+@executors.REGISTRY.register
+class Gce(base.CloudExecutor):
+    name = "gce"
+
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

@@ -18,10 +18,10 @@ import re
 import shutil
 import sys
 
-from tpubench_launch import commands, errors, k8s, tpus
+from tpubench_launch import commands, errors, executors, k8s, tpus
 from tpubench_launch import gke as gke_manifests
 from tpubench_launch import jobset as jobsets
-from tpubench_launch.executors import cloud, gce
+from tpubench_launch.executors import base, cloud, gce
 
 SPOT_LABEL = "cloud.google.com/gke-spot"
 
@@ -172,3 +172,17 @@ def _shape(config, machine: str) -> tuple[str, str | None, int]:
 
 def vms(config) -> int:
     return 1  # one pod (or one slice) per configuration
+
+
+@executors.REGISTRY.register
+class Gke(base.CloudExecutor):
+    name = "gke"
+    machines = "node"
+    setup = "schedule, pull the image and delete"
+
+    def check_tools(self) -> None:
+        cloud.check_gcloud()
+        check_kubectl()
+
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

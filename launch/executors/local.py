@@ -15,7 +15,8 @@ import sys
 
 from tpubench.children import command, labels, process
 from tpubench.storage import records
-from tpubench_launch import cluster, commands, errors
+from tpubench_launch import cluster, commands, errors, executors
+from tpubench_launch.executors import base
 
 
 def available_cpus() -> list[int]:
@@ -144,3 +145,25 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
             if bar:
                 bar.advance(task)
     return results
+
+
+@executors.REGISTRY.register
+class Local(base.Executor):
+    name = "local"
+
+    def plans(self, sweep, todo, settings, log_dir) -> list:
+        for c in todo:
+            pinned(c)  # checks a vCPU count against this host's cores
+        return [None] * len(todo)
+
+    def preview_title(self, pricing, settings) -> str:
+        return (
+            f"cost preview ({pricing}; what these runs would cost on the machines named; "
+            "running them here costs nothing extra):"
+        )
+
+    def dry_run_lines(self, config, plan, results_dir) -> list[str]:
+        return [command_line(config, results_dir)]
+
+    def execute(self, sweep, todo, plans, argv, log_dir, out) -> list:
+        return execute(sweep, todo, argv, out)

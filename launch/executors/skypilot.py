@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from tpubench_launch import errors, tpus
-from tpubench_launch.executors import cloud, gce
+from tpubench_launch import errors, executors, tpus
+from tpubench_launch.executors import base, cloud, gce
 
 # GCE accelerator type -> SkyPilot accelerator name.
 ACCELERATORS = {
@@ -172,3 +172,17 @@ def check_sky() -> None:
             "sky not found on PATH: pip install 'skypilot[gcp]' and run `sky check gcp`, or add "
             "--dry-run to print the task YAMLs"
         )
+
+
+@executors.REGISTRY.register
+class SkyPilot(base.CloudExecutor):
+    name = "skypilot"
+
+    settings = staticmethod(settings)  # only a bucket is required
+
+    def check_tools(self) -> None:
+        cloud.check_gcloud()
+        check_sky()
+
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

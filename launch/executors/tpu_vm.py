@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from tpubench_launch import errors, tpus
-from tpubench_launch.executors import cloud, gce
+from tpubench_launch import errors, executors, tpus
+from tpubench_launch.executors import base, cloud, gce
 
 
 def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
@@ -66,3 +66,11 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
 
 def vms(config) -> int:
     return 1  # a slice is priced whole, whatever its host count
+
+
+@executors.REGISTRY.register
+class TpuVm(base.CloudExecutor):
+    name = "tpu-vm"
+
+    plan = staticmethod(plan)
+    vms = staticmethod(vms)

@@ -47,7 +47,7 @@ INPUT_SIZE = {"inception_v3": 299, "mnist_mlp": 28, "mnist_cnn": 28, "cifar10_cn
 def _build(name, tiny=False, **overrides):
     spec = registry.get(name)
     params = registry.resolve_params(spec, overrides, tiny=tiny)
-    params.update(seed=0, global_batch_size=spec.default_batch_size, batch_size=8)
+    params.update(seed=0, global_batch_size=spec.default_batch_size, per_replica_batch_size=8)
     return spec, params, spec.build_model(params)
 
 
@@ -106,7 +106,7 @@ def test_tiny_variant_trains_a_few_steps(name):
 
     spec = registry.get(name)
     params = registry.resolve_params(spec, STEP_PARAMS[name], tiny=True)
-    params.update(seed=3, batch_size=8, global_batch_size=8)
+    params.update(seed=3, per_replica_batch_size=8, global_batch_size=8)
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     runner = runner_lib.Runner(spec, params, strategy)
     batch = runner.synthetic_inputs(seed=3)
@@ -173,7 +173,7 @@ def test_real_jpeg_records_reach_the_model_at_its_size(name, mode, photo_records
 
     spec = registry.get(name)
     params = registry.resolve_params(spec, {}, tiny=True)
-    params.update(seed=0, batch_size=4, global_batch_size=4, data_dir=photo_records)
+    params.update(seed=0, per_replica_batch_size=4, global_batch_size=4, data_dir=photo_records)
     images, labels = next(iter(spec.input_fn(params, None, Mode(mode))))
     size = params["image_size"]
     assert images.shape == (4, size, size, 3) and images.dtype.name == "float32"

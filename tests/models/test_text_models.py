@@ -131,7 +131,7 @@ def test_stream_window_counts_match_what_the_pipeline_yields(prepared):
     manifest = prepared["pydoc_words"]
     spec = registry.get("ptb_lstm")
     params = registry.resolve_params(spec, {}, tiny=True)
-    params.update(batch_size=64, data_dir=manifest.data_dir, seed=0)
+    params.update(per_replica_batch_size=64, data_dir=manifest.data_dir, seed=0)
     counted = model_api.examples_in(spec, manifest, "test", params)
     batches = list(spec.input_fn(params, None, model_api.Mode.EVAL))
     assert sum(int(tf.shape(x)[0]) for x, _ in batches) == counted > 0
@@ -152,7 +152,7 @@ def test_pad_front_keeps_the_end_of_long_texts():
 def test_classifier_reads_the_embedded_topics(prepared):
     spec = registry.get("imdb_bilstm")
     params = registry.resolve_params(spec, {}, tiny=True)
-    params.update(batch_size=16, data_dir=prepared["pydoc_topics"].data_dir, seed=0)
+    params.update(per_replica_batch_size=16, data_dir=prepared["pydoc_topics"].data_dir, seed=0)
     x, y = next(iter(spec.input_fn(params, None, model_api.Mode.TRAIN)))
     assert x.shape == (16, params["max_length"]) and x.dtype.name == "int32"
     assert set(y.numpy()) <= set(range(8)) and int(x.numpy().max()) < 3000
@@ -160,7 +160,7 @@ def test_classifier_reads_the_embedded_topics(prepared):
 
 def test_a_model_refuses_the_wrong_text_layout(prepared):
     spec = registry.get("ptb_lstm")
-    params = dict(registry.resolve_params(spec, {}, tiny=True), batch_size=4, seed=0)
+    params = dict(registry.resolve_params(spec, {}, tiny=True), per_replica_batch_size=4, seed=0)
     params["data_dir"] = prepared["pydoc_topics"].data_dir
     with pytest.raises(errors.DataError, match="token_stream records but"):
         spec.input_fn(params, None, model_api.Mode.TRAIN)
@@ -235,7 +235,7 @@ def test_flops_of_recurrent_layers_are_counted():
 
     spec = registry.get("lstm_textgen")
     params = registry.resolve_params(spec, {})
-    params.update(seed=0, batch_size=2, global_batch_size=2)
+    params.update(seed=0, per_replica_batch_size=2, global_batch_size=2)
     counted = flops_lib.count_flops(spec, params)
     # 40 steps of x @ W and h @ R with 4 gates: 2 x 4 x 128 x (57 + 128) FLOPs each.
     matmuls = 40 * 2 * 4 * 128 * (57 + 128)
@@ -299,7 +299,7 @@ def test_the_traced_cpu_step_runs_keras_generic_loop():
 
     spec = registry.get("lstm_textgen")
     params = registry.resolve_params(spec, {}, tiny=True)
-    params.update(seed=0, batch_size=4, global_batch_size=4)
+    params.update(seed=0, per_replica_batch_size=4, global_batch_size=4)
     # On the CPU even on a GPU machine: the generic loop is what is checked here.
     runner = runner_lib.Runner(spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"))
     fixed = runner.synthetic_inputs(0)
@@ -400,7 +400,7 @@ def test_ptb_lstm_reports_loss_per_word_and_steps_as_the_tutorial(max_grad_norm)
     params = registry.resolve_params(
         spec, {"vocab_size": "50", "max_grad_norm": str(max_grad_norm)}, tiny=True
     )
-    params.update(seed=0, batch_size=4, global_batch_size=4)
+    params.update(seed=0, per_replica_batch_size=4, global_batch_size=4)
     runner = runner_lib.Runner(spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"))
     features, labels = runner.synthetic_inputs(3)
     model = runner.model

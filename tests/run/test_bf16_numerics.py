@@ -20,7 +20,10 @@ from tpubench.model import registry
 from tpubench.run import runner as runner_lib
 
 STEPS = 50
-BF16_TOLERANCE = 0.10  # of the first-step loss: bf16 keeps an 8-bit mantissa
+# How far bf16's loss may drift from fp32's at each of the first STEPS steps, as a
+# share of the first-step loss: a per-step bound on one tiny run, not
+# Precision.tune_loss_tolerance (tune's bound on a late-loss mean, of the late loss).
+BF16_STEP_DRIFT = 0.10
 BATCH = 32
 
 
@@ -33,7 +36,7 @@ def _images():
 def _runner(precision: str, xla: bool):
     spec = registry.get("resnet50")
     params = registry.resolve_params(spec, {"image_size": "64"}, tiny=True)
-    params.update(batch_size=BATCH, global_batch_size=BATCH, seed=3)
+    params.update(per_replica_batch_size=BATCH, global_batch_size=BATCH, seed=3)
     return runner_lib.Runner(
         spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"), precision, xla
     )
@@ -57,7 +60,7 @@ def test_fifty_bf16_steps_stay_within_bf16_tolerance_of_fp32_with_and_without_xl
     assert compiled.xla_scope == "step"  # the whole step, update included, as on one GPU
     bf16_xla = _curve(compiled, start, images, labels)
 
-    tol = BF16_TOLERANCE * fp32[0]
+    tol = BF16_STEP_DRIFT * fp32[0]
     assert fp32[-10:].mean() < 0.8 * fp32[:5].mean(), fp32  # it learned
     windows = fp32.reshape(-1, 5).mean(axis=1)  # single steps are noisy: 5-step means
     for name, curve in (("bf16", bf16), ("bf16 + XLA", bf16_xla)):

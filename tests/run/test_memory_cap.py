@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import one_line_error, run_cli
+
 from tpubench.core import errors
 from tpubench.hardware import memory_cap
 

@@ -33,7 +33,7 @@ def test_head_and_vocabulary_come_from_the_data():
     params = {"num_classes": 10, "vocab_size": 57, "hidden": 4}
     fitted = session.fit_params(params, ref, Manifest(), FEED, "/data")
     assert fitted["num_classes"] == 7 and fitted["vocab_size"] == 77
-    assert fitted["batch_size"] == 4 and fitted["global_batch_size"] == 8
+    assert fitted["per_replica_batch_size"] == 4 and fitted["global_batch_size"] == 8
     assert fitted["seed"] == 3 and fitted["cache"] is True and fitted["data_dir"] == "/data"
     assert params["vocab_size"] == 57, "the spec's resolved params are not changed"
     assert session.fitted_from_data(fitted, Manifest()) == {"num_classes": 7, "vocab_size": 77}
@@ -144,3 +144,29 @@ def test_the_synthetic_twin_has_the_real_runs_head_and_vocabulary():
     assert dict(twin.params) == {"hidden": "8", "vocab_size": "77", "num_classes": "3"}
     assert twin.data.use_synthetic_data and twin.profile_steps is None
     assert twin.model_dir == "md/compare-synthetic"
+
+
+def test_params_batch_size_still_reads_the_per_replica_batch_and_says_once_it_is_deprecated(capfd):
+    from tpubench.model import model_api
+
+    warned_before = set(model_api._warned)  # noqa: SLF001 - other tests may have read it
+    model_api._warned.clear()  # noqa: SLF001
+    try:
+        fitted = session.fit_params({"hidden": 4}, session.ModelRef("m"), None, FEED, "d")
+        assert capfd.readouterr().err == ""  # fitting reads no deprecated key
+        assert fitted["batch_size"] == fitted["per_replica_batch_size"] == 4
+        assert fitted.get("batch_size") == 4 and dict(fitted)["batch_size"] == 4
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1, err  # one line, however often a model reads it
+        assert 'params["batch_size"] is deprecated' in err
+        assert 'params["per_replica_batch_size"]' in err and 'params["global_batch_size"]' in err
+    finally:
+        model_api._warned.clear()  # noqa: SLF001
+        model_api._warned.update(warned_before)  # noqa: SLF001
+
+
+def test_a_records_model_params_keep_their_keys():
+    fitted = session.fit_params({"hidden": 4}, session.ModelRef("m"), None, FEED, "d")
+    recorded = session.recorded_params(fitted)
+    assert list(recorded)[:3] == ["hidden", "batch_size", "global_batch_size"]
+    assert "per_replica_batch_size" not in recorded and recorded["batch_size"] == 4

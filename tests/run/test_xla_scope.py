@@ -21,7 +21,7 @@ def _losses(name, precision, strategy, xla):
     spec = registry.get(name)
     # No dropout: XLA draws its masks with other random kernels.
     params = registry.resolve_params(spec, NO_DROPOUT.get(name, {}), tiny=True)
-    params.update(global_batch_size=16, batch_size=16, seed=3)
+    params.update(global_batch_size=16, per_replica_batch_size=16, seed=3)
     runner = runner_lib.Runner(spec, params, strategy, precision, xla=xla)
     features, labels = spec.element_spec(params)
     x = tf.random.stateless_normal([16, *features.shape], seed=[1, 2])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_study_verdicts import HOST, _m
+
 from tpubench.core import errors
 from tpubench.study import cells, execute, findings, measured, report, spec
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.core import config
+from tpubench.core import vocab
 from tpubench.cost import catalog
 
 MAX_SEED = 2**31 - 1  # what every TensorFlow and Keras seed accepts
@@ -34,7 +34,7 @@ def define_model_flags():
     f.DEFINE_enum(
         "precision",
         "fp32",
-        list(config.PRECISIONS),
+        list(vocab.PRECISIONS),
         "Numeric precision (Keras mixed precision; fp16 adds loss scaling in training).",
     )
     f.DEFINE_bool(
@@ -47,7 +47,7 @@ def define_model_flags():
     f.DEFINE_enum(
         "data_format",
         "auto",
-        list(config.DATA_FORMATS),
+        list(vocab.DATA_FORMATS),
         "Image layout inside convolutional models: auto is channels_first (NCHW) for fp32 on a "
         "GPU, channels_last (NHWC) otherwise (fp16/bf16 tensor cores, CPUs, TPUs); models that "
         "are channels-last only take auto or channels_last; on a CPU whose TensorFlow runs NHWC "
@@ -104,12 +104,12 @@ def define_read_rate():
 
 def define_hardware_flags():
     f = flags
-    f.DEFINE_enum("accelerator", "auto", list(config.ACCELERATORS), "Device kind.")
-    f.DEFINE_enum("strategy", "auto", list(config.STRATEGIES), "tf.distribute strategy.")
+    f.DEFINE_enum("accelerator", "auto", list(vocab.ACCELERATORS), "Device kind.")
+    f.DEFINE_enum("strategy", "auto", list(vocab.STRATEGIES), "tf.distribute strategy.")
     f.DEFINE_enum(
         "all_reduce",
         "auto",
-        list(config.ALL_REDUCE),
+        list(vocab.ALL_REDUCE),
         "Cross-replica reduction (nccl/hierarchical_copy/reduce_to_one (on GPU 0)/"
         "reduce_to_cpu (on the host CPU) on one host; ring/nccl for multi_worker).",
     )

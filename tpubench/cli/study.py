@@ -9,7 +9,7 @@ import sys
 
 from absl import flags
 
-from tpubench.core import safe_text
+from tpubench.core import safe_text, vocab
 
 FLAGS = flags.FLAGS
 ACTIONS = ("list", "run", "report")
@@ -25,7 +25,7 @@ def define():
     f.DEFINE_enum(
         "executor",
         "local",
-        ["local", "gce", "tpu-vm", "gke"],
+        list(vocab.STUDY_EXECUTORS),
         "Where the cells run: local (this host), or rented through tpubench-launch: gce "
         "(CPU/GPU VMs), tpu-vm (Cloud TPU VMs), gke (Jobs/JobSets); those need --cloud.",
     )

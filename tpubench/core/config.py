@@ -6,15 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tpubench.core import precision
-
-ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
-ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu", "ring")
-PRECISIONS = precision.NAMES
-# How image tensors are laid out inside a network that can choose (ModelSpec.channels_first).
-DATA_FORMATS = ("auto", "channels_last", "channels_first")
-
 
 @dataclasses.dataclass(frozen=True)
 class HardwareConfig:

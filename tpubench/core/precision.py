@@ -46,12 +46,13 @@ class Precision:
     variable_dtype: str
     loss_scaling: bool
     peak_key: str
+    tune_loss_tolerance: float
     gpu_xla: bool = False
 
 
-FP32 = Precision("fp32", "float32", "float32", "float32", False, "fp32")
-BF16 = Precision("bf16", "mixed_bfloat16", "bfloat16", "float32", False, "bf16", gpu_xla=True)
-FP16 = Precision("fp16", "mixed_float16", "float16", "float32", True, "fp16")
+FP32 = Precision("fp32", "float32", "float32", "float32", False, "fp32", 0.15)
+BF16 = Precision("bf16", "mixed_bfloat16", "bfloat16", "float32", False, "bf16", 0.25, gpu_xla=True)
+FP16 = Precision("fp16", "mixed_float16", "float16", "float32", True, "fp16", 0.20)
 
 _ALL = {p.name: p for p in (FP32, BF16, FP16)}
 NAMES: tuple[str, ...] = tuple(_ALL)

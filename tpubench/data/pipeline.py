@@ -87,14 +87,14 @@ def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resne
                 return image_preprocessing.decode(encoded, training, size, jpeg_style, seed), label
 
             ds = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
-            ds = ds.batch(params["batch_size"], drop_remainder=drop)
+            ds = ds.batch(params["per_replica_batch_size"], drop_remainder=drop)
             ds = ds.map(
                 lambda images, labels: preprocess(images, labels, mode, params),
                 num_parallel_calls=tf.data.AUTOTUNE,
                 deterministic=deterministic,
             )
         elif manifest.format == "raw_image":
-            ds = ds.batch(params["batch_size"], drop_remainder=drop)
+            ds = ds.batch(params["per_replica_batch_size"], drop_remainder=drop)
             shape = manifest.image_shape
 
             def parse_and_preprocess(serialized):

@@ -58,7 +58,7 @@ def _finish(ds, params, training, examples):
     fixed_eval = bool(params.get("fixed_eval_steps", False))
     if training or fixed_eval:
         ds = ds.repeat()
-    return ds.batch(params["batch_size"], drop_remainder=training or fixed_eval)
+    return ds.batch(params["per_replica_batch_size"], drop_remainder=training or fixed_eval)
 
 
 def _with_options(ds, deterministic):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import config, errors
+from tpubench.core import errors, vocab
 from tpubench.core.config import HardwareConfig
 from tpubench.hardware import clusters, placement
 
@@ -132,7 +132,7 @@ def _cross_device_ops(all_reduce: str, accelerator: str):
         return tf.distribute.ReductionToOneDevice(reduce_to_device="/cpu:0")
     raise errors.UsageError(
         f"--all_reduce={all_reduce} does not apply to a single-host mirrored strategy; "
-        "accepted: auto, nccl, hierarchical_copy, reduce_to_one, reduce_to_cpu"
+        f"accepted: {', '.join(vocab.MIRRORED_ALL_REDUCE)}"
     )
 
 
@@ -204,5 +204,5 @@ def build(hw: HardwareConfig):
     raise errors.unknown(
         "strategy",
         name,
-        config.STRATEGIES,
+        vocab.STRATEGIES,
     )

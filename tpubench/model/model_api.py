@@ -2,7 +2,11 @@
 
 TPUEstimator asked a model for `input_fn(params)` and
 `model_fn(features, labels, mode, params)` with `params["batch_size"]` the
-per-shard batch.  tpubench keeps that shape in TF2 form.  A model module
+per-shard batch.  tpubench keeps that shape in TF2 form, with the batch
+named for what it is: `params["per_replica_batch_size"]` (what one replica's
+batches hold) beside `params["global_batch_size"]` (one step over every
+replica, what `--batch_size` gives).  `params["batch_size"]` still reads
+the per-replica batch for one release, with one deprecation line.  A model module
 builds a `ModelSpec` and registers it by name (`tpubench.model.registry`):
 
 * `input_fn(params, input_context, mode)` returns a `tf.data.Dataset` of
@@ -30,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,6 +67,65 @@ class StepOutput:
     predictions: Any = None
     metrics: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     aux_loss: Any = None
+
+
+# The keys the runner adds to a model's params: they describe the run, not the
+# network (reports compare them on their own, or not at all; FLOPs ignore them).
+# `batch_size` is the deprecated spelling of `per_replica_batch_size`, kept in
+# params for one release and in a record's `model.params` as its format.
+RUNTIME_PARAMS = (
+    "per_replica_batch_size",
+    "global_batch_size",
+    "batch_size",
+    "seed",
+    "data_dir",
+    "deterministic",
+    "cache",
+    "fixed_eval_steps",
+    "readable_records",  # --skip_corrupt's per-file counts: the data, not the network
+)
+_DEPRECATED = {"batch_size": "per_replica_batch_size"}
+_warned: set[str] = set()
+
+
+class RunParams(dict):
+    """A model's params for one run: a dict whose deprecated keys say so once.
+
+    Reading `batch_size` ([] or get) prints one line to stderr, once per
+    process, naming `per_replica_batch_size` and `global_batch_size`.
+    """
+
+    def __getitem__(self, key):
+        _deprecated(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        _deprecated(key)
+        return super().get(key, default)
+
+
+def _deprecated(key) -> None:
+    if key in _DEPRECATED and key not in _warned:
+        _warned.add(key)
+        print(
+            f'tpubench: params["{key}"] is deprecated and goes in the next release: read '
+            f'params["{_DEPRECATED[key]}"] (the same number: one replica\'s batch) or '
+            'params["global_batch_size"] (all replicas together, what --batch_size gives)',
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def run_params(params: Mapping[str, Any], global_batch_size: int, replicas: int) -> RunParams:
+    """PARAMS with the batch of one run: global, per replica, and the deprecated alias."""
+    per_replica = global_batch_size // replicas
+    # batch_size first: a record's model.params keeps its old key order.
+    return RunParams(
+        params,
+        batch_size=per_replica,
+        global_batch_size=global_batch_size,
+        per_replica_batch_size=per_replica,
+    )
 
 
 Params = Mapping[str, Any]

@@ -17,20 +17,13 @@ import textwrap
 
 from tpubench.core import errors
 from tpubench.model import flops as flops_lib
-from tpubench.model import registry, shipped
+from tpubench.model import model_api, registry, shipped
 from tpubench.storage import cache as cache_lib
 
 # Runner keys that do not change the network, so do not change its FLOPs.
-_NOT_ARCHITECTURE = {
-    "batch_size",
-    "global_batch_size",
-    "data_dir",
-    "seed",
-    "deterministic",
-    "cache",
-    "read_mb_per_s",
-    "fixed_eval_steps",
-}
+# (An emulated disk's read rate changes the input, not the network; the report still tells
+# runs at different rates apart.)
+_NOT_ARCHITECTURE = frozenset(model_api.RUNTIME_PARAMS) | {"read_mb_per_s"}
 
 
 def flops(spec, params) -> dict:
@@ -103,8 +96,9 @@ def _key(spec, params) -> str:
 
 
 def _counting(spec, params) -> dict:
-    counting = dict(params)
+    counting = model_api.RunParams(params)
     counting.setdefault("global_batch_size", spec.default_batch_size)
+    counting.setdefault("per_replica_batch_size", spec.default_batch_size)
     counting.setdefault("batch_size", spec.default_batch_size)
     counting.setdefault("seed", 0)
     return counting

@@ -13,23 +13,13 @@ import json
 
 from tpubench.core import errors, safe_text
 from tpubench.cost import money
+from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
 from tpubench.storage import liveness, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
-_RUNTIME_PARAMS = frozenset(
-    {
-        "batch_size",
-        "global_batch_size",
-        "seed",
-        "data_dir",
-        "deterministic",
-        "cache",
-        "fixed_eval_steps",
-        "readable_records",  # --skip_corrupt's per-file counts: the data, not the network
-    }
-)
+_RUNTIME_PARAMS = frozenset(model_api.RUNTIME_PARAMS)
 
 
 @dataclasses.dataclass(frozen=True)

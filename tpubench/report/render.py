@@ -23,16 +23,6 @@ def num(x: float | None, digits: int = 1) -> str:
     return f"{x:.{max(2, digits)}g}"
 
 
-def duration(seconds: float | None) -> str:
-    """Seconds in a unit a reader takes in at once: 42.1 s, 12.5 min, 3.2 h, 4.1 d."""
-    if seconds is None:
-        return "n/a"
-    for unit, size, limit in (("s", 1, 100), ("min", 60, 100 * 60), ("h", 3600, 48 * 3600)):
-        if abs(seconds) < limit:
-            return f"{seconds / size:.3g} {unit}" if size == 1 else f"{seconds / size:.1f} {unit}"
-    return f"{seconds / 86400:,.1f} d"
-
-
 def fixed(x: float | None, digits: int = 4) -> str:
     """The same number of decimals in every row (accuracies: 0.9500, 0.9667)."""
     return "n/a" if x is None else f"{x:.{digits}f}"

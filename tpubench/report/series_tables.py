@@ -5,6 +5,7 @@ Builders like those of tables.py (which re-exports them), one per series kind.
 
 from __future__ import annotations
 
+from tpubench.core import durations
 from tpubench.report import compare, published, render, tables
 
 
@@ -61,7 +62,7 @@ def pareto(front: dict[str, list[compare.ParetoPoint]]) -> tables.Table:
                 [
                     model,
                     p.summary.label,
-                    render.duration(p.seconds),
+                    durations.short(p.seconds),
                     render.money(p.usd),
                     "yes" if p.on_front else "no",
                 ]

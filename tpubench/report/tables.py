@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core import durations
 from tpubench.report import compare, load, render, stats
 from tpubench.report import group as group_lib
 
@@ -101,7 +102,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
                 render.num(s.rate.median),
                 render.span(s.rate),
                 render.num(_m(s.step_ms), 2),
-                render.duration(_m(s.epoch_seconds)),
+                durations.short(_m(s.epoch_seconds)),
                 render.money(_m(s.usd_per_hour)),
                 render.money(_m(s.usd_per_epoch)),
                 render.span(s.usd_per_epoch, render.money),

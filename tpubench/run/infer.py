@@ -16,13 +16,14 @@ import dataclasses
 import time
 from typing import Any
 
-from tpubench.core import errors
+from tpubench.core import errors, vocab
 from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import efficiency, infer_timing, interrupts, layout, session, weights
 from tpubench.storage import records
 
-UNSUPPORTED_STRATEGIES = ("multi_worker", "parameter_server")
+UNSUPPORTED_STRATEGIES = vocab.CLUSTER_STRATEGIES
+_SERVING_STRATEGIES = [s for s in vocab.STRATEGIES if s not in UNSUPPORTED_STRATEGIES + ("auto",)]
 
 
 def _base_record(cfg: InferConfig | None, model: str, argv, flag_values) -> dict:
@@ -214,8 +215,8 @@ class _Sweep:
         name = strategy_lib.resolve_strategy(cfg.hardware, accelerator)
         if name in UNSUPPORTED_STRATEGIES:
             raise errors.UsageError(
-                f"tpubench infer does not run under the {name} strategy; accepted: one_device, "
-                "mirrored, tpu (or auto without a multi-task TF_CONFIG)"
+                f"tpubench infer does not run under the {name} strategy; accepted: "
+                f"{', '.join(_SERVING_STRATEGIES)} (or auto without a multi-task TF_CONFIG)"
             )
         strategy, placement = session.build_strategy(cfg.hardware)
         self.is_chief = placement.is_chief
@@ -234,7 +235,7 @@ class _Sweep:
             model={
                 "name": spec.name,
                 "description": spec.description,
-                "params": params,
+                "params": session.recorded_params(params),
                 "data_format": data_format,
             }
             | ({"fitted_to_data": changes} if changes else {}),

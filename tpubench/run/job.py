@@ -146,7 +146,7 @@ class Job:
             p.strategy,
             cfg.precision,
             p.xla,
-            step_batch=self.params["batch_size"] if ps else None,
+            step_batch=self.params["per_replica_batch_size"] if ps else None,
             data_format=p.data_format,
         )
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass

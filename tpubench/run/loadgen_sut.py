@@ -39,6 +39,7 @@ def load_samples(runner, manifest, count: int, seed: int) -> Samples:
     import tensorflow as tf
 
     from tpubench.data import synthetic
+    from tpubench.model import model_api
     from tpubench.model.model_api import Mode
 
     params = runner.params
@@ -52,7 +53,7 @@ def load_samples(runner, manifest, count: int, seed: int) -> Samples:
         features, _ = synthetic.global_batch(runner.spec.element_spec(params), params, count, seed)
         return Samples(features, count)
     # An endless stream of full eval batches (repeats a split smaller than COUNT).
-    params = dict(params) | {"fixed_eval_steps": True}
+    params = model_api.RunParams(params, fixed_eval_steps=True)
     parts, have = [], 0
     for features, _ in runner.spec.input_fn(params, None, Mode.EVAL):
         parts.append(tf.nest.map_structure(lambda t: t.numpy(), features))

@@ -102,7 +102,7 @@ def hparams(cfg: TrainConfig, p, record: dict) -> dict:
         "tiny": bool(cfg.tiny),
         "dataset": str((record.get("data") or {}).get("name", "?")),
         "global_batch_size": int(p.params["global_batch_size"]),
-        "per_replica_batch_size": int(p.params["batch_size"]),
+        "per_replica_batch_size": int(p.params["per_replica_batch_size"]),
         "precision": cfg.precision,
         "xla": bool(p.xla),
         "data_format": p.data_format,

@@ -189,7 +189,7 @@ def describe(p: Plan) -> dict:
     model = {
         "name": spec.name,
         "description": spec.description,
-        "params": session.plain(p.params),
+        "params": session.plain(session.recorded_params(p.params)),
         "target_metric": spec.target_metric,
         "target_mode": spec.target_mode,
         "data_format": p.data_format,

@@ -51,7 +51,7 @@ class Runner:
         data_format: str = "channels_last",
     ):
         self.spec = spec
-        self.params = dict(params)
+        self.params = model_api.RunParams(params)
         self.strategy = strategy
         self.precision = precision_lib.of(precision)
         self.data_format = data_format
@@ -198,11 +198,11 @@ class Runner:
 
     def ps_dataset(self, mode: Mode, synthetic_seed: int | None):
         """A per-worker dataset function for ClusterCoordinator."""
-        params = dict(self.params)
+        params = model_api.RunParams(self.params)
         spec = self.spec
         if synthetic_seed is not None:
             batch = synthetic.global_batch(
-                spec.element_spec(params), params, params["batch_size"], synthetic_seed
+                spec.element_spec(params), params, params["per_replica_batch_size"], synthetic_seed
             )
 
             def dataset_fn():
@@ -218,20 +218,18 @@ class Runner:
         """Parameter-server eval on the coordinator, reading remote variables."""
         if self._eval_step is None:
             self._eval_step = tf.function(self._eval_replica, reduce_retracing=True)
-        dataset = self.spec.input_fn(dict(self.params), None, Mode.EVAL)
+        dataset = self.spec.input_fn(model_api.RunParams(self.params), None, Mode.EVAL)
         return self._accumulate(dataset, max_steps)
 
     def set_global_batch_size(self, global_batch_size: int) -> None:
         """Makes later datasets, synthetic inputs and traced steps use GLOBAL_BATCH.
 
         For inference sweeps, which measure one built model at several batch
-        sizes; the per-replica `params["batch_size"]` follows.
+        sizes; the per-replica `params["per_replica_batch_size"]` follows.
         """
         replicas = self.strategy.num_replicas_in_sync
         self.global_batch_size = self.step_batch = int(global_batch_size)
-        self.params.update(
-            global_batch_size=self.global_batch_size, batch_size=self.global_batch_size // replicas
-        )
+        self.params = model_api.run_params(self.params, self.global_batch_size, replicas)
 
     def synthetic_inputs(self, seed: int):
         """Per-replica synthetic (features, labels), made once, kept on device."""
@@ -248,7 +246,7 @@ class Runner:
         PARAM_OVERRIDES change runner keys for this dataset only, e.g.
         `fixed_eval_steps=True` for an endless stream of full eval batches.
         """
-        params = dict(self.params) | param_overrides
+        params = model_api.RunParams(self.params, **param_overrides)
 
         def dataset_fn(ctx):
             return self.spec.input_fn(params, ctx, mode)

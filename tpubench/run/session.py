@@ -111,10 +111,10 @@ def load_spec(ref: ModelRef):
 def fit_params(params: dict, ref: ModelRef, manifest, feed: Feed, data_dir) -> dict:
     """PARAMS for one run: batch, seed and data options, and the head and
     vocabulary fitted to the data the model reads (unless --params set them)."""
-    out = dict(params)
+    from tpubench.model import model_api
+
+    out = model_api.run_params(params, feed.global_batch_size, feed.replicas)
     out.update(
-        batch_size=feed.global_batch_size // feed.replicas,
-        global_batch_size=feed.global_batch_size,
         seed=feed.seed,
         data_dir=data_dir,
         deterministic=feed.data.deterministic,
@@ -250,6 +250,16 @@ def probe(placement) -> dict:
 def accelerators_priced(placement) -> int:
     """Accelerators a run holds, for pricing (0 on CPU)."""
     return 0 if placement.accelerator == "cpu" else placement.num_replicas
+
+
+def recorded_params(params) -> dict:
+    """A record's `model.params`: PARAMS less `per_replica_batch_size`.
+
+    The record gives the per-replica batch at its top level; `model.params`
+    keeps the keys it always had (`batch_size` among them, the same number)
+    so records of this release read as every earlier one.
+    """
+    return {k: v for k, v in params.items() if k != "per_replica_batch_size"}
 
 
 def plain(d):

@@ -70,7 +70,7 @@ def build(runner, strategy, placement, manifest) -> Parts:
         workers = placement.num_workers
         trainer = _PsTrainer(runner, coordinator, iterator, workers)
         evaluate = runner.evaluate_inline if manifest is not None else None
-        return Parts(trainer, evaluate, runner.params["batch_size"] * workers)
+        return Parts(trainer, evaluate, runner.params["per_replica_batch_size"] * workers)
     if manifest is None:
         fixed = runner.synthetic_inputs(seed)
         return Parts(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import errors
+from tpubench.core import durations, errors
 from tpubench.cost import catalog, money, pricing
 from tpubench.study import cells as cells_lib
 from tpubench.study import execute
@@ -92,7 +92,7 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
             estimated.append(usd is not None)
             total_s += secs or 0
             total_usd += usd or 0
-            est = _hms(secs) if secs else "n/a"
+            est = durations.clock(secs) if secs else "n/a"
             rows.append(
                 f"  {part.name + ' · ' + setup.label:<34} {len(todo):>5}  "
                 f"{money.usd(usd_h) if usd_h is not None else '—':>9}  {est:>9}  "
@@ -106,10 +106,5 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
     )
     cols = f"  {'part · setup':<34} {'cells':>5}  {'$/hour':>9}  {'est. time':>9}  {'est. $':>9}  priced as"  # noqa: E501
     unknown = "" if all(estimated) else " (— : priced only when it runs, from what it detects)"
-    foot = f"  {'total':<34} {len(plan.todo):>5}  {'':>9}  {_hms(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
+    foot = f"  {'total':<34} {len(plan.todo):>5}  {'':>9}  {durations.clock(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
     return [head, cols, *rows, foot]
-
-
-def _hms(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"

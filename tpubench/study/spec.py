@@ -32,7 +32,7 @@ import dataclasses
 import difflib
 import pathlib
 
-from tpubench.core import bounds, errors, safe_yaml
+from tpubench.core import bounds, errors, safe_yaml, vocab
 from tpubench.hardware import memory_cap
 from tpubench.study import fields
 
@@ -71,11 +71,13 @@ SETUP_KEYS = (
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
 COMMANDS = ("train", "infer")
 DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
-DEVICES = ("cpu", "gpu", "tpu", "auto")
-PRICINGS = ("on_demand", "spot")
-PRECISIONS = ("fp32", "bf16", "fp16")
-STRATEGIES = ("one_device", "mirrored", "parameter_server", "tpu")
-ALL_REDUCE = ("nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
+DEVICES = vocab.ACCELERATORS
+PRICINGS = vocab.PRICINGS
+PRECISIONS = vocab.PRECISIONS
+# A cell is one process (or a local parameter-server cluster): no multi_worker; no auto,
+# since a study names what it compares.
+STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
+ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
 VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
 SCALES = ("smoke", "full")
 # The study owns these flags: they point each cell at its records and label.

@@ -21,9 +21,8 @@ from __future__ import annotations
 import math
 import statistics
 
-# Share of the reference's loss a setting may stray by: bf16 has an 8-bit
-# mantissa, fp16 10 bits with loss scaling; fp32 differs by the order of its sums.
-TOLERANCE = {"fp32": 0.15, "fp16": 0.20, "bf16": 0.25}
+from tpubench.core import precision as precision_lib
+
 FLOOR = 0.05  # of the reference's first logged loss: the least scale a loss is judged on
 
 
@@ -61,7 +60,7 @@ def check(precision: str, outcome, reference) -> str | None:
         return None  # nothing to compare: said by the caller
     if not (math.isfinite(mine) and math.isfinite(ref)):
         return f"NaN/inf loss ({what})"
-    tol = TOLERANCE[precision]
+    tol = precision_lib.of(precision).tune_loss_tolerance
     first = reference.losses[0][1] if reference.losses else reference.first_loss
     scale = max(abs(ref), FLOOR * abs(first or 0.0))
     off = abs(mine - ref)

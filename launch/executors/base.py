@@ -1,0 +1,119 @@
+"""The executor interface: what `tpubench-launch sweep` asks of every `--executor`.
+
+`sweep_run.run` drives any executor through these methods in this order:
+`settings` (the sweep file's `cloud:` mapping, checked before anything
+starts), `before_runs` (tools on PATH, records from earlier runs; skipped by
+a dry run), `plans` (one per configuration, all checked up front, so a bad
+configuration launches nothing), `vms`/`overhead_seconds`/`preview_title`
+(the cost preview), then `dry_run_lines` or `execute`.  `CloudExecutor`
+holds what every rented-machine executor shares: a `cloud.Plan` per
+configuration, run with its teardown always happening.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from typing import ClassVar
+
+from tpubench.storage import records
+from tpubench_launch import commands, errors
+from tpubench_launch.executors import cloud
+
+
+class Executor(abc.ABC):
+    """Where a sweep's configurations run.  Subclasses set `name`."""
+
+    name: ClassVar[str]  # the --executor value
+
+    def settings(self, sweep) -> cloud.Settings | None:
+        """The sweep file's `cloud:` settings, checked; None where none are needed."""
+        return None
+
+    def before_runs(self, sweep, settings, out) -> None:  # noqa: B027 - optional hook
+        """Checks and fetches before real runs (never called by a dry run)."""
+
+    @abc.abstractmethod
+    def plans(self, sweep, todo: list, settings, log_dir: str) -> list:
+        """One plan per configuration in TODO; raises UsageError for one that cannot run."""
+
+    def vms(self, config) -> int:
+        """How many machines CONFIG holds while it runs (the cost preview multiplies)."""
+        return 1
+
+    def overhead_seconds(self, settings) -> float:
+        """Seconds each run costs besides its own time (create, install, delete)."""
+        return 0.0
+
+    @abc.abstractmethod
+    def preview_title(self, pricing: str, settings) -> str:
+        """The cost preview's heading: what the estimate counts."""
+
+    @abc.abstractmethod
+    def dry_run_lines(self, config, plan, results_dir: str) -> list[str]:
+        """What `--dry-run` prints for CONFIG after its `# id: ...` line."""
+
+    @abc.abstractmethod
+    def execute(self, sweep, todo: list, plans: list, argv: list, log_dir: str, out) -> list:
+        """Runs TODO; returns (config, exit code, what) per configuration."""
+
+
+class CloudExecutor(Executor):
+    """A rented-machine executor: each configuration is a `cloud.Plan` of commands.
+
+    Subclasses give `plan(config, sweep, settings, log_dir)` and `vms(config)`;
+    `tools` are the checks of programs the plans call.
+    """
+
+    machines: ClassVar[str] = "VM"  # what the preview prices
+    setup: ClassVar[str] = "create, install and delete"
+
+    def settings(self, sweep) -> cloud.Settings:
+        return cloud.settings(sweep, self.name)
+
+    def check_tools(self) -> None:
+        cloud.check_gcloud()
+
+    def before_runs(self, sweep, settings, out) -> None:
+        self.check_tools()
+        os.makedirs(sweep.results_dir, exist_ok=True)
+        # Records of earlier runs, perhaps from another machine: resume needs them.
+        cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sweep.results_dir], out)
+
+    @abc.abstractmethod
+    def plan(self, config, sweep, settings: cloud.Settings, log_dir: str) -> cloud.Plan:
+        """CONFIG's commands: setup, tasks, collect, teardown."""
+
+    def plans(self, sweep, todo, settings, log_dir) -> list:
+        return [self.plan(c, sweep, settings, log_dir) for c in todo]
+
+    def overhead_seconds(self, settings) -> float:
+        return settings.overhead_seconds
+
+    def preview_title(self, pricing, settings) -> str:
+        what = (
+            f"{self.machines} price x estimated time incl. {settings.overhead_seconds:g} s to "
+            f"{self.setup}"
+        )
+        return f"cost preview ({pricing}; {what}):"
+
+    def dry_run_lines(self, config, plan, results_dir) -> list[str]:
+        return [f"# {note}" for note in plan.notes] + [commands.shell(a) for a in plan.commands()]
+
+    def execute(self, sweep, todo, plans, argv, log_dir, out) -> list:
+        results = []
+        for i, (c, plan) in enumerate(zip(todo, plans, strict=True), 1):
+            print(f"[{i}/{len(todo)}] {c.id} {c.describe()}", file=out, flush=True)
+            try:
+                cloud.execute(plan, log_dir, out)
+            except (errors.TaskFailed, errors.CloudError) as e:
+                results.append((c, e.exit_code, str(e)))
+                print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
+                continue
+            found = records.by_label(sweep.results_dir).get(c.id)
+            what = (
+                f"record: {found[-1].path}" if found else f"no record copied from {plan.config_id}"
+            )
+            results.append((c, 0, what))
+            print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
+        return results

@@ -1,0 +1,93 @@
+"""One spelling per enumeration: core/vocab.py, and the copies that cannot import it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tpubench.core import errors, vocab
+from tpubench.study import remote, spec
+from tpubench_launch import executors, sweep
+
+
+def test_the_launchers_sweep_words_are_tpubenchs():
+    # launch/ never imports tpubench, so it keeps copies; they may not drift.
+    assert sweep.STRATEGIES == vocab.STRATEGIES
+    assert sweep.CLUSTER_STRATEGIES == vocab.CLUSTER_STRATEGIES
+    assert sweep.PRECISIONS == vocab.PRECISIONS
+
+
+def test_a_studys_remote_executors_are_launcher_executors():
+    assert remote.EXECUTORS == vocab.REMOTE_EXECUTORS
+    assert set(vocab.REMOTE_EXECUTORS) <= set(executors.REGISTRY.names())
+
+
+def test_study_files_accept_subsets_of_the_flags_values():
+    assert set(spec.STRATEGIES) <= set(vocab.STRATEGIES)
+    assert set(spec.ALL_REDUCE) <= set(vocab.ALL_REDUCE)
+    assert spec.PRECISIONS == vocab.PRECISIONS and set(spec.DEVICES) == set(vocab.ACCELERATORS)
+
+
+@pytest.mark.parametrize(
+    ("flag", "values"),
+    [
+        ("accelerator", vocab.ACCELERATORS),
+        ("strategy", vocab.STRATEGIES),
+        ("all_reduce", vocab.ALL_REDUCE),
+        ("precision", vocab.PRECISIONS),
+        ("pricing", vocab.PRICINGS),
+    ],
+)
+def test_train_refuses_a_value_outside_the_vocabulary_and_lists_it(flag, values, tmp_path):
+    """What `tpubench train --FLAG=bogus` says is the vocabulary, whole and in one line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tpubench", "train", f"--{flag}=bogus"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if "bogus" in x)
+    assert all(v in line for v in values), line
+
+
+def test_mirrored_all_reduce_error_lists_the_single_host_algorithms():
+    from tpubench.hardware import strategy
+
+    with pytest.raises(errors.UsageError) as e:
+        strategy._cross_device_ops("ring", "gpu")  # noqa: SLF001 - the message is what a user sees
+    assert str(e.value).endswith("accepted: " + ", ".join(vocab.MIRRORED_ALL_REDUCE))
+
+
+@pytest.mark.parametrize("seconds", [0, 0.4, 59.5, 61, 3599.6, 3725.4, 86400 * 3 + 7])
+def test_the_launchers_cost_preview_times_read_as_tpubenchs_clock(seconds):
+    from tpubench.core import durations
+    from tpubench_launch import preview
+
+    assert preview._duration(seconds) == durations.clock(seconds)  # noqa: SLF001
+
+
+def test_durations_for_people():
+    from tpubench.core import durations
+
+    assert durations.clock(3725.4) == "1:02:05" and durations.clock(59.6) == "0:01:00"
+    shown = [durations.short(s) for s in (42.14, 750, 3.2 * 3600, 4.1 * 86400, None)]
+    assert shown == ["42.1 s", "12.5 min", "3.2 h", "4.1 d", "n/a"]
+
+
+def test_infer_refuses_a_cluster_strategy_naming_the_ones_it_serves_under(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "tpubench", "infer", "--tiny", "--strategy=parameter_server"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert (
+        "does not run under the parameter_server strategy; accepted: one_device, mirrored, tpu "
+        "(or auto without a multi-task TF_CONFIG)"
+    ) in proc.stderr

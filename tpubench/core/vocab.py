@@ -1,0 +1,32 @@
+"""The enumerations a user types: one spelling each, for flags, records, study and sweep files.
+
+Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
+error messages and the price columns read these tuples; none spells the
+values again.  The launcher (`launch/`, which never imports tpubench) keeps
+its own copies of the sweep-file words; tests/test_vocab.py holds them equal
+to these.
+"""
+
+from __future__ import annotations
+
+from tpubench.core import precision
+
+# --accelerator: the device kind a run uses ("auto": TPU, then GPU, then CPU).
+ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
+# --strategy: tf.distribute strategies ("auto": mirrored with several devices).
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
+# Strategies whose run is a cluster: one process per task, TF_CONFIG each.
+CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
+# --all_reduce: how replicas sum gradients.  `ring` is multi_worker's only.
+ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu", "ring")
+# The all-reduce algorithms of a single-host mirrored strategy.
+MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
+# --precision: the names of core/precision.py's Precision values.
+PRECISIONS = precision.NAMES
+# --data_format: how image tensors are laid out in a network that can choose.
+DATA_FORMATS = ("auto", "channels_last", "channels_first")
+# --pricing: the price columns of the catalog (cost/catalog_rows.py).
+PRICINGS = ("on_demand", "spot")
+# `tpubench study run --executor`: local processes, or tpubench-launch sweep executors.
+REMOTE_EXECUTORS = ("gce", "tpu-vm", "gke")
+STUDY_EXECUTORS = ("local", *REMOTE_EXECUTORS)
