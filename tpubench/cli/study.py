@@ -9,7 +9,7 @@ import sys
 
 from absl import flags
 
-from tpubench.core import safe_text
+from tpubench.core import columns, safe_text
 
 FLAGS = flags.FLAGS
 ACTIONS = ("list", "run", "report")
@@ -178,9 +178,11 @@ def _list() -> int:
         p = plan.make(study, "full", host, os.path.join("runs", "studies", name))
         print(f"{name:<16} {len(p.cells):>5} {p.runnable:>5}  {study.title}")
     print(
-        f"\ncells: at --scale=full; here: runnable on this host ({host.describe()}).\n"
-        f"study files: {spec.shipped_dir()} (copy one, change it, run `tpubench study run "
-        "FILE.yaml`)"
+        columns.fold(
+            f"\ncells: at --scale=full; here: runnable on this host ({host.describe()}).\n"
+            f"study files: {spec.shipped_dir()} (copy one, change it, run `tpubench study run "
+            "FILE.yaml`)"
+        )
     )
     return 0
 

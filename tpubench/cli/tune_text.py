@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
-from tpubench.core import errors
+from tpubench.core import columns, errors
 from tpubench.storage import files
 from tpubench.tune import results
 
@@ -82,7 +82,7 @@ def table(ranked: list, objective: str, winner=None) -> str:
             status,
         )
     buf = io.StringIO()
-    Console(file=buf, width=130, force_terminal=False, color_system=None).print(t)
+    Console(file=buf, width=columns.width(), force_terminal=False, color_system=None).print(t)
     return buf.getvalue().rstrip()
 
 
