@@ -8,6 +8,7 @@ from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text
+from tpubench.hardware import placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -131,6 +132,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
+    placement.check_gpu(cfg.hardware.accelerator)  # a refusal, before TensorFlow's 5-15 s
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing
         # bucket or permission in about a second.  The failed record goes to

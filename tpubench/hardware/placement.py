@@ -7,8 +7,10 @@ clusters.py (multi-worker, parameter-server and TPU strategies).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import os
+import shutil
 
 from tpubench.core import errors
 
@@ -47,6 +49,37 @@ def tf_config() -> dict | None:
     if not isinstance(cfg, dict) or "cluster" not in cfg:
         raise errors.UsageError('TF_CONFIG must be a JSON object with a "cluster" key')
     return cfg
+
+
+def no_gpu_reason() -> str | None:
+    """Why TensorFlow cannot see a GPU here, known without importing it; None when it may.
+
+    CUDA_VISIBLE_DEVICES set empty (or -1) hides every GPU; a host with no
+    NVIDIA device node, no WSL GPU (/dev/dxg), no ROCm (/dev/kfd) and no
+    nvidia-smi has none.  Anything else is left to TensorFlow to decide.
+    """
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU"
+    if glob.glob("/dev/nvidia[0-9]*") or shutil.which("nvidia-smi"):
+        return None
+    if os.path.exists("/dev/dxg") or os.path.exists("/dev/kfd"):
+        return None
+    return "this host has no GPU (no /dev/nvidia* device, no nvidia-smi)"
+
+
+def check_gpu(accelerator: str) -> None:
+    """Refuses --accelerator=gpu before TensorFlow's start-up where no GPU can be seen.
+
+    Raises:
+      HardwareError: naming the reason and what to do instead.
+    """
+    reason = no_gpu_reason() if accelerator == "gpu" else None
+    if reason:
+        raise errors.HardwareError(
+            f"--accelerator=gpu but {reason}; run on a machine with an NVIDIA GPU and driver "
+            "(tpubench[gpu] installed), or use --accelerator=cpu"
+        )
 
 
 def on_tpu_vm() -> bool:
