@@ -90,3 +90,96 @@ def test_study_report_after_a_smoke_run_reports_the_smoke_records_and_says_so(tm
     assert "1,000" in row and "$0.0475" in row and "|" not in row, proc.stdout
     assert max(len(x) for x in proc.stdout.splitlines()) <= 100, proc.stdout
     assert "## Findings" in (results / "report" / "cpu_vs_gpu-smoke.md").read_text()
+
+
+def _single_trials(tmp_path):
+    """cifar10_cnn on 1 and 2 threads, one trial each: 100 and 150 examples/sec."""
+    import pathlib
+    import shutil
+
+    threads = pathlib.Path(__file__).parent / "report" / "fixtures" / "threads"
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("cnn-t1-0.json", "cnn-t2-0.json"):
+        shutil.copy(threads / name, runs / name)
+    from tpubench.cli import report as report_cli
+    from tpubench.core.config import ReportConfig
+
+    cfg = ReportConfig(
+        inputs=(str(runs),),
+        output=None,
+        baseline=None,
+        published=(),
+        allow_mixed=(),
+        format="table",
+        title="t",
+    )
+    return report_cli.build(cfg)
+
+
+def test_an_efficiency_from_single_trials_is_tabled_and_drawn_as_not_significant(tmp_path):
+    rep = _single_trials(tmp_path)
+    table = rep.tables["scaling"]
+    cells = [row[table.columns.index("efficiency")] for row in table.rows]
+    assert cells == ["100.0%", "75.0% (1 trial: not significant)"]
+    assert "not significant" in " ".join(table.notes)
+    fig = rep.figures["scaling"][0]
+    ax_eff = fig.axes[1]
+    notes = [t.get_text() for t in ax_eff.texts]
+    assert notes == ["75%: not significant"]
+    hollow = [
+        line
+        for line in ax_eff.lines
+        if line.get_marker() == "o" and line.get_markerfacecolor() == "white"
+    ]
+    assert [list(line.get_ydata()) for line in hollow] == [[75.0]]
+
+
+def test_an_efficiency_interval_that_leaves_out_100_percent_is_significant():
+    from tpubench.report import compare
+
+    p = compare.ScalingPoint(2, None, 200.0, 1.5, 75.0, 62.0, 85.0)
+    assert p.significant
+    p = compare.ScalingPoint(2, None, 200.0, 2.03, 203.0, 95.0, 310.0)
+    assert not p.significant
+    assert not compare.ScalingPoint(2, None, 200.0, 2.03, 203.0).significant  # no interval
+
+
+def test_a_throughput_label_stands_clear_of_its_whisker_cap(tmp_path):
+    rep = _single_trials(tmp_path)
+    fig = rep.figures["throughput"][0]
+    labels = fig.axes[0].texts
+    assert labels and all(t.get_text()[0].isdigit() for t in labels)  # no leading blank
+    # Offset in points from the whisker's end: the cap (3 points) never touches the digits.
+    assert all(t.anncoords == "offset points" and t.xyann[0] >= 6 for t in labels)
+
+
+def test_a_study_of_ideal_cell_says_when_it_is_not_significant():
+    import dataclasses
+
+    from tpubench.study import cells, findings, measured, report, spec
+
+    study = spec.load("cnn_scaling", report.FORMS, findings.CHECKS)
+    host = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
+    all_cells = cells.expand(study, "full")
+
+    def cell(label):
+        return next(c for c in all_cells if c.model.model == "resnet50" and c.setup.label == label)
+
+    def results(ci1, ci8):
+        got = {}
+        for label, rate, ci in (("1 GPU", 100.0, ci1), ("8 GPU", 1624.0, ci8)):
+            c = cell(label)
+            m = measured.Measured(c, 1, rate, 1.0, None, None, None, "gpu", "m", None, 64, ())
+            got[c.id] = dataclasses.replace(m, rate_ci=ci, trials=3 if ci else 1)
+        return measured.Results(study, "full", host, "runs", tuple(all_cells), got, {})
+
+    def of_ideal(res):
+        line = next(x for x in report.render(res, []).splitlines() if "resnet50 · synthetic" in x)
+        return line.rsplit("|", 2)[-2].strip()
+
+    assert of_ideal(results(None, None)) == "203% at 8 (one run: not significant)"
+    assert of_ideal(results((80.0, 120.0), (1500.0, 1750.0))) == "203% at 8 (156–273%)"
+    assert of_ideal(results((60.0, 140.0), (700.0, 2500.0))) == (
+        "203% at 8 (62–521%: not significant)"
+    )
