@@ -1,6 +1,8 @@
 """Issue 34, class F (the first hour, round 4): the no-TPU line."""
 
+import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -183,3 +185,35 @@ def test_a_study_of_ideal_cell_says_when_it_is_not_significant():
     assert of_ideal(results((60.0, 140.0), (700.0, 2500.0))) == (
         "203% at 8 (62–521%: not significant)"
     )
+
+
+def test_a_refused_run_is_recorded_and_runs_lists_it_apart(tmp_path):
+    import shutil
+
+    from conftest import NO_TF_CLI, one_line_error
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fixtures = pathlib.Path(__file__).parent / "report" / "fixtures" / "threads"
+    shutil.copy(fixtures / "cnn-t1-0.json", runs / "cnn-t1-0.json")
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    argv = [sys.executable, "-c", NO_TF_CLI]
+    proc = subprocess.run(
+        [*argv, "train", "--machine=gcp:n1-standard-7", "--results_dir=runs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2 and "n1-standard-7" in one_line_error(proc)
+    (refused,) = [p for p in runs.glob("*.json") if p.name != "cnn-t1-0.json"]
+    record = json.loads(refused.read_text())
+    assert record["status"] == "failed" and record["refused"] is True
+    proc = subprocess.run(
+        [*argv, "runs", "runs"], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    ran, apart = proc.stdout.split("refused before running (1):")
+    assert "runs/cnn-t1-0.json" in ran and f"runs/{refused.name}" not in ran
+    assert f"runs/{refused.name}" in apart

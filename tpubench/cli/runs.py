@@ -28,7 +28,17 @@ def main(args: list[str], full_argv: list[str]) -> int:
     if not rows:
         print(f"no run records under {safe_text.shown(' '.join(args))}")
         return 0
-    print("\n".join(_lines(rows)))
+    ran = [r for r in rows if not r["refused"]]
+    refused = [r for r in rows if r["refused"]]
+    out = _lines(ran) if ran else []
+    if refused:  # a usage error or missing hardware: apart, they measured nothing
+        out += [""] if ran else []
+        out.append(
+            f"refused before running ({len(refused)}): flags, prices or hardware the run "
+            "could not take; nothing was measured"
+        )
+        out += _lines(refused)
+    print("\n".join(out))
     return 0
 
 

@@ -51,12 +51,24 @@ def say(message: str) -> None:
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
     """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
     record.update(status="failed", error=str(error), finished=records.now_iso())
+    mark_refused(record, error)
     try:
         error.record_path = records.write(record, results_dir)
     except Exception:  # noqa: BLE001 - results_dir may be the missing bucket itself
         # The run's own error is what the user must see; without a path the
         # error line names no record, which is the truth.
         error.record_path = None
+
+
+def mark_refused(record: dict, e: BaseException) -> None:
+    """Marks RECORD `refused` when E refused the flags, prices or hardware asked for.
+
+    Nothing was measured: `tpubench runs` lists such records apart from the
+    runs that failed while running, and they stay on record so that a
+    sweep's results directory accounts for every invocation.
+    """
+    if isinstance(e, (errors.UsageError, errors.HardwareError, errors.PriceError)):
+        record["refused"] = True
 
 
 def outcome(e: BaseException) -> tuple[str, str]:
