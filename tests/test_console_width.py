@@ -138,7 +138,10 @@ def test_the_tune_table_fits_100_columns(monkeypatch):
     )
     text = tune_text.table([row, row], "throughput", winner="s")
     assert _widest(text) <= 100, text
-    assert "2.41x" in text and "123,456.7" in text
+    assert "123,456.7" in text and "120,000-130,000 (n=3)" in text  # the figure, its spread
+    assert "left out to fit 100 columns: compile s" in text  # and where they are
+    # A status's reason goes under the table, not into a column of single words.
+    assert "ok [1]" in text and "[1] precision=bf16" in " ".join(text.split())
 
 
 def test_fold_keeps_words_and_indents_continuations():
@@ -148,4 +151,5 @@ def test_fold_keeps_words_and_indents_continuations():
     folded = columns.fold(line, 60).splitlines()
     assert len(folded) > 1 and all(len(x) <= 60 for x in folded)
     assert " ".join(" ".join(folded).split()) == " ".join(line.split())
-    assert all(x.startswith(" " * 8) for x in folded[1:])  # past the bullet's text
+    # under the bullet's text
+    assert all(x.startswith(" " * 4) and x[4] != " " for x in folded[1:]), folded

@@ -217,3 +217,41 @@ def test_a_refused_run_is_recorded_and_runs_lists_it_apart(tmp_path):
     ran, apart = proc.stdout.split("refused before running (1):")
     assert "runs/cnn-t1-0.json" in ran and f"runs/{refused.name}" not in ran
     assert f"runs/{refused.name}" in apart
+
+
+def _tour() -> list[str]:
+    """The README tour's commands, each with its continuation and comment lines."""
+    import pathlib
+
+    text = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
+    block = text.split("## A tour", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands: list[str] = []
+    for line in block.splitlines():
+        if line.startswith(("tpubench", "for ")):
+            commands.append(line)
+        elif commands:
+            commands[-1] += "\n" + line
+    return commands
+
+
+def test_the_readme_tour_runs_here_in_order_and_says_how_long_each_command_takes():
+    import re
+
+    commands = _tour()
+    assert len(commands) >= 15
+    made = {"runs"}  # where a train or infer without --results_dir writes
+    for cmd in commands:
+        assert re.search(r"about \d+ (s|minutes?)\b", cmd), cmd  # its time on 2 cores
+        assert "gs://" not in cmd and "--accelerator=gpu" not in cmd and "--tpu" not in cmd, cmd
+        words = cmd.split()
+        if words[1] in ("report", "advise", "runs"):
+            assert words[2] in made, f"{words[2]} is read before a command made it: {cmd}"
+        made.update(re.findall(r"--results_dir=(\S+)", cmd))
+        if "--scenario=server" in cmd:  # the full search is minutes: short settings here
+            seconds = re.search(r"--min_duration=(\d+)s", cmd)
+            assert seconds and int(seconds.group(1)) <= 10, cmd
+    studies = [c.split()[3] for c in commands if c.startswith("tpubench study report")]
+    assert all(
+        any(c.startswith(f"tpubench study run {s} --scale=smoke") for c in commands)
+        for s in studies
+    )

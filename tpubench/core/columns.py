@@ -72,9 +72,8 @@ def fold(text: str, cols: int | None = None) -> str:
             out.append(line)
             continue
         lead = len(line) - len(line.lstrip(" "))
-        if line[lead:].startswith("- "):
-            lead += 2
-        out.extend(hang(line, "", lead + _HANG if lead < 8 else lead, cols))
+        bullet = line[lead:].startswith("- ")
+        out.extend(hang(line, "", lead + 2 if bullet else lead + _HANG, cols))
     return "\n".join(out)
 
 

@@ -114,7 +114,8 @@ def terminal(t, width: int | None = None) -> str:
     shown = safe_text.shown  # record text: no escapes reach the terminal, one line per cell
     rt = RichTable(title=escape(shown(t.title)), title_justify="left")
     for i in keep:
-        rt.add_column(shown(t.columns[i]), justify="left" if i == 0 else "right", overflow="fold")
+        left = i == 0 or t.columns[i] in getattr(t, "left", ())
+        rt.add_column(shown(t.columns[i]), justify="left" if left else "right", overflow="fold")
     for row in t.rows:
         rt.add_row(*(escape(shown(row[i], None)) for i in keep))  # "[infer]" is not markup
     console.print(rt)
