@@ -124,6 +124,34 @@ def test_a_gpu_run_where_no_gpu_can_be_seen_is_refused_before_tensorflow_with_no
     assert not results.exists()
 
 
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--use_synthetic_data", "--target_accuracy=0.9"], "needs real data"),
+        (["--num_gpus=2"], "--num_gpus=2 applies to GPUs but the accelerator is cpu"),
+        (["--batch_size=6", "--num_cpu_devices=4"], "--batch_size=6 is not divisible by the 4"),
+    ],
+)
+def test_a_flag_combination_is_refused_before_tensorflow_and_its_record_says_refused(
+    args, needle, tmp_path
+):
+    from conftest import NO_TF_CLI
+
+    results = tmp_path / "runs"
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TF_CLI, "train", *args, f"--results_dir={results}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+    )
+    line = one_line_error(proc)  # NO_TF_CLI exits 99 had TensorFlow been imported
+    assert proc.returncode == 2 and needle in line, line
+    (path,) = results.glob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and record["refused"] is True and needle in record["error"]
+
+
 def test_no_gpu_reason_reads_the_host_without_tensorflow(monkeypatch):
     from tpubench.hardware import placement
 

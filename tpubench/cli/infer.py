@@ -149,6 +149,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         cfg = configs.infer_config()
         shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up
         infer_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+        placement.check_early(cfg.hardware, None)  # device flags for another accelerator
         infer_lib.check_buckets_early(cfg)  # a missing bucket, before TF (see cli/train.py)
     except errors.TpubenchError as e:
         infer_lib.record_early_failure(

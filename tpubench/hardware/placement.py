@@ -82,6 +82,66 @@ def check_gpu(accelerator: str) -> None:
         )
 
 
+def check_applicable(hw, accelerator: str) -> None:
+    """Flags for one kind of device are an error with another, not ignored."""
+    if hw.num_gpus is not None and accelerator != "gpu":
+        raise errors.UsageError(
+            f"--num_gpus={hw.num_gpus} applies to GPUs but the accelerator is {accelerator}; "
+            "drop it or use --accelerator=gpu"
+        )
+    if hw.num_cpu_devices > 1 and accelerator != "cpu":
+        raise errors.UsageError(
+            f"--num_cpu_devices={hw.num_cpu_devices} splits the CPU into replicas but the "
+            f"accelerator is {accelerator}; drop it or use --accelerator=cpu"
+        )
+    if hw.tpu and accelerator != "tpu":
+        raise errors.UsageError(
+            f"--tpu={hw.tpu} names a TPU but --accelerator={accelerator}; use --accelerator=tpu "
+            "or auto"
+        )
+
+
+def known_accelerator(hw) -> str | None:
+    """What HW's accelerator resolves to, where that is known without TensorFlow, else None.
+
+    The flag when given; tpu when a TPU is named or present; cpu where no GPU
+    can be seen (`no_gpu_reason`).  Mirrors `strategy.resolve_accelerator`.
+    """
+    if hw.accelerator != "auto":
+        return hw.accelerator
+    if hw.strategy == "tpu" or hw.tpu or os.environ.get("TPU_NAME") or on_tpu_vm():
+        return "tpu"
+    return "cpu" if no_gpu_reason() else None
+
+
+def check_early(hw, global_batch_size: int | None) -> None:
+    """The flag combinations that can be refused before TensorFlow starts (5-15 s).
+
+    Device flags for another accelerator and a batch that does not split over
+    logical CPU replicas (a GPU that cannot be seen: `check_gpu`); the same
+    checks run again once TensorFlow knows the devices.
+
+    Raises:
+      HardwareError, UsageError: naming the flag and what is accepted.
+    """
+    accelerator = known_accelerator(hw)
+    if accelerator is None:
+        return
+    check_applicable(hw, accelerator)
+    single_host = not os.environ.get("TF_CONFIG") and hw.strategy in ("auto", "mirrored")
+    if accelerator == "cpu" and single_host and global_batch_size is not None:
+        check_batch(global_batch_size, hw.num_cpu_devices)
+
+
+def check_batch(batch: int, replicas: int) -> None:
+    """One global batch must split evenly over the replicas."""
+    if batch % replicas:
+        raise errors.UsageError(
+            f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
+            f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
+        )
+
+
 def on_tpu_vm() -> bool:
     """A TPU VM: its accelerator devices are visible in /dev."""
     return os.path.exists("/dev/accel0") or os.path.exists("/dev/vfio/0")

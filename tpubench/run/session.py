@@ -15,6 +15,7 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
+from tpubench.hardware import placement
 from tpubench.storage import liveness, records
 
 
@@ -172,13 +173,7 @@ def fitted_from_data(params: dict, manifest) -> dict:
     return {k: params[k] for k in manifest.fitted_params() if k in params}
 
 
-def check_batch(batch: int, replicas: int) -> None:
-    """One global batch must split evenly over the replicas."""
-    if batch % replicas:
-        raise errors.UsageError(
-            f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
-            f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
-        )
+check_batch = placement.check_batch  # one global batch must split evenly over the replicas
 
 
 def check_batches(batches: tuple, replicas: int) -> None:
