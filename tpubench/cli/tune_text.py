@@ -145,7 +145,7 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
             speed = f", {vs.ratio:.2f}x the defaults ({vs.interval_text()})"
         say(
             f"winner ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
-            f"train with: tpubench train --flagfile={path}"
+            f"train with:\n  tpubench train --flagfile={path}"  # on a line of its own: to copy
         )
     extra = {
         "kind": "tune_summary",
