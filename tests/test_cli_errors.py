@@ -62,7 +62,6 @@ RUN_ERRORS = {
         ["n1-standard-7", "n1-standard-8"],
     ),
     "missing_data_dir": (["--data_dir={tmp}/no_such_data", *TINY], 3, ["{tmp}/no_such_data"]),
-    "gpu_on_cpu_machine": (["--accelerator=gpu", *TINY], 4, ["--accelerator=gpu", "GPU"]),
     "tpu_without_tpu": (["--accelerator=tpu", *TINY], 4, ["--accelerator=tpu", "TPU"]),
     # No network here: resolving a Cloud TPU name must fail fast and clearly.
     "unreachable_tpu_name": (["--tpu=nosuch-tpu", *TINY], 4, ["nosuch-tpu", "TPU"]),
@@ -102,6 +101,72 @@ def test_run_error_is_one_line_and_recorded(case, tmp_path):
     assert record["finished"] >= record["started"]
     assert str(results / f"{record['run_id']}.json") in line
     assert not [p for p in os.listdir(results) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("sub", ["train", "infer"])
+def test_a_gpu_run_where_no_gpu_can_be_seen_is_refused_before_tensorflow_with_no_record(
+    sub, tmp_path
+):
+    from conftest import NO_TF_CLI
+
+    results = tmp_path / "runs"
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TF_CLI, sub, "--accelerator=gpu", f"--results_dir={results}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+    )
+    line = one_line_error(proc)  # NO_TF_CLI exits 99 had TensorFlow been imported
+    assert proc.returncode == 4, line
+    assert "--accelerator=gpu but CUDA_VISIBLE_DEVICES='' hides every GPU" in line
+    assert "--accelerator=cpu" in line and "run record" not in line
+    assert not results.exists()
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--use_synthetic_data", "--target_accuracy=0.9"], "needs real data"),
+        (["--num_gpus=2"], "--num_gpus=2 applies to GPUs but the accelerator is cpu"),
+        (["--batch_size=6", "--num_cpu_devices=4"], "--batch_size=6 is not divisible by the 4"),
+    ],
+)
+def test_a_flag_combination_is_refused_before_tensorflow_and_its_record_says_refused(
+    args, needle, tmp_path
+):
+    from conftest import NO_TF_CLI
+
+    results = tmp_path / "runs"
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TF_CLI, "train", *args, f"--results_dir={results}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+    )
+    line = one_line_error(proc)  # NO_TF_CLI exits 99 had TensorFlow been imported
+    assert proc.returncode == 2 and needle in line, line
+    (path,) = results.glob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and record["refused"] is True and needle in record["error"]
+
+
+def test_no_gpu_reason_reads_the_host_without_tensorflow(monkeypatch):
+    from tpubench.hardware import placement
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert "hides every GPU" in placement.no_gpu_reason()
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(placement.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr(placement.shutil, "which", lambda name: None)
+    monkeypatch.setattr(placement.os.path, "exists", lambda path: False)
+    assert (
+        placement.no_gpu_reason() == "this host has no GPU (no /dev/nvidia* device, no nvidia-smi)"
+    )
+    monkeypatch.setattr(placement.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    assert placement.no_gpu_reason() is None  # TensorFlow decides
+    placement.check_gpu("cpu")  # only --accelerator=gpu is checked
 
 
 def test_malformed_price_catalog(tmp_path):

@@ -56,7 +56,7 @@ def test_prices_v100_lists_one_row_per_price():
 def test_historical_prices_are_not_called_current():
     proc = _cli("prices", "historical", columns=100)
     assert proc.returncode == 0, proc.stderr
-    footer = proc.stdout.strip().splitlines()[-1]
+    footer = " ".join(proc.stdout.strip().split("\n\n")[-1].split())  # folded at 100 columns
     assert "historical" in footer and "current" not in footer, footer
 
 

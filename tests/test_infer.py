@@ -184,7 +184,7 @@ def test_checkpoint_weights_give_training_eval_accuracy(tmp_path):
         assert ev["accuracy"] == pytest.approx(trained_eval["accuracy"], abs=1e-6)
         assert ev["loss"] == pytest.approx(trained_eval["loss"], rel=1e-4)
     assert f"eval accuracy of these weights: {trained_eval['accuracy']:.4f}" in proc.stdout
-    assert "ckpt-60 (step 60)" in proc.stdout.replace("\n", "")
+    assert "ckpt-60 (step 60)" in " ".join(proc.stdout.split())  # folded at 100 columns
 
     # The full-size model cannot take the tiny model's weights: one line, a record.
     proc, failed = run_cli("infer", f"--model_dir={model_dir}", results_dir=tmp_path / "bad")

@@ -92,9 +92,10 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
     assert rec["closed_loop_cost"]["batch_size"] == 32
     assert [c["batch_size"] for c in rec["results"]["closed_loop"]] == [1, 32]
     assert "LoadGen: VALID" in proc.stdout and "sustained" in proc.stdout
-    assert "latency-QPS-cost curve" in proc.stdout and "not a submittable result" in proc.stdout
-    assert "confirmation run (MLPerf's result is one full run at the chosen QPS)" in proc.stdout
-    assert "settings: mlperf.conf built into LoadGen" in proc.stdout
+    said = " ".join(proc.stdout.split())  # lines folded at 100 columns
+    assert "latency-QPS-cost curve" in said and "not a submittable result" in said
+    assert "confirmation run (MLPerf's result is one full run at the chosen QPS)" in said
+    assert "settings: mlperf.conf built into LoadGen" in said
 
 
 def test_report_and_advise_read_the_server_record(server, tmp_path):
@@ -117,8 +118,9 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
         "advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=50ms"
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"serve {load} QPS" in proc.stdout and "3 machine(s)" in proc.stdout
-    assert "from the curve: confirmed run (LoadGen VALID)" in proc.stdout
+    said = " ".join(proc.stdout.split())  # lines folded at 100 columns
+    assert f"serve {load} QPS" in said and "3 machine(s)" in said
+    assert "from the curve: confirmed run (LoadGen VALID)" in said
     # Another bound reads the curve, in QPS order, up to the first QPS with a run over it:
     # here just above the worst p99 at the lowest QPS tried, so that QPS at least counts.
     curve = rec["loadgen"]["curve"]
@@ -128,9 +130,10 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
         "advise", results, "--model=mnist_mlp", "--qps=10", f"--latency_bound={bound:.6f}ms"
     )
     assert proc.returncode == 0, proc.stderr
-    advised = float(proc.stdout.split(" QPS each")[0].rsplit(" at ", 1)[1].replace(",", ""))
+    said = " ".join(proc.stdout.split())
+    advised = float(said.split(" QPS each")[0].rsplit(" at ", 1)[1].replace(",", ""))
     assert advised >= round(curve[0]["qps"])
-    assert "QPS per machine from the curve: " in proc.stdout
+    assert "QPS per machine from the curve: " in said
     # A bound under every point of the curve is one line, exit 2.
     proc, _ = run_cli("advise", results, "--model=mnist_mlp", "--qps=10", "--latency_bound=1us")
     assert proc.returncode == 2
@@ -205,7 +208,7 @@ def test_stream_scenarios_put_loadgens_latencies_beside_the_closed_loop(tmp_path
         pct = "p90" if scenario == "single_stream" else "p99"
         shown = console_format.latency_ms(estimate)
         headline = f"{scenario}: {pct} latency {shown} ms, LoadGen's early-stopping"
-        assert headline in proc.stdout.replace("\n", " ")
+        assert headline in " ".join(proc.stdout.split())  # folded at 100 columns
     assert "closed loop beside LoadGen" in proc.stdout
 
 
@@ -229,7 +232,7 @@ def test_offline_loadgen_agrees_with_the_closed_loop(tmp_path):
     assert check["batch_size"] == 64
     # Within the noise of a shared 2-core machine: the same work, two measurers.
     assert 0.65 < check["ratio"] < 1.5, json.dumps(check)
-    assert "cross-check at batch 64" in proc.stdout
+    assert "cross-check at batch 64" in " ".join(proc.stdout.split())
 
 
 def test_a_signal_during_loadgen_writes_an_interrupted_record(tmp_path):
@@ -294,12 +297,13 @@ def test_offline_on_two_replicas_reads_real_samples(tmp_path):
     assert repeats["relative_spread"] == pytest.approx((max(rates) - min(rates)) / sorted(rates)[1])
     check = rec["results"]["cross_check"]
     assert check["loadgen_runs"] == 3 and check["ratio_min"] <= check["ratio"] <= check["ratio_max"]
-    assert "the median of 3 LoadGen run(s)" in proc.stdout
+    said = " ".join(proc.stdout.split())  # lines folded at 100 columns
+    assert "the median of 3 LoadGen run(s)" in said
     # The one query's completion times are not per-batch latencies: named apart.
     assert "latency_p99" not in rec["results"]
     done = rec["results"]["offline_sample_completion_seconds"]
     assert done["p99"] == summary["latency_seconds"]["p99"]
-    assert "time since the one query was issued" in proc.stdout and "n/a (one query)" in proc.stdout
+    assert "time since the one query was issued" in said and "n/a (one query)" in said
     # Full batches of 32 (the last may be short: it is padded to a traced shape).
     sizes = {int(k) for r in rec["loadgen"]["runs"] for k in r["sut_batch_sizes"]}
     assert max(sizes) == 32

@@ -23,6 +23,12 @@ T4 = "resnet50 · gcp:tpu-v5e-4 · accelerator=tpu · replicas=4"
 T8 = "resnet50 · gcp:tpu-v5e-8 · accelerator=tpu · replicas=8"
 
 
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch):
+    """The tables at full width, one row a line (the 100-column rule: test_console_width.py)."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
 def _advice(**kw) -> str:
     cfg = AdviseConfig(
         inputs=(str(FIXTURES / "gpus"), str(FIXTURES / "tpus")),

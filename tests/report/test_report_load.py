@@ -191,9 +191,10 @@ def test_baseline_selector():
         group.select(groups, "thread=1")
 
 
-def test_inference_records_never_mix_with_training(tmp_path):
+def test_inference_records_never_mix_with_training(tmp_path, monkeypatch):
     from tpubench.report import compare, render, tables
 
+    monkeypatch.setenv("COLUMNS", "200")  # each configuration on one line of the table
     train = json.loads((FIXTURES / "threads" / "mlp-t1-0.json").read_text())
     infer = train | {"run_id": "mlp-infer", "kind": "infer"}
     (tmp_path / "train.json").write_text(json.dumps(train))

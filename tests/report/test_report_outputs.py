@@ -298,5 +298,5 @@ def test_throughput_chart_states_its_confidence(threads):
     assert "50% interval of the median over trials" in ax_cnn.get_xlabel()
     assert "75% to 96.9% intervals of the median" in ax_mlp.get_xlabel()
     notes = [t.get_text() for t in ax_mlp.texts]
-    assert notes == [" 1,025  (n=6, 96.9%)", " 1,900  (n=3, 75%)"]
+    assert notes == ["1,025  (n=6, 96.9%)", "1,900  (n=3, 75%)"]
     assert "50% to 96.9% intervals" in caption

@@ -87,7 +87,7 @@ def test_many_files_that_are_not_records_are_rolled_up_with_the_list_in_a_file(t
         (results / f"meta-{i}.json").write_text("not json")
     for i in range(20):
         (results / f"list-{i}.json").write_text("[1, 2]")
-    proc, _ = run_cli("report", results)
+    proc, _ = run_cli("report", results, env={"COLUMNS": "200"})  # the reason column too
     assert proc.returncode == 0, proc.stderr
     assert "meta-1" not in proc.stdout and len(proc.stdout.splitlines()) < 60
     lines = [x for x in proc.stdout.splitlines() if "files" in x and "skipped" in x]

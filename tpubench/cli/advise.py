@@ -5,7 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import configs
-from tpubench.core import safe_text
+from tpubench.core import columns, safe_text
 from tpubench.report import advise, serving
 
 FLAGS = flags.FLAGS
@@ -46,8 +46,6 @@ def define():
 
 def main(args: list[str], full_argv: list[str]) -> int:
     cfg = configs.advise_config(args)
-    if cfg.qps is not None:
-        print(safe_text.block(serving.advise(cfg)), end="")
-    else:
-        print(safe_text.block(advise.advise(cfg)), end="")
+    text = serving.advise(cfg) if cfg.qps is not None else advise.advise(cfg)
+    print(columns.fold(safe_text.block(text)), end="")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from tpubench.core import columns
 from tpubench.storage import record_view
 
 
@@ -67,28 +68,12 @@ def latency_ms(x):
     return f"{ms:,.2f}" if ms < 10 else f"{ms:,.1f}" if ms < 100 else f"{ms:,.0f}"
 
 
-TABLE_WIDTH = 100  # a run's tables fit a 100-column terminal (and a log, a pasted issue)
+TABLE_WIDTH = columns.WIDTH  # a run's tables fit a 100-column terminal (and a log, a pasted issue)
 
 
 def width() -> int:
-    """Columns for a run's tables: TABLE_WIDTH, or fewer on a narrower terminal.
-
-    $COLUMNS when set, else the terminal's width; files and pipes (make demo
-    under a CI log, `| tee`) get TABLE_WIDTH.  Never below 60: narrower, rich
-    would fold every figure into a column of single words.
-    """
-    import os
-    import shutil
-    import sys
-
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        have = int(env)
-    elif sys.stdout.isatty():
-        have = shutil.get_terminal_size().columns
-    else:
-        have = TABLE_WIDTH
-    return max(60, min(TABLE_WIDTH, have))
+    """Columns for a run's tables: TABLE_WIDTH, or fewer on a narrower terminal (core/columns)."""
+    return columns.width(widest=TABLE_WIDTH)
 
 
 def console(out):
@@ -116,11 +101,17 @@ def price_rows(machines) -> dict:
     return {(x.row_key, x.as_of): x for row in machines for x in row.rows}
 
 
-def print_price_rows(console, used: dict, soft_wrap: bool = False) -> None:
+def print_price_rows(console, used: dict) -> None:
     """One line per price row used, then how old the prices are."""
     for x in used.values():
-        console.print(
-            f"  price row {x.row_key}: {dated(x)}, {x.status}, {x.source}", soft_wrap=soft_wrap
-        )
+        say(console, f"  price row {x.row_key}: {dated(x)}, {x.status}, {x.source}")
     if used:
-        console.print(f"  {price_age(used)}")
+        say(console, f"  {price_age(used)}")
+
+
+def say(console, text: str) -> None:
+    """A line of prose under a table, folded at spaces to the console's width (core/columns).
+
+    Paths and URLs stay whole where they fit a line, so they can be copied.
+    """
+    console.print(columns.fold(text, console.width), soft_wrap=True)

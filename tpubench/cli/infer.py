@@ -8,6 +8,7 @@ from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog,
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text
+from tpubench.hardware import placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -148,12 +149,14 @@ def main(args: list[str], full_argv: list[str]) -> int:
         cfg = configs.infer_config()
         shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up
         infer_lib.check_prices(cfg)  # pure Python: a bad --machine fails before TF loads
+        placement.check_early(cfg.hardware, None)  # device flags for another accelerator
         infer_lib.check_buckets_early(cfg)  # a missing bucket, before TF (see cli/train.py)
     except errors.TpubenchError as e:
         infer_lib.record_early_failure(
             cfg, FLAGS.results_dir, FLAGS.model, full_argv, flags_lib.flag_values(), e
         )
         raise
+    placement.check_gpu(cfg.hardware.accelerator)  # a refusal: no record, no TensorFlow
     tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path") and recs[0].get("scenario"):

@@ -18,8 +18,8 @@ def infer_summary(recs: list) -> str:
     recs = [fmt.typed(r) for r in recs]
     out = io.StringIO()
     console = fmt.console(out)
-    # The title names a checkpoint path: one line at any width, for copying.
-    console.print(_sweep_title(recs[0]), soft_wrap=True)
+    # The title names a checkpoint path: folded at spaces only, the path whole for copying.
+    fmt.say(console, _sweep_title(recs[0]))
     console.print(_sweep_table(recs))
     _notes(console, recs)
     _cost(console, recs)
@@ -43,23 +43,26 @@ def _sweep_title(first: RunRecord) -> str:
 
 
 def _sweep_table(recs: list[RunRecord]) -> Table:
+    # One replica: its rate is the rate, and the column would only push the table past 100.
+    replicas = any((rec.placement.num_replicas or 1) > 1 for rec in recs)
     t = Table()
     for col in (
         "batch",
         "predictions/sec",
-        "per replica",
+        *(["per replica"] if replicas else []),
         "latency p50 / p90 / p99 ms",
         "first batch",
         "timed batches",
         "MFU",
     ):
-        t.add_column(col, justify="right")
+        # The latencies are read as one triple: never folded between p90 and p99.
+        t.add_column(col, justify="right", no_wrap=col.startswith("latency"))
     for rec in recs:
         r, mfu = rec.results, rec.mfu.mfu
         t.add_row(
             f"{rec.global_batch_size:,}",
             fmt.num(r.examples_per_sec),
-            fmt.num(r.examples_per_sec_per_replica),
+            *([fmt.num(r.examples_per_sec_per_replica)] if replicas else []),
             " / ".join(fmt.latency_ms(x) for x in (r.latency_p50, r.latency_p90, r.latency_p99)),
             f"{fmt.num(r.first_batch_seconds, '{:,.3f}')} s",
             f"{r.timed_batches} in {fmt.num(r.timed_seconds, '{:,.2f}')} s",
@@ -72,34 +75,32 @@ def _notes(console, recs: list[RunRecord]) -> None:
     """Time to the first prediction, fitting, FLOPs and MFU notes, the eval pass."""
     first = recs[0]
     s = first.startup
-    console.print(
+    fmt.say(
+        console,
         f"time to first prediction: {fmt.num(s.time_to_first_prediction, '{:,.2f}')} s from "
         f"process start (model built and weights loaded in "
         f"{fmt.num(s.model_ready_seconds, '{:,.2f}')} s; first batch of "
         f"{s.batch_size} traced and run in "
         f"{fmt.num(first.results.first_batch_seconds, '{:,.2f}')} s)",
-        soft_wrap=True,
     )
     if first.model.fitted_to_data:
-        console.print(
-            f"fitted to the data: {fmt.fitted_changes(first.model.fitted_to_data)}", soft_wrap=True
-        )
+        fmt.say(console, f"fitted to the data: {fmt.fitted_changes(first.model.fitted_to_data)}")
     m = first.mfu
     if m.forward_flops_per_example:
-        console.print(
+        fmt.say(
+            console,
             f"FLOPs/example (forward): {fmt.si(m.forward_flops_per_example, 'FLOP')}; "
             f"{fmt.parameters(m)}; MFU against "
             f"{fmt.si(m.peak_flops, 'FLOP/s')} ({m.peak_source})",
-            soft_wrap=True,
         )
     for note in sorted({rec.mfu.mfu_note for rec in recs} - {None}):
-        console.print(f"MFU {note}", soft_wrap=True)
+        fmt.say(console, f"MFU {note}")
     ev = first.results.eval
     if ev:
-        console.print(
+        fmt.say(
+            console,
             f"eval accuracy of these weights: {fmt.num(ev.accuracy, '{:.4f}')} on "
             f"{ev.examples} examples of the {ev.split} split (untimed pass)",
-            soft_wrap=True,
         )
 
 
@@ -108,7 +109,7 @@ def _cost(console, recs: list[RunRecord]) -> None:
     cost = recs[0].cost
     if not cost.machines:
         if cost.note:
-            console.print(f"cost: {cost.note}", soft_wrap=True)
+            fmt.say(console, f"cost: {cost.note}")
         return
     c = Table(
         title="$ per million predictions at the measured rate"
@@ -129,4 +130,4 @@ def _cost(console, recs: list[RunRecord]) -> None:
             *map(fmt.money, per_batch),
         )
     console.print(c)
-    fmt.print_price_rows(console, fmt.price_rows(cost.machines), soft_wrap=True)
+    fmt.print_price_rows(console, fmt.price_rows(cost.machines))

@@ -13,7 +13,7 @@ import json
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.core import errors, safe_text
+from tpubench.core import columns, errors, safe_text
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine as machine_lib
 from tpubench.cost import pricing as pricing_lib
@@ -36,21 +36,16 @@ def money(value: float | None, max_decimals: int = 6) -> str:
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """Aligned plain text: numbers right-aligned, text left-aligned, last column ragged."""
+    """Aligned plain text: numbers right-aligned, text left-aligned, the last column folded."""
     # A --price_catalog is data from anywhere: each cell one safe line.
     rows = [tuple(safe_text.shown(c, None) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     out = []
     for r in [headers, *rows]:
         cells = []
-        for i, (cell, width) in enumerate(zip(r, widths, strict=True)):
-            if i == len(headers) - 1:
-                cells.append(cell)
-            elif headers[i] in _NUMERIC:
-                cells.append(cell.rjust(width))
-            else:
-                cells.append(cell.ljust(width))
-        out.append("  ".join(cells).rstrip())
+        for i, (cell, width) in enumerate(zip(r[:-1], widths, strict=False)):
+            cells.append(cell.rjust(width) if headers[i] in _NUMERIC else cell.ljust(width))
+        out += columns.fold_row("  ".join(cells) + "  ", r[-1])
     return "\n".join(out)
 
 
@@ -110,7 +105,7 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
             d = line.to_dict()
             writer.writerow([d[f] for f in (*fields, "source", "note")])
         return buf.getvalue().rstrip("\n")
-    headers = ("count", "key", "unit", "unit_price", "subtotal", "as_of", "status", "source")
+    headers = ("count", "key", "unit", "unit_price", "subtotal", "as_of")
     body = [
         (
             str(line.count),
@@ -119,13 +114,13 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
             money(line.unit_price),
             money(line.subtotal, 4),
             catalog_lib.dated(line.as_of, line.date_known),
-            line.status,
-            line.source,
         )
         for line in price.lines
     ]
     out = [f"machine {price.machine} ({accel}), {price.pricing} prices in USD", ""]
     out.append(_table(headers, body))
+    # Status and source below the table: beside it they would push a row past 100 columns.
+    out += [f"  {line.row_key}: {line.status}, {line.source}" for line in price.lines]
     out += [f"  {line.note}" for line in price.lines if line.note]
     out.append("")
     out.append(f"total {money(price.usd_per_hour, 4)} USD/hour ({price.pricing})")
@@ -260,12 +255,13 @@ def define():
 
 def main(args: list[str], full_argv: list[str]) -> int:
     if args and args[0] == "import":
-        print(safe_text.block(import_main(args[1:])))
+        print(columns.fold(safe_text.block(import_main(args[1:]))))
         return 0
     query = " ".join(args)
     outputs = [
         prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
         for machine in (FLAGS.machine or [None])
     ]
-    print(safe_text.block("\n\n".join(outputs)))
+    text = safe_text.block("\n\n".join(outputs))
+    print(columns.fold(text) if FLAGS.format == "table" else text)
     return 0

@@ -14,7 +14,7 @@ import os
 from absl import flags
 
 from tpubench.cli import configs
-from tpubench.core import errors, safe_text
+from tpubench.core import columns, errors, safe_text
 from tpubench.core.config import ReportConfig
 from tpubench.report import compare, load, published, render, series_tables, serving, tables
 from tpubench.report import group as group_lib
@@ -277,5 +277,7 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    print(safe_text.block(report_main(configs.report_config(args))), end="")
+    cfg = configs.report_config(args)
+    text = safe_text.block(report_main(cfg))
+    print(columns.fold(text) if cfg.format == "table" else text, end="")
     return 0

@@ -40,7 +40,7 @@ def train_summary(record) -> str:
     rec = fmt.typed(record)
     out = io.StringIO()
     console = fmt.console(out)
-    console.print(_title(rec), soft_wrap=True)  # one line at any width
+    fmt.say(console, _title(rec))
     console.print(_results_table(rec))
     _cost(console, rec)
     console.print(  # whole paths on one line, for copying
@@ -191,7 +191,7 @@ def _cost(console, rec: RunRecord) -> None:
     cost = rec.cost
     if not cost.machines:
         if cost.note:
-            console.print(f"cost: {cost.note}", soft_wrap=True)
+            fmt.say(console, f"cost: {cost.note}")
         return
     c = Table(
         title=f"cost at the measured rate — 1 epoch = {cost.examples_per_epoch:,} examples"

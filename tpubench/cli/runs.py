@@ -13,7 +13,6 @@ FLAGS = flags.FLAGS
 def main(args: list[str], full_argv: list[str]) -> int:
 
     from tpubench.core import errors, safe_text
-    from tpubench.run import io_time
     from tpubench.storage import records
 
     if not args:
@@ -29,20 +28,42 @@ def main(args: list[str], full_argv: list[str]) -> int:
     if not rows:
         print(f"no run records under {safe_text.shown(' '.join(args))}")
         return 0
-    print(f"{'started':<26} {'status':<11} {'kind':<6} {'model':<14} {'ex/s':>11}  record")
-    shown = safe_text.shown  # record text: one safe line per field
+    ran = [r for r in rows if not r["refused"]]
+    refused = [r for r in rows if r["refused"]]
+    out = _lines(ran) if ran else []
+    if refused:  # a usage error or missing hardware: apart, they measured nothing
+        out += [""] if ran else []
+        out.append(
+            f"refused before running ({len(refused)}): flags, prices or hardware the run "
+            "could not take; nothing was measured"
+        )
+        out += _lines(refused)
+    print("\n".join(out))
+    return 0
+
+
+def _lines(rows: list[dict]) -> list[str]:
+    """The table: columns as wide as their widest cell, the record path last (folded, whole)."""
+    from tpubench.core import columns
+    from tpubench.core.safe_text import shown  # record text: one safe line per field
+    from tpubench.run import io_time
+
+    table = [("started", "status", "kind", "model", "ex/s", "record")]
     for r in rows:
         rate = f"{r['examples_per_sec']:,.1f}" if r["examples_per_sec"] else "-"
         share, blocked = r.get("io_blocked_share"), r.get("io_blocked_seconds")
         span = blocked / share if share and blocked else None
         noticeable = span is not None and io_time.noticeable(blocked, span)
         io = f"  (writes blocked {100 * share:.0f}% of training)" if noticeable else ""
-        print(
-            f"{shown(r['started'] or '-'):<26} {shown(r['status'] or '-'):<11} "
-            f"{shown(r['kind']):<6} {shown(r['model'] or '-'):<14} {rate:>11}  "
-            f"{shown(r['path'])}{io}"
-        )
-    return 0
+        started = shown(r["started"] or "-")[:16].replace("T", " ")  # as recorded, to the minute
+        cells = (r["status"] or "-", r["kind"], r["model"] or "-")
+        table.append((started, *map(shown, cells), rate, f"{shown(r['path'])}{io}"))
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    out = []
+    for row in table:
+        left = " ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=False))
+        out += columns.fold_row(f"{left} {row[4].rjust(widths[4])}  ", row[5])
+    return out
 
 
 def define():

@@ -20,40 +20,40 @@ def scenario_summary(rec: dict) -> str:
     settings = lg.get("settings", {})
     results = rec.get("results", {})
     name = rec.get("scenario")
-    console.print(
+    fmt.say(
+        console,
         f"{rec['model']['name']} inference, MLPerf LoadGen {name} scenario on "
         f"{rec.get('data', {}).get('name')} — {p.get('accelerator')} / {p.get('strategy')}, "
         f"{p.get('num_replicas')} replica(s), {fmt.compute_mode(rec)}",
-        soft_wrap=True,
     )
     rules = lg.get("rules") or {}
     if rules:
         flagged = ", ".join(rules.get("set_by_flags") or []) or "none"
         user = f" + user.conf {rules['user_conf']}" if rules.get("user_conf") else ""
-        console.print(
+        fmt.say(
+            console,
             f"settings: mlperf.conf {rules.get('mlperf_conf')} ({rules.get('mlperf_round')}, "
             f"model key {rules.get('model_key')}){user}; set by flags: {flagged}",
-            soft_wrap=True,
         )
     if name == "server":
         console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings))
         if lg.get("confirmation"):
-            console.print(_confirmation(lg["confirmation"], summary), soft_wrap=True)
+            fmt.say(console, _confirmation(lg["confirmation"], summary))
     verdict = f"LoadGen: {summary.get('validity')}"
     if summary.get("invalid_reason"):
         verdict += f" ({summary['invalid_reason']})"
-    console.print(
+    fmt.say(
+        console,
         f"{verdict}; min duration met: {_yes(summary.get('min_duration_met'))}, "
         f"min queries met: {_yes(summary.get('min_queries_met'))}, early stopping met: "
         f"{_yes(summary.get('early_stopping_met'))} ({summary.get('query_count')} queries, "
         f"{fmt.num(summary.get('wall_seconds'), '{:,.1f}')} s)",
-        soft_wrap=True,
     )
-    console.print(_headline(name, summary, results, settings), soft_wrap=True)
+    fmt.say(console, _headline(name, summary, results, settings))
     if name == "offline":
         _offline(console, lg.get("offline_repeats") or {}, results)
     if settings.get("note"):
-        console.print(f"note: {settings['note']}", soft_wrap=True)
+        fmt.say(console, f"note: {settings['note']}")
     batch = str(settings.get("max_batch_size"))
     if name == "server":
         batch = f"dynamic, <= {batch}"
@@ -66,12 +66,12 @@ def scenario_summary(rec: dict) -> str:
                 f"; over its {check['loadgen_runs']} runs {check['ratio_min']:.3f} to "
                 f"{check['ratio_max']:.3f}"
             )
-        console.print(
+        fmt.say(
+            console,
             f"cross-check at batch {check['batch_size']}: LoadGen offline "
             f"{fmt.num(check['loadgen_samples_per_sec'])}/s (median) vs closed loop "
             f"{fmt.num(check['closed_loop_examples_per_sec'])}/s "
             f"(ratio {check['ratio']:.3f}{spread})",
-            soft_wrap=True,
         )
     _cost(console, rec)
     console.print(f"LoadGen logs: {lg.get('logs')}", soft_wrap=True)
@@ -118,18 +118,18 @@ def _offline(console, repeats: dict, results: dict) -> None:
     if repeats.get("runs"):
         rates = ", ".join(fmt.num(r) for r in repeats.get("samples_per_sec", []))
         spread = repeats.get("relative_spread")
-        console.print(
+        fmt.say(
+            console,
             f"offline runs: {rates} samples/sec; median {fmt.num(repeats.get('median'))}, "
             f"spread (max - min) / median {fmt.num(None if spread is None else 100 * spread)}%",
-            soft_wrap=True,
         )
     done = results.get("offline_sample_completion_seconds") or {}
     if done:
         times = " / ".join(fmt.latency_ms(done.get(q)) for q in _PERCENTILES)
-        console.print(
+        fmt.say(
+            console,
             f"offline sample completion, time since the one query was issued (not a per-batch "
             f"latency), p50 / p90 / p99: {times} ms",
-            soft_wrap=True,
         )
 
 
@@ -226,4 +226,4 @@ def _cost(console, rec: dict) -> None:
     console.print(c)
     note = (rec.get("cost") or {}).get("note")
     if note:
-        console.print(f"  {note}", soft_wrap=True)
+        fmt.say(console, f"  {note}")

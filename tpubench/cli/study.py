@@ -9,7 +9,7 @@ import sys
 
 from absl import flags
 
-from tpubench.core import safe_text, vocab
+from tpubench.core import columns, safe_text, vocab
 
 FLAGS = flags.FLAGS
 ACTIONS = ("list", "run", "report")
@@ -178,9 +178,11 @@ def _list() -> int:
         p = plan.make(study, "full", host, os.path.join("runs", "studies", name))
         print(f"{name:<16} {len(p.cells):>5} {p.runnable:>5}  {study.title}")
     print(
-        f"\ncells: at --scale=full; here: runnable on this host ({host.describe()}).\n"
-        f"study files: {spec.shipped_dir()} (copy one, change it, run `tpubench study run "
-        "FILE.yaml`)"
+        columns.fold(
+            f"\ncells: at --scale=full; here: runnable on this host ({host.describe()}).\n"
+            f"study files: {spec.shipped_dir()} (copy one, change it, run `tpubench study run "
+            "FILE.yaml`)"
+        )
     )
     return 0
 
@@ -223,13 +225,14 @@ def main(args: list[str], full_argv: list[str]) -> int:
     host = cells.probe(FLAGS.gcs_data)
     if args[0] == "run" and FLAGS.executor != "local":
         return _run_remote(study, host, results_dir)
-    p = plan.make(study, FLAGS.scale, host, results_dir)
+    scale = _report_scale(study, results_dir) if args[0] == "report" else FLAGS.scale
+    p = plan.make(study, scale, host, results_dir)
     failed = []
     if args[0] == "run":
         failed = _run(study, p, host, results_dir)
         if failed is None:  # a dry run
             return 0
-    _report(study, p, host, results_dir)
+    _report(study, p, host, results_dir, scale=scale)
     if failed:
         err = errors.TpubenchError(
             f"{len(failed)} cell(s) failed ({', '.join(c.id for c, _, _ in failed)}); first: "
@@ -323,18 +326,52 @@ def plan_here(study, host, results_dir: str):
     return plan.make(study, FLAGS.scale, host, results_dir)
 
 
-def _report(study, p, host, results_dir: str, needs=None, where: str = "here") -> None:
+def _report_scale(study, results_dir: str) -> str:
+    """--scale when given; else full, or smoke when only smoke cells are recorded (said so)."""
+    from tpubench.study import cells, execute
+
+    if FLAGS["scale"].present:
+        return FLAGS.scale
+    found = execute.recorded(results_dir)
+    full, smoke = (sum(c.id in found for c in cells.expand(study, s)) for s in ("full", "smoke"))
+    if smoke and not full:
+        print(
+            columns.fold(
+                f"no cell of {study.name} is recorded at --scale=full in {results_dir}: "
+                f"reporting the {smoke} cell(s) recorded at --scale=smoke (--scale chooses)\n"
+            )
+        )
+        return "smoke"
+    return FLAGS.scale
+
+
+def _report(study, p, host, results_dir: str, needs=None, where="here", scale=None) -> None:
     from tpubench.storage import files
     from tpubench.study import charts, measured, report
 
-    results = measured.collect(study, list(p.cells), host, results_dir, FLAGS.scale, needs, where)
+    scale = scale or FLAGS.scale
+    results = measured.collect(study, list(p.cells), host, results_dir, scale, needs, where)
     out_dir = os.path.join(results_dir, "report")
     os.makedirs(out_dir, exist_ok=True)
     pngs = charts.write(results, out_dir)
     text = report.render(results, pngs)
-    md = files.write_atomic(os.path.join(out_dir, f"{study.name}-{FLAGS.scale}.md"), text + "\n")
-    print(safe_text.block(text))  # records are data from anywhere
-    print(f"report: {md}" + (f"; charts: {', '.join(pngs)}" if pngs else ""))
+    md = files.write_atomic(os.path.join(out_dir, f"{study.name}-{scale}.md"), text + "\n")
+    # The console gets the Markdown drawn (tables, headings), without the chart links.
+    print(_drawn(safe_text.block(report.render(results, []))))  # records: data from anywhere
+    print(columns.fold(f"report: {md}" + (f"; charts: {', '.join(pngs)}" if pngs else "")))
+
+
+def _drawn(markdown: str) -> str:
+    """MARKDOWN as a console shows it: tables drawn, headings and lists plain, fitted to width."""
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    out = io.StringIO()
+    console = Console(file=out, width=columns.width(), color_system=None, force_terminal=False)
+    console.print(Markdown(markdown))
+    return "\n".join(x.rstrip() for x in out.getvalue().splitlines())
 
 
 def _jpeg(p, scale: str, results_dir: str):

@@ -8,6 +8,8 @@ from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text
+from tpubench.data import resolve
+from tpubench.hardware import placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -131,6 +133,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
+    placement.check_gpu(cfg.hardware.accelerator)  # no GPU to see: no record, no TensorFlow
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing
         # bucket or permission in about a second.  The failed record goes to
@@ -138,6 +141,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
         # where; when results_dir is the missing bucket, there is none.
         shipped.check_known(cfg.model, cfg.model_modules)  # not after TF's start-up
         train_lib.check_prices(cfg)
+        placement.check_early(cfg.hardware, cfg.global_batch_size)  # flag combinations
+        resolve.check_target(cfg.data, cfg.target_accuracy)
         train_lib.check_buckets_early(cfg)
     except errors.TpubenchError as e:
         train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)

@@ -12,7 +12,7 @@ from absl import flags
 from tpubench.children import labels
 from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
-from tpubench.core import errors, safe_text
+from tpubench.core import columns, errors, safe_text
 from tpubench.tune import space
 
 FLAGS = flags.FLAGS
@@ -161,7 +161,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
 def _say(line: str) -> None:
     # Trial records are read back and shown: through the one sanitiser.
-    print(safe_text.block(line), flush=True)
+    print(columns.fold(safe_text.block(line)), flush=True)  # within 100 columns, paths whole
 
 
 def _axes(items: list[str]) -> tuple[str, ...]:

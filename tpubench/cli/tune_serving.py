@@ -18,7 +18,7 @@ from rich.table import Table
 from tpubench.children import command
 from tpubench.cli import console_format as fmt
 from tpubench.cli import values
-from tpubench.core import errors
+from tpubench.core import columns, errors
 from tpubench.storage import files
 
 FLAGS = flags.FLAGS
@@ -168,5 +168,5 @@ def _table(ranked: list[dict], bound: str, winner) -> str:
             status = "winner, " + status
         t.add_row(str(i) if r["qps"] else "-", r["name"], fmt.num(r["qps"]), spread, status)
     buf = io.StringIO()
-    Console(file=buf, width=130, force_terminal=False, color_system=None).print(t)
+    Console(file=buf, width=columns.width(), force_terminal=False, color_system=None).print(t)
     return buf.getvalue().rstrip()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 
-from rich.console import Console
-from rich.table import Table
-
 from tpubench.cli import console_format as fmt
-from tpubench.core import errors
+from tpubench.core import columns, errors
+from tpubench.report import render, tables
 from tpubench.storage import files
 from tpubench.tune import results
 
@@ -48,42 +45,58 @@ def _v(x) -> str:
 def table(ranked: list, objective: str, winner=None) -> str:
     """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
     median) is marked in its status."""
-    t = Table(title=f"tune: settings ranked by {objective}", title_justify="left")
-    for col, just in (
-        ("#", "right"),
-        ("setting (vs defaults)", "left"),
-        ("steps", "right"),
-        ("examples/s (median)", "right"),
-        ("spread (min-max, n)", "right"),
-        ("$/epoch", "right"),
-        ("speed-up", "right"),
-        ("compile s", "right"),
-        ("status", "left"),
-    ):
-        t.add_column(col, justify=just, overflow="fold")
+    rows, notes = [], []
     for i, r in enumerate(ranked, 1):
         spread = (
             f"{fmt.num(r.low, '{:,.0f}')}-{fmt.num(r.high, '{:,.0f}')} (n={r.n})" if r.n else ""
         )
-        status = r.status if not r.note else f"{r.status}: {r.note}"
-        if r.busy:
-            status += f" ({r.busy} on a busy host)"
-        if winner is not None and r.setting == winner and r.status == "ok":
-            status = "winner, " + status
-        t.add_row(
-            str(i) if r.status == "ok" else "-",
-            r.name,
-            str(r.steps),
-            fmt.num(r.rate),
-            spread,
-            fmt.money(r.usd_per_epoch) if r.usd_per_epoch else "n/a",
-            f"{r.speedup:.2f}x" if r.speedup else "n/a",
-            fmt.num(r.compile_seconds, "{:.1f}"),
-            status,
+        won = winner is not None and r.setting == winner and r.status == "ok"
+        status = ("winner, " if won else "") + r.status
+        why = [x for x in (r.note, r.busy and f"{r.busy} on a busy host") if x]
+        if why:  # below the table: beside it a reason would fold into a column of words
+            notes.append(f"[{len(notes) + 1}] {r.name}: {'; '.join(why)}")
+            status += f" [{len(notes)}]"
+        rows.append(
+            (
+                str(i) if r.status == "ok" else "-",
+                r.name,
+                str(r.steps),
+                fmt.num(r.rate),
+                spread,
+                fmt.money(r.usd_per_epoch) if r.usd_per_epoch else "n/a",
+                f"{r.speedup:.2f}x" if r.speedup else "n/a",
+                fmt.num(r.compile_seconds, "{:.1f}"),
+                status,
+            )
         )
-    buf = io.StringIO()
-    Console(file=buf, width=130, force_terminal=False, color_system=None).print(t)
-    return buf.getvalue().rstrip()
+    header = [
+        "#",
+        "setting (vs defaults)",
+        "steps",
+        "examples/s (median)",
+        "spread (min-max, n)",
+        "$/epoch",
+        "speed-up",
+        "compile s",
+        "status",
+    ]
+    # At 100 columns the lesser figures leave the table first (compile time, then $/epoch
+    # unless cost is the objective, then steps); the note under it names them.
+    lesser = ("steps", "compile s") if objective == "cost" else ("steps", "$/epoch", "compile s")
+    t = tables.Table(
+        "tune",
+        f"tune: settings ranked by {objective}",
+        header,
+        [list(r) for r in rows],
+        [],
+        [],
+        notes,
+        lesser=lesser,
+        kept=("examples/s (median)", "spread (min-max, n)", "status"),
+        elsewhere="tune-summary.json.txt",
+        left=("setting (vs defaults)", "status"),
+    )
+    return render.terminal(t, columns.width()).rstrip()
 
 
 def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> None:
@@ -132,7 +145,7 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
             speed = f", {vs.ratio:.2f}x the defaults ({vs.interval_text()})"
         say(
             f"winner ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
-            f"train with: tpubench train --flagfile={path}"
+            f"train with:\n  tpubench train --flagfile={path}"  # on a line of its own: to copy
         )
     extra = {
         "kind": "tune_summary",

@@ -12,6 +12,15 @@ from tpubench.core import errors
 from tpubench.core.config import DataConfig
 
 
+def check_target(data: DataConfig, target_accuracy: float | None) -> None:
+    """A target accuracy needs real data (checked before TensorFlow starts, and here)."""
+    if data.use_synthetic_data and target_accuracy is not None:
+        raise errors.UsageError(
+            f"--target_accuracy={target_accuracy} needs real data to evaluate on; "
+            "synthetic data has no accuracy (drop --use_synthetic_data)"
+        )
+
+
 def resolve(data: DataConfig, spec, target_accuracy: float | None = None):
     """(data_dir, manifest) for DATA and model SPEC, or (None, None) for synthetic data."""
     from tpubench.data import embedded
@@ -25,11 +34,7 @@ def resolve(data: DataConfig, spec, target_accuracy: float | None = None):
                 f"--use_synthetic_data and --dataset={data.dataset} exclude each other "
                 "(synthetic batches read no dataset)"
             )
-        if target_accuracy is not None:
-            raise errors.UsageError(
-                f"--target_accuracy={target_accuracy} needs real data to evaluate on; "
-                "synthetic data has no accuracy (drop --use_synthetic_data)"
-            )
+        check_target(data, target_accuracy)
         return None, None
     dataset = data.dataset
     if data.data_dir:

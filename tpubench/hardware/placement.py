@@ -7,8 +7,10 @@ clusters.py (multi-worker, parameter-server and TPU strategies).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import os
+import shutil
 
 from tpubench.core import errors
 
@@ -47,6 +49,97 @@ def tf_config() -> dict | None:
     if not isinstance(cfg, dict) or "cluster" not in cfg:
         raise errors.UsageError('TF_CONFIG must be a JSON object with a "cluster" key')
     return cfg
+
+
+def no_gpu_reason() -> str | None:
+    """Why TensorFlow cannot see a GPU here, known without importing it; None when it may.
+
+    CUDA_VISIBLE_DEVICES set empty (or -1) hides every GPU; a host with no
+    NVIDIA device node, no WSL GPU (/dev/dxg), no ROCm (/dev/kfd) and no
+    nvidia-smi has none.  Anything else is left to TensorFlow to decide.
+    """
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU"
+    if glob.glob("/dev/nvidia[0-9]*") or shutil.which("nvidia-smi"):
+        return None
+    if os.path.exists("/dev/dxg") or os.path.exists("/dev/kfd"):
+        return None
+    return "this host has no GPU (no /dev/nvidia* device, no nvidia-smi)"
+
+
+def check_gpu(accelerator: str) -> None:
+    """Refuses --accelerator=gpu before TensorFlow's start-up where no GPU can be seen.
+
+    Raises:
+      HardwareError: naming the reason and what to do instead.
+    """
+    reason = no_gpu_reason() if accelerator == "gpu" else None
+    if reason:
+        raise errors.HardwareError(
+            f"--accelerator=gpu but {reason}; run on a machine with an NVIDIA GPU and driver "
+            "(tpubench[gpu] installed), or use --accelerator=cpu"
+        )
+
+
+def check_applicable(hw, accelerator: str) -> None:
+    """Flags for one kind of device are an error with another, not ignored."""
+    if hw.num_gpus is not None and accelerator != "gpu":
+        raise errors.UsageError(
+            f"--num_gpus={hw.num_gpus} applies to GPUs but the accelerator is {accelerator}; "
+            "drop it or use --accelerator=gpu"
+        )
+    if hw.num_cpu_devices > 1 and accelerator != "cpu":
+        raise errors.UsageError(
+            f"--num_cpu_devices={hw.num_cpu_devices} splits the CPU into replicas but the "
+            f"accelerator is {accelerator}; drop it or use --accelerator=cpu"
+        )
+    if hw.tpu and accelerator != "tpu":
+        raise errors.UsageError(
+            f"--tpu={hw.tpu} names a TPU but --accelerator={accelerator}; use --accelerator=tpu "
+            "or auto"
+        )
+
+
+def known_accelerator(hw) -> str | None:
+    """What HW's accelerator resolves to, where that is known without TensorFlow, else None.
+
+    The flag when given; tpu when a TPU is named or present; cpu where no GPU
+    can be seen (`no_gpu_reason`).  Mirrors `strategy.resolve_accelerator`.
+    """
+    if hw.accelerator != "auto":
+        return hw.accelerator
+    if hw.strategy == "tpu" or hw.tpu or os.environ.get("TPU_NAME") or on_tpu_vm():
+        return "tpu"
+    return "cpu" if no_gpu_reason() else None
+
+
+def check_early(hw, global_batch_size: int | None) -> None:
+    """The flag combinations that can be refused before TensorFlow starts (5-15 s).
+
+    Device flags for another accelerator and a batch that does not split over
+    logical CPU replicas (a GPU that cannot be seen: `check_gpu`); the same
+    checks run again once TensorFlow knows the devices.
+
+    Raises:
+      HardwareError, UsageError: naming the flag and what is accepted.
+    """
+    accelerator = known_accelerator(hw)
+    if accelerator is None:
+        return
+    check_applicable(hw, accelerator)
+    single_host = not os.environ.get("TF_CONFIG") and hw.strategy in ("auto", "mirrored")
+    if accelerator == "cpu" and single_host and global_batch_size is not None:
+        check_batch(global_batch_size, hw.num_cpu_devices)
+
+
+def check_batch(batch: int, replicas: int) -> None:
+    """One global batch must split evenly over the replicas."""
+    if batch % replicas:
+        raise errors.UsageError(
+            f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
+            f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
+        )
 
 
 def on_tpu_vm() -> bool:

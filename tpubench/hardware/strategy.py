@@ -137,22 +137,7 @@ def _cross_device_ops(all_reduce: str, accelerator: str):
 
 
 def _check_applicable(hw: HardwareConfig, accelerator: str) -> None:
-    """Flags for one kind of device are an error with another, not ignored."""
-    if hw.num_gpus is not None and accelerator != "gpu":
-        raise errors.UsageError(
-            f"--num_gpus={hw.num_gpus} applies to GPUs but the accelerator is {accelerator}; "
-            "drop it or use --accelerator=gpu"
-        )
-    if hw.num_cpu_devices > 1 and accelerator != "cpu":
-        raise errors.UsageError(
-            f"--num_cpu_devices={hw.num_cpu_devices} splits the CPU into replicas but the "
-            f"accelerator is {accelerator}; drop it or use --accelerator=cpu"
-        )
-    if hw.tpu and accelerator != "tpu":
-        raise errors.UsageError(
-            f"--tpu={hw.tpu} names a TPU but --accelerator={accelerator}; use --accelerator=tpu "
-            "or auto"
-        )
+    placement.check_applicable(hw, accelerator)
 
 
 def build(hw: HardwareConfig):

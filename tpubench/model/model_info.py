@@ -10,12 +10,10 @@ import hashlib
 import inspect
 import io
 import json
-import os
-import shutil
 import sys
 import textwrap
 
-from tpubench.core import errors
+from tpubench.core import columns, errors
 from tpubench.model import flops as flops_lib
 from tpubench.model import model_api, registry, shipped
 from tpubench.storage import cache as cache_lib
@@ -167,12 +165,8 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
 
 
 def _width() -> int:
-    """$COLUMNS when set, else the terminal's; files and pipes get 200."""
-
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+    """The console's width (core/columns: $COLUMNS, else the terminal's up to 100)."""
+    return columns.width()
 
 
 # Below this width the descriptions leave the table for lines of their own.

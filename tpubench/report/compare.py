@@ -137,6 +137,16 @@ class ScalingPoint:
     ideal: float  # examples/sec if the smallest count's rate scaled linearly
     speedup: float
     efficiency: float  # percent of ideal
+    # The efficiency's interval from both rates' intervals (slow end over fast base and the
+    # reverse); None when either rate is one trial: then no interval, nothing significant.
+    efficiency_low: float | None = None
+    efficiency_high: float | None = None
+
+    @property
+    def significant(self) -> bool:
+        """The interval leaves out 100%: the distance from ideal is more than noise."""
+        lo, hi = self.efficiency_low, self.efficiency_high
+        return lo is not None and hi is not None and not lo <= 100.0 <= hi
 
 
 @dataclasses.dataclass
@@ -184,14 +194,18 @@ def _series(candidates, dim: str, axis: str) -> list[ScalingSeries]:
         if len({_count(s, dim) for s in members}) < 2:
             continue
         members = sorted(members, key=lambda s: _count(s, dim))
-        c0, r0 = _count(members[0], dim), members[0].rate.median
+        c0, base = _count(members[0], dim), members[0].rate
+        r0 = base.median
         points = []
         for s in members:
-            ideal = r0 * _count(s, dim) / c0
+            scale = _count(s, dim) / c0
+            ideal, low, high = r0 * scale, None, None
+            if s is not members[0] and s.rate.has_interval and base.has_interval:
+                low = 100.0 * s.rate.low / (base.high * scale)
+                high = 100.0 * s.rate.high / (base.low * scale)
+            eff = 100.0 * s.rate.median / ideal
             points.append(
-                ScalingPoint(
-                    _count(s, dim), s, ideal, s.rate.median / r0, 100.0 * s.rate.median / ideal
-                )
+                ScalingPoint(_count(s, dim), s, ideal, s.rate.median / r0, eff, low, high)
             )
         out.append(ScalingSeries(_series_name(members, dim), dim, axis, points))
     return out

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import shutil
-import sys
 
-from tpubench.core import safe_text
+from tpubench.core import columns, safe_text
 from tpubench.report import stats
 
 
@@ -79,7 +76,7 @@ def csv_text(t) -> str:
 def terminal(t, width: int | None = None) -> str:
     """A rich table of T's `brief` columns (all when unset), fitted to WIDTH.
 
-    WIDTH is $COLUMNS when set, else the terminal's; files and pipes get 200.
+    WIDTH is the console's (core/columns: $COLUMNS, else the terminal's up to 100).
     Columns that do not fit are left out, intervals first and then from the
     right (never the first), and a note names them and where they are.
     """
@@ -90,11 +87,7 @@ def terminal(t, width: int | None = None) -> str:
 
     out = io.StringIO()
     if width is None:
-        env = os.environ.get("COLUMNS", "")
-        if env.isdigit() and int(env) > 0:
-            width = int(env)
-        else:  # a terminal's own width; files and pipes get long lines, not folds
-            width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 200
+        width = columns.width()
     console = Console(file=out, width=width, force_terminal=False, color_system=None)
     keep = [i for i, c in enumerate(t.columns) if not t.brief or c in t.brief]
     dropped = []
@@ -111,7 +104,8 @@ def terminal(t, width: int | None = None) -> str:
     shown = safe_text.shown  # record text: no escapes reach the terminal, one line per cell
     rt = RichTable(title=escape(shown(t.title)), title_justify="left")
     for i in keep:
-        rt.add_column(shown(t.columns[i]), justify="left" if i == 0 else "right", overflow="fold")
+        left = i == 0 or t.columns[i] in getattr(t, "left", ())
+        rt.add_column(shown(t.columns[i]), justify="left" if left else "right", overflow="fold")
     for row in t.rows:
         rt.add_row(*(escape(shown(row[i], None)) for i in keep))  # "[infer]" is not markup
     console.print(rt)

@@ -31,6 +31,10 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
                 "high": [p.summary.rate.high for p in s.points],
                 "ideal": [p.ideal for p in s.points],
                 "efficiency": [p.efficiency for p in s.points],
+                "efficiency_low": [_or(p.efficiency_low, p.efficiency) for p in s.points],
+                "efficiency_high": [_or(p.efficiency_high, p.efficiency) for p in s.points],
+                # The base point is 100% by definition; the others must leave 100% out.
+                "significant": [p is s.points[0] or p.significant for p in s.points],
                 "published": False,
             }
         )
@@ -45,6 +49,9 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
                 "high": list(p.rates),
                 "ideal": [p.rates[0] * c / p.counts[0] for c in p.counts],
                 "efficiency": list(p.efficiency),
+                "efficiency_low": list(p.efficiency),
+                "efficiency_high": list(p.efficiency),
+                "significant": [True] * len(p.counts),  # printed figures: not judged here
                 "published": True,
             }
         )
@@ -83,14 +90,7 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
                 alpha=0.5,
                 label=f"_ideal {d['name']}",
             )
-            ax_eff.plot(
-                d["counts"],
-                d["efficiency"],
-                marker="o",
-                linestyle=style,
-                color=color,
-                label=f"_efficiency {d['name']}",
-            )
+            _efficiency(ax_eff, d, style, color)
             plotted.append(d)
         counts = sorted({c for d in members for c in d["counts"]})
         for a in (ax, ax_eff):
@@ -107,14 +107,46 @@ def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
         note = f"\n(whiskers: {whiskers[axis]})" if axis in whiskers else ""
         ax.set_title(f"Throughput against ideal (dashed), by {axis}{note}", fontsize=10)
         ax_eff.axhline(100, color="black", linewidth=0.8)
-        top = max(max(d["efficiency"]) for d in members)
+        top = max(max(d["efficiency_high"]) for d in members)
         ax_eff.set_ylim(0, max(110, top + 10))
         ax_eff.set_ylabel("scaling efficiency (% of ideal)")
-        ax_eff.set_title("Efficiency = examples/sec ÷ ideal", fontsize=10)
+        ax_eff.set_title(
+            "Efficiency = examples/sec ÷ ideal\n(hollow: not significant, its interval holds "
+            "100% or it is one trial)",
+            fontsize=10,
+        )
         handles, labels = ax.get_legend_handles_labels()
         ax_eff.legend(handles, labels, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig, plotted
+
+
+def _or(x, default):
+    return default if x is None else x
+
+
+def _efficiency(ax, d: dict, style: str, color) -> None:
+    """One series' efficiencies with their intervals; a point whose interval holds 100% (or
+    that has none) is hollow and labelled 'not significant' beside its value."""
+    eff = d["efficiency"]
+    err = [
+        [e - lo for e, lo in zip(eff, d["efficiency_low"], strict=True)],
+        [hi - e for e, hi in zip(eff, d["efficiency_high"], strict=True)],
+    ]
+    bars = ax.errorbar(d["counts"], eff, yerr=err, linestyle=style, color=color, capsize=3)
+    bars.lines[0].set_label(f"_efficiency {d['name']}")
+    for count, value, sure in zip(d["counts"], eff, d["significant"], strict=True):
+        ax.plot([count], [value], "o", color=color, markerfacecolor=color if sure else "white")
+        if not sure:
+            ax.annotate(
+                f"{value:.0f}%: not significant",
+                (count, value),
+                xytext=(8, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color=color,
+            )
 
 
 def batches(series: list[compare.BatchSeries], note: str):

@@ -22,7 +22,7 @@ def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
                     render.span(p.summary.rate),
                     render.num(p.ideal),
                     f"{p.speedup:.2f}×",
-                    f"{p.efficiency:.1f}%",
+                    efficiency_text(p, s.points[0]),
                 ]
             )
             csv_rows.append(
@@ -34,6 +34,9 @@ def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
                     p.ideal,
                     p.speedup,
                     p.efficiency,
+                    p.efficiency_low,
+                    p.efficiency_high,
+                    p is not s.points[0] and p.significant,
                 ]
             )
     csv_columns = [
@@ -46,11 +49,30 @@ def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
         "ideal",
         "speedup",
         "efficiency_percent",
+        "efficiency_low_percent",
+        "efficiency_high_percent",
+        "efficiency_significant",
     ]
-    notes = ["Ideal: the smallest count's median rate, scaled linearly; efficiency = rate / ideal."]
+    notes = [
+        "Ideal: the smallest count's median rate, scaled linearly; efficiency = rate / ideal.",
+        "Efficiency interval: from both rates' intervals; 'not significant' when it holds "
+        "100% or a rate is one trial (repeat the runs, on a quiet host, to tell).",
+    ]
     return tables.Table(
         "scaling", "Scaling against the ideal line", columns, rows, csv_columns, csv_rows, notes
     )
+
+
+def efficiency_text(p: compare.ScalingPoint, base: compare.ScalingPoint) -> str:
+    """'87.5% (80–93%)', '203.0% (95–310%: not significant)' or '203.0% (1 trial: not
+    significant)'; the base point is 100% by definition."""
+    text = f"{p.efficiency:.1f}%"
+    if p is base:
+        return text
+    if p.efficiency_low is None or p.efficiency_high is None:
+        return f"{text} (1 trial: not significant)"
+    span = f"{p.efficiency_low:.0f}–{p.efficiency_high:.0f}%"
+    return f"{text} ({span})" if p.significant else f"{text} ({span}: not significant)"
 
 
 def pareto(front: dict[str, list[compare.ParetoPoint]]) -> tables.Table:

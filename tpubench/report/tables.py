@@ -26,6 +26,7 @@ class Table:
     lesser: tuple[str, ...] | None = None  # dropped first to fit, last first (None: render's)
     kept: tuple[str, ...] = ()  # never dropped to fit: the column that answers the question
     elsewhere: str = "the Markdown, HTML and CSV files"  # where dropped columns can be read
+    left: tuple[str, ...] = ()  # text columns aligned left like the first (figures: right)
 
 
 def _m(iv: stats.Interval | None):

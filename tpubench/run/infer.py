@@ -95,6 +95,8 @@ def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
                 raise error from None
             if not isinstance(e, Exception):
                 raise
+            if sweep.current is not None:
+                session.mark_refused(sweep.current, e)
             path = sweep.fail(*session.outcome(e))
             if isinstance(e, errors.TpubenchError):
                 e.record_path = path

@@ -15,7 +15,7 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
-from tpubench.hardware import memory_cap
+from tpubench.hardware import memory_cap, placement
 from tpubench.storage import liveness, records
 
 
@@ -54,12 +54,24 @@ def say(message: str) -> None:
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
     """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
     record.update(status="failed", error=str(error), finished=records.now_iso())
+    mark_refused(record, error)
     try:
         error.record_path = records.write(record, results_dir)
     except Exception:  # noqa: BLE001 - results_dir may be the missing bucket itself
         # The run's own error is what the user must see; without a path the
         # error line names no record, which is the truth.
         error.record_path = None
+
+
+def mark_refused(record: dict, e: BaseException) -> None:
+    """Marks RECORD `refused` when E refused the flags, prices or hardware asked for.
+
+    Nothing was measured: `tpubench runs` lists such records apart from the
+    runs that failed while running, and they stay on record so that a
+    sweep's results directory accounts for every invocation.
+    """
+    if isinstance(e, (errors.UsageError, errors.HardwareError, errors.PriceError)):
+        record["refused"] = True
 
 
 def outcome(e: BaseException) -> tuple[str, str]:
@@ -166,13 +178,7 @@ def fitted_from_data(params: dict, manifest) -> dict:
     return {k: params[k] for k in manifest.fitted_params() if k in params}
 
 
-def check_batch(batch: int, replicas: int) -> None:
-    """One global batch must split evenly over the replicas."""
-    if batch % replicas:
-        raise errors.UsageError(
-            f"--batch_size={batch} is not divisible by the {replicas} replicas; accepted: a "
-            f"multiple of {replicas} (e.g. {max(1, batch // replicas) * replicas})"
-        )
+check_batch = placement.check_batch  # one global batch must split evenly over the replicas
 
 
 def check_batches(batches: tuple, replicas: int) -> None:

@@ -166,6 +166,7 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
         record.update(status="failed", error=str(damaged))
         return damaged
     record["status"], record["error"] = session.outcome(e)
+    session.mark_refused(record, e)
     return None
 
 

@@ -208,6 +208,7 @@ def _summary_row(r: dict, path: str) -> dict:
         "started": r.get("started"),
         "path": path,
         "error": r.get("error"),
+        "refused": r.get("refused") is True,  # flags or hardware refused: nothing ran
         "io_blocked_share": _number(res.get("io_blocked_share")),
         "io_blocked_seconds": _number(res.get("io_blocked_seconds")),
     }

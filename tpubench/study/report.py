@@ -176,14 +176,11 @@ def _scaling(results, part, _form) -> list[str]:
     rows = []
     for (model, data), ms in groups.items():
         gpu = {
-            ms[s.label].cell.setup.devices: ms[s.label].rate
+            ms[s.label].cell.setup.devices: ms[s.label]
             for s in setups
             if s.label in ms and s.device == "gpu"
         }
-        eff = ""
-        if len(gpu) >= 2:
-            lo, hi = min(gpu), max(gpu)
-            eff = f"{100 * gpu[hi] / (gpu[lo] * hi / lo):.0f}% at {hi}"
+        eff = _of_ideal(gpu[min(gpu)], gpu[max(gpu)]) if len(gpu) >= 2 else ""
         rows.append(
             [
                 f"{model} · {data}",
@@ -194,6 +191,20 @@ def _scaling(results, part, _form) -> list[str]:
     if not rows:
         return []
     return _table(["images/s", *[s.label for s in setups], "of ideal"], rows) + [""]
+
+
+def _of_ideal(base, top) -> str:
+    """'87% at 8 (81–95%)', or with 'not significant' when the interval (from both cells'
+    intervals) holds 100% or either cell is one run: noise is not a result."""
+    lo, hi = base.cell.setup.devices, top.cell.setup.devices
+    ideal = hi / lo
+    text = f"{100 * top.rate / (base.rate * ideal):.0f}% at {hi}"
+    if not (base.rate_ci and top.rate_ci and base.rate_ci[0] > 0):
+        return f"{text} (one run: not significant)"
+    low = 100 * top.rate_ci[0] / (base.rate_ci[1] * ideal)
+    high = 100 * top.rate_ci[1] / (base.rate_ci[0] * ideal)
+    span = f"{max(0.0, low):.0f}–{high:.0f}%"
+    return f"{text} ({span})" if not low <= 100 <= high else f"{text} ({span}: not significant)"
 
 
 def _strategies(results, part, _form) -> list[str]:
