@@ -56,7 +56,8 @@ def test_study_run_then_report_a_users_study(tmp_path):
             cwd=tmp_path,
         )
     )
-    assert "# mine: One vCPU or two on mnist_mlp" in out
+    assert "mine: One vCPU or two on mnist_mlp" in out  # the report, drawn as tables
+    assert "# mine" not in out and "Reruns: ." not in out  # not raw Markdown; no empty source
     assert "2 cell(s) at --scale=smoke: 2 measured" in out
     assert "not judged (smoke scale)" in out  # a smoke run is no evidence for a finding
     cells = records(tmp_path / "st")

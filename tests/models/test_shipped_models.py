@@ -90,5 +90,5 @@ def test_a_model_of_ones_own_is_traced_with_progress_shown(tmp_path):
     proc, _ = run_cli("models", "lenet5", f"--model_module={tmp_path / 'lenet.py'}", timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "tpubench models: counting FLOPs of lenet5 (1 of 1; once, then cached)" in proc.stderr
-    (row,) = [line for line in proc.stdout.splitlines() if line.strip().startswith("lenet5")]
+    (row,) = [line for line in proc.stdout.splitlines() if line.split()[:1] == ["lenet5"]]
     assert "61,706" in row  # LeNet-5's classic parameter count

@@ -328,11 +328,12 @@ def plan_here(study, host, results_dir: str):
 
 def _report_scale(study, results_dir: str) -> str:
     """--scale when given; else full, or smoke when only smoke cells are recorded (said so)."""
-    from tpubench.study import cells, execute
+    from tpubench.storage import records
+    from tpubench.study import cells
 
     if FLAGS["scale"].present:
         return FLAGS.scale
-    found = execute.recorded(results_dir)
+    found = records.by_label(results_dir)
     full, smoke = (sum(c.id in found for c in cells.expand(study, s)) for s in ("full", "smoke"))
     if smoke and not full:
         print(

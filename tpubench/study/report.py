@@ -293,7 +293,8 @@ def render(results, charts: list[str]) -> str:
     lines = [
         f"# {study.name}: {study.title}",
         "",
-        f"Reruns: {study.source}. Host: {results.host.describe()}. Scale: {results.scale}. "
+        (f"Reruns: {study.source}. " if study.source else "")
+        + f"Host: {results.host.describe()}. Scale: {results.scale}. "
         f"Records: {results.results_dir}.",
         "",
     ]
