@@ -7,7 +7,8 @@ catalog does; data measures the host while it reads; report reads what
 all of them write.  Across the two trees: tpubench never imports
 tpubench_launch (the launcher stands on tpubench, not the other way round;
 what the launcher may import is tests/launch/test_boundaries.py's rule), and
-launch/ has no import cycle.
+launch/ has no import cycle.  Inside run/, the train and infer wings stand
+on shared session pieces and never import each other.
 """
 
 import ast
@@ -143,6 +144,79 @@ def test_launch_has_no_import_cycle():
     graph = _launch_graph()
     assert "sweep_file" in graph and "sweep" in graph["sweep_file"]  # the graph is read
     assert _cycle(graph) is None, f"an import cycle in launch/: {' -> '.join(_cycle(graph))}"
+
+
+# run/ in two wings over shared session pieces: a train module never imports an
+# infer module nor the other way round, and the shared pieces import neither.
+RUN_SHARED = {
+    "session",  # model, params fitted to the data, strategy, probe, base records
+    "interrupts",
+    "stopping",
+    "layout",
+    "efficiency",
+    "runner",
+    "progress",
+    "checkpoints",  # a train run restores and saves them; infer restores their weights
+}
+RUN_WINGS = {
+    "train": {
+        "train",
+        "planning",
+        "job",
+        "loop",
+        "controller",
+        "actions",
+        "profile",
+        "trainers",
+        "saver",
+        "io_time",
+        "deadlines",
+        "lock",
+        "unsent",
+        "diagnosis",
+    },
+    "infer": {
+        "infer",
+        "infer_session",
+        "infer_timing",
+        "infer_scenario",
+        "scenarios",
+        "loadgen_sut",
+        "loadgen_log",
+        "loadgen_conf",
+        "serving_curve",
+        "signal_watch",
+        "weights",
+    },
+}
+
+
+def _run_imports(path: pathlib.Path) -> set[str]:
+    """The modules of tpubench/run/ that PATH imports, at any depth."""
+    out = set()
+    for _, name in _all_imports(path):
+        parts = name.split(".")
+        if parts[:2] == ["tpubench", "run"] and len(parts) > 2:
+            out.add(parts[2])
+    return out
+
+
+def test_run_is_two_wings_over_shared_pieces():
+    run = ROOT / "run"
+    modules = {p.stem for p in run.glob("*.py")} - {"__init__"}
+    placed = RUN_SHARED | set().union(*RUN_WINGS.values())
+    assert modules - placed == set(), f"run/ modules in no wing (give each one): {modules - placed}"
+    assert placed - modules == set(), f"wing members with no module: {placed - modules}"
+    wrong = []
+    for wing, members in RUN_WINGS.items():
+        others = placed - members - RUN_SHARED
+        for name in sorted(members):
+            crossing = _run_imports(run / f"{name}.py") & others
+            wrong += [f"run/{name}.py ({wing}) imports run/{x}.py" for x in sorted(crossing)]
+    for name in sorted(RUN_SHARED):
+        crossing = _run_imports(run / f"{name}.py") - RUN_SHARED
+        wrong += [f"run/{name}.py (shared) imports run/{x}.py" for x in sorted(crossing)]
+    assert not wrong, "imports across run/'s wings:\n" + "\n".join(wrong)
 
 
 def test_no_module_over_400_lines():
