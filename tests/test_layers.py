@@ -146,53 +146,14 @@ def test_launch_has_no_import_cycle():
     assert _cycle(graph) is None, f"an import cycle in launch/: {' -> '.join(_cycle(graph))}"
 
 
-# run/ in two wings over shared session pieces: a train module never imports an
-# infer module nor the other way round, and the shared pieces import neither.
-RUN_SHARED = {
-    "session",  # model, params fitted to the data, strategy, probe, base records
-    "interrupts",
-    "stopping",
-    "layout",
-    "efficiency",
-    "runner",
-    "progress",
-    "checkpoints",  # a train run restores and saves them; infer restores their weights
-}
-RUN_WINGS = {
-    "train": {
-        "train",
-        "planning",
-        "job",
-        "loop",
-        "controller",
-        "actions",
-        "profile",
-        "trainers",
-        "saver",
-        "io_time",
-        "deadlines",
-        "lock",
-        "unsent",
-        "diagnosis",
-    },
-    "infer": {
-        "infer",
-        "infer_session",
-        "infer_timing",
-        "infer_scenario",
-        "scenarios",
-        "loadgen_sut",
-        "loadgen_log",
-        "loadgen_conf",
-        "serving_curve",
-        "signal_watch",
-        "weights",
-    },
-}
+# run/ in two wings over shared session pieces: run/train/ never imports run/infer/
+# nor the other way round, and the shared pieces (run/*.py) import neither.
+RUN_WINGS = ("train", "infer")
 
 
 def _run_imports(path: pathlib.Path) -> set[str]:
-    """The modules of tpubench/run/ that PATH imports, at any depth."""
+    """The parts of tpubench/run/ that PATH imports, at any depth: a wing's name, or
+    the shared module's."""
     out = set()
     for _, name in _all_imports(path):
         parts = name.split(".")
@@ -203,19 +164,15 @@ def _run_imports(path: pathlib.Path) -> set[str]:
 
 def test_run_is_two_wings_over_shared_pieces():
     run = ROOT / "run"
-    modules = {p.stem for p in run.glob("*.py")} - {"__init__"}
-    placed = RUN_SHARED | set().union(*RUN_WINGS.values())
-    assert modules - placed == set(), f"run/ modules in no wing (give each one): {modules - placed}"
-    assert placed - modules == set(), f"wing members with no module: {placed - modules}"
     wrong = []
-    for wing, members in RUN_WINGS.items():
-        others = placed - members - RUN_SHARED
-        for name in sorted(members):
-            crossing = _run_imports(run / f"{name}.py") & others
-            wrong += [f"run/{name}.py ({wing}) imports run/{x}.py" for x in sorted(crossing)]
-    for name in sorted(RUN_SHARED):
-        crossing = _run_imports(run / f"{name}.py") - RUN_SHARED
-        wrong += [f"run/{name}.py (shared) imports run/{x}.py" for x in sorted(crossing)]
+    for wing in RUN_WINGS:
+        assert (run / wing / "command.py").exists(), f"run/{wing}/ has no command.py"
+        for path in sorted((run / wing).rglob("*.py")):
+            crossing = _run_imports(path) & (set(RUN_WINGS) - {wing})
+            wrong += [f"{path.relative_to(ROOT)} imports run/{x}/" for x in sorted(crossing)]
+    for path in sorted(run.glob("*.py")):
+        crossing = _run_imports(path) & set(RUN_WINGS)
+        wrong += [f"{path.relative_to(ROOT)} (shared) imports run/{x}/" for x in sorted(crossing)]
     assert not wrong, "imports across run/'s wings:\n" + "\n".join(wrong)
 
 

@@ -13,7 +13,7 @@ FLAGS = flags.FLAGS
 def main(args: list[str], full_argv: list[str]) -> int:
 
     from tpubench.core import errors, safe_text
-    from tpubench.run import io_time
+    from tpubench.run.train import io_time
     from tpubench.storage import records
 
     if not args:

@@ -1,8 +1,8 @@
 """What one `tpubench infer` invocation holds while it measures: the seam both sweeps use.
 
 `InferSession` builds the model once (strategy, spec fitted to the data,
-weights), then gives the closed-loop sweep (run/infer.py) and a LoadGen
-scenario (run/infer_scenario.py) the same steps: a new record per measured
+weights), then gives the closed-loop sweep (run/infer/command.py) and a LoadGen
+scenario (run/infer/infer_scenario.py) the same steps: a new record per measured
 batch size, a timed measurement, the start-up section after the first
 prediction, the host probes and FLOPs, the prices of what ran, and the
 record written (only by host 0 of a multi-host TPU slice).  A failure or
@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from tpubench.core import errors, vocab
 from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import efficiency, infer_timing, layout, session, weights
+from tpubench.run import efficiency, layout, session
+from tpubench.run.infer import infer_timing, weights
 from tpubench.storage import records
 
 if TYPE_CHECKING:

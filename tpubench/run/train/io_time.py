@@ -5,7 +5,7 @@ saves and heartbeats (and, at the end, waiting for the last checkpoint and
 metrics).  Background time is what the background threads (the metric
 writer's, TensorFlow's async checkpoint thread) spent writing while the run
 did not wait for them: their total work less the time the run waited.
-The functions here return what the job (run/job.py) puts in its record.
+The functions here return what the job (run/train/job.py) puts in its record.
 """
 
 from __future__ import annotations

@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING
 
 from tpubench.core import timing
 from tpubench.core.config import TrainConfig
-from tpubench.run import actions, efficiency
-from tpubench.run import controller as controller_lib
+from tpubench.run import efficiency
+from tpubench.run.train import actions
+from tpubench.run.train import controller as controller_lib
 from tpubench.storage import liveness
 from tpubench.storage.run_dir import RunDir
 
 if TYPE_CHECKING:
-    from tpubench.run.planning import Plan
-    from tpubench.run.profile import Profile
     from tpubench.run.progress import Progress
     from tpubench.run.runner import Runner
+    from tpubench.run.train.planning import Plan
+    from tpubench.run.train.profile import Profile
     from tpubench.storage.writers import MetricWriter
 
 
@@ -168,7 +169,7 @@ def eval_steps(cfg: TrainConfig, p: Plan) -> int | None:
 
 def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     """The controller for a train run, its actions in the order they run between loops."""
-    from tpubench.run import trainers
+    from tpubench.run.train import trainers
 
     cfg, p = w.cfg, w.plan
     parts = trainers.build(w.runner, p.strategy, p.placement, p.manifest)
@@ -191,7 +192,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     acts.append(actions.Heartbeat(w.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
     if cfg.profile_steps is not None and w.is_chief:
-        from tpubench.run import profile as profile_lib
+        from tpubench.run.train import profile as profile_lib
 
         steps_range = profile_lib.StepRange(*cfg.profile_steps)
         tracer = profile_lib.tensorflow_tracer()

@@ -9,7 +9,7 @@ caller waits for.  Throughput is examples over the wall time of the timed
 section.  Every batch size writes its own run record (`kind: "infer"`); an
 invocation that fails writes a `failed` record saying why, like `train`.
 Building, measuring and writing are `infer_session.InferSession`'s, shared
-with the LoadGen scenarios (run/infer_scenario.py).
+with the LoadGen scenarios (run/infer/infer_scenario.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from tpubench.core import errors
 from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import infer_session, interrupts, session
+from tpubench.run import interrupts, session
+from tpubench.run.infer import infer_session
 
 UNSUPPORTED_STRATEGIES = infer_session.UNSUPPORTED_STRATEGIES
 
@@ -46,7 +47,7 @@ def check_prices(cfg: InferConfig) -> None:
     """
     cost_runs.prices(cfg.cost)
     if cfg.scenario.name != "closed_loop":
-        from tpubench.run import scenarios
+        from tpubench.run.infer import scenarios
 
         scenarios.import_loadgen(cfg.scenario.name)
 
@@ -73,7 +74,7 @@ def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
         try:
             built = infer.build()
             if cfg.scenario.name != "closed_loop":
-                from tpubench.run import infer_scenario
+                from tpubench.run.infer import infer_scenario
 
                 infer_scenario.run(infer, built)
             else:

@@ -20,15 +20,8 @@ import time
 
 from tpubench.core import errors
 from tpubench.cost import runs as cost_runs
-from tpubench.run import (
-    infer_session,
-    interrupts,
-    loadgen_conf,
-    loadgen_sut,
-    scenarios,
-    serving_curve,
-    session,
-)
+from tpubench.run import interrupts, session
+from tpubench.run.infer import infer_session, loadgen_conf, loadgen_sut, scenarios, serving_curve
 from tpubench.storage import records
 
 # Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).

@@ -1,6 +1,6 @@
 """One train run's moving parts: runner, checkpoints, writers, the controller.
 
-`Job.run` takes the session's Plan (tpubench/run/train.py), builds the
+`Job.run` takes the session's Plan (tpubench/run/train/command.py), builds the
 Runner, restores a checkpoint, wires the actions into the controller and
 fills the record's results.  `save_checkpoint`, `partial_results` and
 `finish` are what an interrupt or a failure still needs.
@@ -16,7 +16,8 @@ import time
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import checkpoints, efficiency, interrupts, io_time, planning, saver, session
+from tpubench.run import checkpoints, efficiency, interrupts, session
+from tpubench.run.train import io_time, planning, saver
 from tpubench.storage import inflight, records
 from tpubench.storage.run_dir import RunDir
 
@@ -85,7 +86,7 @@ class Job:
 
     def _lock(self) -> None:
         """One run per model_dir: taken before any checkpoint is read or written."""
-        from tpubench.run import lock
+        from tpubench.run.train import lock
         from tpubench.storage import gcs
 
         path = records.path_for(self.cfg.results_dir, self.record["run_id"])
@@ -144,9 +145,10 @@ class Job:
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
         from tpubench.hardware import hostcpu
-        from tpubench.run import loop, stopping
         from tpubench.run import progress as progress_lib
         from tpubench.run import runner as runner_lib
+        from tpubench.run import stopping
+        from tpubench.run.train import loop
 
         cfg = self.cfg
         ps = p.placement.strategy == "parameter_server"
@@ -215,7 +217,7 @@ class Job:
     def _wiring(self, p: planning.Plan, sampler):
         """What the loop is built from: parts of this job, and the calls back into it;
         SAMPLER: the host CPU sampler whose latest sample each loop's scalars carry."""
-        from tpubench.run import loop
+        from tpubench.run.train import loop
 
         return loop.Wiring(
             cfg=self.cfg,
@@ -262,7 +264,7 @@ class Job:
         if self.manager is None or self.runner is None:
             return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
-        self.stop_step = step  # what an abandoned save (run/deadlines.py) reports
+        self.stop_step = step  # what an abandoned save (run/train/deadlines.py) reports
         if self.saver is None:
             self.saver = saver.Saver(self.manager, False)
         why = None
@@ -291,7 +293,7 @@ class Job:
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
-        from tpubench.run import loop
+        from tpubench.run.train import loop
 
         state = self.controller.state if self.controller is not None else None
         if state is None or not state.loops or "results" in self.record:
