@@ -20,7 +20,7 @@ from conftest import run_cli
 
 from tpubench.cli import report_text
 from tpubench.hardware import mfu, peaks, probe
-from tpubench.run import diagnosis
+from tpubench.run.train import diagnosis
 from tpubench.storage import cache
 
 CPU = "Test CPU"

@@ -7,7 +7,8 @@ catalog does; data measures the host while it reads; report reads what
 all of them write.  Across the two trees: tpubench never imports
 tpubench_launch (the launcher stands on tpubench, not the other way round;
 what the launcher may import is tests/launch/test_boundaries.py's rule), and
-launch/ has no import cycle.
+launch/ has no import cycle.  Inside run/, the train and infer wings stand
+on shared session pieces and never import each other.
 """
 
 import ast
@@ -143,6 +144,36 @@ def test_launch_has_no_import_cycle():
     graph = _launch_graph()
     assert "sweep_file" in graph and "sweep" in graph["sweep_file"]  # the graph is read
     assert _cycle(graph) is None, f"an import cycle in launch/: {' -> '.join(_cycle(graph))}"
+
+
+# run/ in two wings over shared session pieces: run/train/ never imports run/infer/
+# nor the other way round, and the shared pieces (run/*.py) import neither.
+RUN_WINGS = ("train", "infer")
+
+
+def _run_imports(path: pathlib.Path) -> set[str]:
+    """The parts of tpubench/run/ that PATH imports, at any depth: a wing's name, or
+    the shared module's."""
+    out = set()
+    for _, name in _all_imports(path):
+        parts = name.split(".")
+        if parts[:2] == ["tpubench", "run"] and len(parts) > 2:
+            out.add(parts[2])
+    return out
+
+
+def test_run_is_two_wings_over_shared_pieces():
+    run = ROOT / "run"
+    wrong = []
+    for wing in RUN_WINGS:
+        assert (run / wing / "command.py").exists(), f"run/{wing}/ has no command.py"
+        for path in sorted((run / wing).rglob("*.py")):
+            crossing = _run_imports(path) & (set(RUN_WINGS) - {wing})
+            wrong += [f"{path.relative_to(ROOT)} imports run/{x}/" for x in sorted(crossing)]
+    for path in sorted(run.glob("*.py")):
+        crossing = _run_imports(path) & set(RUN_WINGS)
+        wrong += [f"{path.relative_to(ROOT)} (shared) imports run/{x}/" for x in sorted(crossing)]
+    assert not wrong, "imports across run/'s wings:\n" + "\n".join(wrong)
 
 
 def test_no_module_over_400_lines():

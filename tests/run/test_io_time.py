@@ -1,6 +1,6 @@
 """The I/O line of the results table and of `tpubench runs`: shown only when it matters."""
 
-from tpubench.run import io_time
+from tpubench.run.train import io_time
 
 
 def test_the_line_names_blocked_time_its_share_and_the_background():

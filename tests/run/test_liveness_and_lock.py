@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tpubench.run import lock
+from tpubench.run.train import lock
 from tpubench.storage import liveness, records
 
 

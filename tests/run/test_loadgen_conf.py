@@ -11,7 +11,7 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import loadgen_conf
+from tpubench.run.infer import loadgen_conf
 
 lg = pytest.importorskip("mlperf_loadgen", reason="the loadgen extra is missing")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tpubench.run import loadgen_log
+from tpubench.run.infer import loadgen_log
 
 
 def _write(tmp_path, entries: dict) -> str:

@@ -19,7 +19,7 @@ lg = pytest.importorskip(
 )
 
 from tpubench.core.config import ScenarioConfig  # noqa: E402
-from tpubench.run import loadgen_conf, loadgen_sut, scenarios  # noqa: E402
+from tpubench.run.infer import loadgen_conf, loadgen_sut, scenarios  # noqa: E402
 
 
 def _harness(shed_after):

@@ -11,8 +11,8 @@ import math
 import pytest
 
 from tpubench.core import errors, timing
-from tpubench.run import actions, profile
-from tpubench.run.controller import Controller, LoopOutput, Schedule
+from tpubench.run.train import actions, profile
+from tpubench.run.train.controller import Controller, LoopOutput, Schedule
 
 BATCH = 32
 

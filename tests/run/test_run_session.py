@@ -137,7 +137,7 @@ def test_in_a_multi_worker_cluster_signals_are_noted_not_raised():
 
 def test_the_synthetic_twin_has_the_real_runs_head_and_vocabulary():
     from tpubench.core.config import TrainConfig
-    from tpubench.run import diagnosis
+    from tpubench.run.train import diagnosis
 
     cfg = TrainConfig(model="lstm_textgen", params=(("hidden", "8"),), profile_steps=(2, 3))
     twin = diagnosis.synthetic_config(cfg, "md", {"vocab_size": 77, "num_classes": 3})

@@ -16,7 +16,7 @@ from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
 from tpubench.cost import pricing
 from tpubench.cost import runs as cost_runs
-from tpubench.run import scenarios, serving_curve
+from tpubench.run.infer import scenarios, serving_curve
 
 SERVER = ScenarioConfig(name="server", latency_bound=0.05, min_duration=5.0)
 
@@ -173,7 +173,7 @@ def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
 
 def test_a_given_target_qps_is_one_run_and_no_confirmation():
     """--target_qps: no search, so the one full run at that QPS is the result."""
-    from tpubench.run import infer_scenario
+    from tpubench.run.infer import infer_scenario
 
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
     sc = ScenarioConfig(name="server", latency_bound=0.05, target_qps=400.0)

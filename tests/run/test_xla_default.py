@@ -1,4 +1,4 @@
-"""An unset --xla: on for bf16 training on a GPU, as given everywhere else (run/planning.py)."""
+"""An unset --xla: on for bf16 training on a GPU, as given elsewhere (run/train/planning.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import types
 import pytest
 
 from tpubench.core.config import TrainConfig
-from tpubench.run import planning
+from tpubench.run.train import planning
 
 
 def _placement(accelerator="gpu", replicas=1, strategy="one_device"):

@@ -98,7 +98,7 @@ def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monk
     import types
 
     from tpubench.core.config import ScenarioConfig
-    from tpubench.run import scenarios
+    from tpubench.run.infer import scenarios
 
     monkeypatch.setattr(bounds, "available_memory", lambda: 2**30)
     rules = types.SimpleNamespace(

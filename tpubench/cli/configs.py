@@ -58,7 +58,7 @@ def train_config() -> config.TrainConfig:
 
 
 def _profile_steps() -> tuple[int, int] | None:
-    from tpubench.run import profile
+    from tpubench.run.train import profile
 
     steps = profile.parse(FLAGS.profile_steps)
     return (steps.start, steps.end) if steps else None

@@ -140,7 +140,7 @@ def _define_scenario_flags():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    from tpubench.run import infer as infer_lib  # deferred: loads the run session
+    from tpubench.run.infer import command as infer_lib  # deferred: loads the run session
 
     argv_checks.no_positional(args, "infer")
     cfg = None

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tpubench.cli import console_format as fmt
 from tpubench.cli.infer_text import infer_summary  # noqa: F401 - at its old place too
-from tpubench.run import diagnosis, io_time
+from tpubench.run.train import diagnosis, io_time
 from tpubench.storage.record_view import RunRecord
 
 _SECONDS = "{:,.2f}"

@@ -46,7 +46,7 @@ def _lines(rows: list[dict]) -> list[str]:
     """The table: columns as wide as their widest cell, the record path last (folded, whole)."""
     from tpubench.core import columns
     from tpubench.core.safe_text import shown  # record text: one safe line per field
-    from tpubench.run import io_time
+    from tpubench.run.train import io_time
 
     table = [("started", "status", "kind", "model", "ex/s", "record")]
     for r in rows:

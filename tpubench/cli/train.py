@@ -127,8 +127,8 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     # Deferred: tpubench.run imports TensorFlow-free modules only, but the
     # session below it loads TensorFlow; keep `--help` and flag errors instant.
-    from tpubench.run import train as train_lib
-    from tpubench.run import unsent
+    from tpubench.run.train import command as train_lib
+    from tpubench.run.train import unsent
 
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()

@@ -78,7 +78,7 @@ def define():
 
 def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.model import registry
-    from tpubench.run import train as train_lib
+    from tpubench.run.train import command as train_lib
     from tpubench.tune import search, trials
 
     argv_checks.no_positional(args, "tune")

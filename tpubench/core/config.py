@@ -66,7 +66,7 @@ class TrainConfig:
     precision: str = "fp32"
     xla: bool = False
     # --xla or --noxla was given; if not, the precision may turn XLA on for a GPU
-    # (core/precision.py `gpu_xla`, run/planning.resolve_xla).
+    # (core/precision.py `gpu_xla`, run/train/planning.resolve_xla).
     xla_given: bool = False
     data_format: str = "auto"
     seed: int = 42

@@ -4,7 +4,7 @@ TensorFlow's GCS client retries for many minutes and its calls cannot be
 interrupted from Python, so a frozen bucket shows up only as a call that
 does not return.  Every place that writes or reads a run's gs:// files
 wraps the call in `op(what, path)` (or `begin`/`end` across threads, for
-TensorFlow's async checkpoint); `run/deadlines.py` watches their ages.
+TensorFlow's async checkpoint); `run/train/deadlines.py` watches their ages.
 Local paths are not tracked: a local disk that stalls is another story.
 Pure Python, any thread.
 """

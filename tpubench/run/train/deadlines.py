@@ -221,7 +221,7 @@ class Watchdog:
 
     def _write(self, record: dict, avoid: str) -> str:
         """Writes RECORD to --results_dir, or locally when that is on gs:// and slow."""
-        from tpubench.run import unsent
+        from tpubench.run.train import unsent
 
         results_dir = self.job.cfg.results_dir
         if not gcs.is_gcs(results_dir):

@@ -5,69 +5,74 @@ saves and heartbeats (and, at the end, waiting for the last checkpoint and
 metrics).  Background time is what the background threads (the metric
 writer's, TensorFlow's async checkpoint thread) spent writing while the run
 did not wait for them: their total work less the time the run waited.
+The functions here return what the job (run/train/job.py) puts in its record.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from tpubench.core import errors
 
 
-def close_writer(job) -> None:
-    """JOB's last metrics, waited for; the writes' errors and the I/O time in the record."""
+def close_writer(writer) -> tuple[float, str | None]:
+    """WRITER's last metrics, waited for: (seconds waited, what was left unwritten or None)."""
     t0 = time.perf_counter()
     try:
-        late = job.writer.close()
+        late = writer.close()
     except Exception as e:  # noqa: BLE001 - the run's measurements stand
         late = f"metric writer close failed ({errors.one_line(e)[:200]})"
     except KeyboardInterrupt:  # a second Ctrl-C: stop waiting, still write the record
         late = "the last metrics were not waited for (interrupted)"
-    job.final_io_seconds += time.perf_counter() - t0
-    report_errors(job)
-    if late:
-        job.warn(f"{late} (under {job.run_dir})")
-    results = job.record.get("results")
-    if isinstance(results, dict) and job.path_start is not None:
-        span = time.perf_counter() - job.path_start
-        results.update(results_fields(job, span))
+    return time.perf_counter() - t0, late or None
 
 
-def results_fields(job, span: float) -> dict:
-    """The record's io_* fields for JOB; SPAN: the loops' start to the last metrics written."""
-    writer_blocked = getattr(job.writer, "blocked_seconds", 0.0)
-    writer_work = getattr(job.writer, "background_seconds", 0.0)
-    saver = job.saver
+@dataclasses.dataclass(frozen=True)
+class Spent:
+    """The training thread's own I/O time, beside what the writer and saver count."""
+
+    heartbeat_seconds: float  # the Heartbeat action's record and lock writes
+    final_seconds: float  # the end's wait for the last checkpoint and metrics
+    span_seconds: float  # the loops' start to the last metrics written
+
+
+def results_fields(writer, saver, spent: Spent) -> dict:
+    """The record's io_* fields of WRITER's and SAVER's (or None's) time and SPENT."""
+    writer_blocked = getattr(writer, "blocked_seconds", 0.0)
+    writer_work = getattr(writer, "background_seconds", 0.0)
     saver_blocked = saver.blocked_seconds if saver is not None else 0.0
     saver_work = saver.background_seconds if saver is not None else 0.0
     saver_waited = saver.waited_seconds if saver is not None else 0.0
     blocked = {"metrics": writer_blocked, "checkpoints": saver_blocked}
-    blocked["heartbeat"] = job.heartbeat_seconds
+    blocked["heartbeat"] = spent.heartbeat_seconds
     total = sum(blocked.values())
     hidden = max(0.0, writer_work - writer_blocked) + max(0.0, saver_work - saver_waited)
+    span = spent.span_seconds
     return {
         "io_blocked_seconds": round(total, 3),
-        "io_blocked_final_seconds": round(job.final_io_seconds, 3),
+        "io_blocked_final_seconds": round(spent.final_seconds, 3),
         "io_blocked_detail": {k: round(v, 3) for k, v in blocked.items()},
         "io_background_seconds": round(hidden, 3),
         "io_span_seconds": round(span, 3),
         "io_blocked_share": round(total / span, 4) if span > 0 else None,
         "io_background_share": round(hidden / span, 4) if span > 0 else None,
-        "io_async": bool(getattr(job.writer, "background", False)),
+        "io_async": bool(getattr(writer, "background", False)),
     }
 
 
-def report_errors(job) -> None:
-    """Background metric write errors: the first on the console, each in the record."""
-    take = getattr(job.writer, "take_errors", None)
-    for error in take() if take is not None else []:
-        first = not job.record.get("metric_write_errors")
-        job.record.setdefault("metric_write_errors", []).append(error)
-        if first:
-            job.warn(
-                f"metrics not written under {job.run_dir}: {error}; retrying (the record's "
-                "metric_write_errors lists every failed write)"
-            )
+def take_errors(writer) -> list[str]:
+    """The background metric write errors WRITER kept since last asked (none: [])."""
+    take = getattr(writer, "take_errors", None)
+    return list(take()) if take is not None else []
+
+
+def write_error_warning(run_dir, error: str) -> str:
+    """The one console warning for the first metric write that failed under RUN_DIR."""
+    return (
+        f"metrics not written under {run_dir}: {error}; retrying (the record's "
+        "metric_write_errors lists every failed write)"
+    )
 
 
 def noticeable(blocked, span) -> bool:

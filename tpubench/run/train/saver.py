@@ -125,22 +125,12 @@ class Saver:
         return [Failure(step, error)] if error is not None else []
 
 
-def record_failure(job, ckpt_dir: str, step: int, e: BaseException) -> str:
-    """Warns (once per run) and records in JOB's record that the save at STEP under
-    CKPT_DIR failed; returns why, in one line (its `ckpt-STEP_temp` is removed)."""
-    from tpubench.run import checkpoints
-
-    why = checkpoints.save_failed(ckpt_dir, step, e)
-    job.checkpoint_failures += 1
-    failed = job.record.setdefault("checkpoints_not_saved", [])
-    if step not in failed:
-        failed.append(step)
-    if job.checkpoint_failures == 1:
-        job.warn(
-            f"checkpoint at step {step} not saved under {ckpt_dir}: {why} "
-            "(the record's checkpoints_not_saved lists every step whose save failed)"
-        )
-    return why
+def failure_warning(ckpt_dir: str, step: int, why: str) -> str:
+    """The one console warning of a run whose checkpoint saves fail (the first one)."""
+    return (
+        f"checkpoint at step {step} not saved under {ckpt_dir}: {why} "
+        "(the record's checkpoints_not_saved lists every step whose save failed)"
+    )
 
 
 def _retire_async_helper(manager) -> None:

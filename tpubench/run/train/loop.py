@@ -1,8 +1,8 @@
 """A train run's controller, wired: trainer, evaluator, writers and actions.
 
-`build` turns a Plan and a Job into a Controller with the actions the
-flags ask for; `results` turns the controller's LoopResult into the
-record's `results` section.
+`build` turns a Wiring (the Plan, the parts a job built, its calls back)
+into a Controller with the actions the flags ask for; `results` turns the
+controller's LoopResult into the record's `results` section.
 """
 
 from __future__ import annotations
@@ -12,14 +12,22 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tpubench.core import timing
 from tpubench.core.config import TrainConfig
-from tpubench.run import actions, efficiency
-from tpubench.run import controller as controller_lib
+from tpubench.run import efficiency
+from tpubench.run.train import actions
+from tpubench.run.train import controller as controller_lib
 from tpubench.storage import liveness
 from tpubench.storage.run_dir import RunDir
+
+if TYPE_CHECKING:
+    from tpubench.run.progress import Progress
+    from tpubench.run.runner import Runner
+    from tpubench.run.train.planning import Plan
+    from tpubench.run.train.profile import Profile
+    from tpubench.storage.writers import MetricWriter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,10 +36,10 @@ class Wiring:
     job built (runner, writer, progress) and the calls the actions make back into it."""
 
     cfg: TrainConfig
-    plan: Any  # planning.Plan
-    runner: Any  # runner.Runner
-    writer: Any  # a storage.writers.MetricWriter (a TimedWriter on the chief)
-    progress: Any  # progress.Progress
+    plan: Plan
+    runner: Runner
+    writer: MetricWriter  # a TimedWriter on the chief, a NullWriter elsewhere
+    progress: Progress
     is_chief: bool
     tensorboard_dir: str  # where the profiler writes (RunDir.tensorboard)
     check_signals: Callable[[], None]  # raises Interrupted when the run was asked to stop
@@ -44,7 +52,7 @@ class Wiring:
 @dataclasses.dataclass(frozen=True)
 class Built:
     controller: controller_lib.Controller
-    profile: Any  # profile.Profile or None
+    profile: Profile | None  # under --profile_steps, on the chief
 
 
 def writer(
@@ -94,7 +102,7 @@ def loop_scalars(runner, sampler) -> dict:
     return out
 
 
-def hparams(cfg: TrainConfig, p, record: dict) -> dict:
+def hparams(cfg: TrainConfig, p: Plan, record: dict) -> dict:
     """The run's configuration for TensorBoard's HParams dashboard (scalar values only)."""
     hw = cfg.hardware
     return {
@@ -142,14 +150,14 @@ def write_mfu(writer, results: dict, mfu: dict, global_batch_size: int, start_st
                 call(board.write_scalars, step, {writers.MFU: value})
 
 
-def eval_cadence(cfg: TrainConfig, p) -> int | None:
+def eval_cadence(cfg: TrainConfig, p: Plan) -> int | None:
     """Eval every --eval_every_steps; with a target and no cadence, once per epoch."""
     if cfg.target_accuracy is not None and not cfg.eval_every_steps:
         return max(1, math.ceil(p.epoch_examples / p.params["global_batch_size"]))
     return cfg.eval_every_steps
 
 
-def eval_steps(cfg: TrainConfig, p) -> int | None:
+def eval_steps(cfg: TrainConfig, p: Plan) -> int | None:
     """--eval_steps; where every worker must run the same full batches, at most those."""
     from tpubench.run import session
 
@@ -161,7 +169,7 @@ def eval_steps(cfg: TrainConfig, p) -> int | None:
 
 def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     """The controller for a train run, its actions in the order they run between loops."""
-    from tpubench.run import trainers
+    from tpubench.run.train import trainers
 
     cfg, p = w.cfg, w.plan
     parts = trainers.build(w.runner, p.strategy, p.placement, p.manifest)
@@ -184,7 +192,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     acts.append(actions.Heartbeat(w.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None
     if cfg.profile_steps is not None and w.is_chief:
-        from tpubench.run import profile as profile_lib
+        from tpubench.run.train import profile as profile_lib
 
         steps_range = profile_lib.StepRange(*cfg.profile_steps)
         tracer = profile_lib.tensorflow_tracer()
@@ -210,7 +218,7 @@ def partial(loops: list, cfg: TrainConfig, replicas: int, final_step: int) -> di
     return out
 
 
-def results(cfg: TrainConfig, p, result: controller_lib.LoopResult, host_cpu: dict) -> dict:
+def results(cfg: TrainConfig, p: Plan, result: controller_lib.LoopResult, host_cpu: dict) -> dict:
     """The record's `results`: throughput from the steady loops, losses, evals, target."""
     loops = result.loops
     out = timing.summarize(loops, cfg.warmup_loops, p.replicas)

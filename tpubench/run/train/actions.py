@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from tpubench.run.controller import LoopState
+from tpubench.run.train.controller import LoopState
 from tpubench.storage import writers
 
 

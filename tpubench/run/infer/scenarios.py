@@ -19,7 +19,8 @@ import time
 
 from tpubench.core import bounds, errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run import interrupts, loadgen_conf, loadgen_log, signal_watch
+from tpubench.run import interrupts
+from tpubench.run.infer import loadgen_conf, loadgen_log, signal_watch
 
 
 def import_loadgen(scenario: str):

@@ -10,13 +10,20 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tpubench.core import errors
 from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import efficiency, interrupts, layout, session
+
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+    from tpubench.data.manifest import Manifest
+    from tpubench.hardware.placement import Placement
+    from tpubench.model.model_api import ModelSpec
 
 DEFAULT_TRAIN_STEPS = 300
 
@@ -34,11 +41,11 @@ def total_steps(cfg: TrainConfig, epoch_examples: int, batch: int) -> int:
 class Plan:
     """What the session resolved for a train run, before the model is built."""
 
-    spec: Any
-    params: dict
-    strategy: Any
-    placement: Any
-    manifest: Any
+    spec: ModelSpec
+    params: dict  # fitted to the data
+    strategy: tf.distribute.Strategy
+    placement: Placement
+    manifest: Manifest | None  # None on synthetic data
     total_steps: int
     epoch_examples: int
     prices: cost_runs.Prices

@@ -4,7 +4,7 @@
 Every invocation that reaches it leaves a run record, also when it fails,
 produces a NaN, or is interrupted (then the checkpoint under model_dir lets
 the same command resume).  The session (tpubench/run/session.py) resolves
-model, data, strategy and prices; the controller (tpubench/run/controller.py)
+model, data, strategy and prices; the controller (tpubench/run/train/controller.py)
 runs the loops and its actions; this module wires them and fills the record.
 """
 
@@ -16,7 +16,8 @@ import sys
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import interrupts, planning, session
+from tpubench.run import interrupts, session
+from tpubench.run.train import planning
 from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
 
@@ -58,13 +59,13 @@ check_buckets_early = planning.check_buckets_early
 
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
-    from tpubench.run import job as job_lib
-    from tpubench.run import unsent
+    from tpubench.run.train import job as job_lib
+    from tpubench.run.train import unsent
 
     finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
     if finished is not None:  # the same command, run again after its record failed
         return finished
-    from tpubench.run import deadlines
+    from tpubench.run.train import deadlines
 
     record, run_dir = _base_record(cfg, argv, flag_values)
     job = job_lib.Job(cfg, record, run_dir)
@@ -102,7 +103,7 @@ def _write_final(record: dict, results_dir: str) -> None:
     message carrying the status and the fallback's path.
     """
 
-    from tpubench.run import unsent
+    from tpubench.run.train import unsent
 
     in_flight = sys.exc_info()[1]
     try:
@@ -172,8 +173,8 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
 
 def _compare_synthetic(job) -> None:
     """The same run on synthetic batches kept on the device: is the real run input-bound?"""
-    from tpubench.run import diagnosis
-    from tpubench.run import job as job_lib
+    from tpubench.run.train import diagnosis
+    from tpubench.run.train import job as job_lib
 
     fitted = session.fitted_from_data(job.params, job.manifest)
     synthetic_cfg = diagnosis.synthetic_config(job.cfg, job.run_dir, fitted)

@@ -1,8 +1,9 @@
 """`tpubench infer --scenario=...`: one MLPerf LoadGen scenario, one run record.
 
-The model is built as for the closed-loop sweep (run/infer.py).  First the
-closed loop measures the batch sizes the scenario needs (tpubench's own
-timing, beside LoadGen's in the record); then `--qsl_samples` inputs are
+The model is built as for the closed-loop sweep, and measured and recorded
+through the same `infer_session.InferSession`.  First the closed loop
+measures the batch sizes the scenario needs (tpubench's own timing, beside
+LoadGen's in the record); then `--qsl_samples` inputs are
 loaded to host memory, the SUT traces its batch shapes, and LoadGen runs
 the scenario (the server scenario as a search for the highest VALID QPS).
 LoadGen's verdict and figures are the record's results; its logs are kept
@@ -19,14 +20,8 @@ import time
 
 from tpubench.core import errors
 from tpubench.cost import runs as cost_runs
-from tpubench.run import (
-    interrupts,
-    loadgen_conf,
-    loadgen_sut,
-    scenarios,
-    serving_curve,
-    session,
-)
+from tpubench.run import interrupts, session
+from tpubench.run.infer import infer_session, loadgen_conf, loadgen_sut, scenarios, serving_curve
 from tpubench.storage import records
 
 # Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).
@@ -40,9 +35,9 @@ _CLOSED_KEYS = (
 )
 
 
-def run(sweep, built, t_setup: float, model_ready: float) -> None:
-    """Measures SWEEP's scenario on BUILT; appends its record to sweep.records."""
-    cfg = sweep.cfg
+def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
+    """Measures INFER's scenario on BUILT; its one record joins infer.records."""
+    cfg = infer.cfg
     sc = cfg.scenario
     lg = scenarios.import_loadgen(sc.name)
     rules, test_settings = loadgen_conf.read(lg, sc, cfg.model)
@@ -54,21 +49,18 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     sut_batch = {"single_stream": single, "multi_stream": per_query}.get(sc.name, max_batch)
     wanted = {"single_stream": [single], "multi_stream": [per_query], "offline": [max_batch]}
     wanted = wanted.get(sc.name, [single, max_batch])
-    record = sweep._new_record(sut_batch, built, 0)
+    record = infer.new_record(sut_batch, built, 0)
     record["scenario"] = sc.name
-    closed = _closed_loop(sweep, built, wanted, t_setup, model_ready)
-    measured, accuracy = sweep._describe(built)
-    prices = cost_runs.prices(cfg.cost, sweep.base["hardware"]["accelerators"])
-    for key in ("startup", "hardware", "software"):
-        record[key] = sweep.base[key]
+    closed = _closed_loop(infer, built, wanted)
+    measured, accuracy = infer.describe(built)
+    prices = infer.prices()
+    infer.add_host_sections(record)
 
     def keep(name: str, data: bytes) -> str | None:
-        if not sweep.is_chief:
-            return None
-        return records.write_attachment(cfg.results_dir, record["run_id"], name, data)
+        return infer.attach(record, name, data)
 
     harness = None
-    on_signal = _signal_handler(sweep, lambda: harness)
+    on_signal = _signal_handler(infer, lambda: harness)
     t0 = time.perf_counter()
     samples = loadgen_sut.load_samples(built.runner, built.manifest, rules.qsl_samples, cfg.seed)
     batcher = loadgen_sut.Batcher(
@@ -88,7 +80,7 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     accelerators = session.accelerators_priced(built.placement)
     try:
         batcher.warm_up()
-        sweep._write(record)  # still "running": LoadGen starts now
+        infer.write(record)  # still "running": LoadGen starts now
         args = (closed, max_batch, single, per_query)
         out = _scenario(harness, lg, test_settings, sc, args, rules)
     finally:
@@ -111,21 +103,19 @@ def run(sweep, built, t_setup: float, model_ready: float) -> None:
     record["results"] = _results(sc, summary, rate, closed, max_batch, out, accuracy)
     record["mfu"] = measured.infer_section(rate)
     _price(record, prices, closed, accelerators)
-    record.update(status="ok", finished=records.now_iso())
-    record["record_path"] = sweep._write(record)
-    sweep.records.append(record)
-    sweep.batch = None
-    sweep.current = None
+    infer.finish(record)
+    infer.done()
 
 
-def _closed_loop(sweep, built, wanted: list[int], t_setup: float, model_ready: float) -> dict:
+def _closed_loop(
+    infer: infer_session.InferSession, built: infer_session.Built, wanted: list[int]
+) -> dict:
     """{batch: closed-loop figures} at the batch sizes the scenario needs (tpubench's timing)."""
     closed = {}
     for batch in dict.fromkeys(wanted):
-        sweep.batch = batch
-        results = sweep._measure(built.runner, batch, built.manifest)
+        results = infer.measure(built, batch)
         if not closed:
-            sweep._startup(t_setup, model_ready, batch)
+            infer.startup(batch)
         closed[batch] = {k: results[k] for k in _CLOSED_KEYS}
         closed[batch]["batch_size"] = batch
     return closed
@@ -144,7 +134,7 @@ def _price(record: dict, prices, closed: dict, accelerators: int) -> None:
     record["closed_loop_cost"]["batch_size"] = top["batch_size"]
 
 
-def _signal_handler(sweep, harness):
+def _signal_handler(infer: infer_session.InferSession, harness):
     """on_signal for the SUT: after SIGINT/SIGTERM/SIGHUP, record it and end the process.
 
     LoadGen has no way to stop a test early (a server test would run on to
@@ -164,7 +154,7 @@ def _signal_handler(sweep, harness):
         h = harness()
         if h is not None and h.workdir:
             shutil.rmtree(h.workdir, ignore_errors=True)
-        path = sweep.fail("interrupted", message)
+        path = infer.fail("interrupted", message)
         where = f" [run record: {path}]" if path else ""
         # The one line `main` prints for an interrupted run: main never gets control back.
         print(f"tpubench infer: error: {message}{where}", file=sys.stderr, flush=True)

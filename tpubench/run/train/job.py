@@ -1,6 +1,6 @@
 """One train run's moving parts: runner, checkpoints, writers, the controller.
 
-`Job.run` takes the session's Plan (tpubench/run/train.py), builds the
+`Job.run` takes the session's Plan (tpubench/run/train/command.py), builds the
 Runner, restores a checkpoint, wires the actions into the controller and
 fills the record's results.  `save_checkpoint`, `partial_results` and
 `finish` are what an interrupt or a failure still needs.
@@ -16,7 +16,8 @@ import time
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import checkpoints, efficiency, interrupts, planning, saver, session
+from tpubench.run import checkpoints, efficiency, interrupts, session
+from tpubench.run.train import io_time, planning, saver
 from tpubench.storage import inflight, records
 from tpubench.storage.run_dir import RunDir
 
@@ -27,28 +28,38 @@ class Job:
         self.record = record
         self.run_dir = RunDir.of(run_dir)  # the model_dir: checkpoints, metrics, TensorBoard
         self.write_records = write_records
-        self.manifest = None
-        self.params: dict = {}
+        self.plan: planning.Plan | None = None  # once the session has resolved the run
         self.is_chief = True
         self.runner = None
         self.manager = None
         self.writer = None
-        self.sampler = None  # hostcpu.Sampler while training
         self.progress = None
         self.profile = None
         self.controller = None
-        self.replicas = 1
         self.step = 0
-        self.prices = None  # of what ran, once the hardware is probed
         self.lock = None  # the model_dir's lock, held by the chief
         self.signals: list = []  # names of the signals received (interrupts.Signals)
-        self.checkpoint_failures = 0
         self.agree = None  # all-reduces a stop flag in a multi-worker cluster (stopping.py)
         self.saver = None  # saver.Saver: sync, or async on gs://
         self.heartbeat_seconds = 0.0  # the Heartbeat action's record and lock writes
         self.path_start: float | None = None  # when the loops began (the I/O shares' span)
         self.final_io_seconds = 0.0  # the end's wait for the last checkpoint and metrics
         self.stop_step: int | None = None  # the step of the last save asked for
+
+    @property
+    def manifest(self):
+        """The data manifest of the plan (None on synthetic data, or before the plan)."""
+        return self.plan.manifest if self.plan is not None else None
+
+    @property
+    def params(self) -> dict:
+        """The plan's params, fitted to the data ({} before the plan)."""
+        return self.plan.params if self.plan is not None else {}
+
+    @property
+    def replicas(self) -> int:
+        """Replicas the batch is split over (1 before the plan)."""
+        return self.plan.replicas if self.plan is not None else 1
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
@@ -61,21 +72,21 @@ class Job:
             strategy_lib.serve(p)
             return
         self.is_chief = p.placement.is_chief
-        self.manifest, self.params, self.replicas = p.manifest, p.params, p.replicas
+        self.plan = p
         # What ran: an unset --xla is resolved by the plan.  (A run inside a run, such
         # as --compare_synthetic's, starts from an empty record with no config.)
         self.record.setdefault("config", {})["xla"] = p.xla
         if p.xla_reason:
             self.record["xla_default"] = p.xla_reason
-        self._describe(p)
+        prices = self._describe(p)
         if self.is_chief and self.write_records:
             self._lock()
             records.write(self.record, self.cfg.results_dir)  # "running", replaced at the end
-        self._train(p)
+        self._train(p, prices)
 
     def _lock(self) -> None:
         """One run per model_dir: taken before any checkpoint is read or written."""
-        from tpubench.run import lock
+        from tpubench.run.train import lock
         from tpubench.storage import gcs
 
         path = records.path_for(self.cfg.results_dir, self.record["run_id"])
@@ -124,29 +135,30 @@ class Job:
             pass
         self.heartbeat_seconds += time.perf_counter() - t0
 
-    def _describe(self, p: planning.Plan) -> None:
+    def _describe(self, p: planning.Plan) -> cost_runs.Prices:
         """The record's model, placement, data and hardware sections; the prices of what ran."""
         self.record.update(planning.describe(p))
         self.record.update(session.probe(p.placement))
         # Price what ran: with no --machine, the probed accelerators choose the machine.
-        self.prices = cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
+        return cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
 
     # ------------------------------------------------------------ training
-    def _train(self, p: planning.Plan) -> None:
+    def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
         from tpubench.hardware import hostcpu
-        from tpubench.run import loop, stopping
         from tpubench.run import progress as progress_lib
         from tpubench.run import runner as runner_lib
+        from tpubench.run import stopping
+        from tpubench.run.train import loop
 
         cfg = self.cfg
         ps = p.placement.strategy == "parameter_server"
         self.runner = runner_lib.Runner(
             p.spec,
-            self.params,
+            p.params,
             p.strategy,
             cfg.precision,
             p.xla,
-            step_batch=self.params["per_replica_batch_size"] if ps else None,
+            step_batch=p.params["per_replica_batch_size"] if ps else None,
             data_format=p.data_format,
         )
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
@@ -162,17 +174,17 @@ class Job:
             self.run_dir, self.is_chief, self.record.get("run_id"), self.step, background
         )
         self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
-        self.sampler = hostcpu.Sampler()
+        sampler = hostcpu.Sampler()
         start_step = self.step
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
-        self.progress.set_batch(self.params["global_batch_size"])
-        built = loop.build(self._wiring(p), self.step)
+        self.progress.set_batch(p.params["global_batch_size"])
+        built = loop.build(self._wiring(p, sampler), self.step)
         self.controller, self.profile = built.controller, built.profile
         self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
-        self.sampler.start()
+        sampler.start()
         self.path_start = time.perf_counter()
         result = self.controller.run()
-        host_cpu = self.sampler.stop()
+        host_cpu = sampler.stop()
         self.progress.close()
         if self.profile is not None:
             self.profile.close()
@@ -191,9 +203,9 @@ class Job:
         if rnn is not None:
             self.record["recurrent"] = rnn
         self.record["mfu"] = planning.mfu_section(cfg, p, results)
-        batch = self.params["global_batch_size"]
+        batch = p.params["global_batch_size"]
         loop.write_mfu(self.writer, results, self.record["mfu"], batch, start_step)
-        self.record["cost"] = planning.cost_section(p, results, self.prices)
+        self.record["cost"] = planning.cost_section(p, results, prices)
 
     def _background_writes(self, p: planning.Plan) -> bool:
         """gs:// writes off the training path: asked for, on gs://, and one process
@@ -202,9 +214,10 @@ class Job:
         single = p.placement.num_workers == 1 and p.placement.strategy != "parameter_server"
         return self.cfg.async_remote_writes and self.run_dir.is_gcs and single
 
-    def _wiring(self, p: planning.Plan):
-        """What the loop is built from: parts of this job, and the calls back into it."""
-        from tpubench.run import loop
+    def _wiring(self, p: planning.Plan, sampler):
+        """What the loop is built from: parts of this job, and the calls back into it;
+        SAMPLER: the host CPU sampler whose latest sample each loop's scalars carry."""
+        from tpubench.run.train import loop
 
         return loop.Wiring(
             cfg=self.cfg,
@@ -218,7 +231,7 @@ class Job:
             save_checkpoint=lambda: self.save_checkpoint(final=False),  # async stays in flight
             write_errors=self.metric_write_errors,
             heartbeat=self.heartbeat,
-            loop_scalars=lambda: loop.loop_scalars(self.runner, self.sampler),
+            loop_scalars=lambda: loop.loop_scalars(self.runner, sampler),
         )
 
     def _ckpt_dir(self) -> str:
@@ -251,14 +264,26 @@ class Job:
         if self.manager is None or self.runner is None:
             return self.step, "no checkpoint was set up yet"
         step = int(self.runner.global_step.numpy())
-        self.stop_step = step  # what an abandoned save (run/deadlines.py) reports
+        self.stop_step = step  # what an abandoned save (run/train/deadlines.py) reports
         if self.saver is None:
             self.saver = saver.Saver(self.manager, False)
         why = None
         for failure in self.saver.save(step, final):  # an earlier async save's failure too
-            reason = saver.record_failure(self, self._ckpt_dir(), failure.step, failure.error)
+            reason = self._save_failed(failure)
             why = reason if failure.step == step else why
         return step, why
+
+    def _save_failed(self, failure: saver.Failure) -> str:
+        """Records (and, the first time, warns) that FAILURE's save failed; returns why."""
+        ckpt_dir = self._ckpt_dir()
+        why = checkpoints.save_failed(ckpt_dir, failure.step, failure.error)
+        failed = self.record.setdefault("checkpoints_not_saved", [])
+        first = not failed
+        if failure.step not in failed:
+            failed.append(failure.step)
+        if first:
+            self.warn(saver.failure_warning(ckpt_dir, failure.step, why))
+        return why
 
     def warn(self, message: str, console: bool = True) -> None:
         """A warning in the record's `warnings` and, from the chief, on the console."""
@@ -268,7 +293,7 @@ class Job:
 
     def partial_results(self) -> None:
         """Throughput of the loops that ran before an interrupt (honestly labelled)."""
-        from tpubench.run import loop
+        from tpubench.run.train import loop
 
         state = self.controller.state if self.controller is not None else None
         if state is None or not state.loops or "results" in self.record:
@@ -296,14 +321,28 @@ class Job:
             self.progress.close()
         if self.saver is not None:  # an async save still in flight (a failure on the way out)
             for failure in self.saver.sync():
-                saver.record_failure(self, self._ckpt_dir(), failure.step, failure.error)
+                self._save_failed(failure)
         if self.writer is not None:
-            from tpubench.run import io_time
+            self._close_writer()
 
-            io_time.close_writer(self)
+    def _close_writer(self) -> None:
+        """The last metrics, waited for; the writes' errors and the I/O time in the record."""
+        waited, late = io_time.close_writer(self.writer)
+        self.final_io_seconds += waited
+        self.metric_write_errors()
+        if late:
+            self.warn(f"{late} (under {self.run_dir})")
+        results = self.record.get("results")
+        if isinstance(results, dict) and self.path_start is not None:
+            span = time.perf_counter() - self.path_start
+            spent = io_time.Spent(self.heartbeat_seconds, self.final_io_seconds, span)
+            results.update(io_time.results_fields(self.writer, self.saver, spent))
 
     def metric_write_errors(self) -> None:
-        """The Flush action's report: background write errors, warned and recorded."""
-        from tpubench.run import io_time
-
-        io_time.report_errors(self)
+        """The Flush action's report: background write errors, warned (the first) and
+        recorded (each)."""
+        for error in io_time.take_errors(self.writer):
+            first = not self.record.get("metric_write_errors")
+            self.record.setdefault("metric_write_errors", []).append(error)
+            if first:
+                self.warn(io_time.write_error_warning(self.run_dir, error))

@@ -14,8 +14,8 @@ import dataclasses
 from collections.abc import Callable
 
 from tpubench.core import errors
-from tpubench.run.actions import Periodic
-from tpubench.run.controller import LoopState
+from tpubench.run.train.actions import Periodic
+from tpubench.run.train.controller import LoopState
 
 
 @dataclasses.dataclass(frozen=True)

@@ -78,7 +78,7 @@ class LoopState:
 
 
 class Action(Protocol):
-    """Periodic work between loops (see tpubench/run/actions.py)."""
+    """Periodic work between loops (see tpubench/run/train/actions.py)."""
 
     def before_loop(self, state: LoopState, num_steps: int) -> None: ...
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from tpubench.run.controller import LoopOutput
+from tpubench.run.train.controller import LoopOutput
 
 
 @dataclasses.dataclass(frozen=True)
