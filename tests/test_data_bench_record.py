@@ -73,3 +73,24 @@ def test_a_failed_bench_leaves_a_failed_record_and_one_line(digits, tmp_path):
     assert record["status"] == "failed" and "unknown model 'nosuch'" in record["error"]
     assert f"[run record: {results}/{record['run_id']}.json]" in line
     assert load.load([str(results)]).excluded[0].reason.startswith("unknown model")
+
+
+def test_an_interrupted_bench_leaves_an_interrupted_record(digits, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from conftest import sigint_when
+
+    results = tmp_path / "runs"
+    argv = [sys.executable, "-m", "tpubench", "data", "bench", f"--data_dir={digits}"]
+    argv += ["--model=mnist_mlp", "--batches=10000000"]
+    proc = subprocess.Popen([*argv, f"--results_dir={results}"], stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    stderr = sigint_when(proc, lambda: time.monotonic() - start > 15, timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted (SIGINT)" in stderr
+    (path,) = results.glob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "interrupted" and record["finished"]
+    assert f"[run record: {path}]" in stderr

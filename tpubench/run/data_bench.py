@@ -79,11 +79,16 @@ def bench(cfg: DataBenchConfig, argv: list, flag_values: dict) -> Outcome:
         if record is not None:
             record["status"] = "ok"
     except BaseException as e:
+        stopped = None
+        if interrupts.is_interrupt(e):  # Ctrl-C, SIGTERM, SIGHUP: exit 130, as train's
+            cause = str(e) or "SIGINT"
+            stopped = errors.InterruptedRun(f"interrupted ({cause}) before the timed batches ended")
         if record is None:
+            if stopped is not None:
+                raise stopped from None
             raise
-        if interrupts.is_interrupt(e):
-            record["status"], record["error"] = "interrupted", f"interrupted ({e or 'SIGINT'})"
-            e = errors.InterruptedRun(record["error"])
+        if stopped is not None:
+            record["status"], record["error"] = "interrupted", str(stopped)
         else:
             record["status"], record["error"] = session.outcome(e)
         record["finished"] = records.now_iso()
@@ -91,9 +96,10 @@ def bench(cfg: DataBenchConfig, argv: list, flag_values: dict) -> Outcome:
             path = records.write(record, cfg.results_dir)
         except errors.TpubenchError:  # the run's own error stays the one line
             path = None
-        if isinstance(e, errors.TpubenchError):
-            e.record_path = path
-            raise e from None
+        error = stopped or e
+        if isinstance(error, errors.TpubenchError):
+            error.record_path = path
+            raise error from None
         raise
     if record is None:
         return outcome
