@@ -116,6 +116,11 @@ def _relative(results, part, form) -> list[str]:
     return out
 
 
+def _precision(part) -> str:
+    """What a row's precision is when no setup names one: none without a model step."""
+    return "—" if part.command == data_bench.COMMAND else "fp32"
+
+
 def _devices(results, part, _form) -> list[str]:
     rows = []
     for s in _setups(results, part):
@@ -125,7 +130,7 @@ def _devices(results, part, _form) -> list[str]:
                     s.label,
                     m.cell.model.model,
                     str(m.batch or "default"),
-                    m.cell.model.precision or s.precision or "fp32",
+                    m.cell.model.precision or s.precision or _precision(part),
                     _usd(m.usd_hour),
                     _rate_ci(m),
                     _usd(m.usd_epoch),
