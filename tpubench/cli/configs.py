@@ -266,4 +266,6 @@ def data_bench_config() -> config.DataBenchConfig:
         cache=FLAGS.cache_input,
         read_mb_per_s=FLAGS.read_mb_per_s,
         format=FLAGS.format,
+        results_dir=FLAGS.results_dir,
+        run_label=FLAGS.run_label,
     )

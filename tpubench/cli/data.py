@@ -13,7 +13,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.core import errors, safe_text
-from tpubench.core.config import DataBenchConfig, DataConfig
+from tpubench.core.config import DataBenchConfig
 
 FLAGS = flags.FLAGS
 
@@ -102,47 +102,33 @@ def check(data_dir: str, fmt: str) -> tuple[str, int]:
     return "\n".join(lines), (3 if damage else 0)
 
 
-def bench(cfg: DataBenchConfig) -> str:
-    """Times the model's input pipeline over cfg.data_dir; the table or JSON to print."""
-    from tpubench.data import bench as bench_lib
-    from tpubench.data import manifest as manifest_lib
-    from tpubench.run import session  # the command's edge: the run session fits the params
+def bench(cfg: DataBenchConfig, argv: list[str], flag_values: dict) -> str:
+    """Times the model's input pipeline over cfg.data_dir; the table or JSON to print
+    (and a run record in cfg.results_dir when it is given: run/data_bench.py)."""
+    from tpubench.run import data_bench  # the command's edge: the run session fits the params
 
     if not cfg.data_dir:
         raise errors.UsageError("--data_dir is required: a directory from `tpubench data prepare`")
-    ref = session.ModelRef(cfg.model, tuple(cfg.params), cfg.tiny, cfg.model_modules)
-    spec, params = session.load_spec(ref)
-    manifest = manifest_lib.read(cfg.data_dir)
-    split = cfg.split or "train"
-    if split == "eval":
-        split = manifest.eval_split()
-    manifest.split(split)
-    batch = cfg.batch_size or spec.default_batch_size
-    data = DataConfig(
-        data_dir=cfg.data_dir,
-        deterministic=cfg.deterministic,
-        cache=cfg.cache,
-        read_mb_per_s=cfg.read_mb_per_s,
-    )
-    feed = session.Feed(batch, 1, cfg.seed, data)
-    params = session.fit_params(params, ref, manifest, feed, cfg.data_dir)
-    result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup)
+    out = data_bench.bench(cfg, argv, flag_values)
+    result, saved = out.result, out.record_path
     if cfg.format == "json":
-        return json.dumps(result.to_dict() | {"model": spec.name, "batch_size": batch}, indent=2)
+        extra = {"record_path": saved} if saved else {}
+        return json.dumps(
+            result.to_dict() | {"model": out.model, "batch_size": out.batch} | extra, indent=2
+        )
     cpu = result.host_cpu
-    return "\n".join(
-        [
-            f"input pipeline of {spec.name!r} over {cfg.data_dir} ({manifest.format}, "
-            f"split {split}, batch {batch})",
-            f"  {result.examples_per_sec:,.1f} examples/s   {result.mb_per_sec:,.2f} MB/s of "
-            f"records   ({result.examples:,} examples in {result.seconds:.2f} s after "
-            f"{cfg.warmup} warm-up batches; first batch {result.first_batch_seconds:.2f} s)",
-            f"  host CPU {cpu.get('system_percent_mean')}% of {cpu.get('cores')} cores "
-            f"(this process {cpu.get('process_percent_mean')}%)",
-            "  compare with `tpubench train --model=... --use_synthetic_data`: if the model "
-            "consumes more examples/s than this, training will be input-bound",
-        ]
-    )
+    lines = [
+        f"input pipeline of {out.model!r} over {cfg.data_dir} ({out.data_format}, "
+        f"split {out.split}, batch {out.batch})",
+        f"  {result.examples_per_sec:,.1f} examples/s   {result.mb_per_sec:,.2f} MB/s of "
+        f"records   ({result.examples:,} examples in {result.seconds:.2f} s after "
+        f"{cfg.warmup} warm-up batches; first batch {result.first_batch_seconds:.2f} s)",
+        f"  host CPU {cpu.get('system_percent_mean')}% of {cpu.get('cores')} cores "
+        f"(this process {cpu.get('process_percent_mean')}%)",
+        "  compare with `tpubench train --model=... --use_synthetic_data`: if the model "
+        "consumes more examples/s than this, training will be input-bound",
+    ]
+    return "\n".join(lines + ([f"run record: {saved}"] if saved else []))
 
 
 def define():
@@ -193,6 +179,16 @@ def define():
     f.DEFINE_bool("deterministic_input", False, "bench: deterministic input order.")
     f.DEFINE_bool("cache_input", False, "bench: cache records in memory.")
     groups.define_read_rate()
+    f.DEFINE_string(
+        "results_dir",
+        None,
+        "bench: write a run record (kind data_bench) here, local or gs:// (default: none).",
+    )
+    f.DEFINE_string(
+        "run_label",
+        None,
+        "bench: free text stored in the run record as run_label (needs --results_dir).",
+    )
     f.DEFINE_enum("format", "table", ["table", "json"], "Output format.")
 
 
@@ -204,6 +200,11 @@ def _check_before_tensorflow(action: str) -> None:
         sources.check_name(FLAGS.dataset)
     if action in ("check", "bench"):
         manifest.check_local(FLAGS.data_dir)
+    if action == "bench" and FLAGS.run_label is not None and not FLAGS.results_dir:
+        raise errors.UsageError(
+            "--run_label labels the run record; give --results_dir=DIR too (`data bench` "
+            "writes a record only when asked)"
+        )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
@@ -236,5 +237,8 @@ def main(args: list[str], full_argv: list[str]) -> int:
         text, code = check(FLAGS.data_dir, FLAGS.format)
         print(safe_text.block(text))
         return code
-    print(safe_text.block(bench(configs.data_bench_config())))
+    from tpubench.cli import flags as flags_lib
+
+    text = bench(configs.data_bench_config(), full_argv, flags_lib.flag_values())
+    print(safe_text.block(text))
     return 0

@@ -55,13 +55,14 @@ def define():
 
 
 def _known_flags() -> dict | None:
-    """train and infer flag names, asked of tpubench (flags are defined once per process)."""
+    """train, infer and data flag names, asked of tpubench (flags are defined once per process)."""
     from tpubench.children import command as child_command
+    from tpubench.study import data_bench
 
     out = {}
-    for command in ("train", "infer"):
+    for command, sub in data_bench.SUBCOMMAND.items():
         done = subprocess.run(
-            child_command.python_argv("tpubench.cli.flags", command),
+            child_command.python_argv("tpubench.cli.flags", sub),
             capture_output=True,
             text=True,
             check=False,

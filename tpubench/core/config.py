@@ -209,3 +209,10 @@ class DataBenchConfig:
     cache: bool = False
     read_mb_per_s: float | None = None
     format: str = "table"
+    results_dir: str | None = None  # a run record goes here; None: no record
+    run_label: str | None = None
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["params"] = dict(self.params)
+        return d

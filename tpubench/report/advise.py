@@ -77,6 +77,12 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
     """(candidates, notes): each group x each machine its records were priced as."""
     out, notes = [], []
     for g in groups:
+        if any(r.dims.get("kind") == "data_bench" for r in g.runs):
+            notes.append(
+                f"{g.label}: left out (`tpubench data bench` times the input pipeline alone; "
+                "no model step to run or price)"
+            )
+            continue
         secs = _job_seconds(g, cfg)
         if secs is None:
             why = "no run reached the target" if cfg.to_target else "no epoch size recorded"

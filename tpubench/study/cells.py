@@ -1,6 +1,7 @@
 """A study's cells: every model x data x setup of every part, and what each needs.
 
-A cell is one `tpubench train` or `tpubench infer` process.  Its id is a
+A cell is one `tpubench train`, `tpubench infer` or `tpubench data bench`
+process (study/data_bench.py).  Its id is a
 stable hash of the study, the part, its settings and the scale; it is passed
 as `--run_label`, so a finished record carrying it marks the cell done (the
 resume rule of tpubench-launch's sweeps, with the study's own ids).
@@ -15,7 +16,7 @@ import shlex
 from tpubench.children import command, labels
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
-from tpubench.study import spec
+from tpubench.study import data_bench, spec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +99,9 @@ class Cell:
     def flags(self, host: Host, results_dir: str, jpeg_dir: str | None) -> dict:
         """The tpubench flags of this cell, in order: machine, model, data, scale."""
         s, device, cmd = self.setup, self.device(host), self.part.command
+        if cmd == data_bench.COMMAND:  # the input pipeline alone: no device, no threads
+            data = host.gcs_data if self.data == "jpeg_gs" else jpeg_dir
+            return data_bench.flags(self, results_dir, data)
         out: dict = {"model": self.model.model, "accelerator": device}
         if self.cluster():  # one device per worker task: the launcher hands them out
             out["num_gpus" if device == "gpu" else "num_cpu_devices"] = 1
@@ -146,7 +150,7 @@ class Cell:
         """The module and its arguments: tpubench, or the launcher for a cluster."""
         flags = command.flags_argv(self.flags(host, results_dir, jpeg_dir))
         if not self.cluster():
-            return ["tpubench", self.part.command, *flags]
+            return ["tpubench", *data_bench.WORDS[self.part.command], *flags]
         launch = [f"--workers={self.setup.devices}", "--ps=1"]
         if self.device(host) == "gpu":  # one GPU per worker; the variables' device
             launch += ["--gpus-per-worker=1", f"--ps-device={self.setup.variables or 'cpu'}"]

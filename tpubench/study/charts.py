@@ -93,6 +93,8 @@ def _devices(results, part):
 
 
 def _knee(results, part):
+    if not report_lib.by_vcpus(part):  # setups that differ in the disk, not the vCPUs: bars
+        return _devices(results, part)
     fig, ax = _fig(
         results,
         f"{part.name}: rate by host vCPUs",

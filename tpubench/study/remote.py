@@ -116,6 +116,8 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
 def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
     """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs."""
     s = cell.setup
+    if cell.part.command == "data_bench":  # the launcher runs train, infer and tune only
+        return "needs this host: `tpubench data bench` cells run locally (--executor=local)"
     if s.strategy == "parameter_server":
         return "needs a parameter-server cluster (remote studies run one machine per cell)"
     rent = machine_of(cell, cloud)

@@ -14,8 +14,8 @@ import os
 
 from tpubench.cost import money
 from tpubench.report import published as published_lib
+from tpubench.study import data_bench, flips, plan
 from tpubench.study import findings as findings_lib
-from tpubench.study import flips, plan
 
 FORMS = ("relative", "devices", "knee", "scaling", "strategies")
 # Our model names -> the published studies' names.
@@ -116,6 +116,11 @@ def _relative(results, part, form) -> list[str]:
     return out
 
 
+def _precision(part) -> str:
+    """What a row's precision is when no setup names one: none without a model step."""
+    return "—" if part.command == data_bench.COMMAND else "fp32"
+
+
 def _devices(results, part, _form) -> list[str]:
     rows = []
     for s in _setups(results, part):
@@ -125,7 +130,7 @@ def _devices(results, part, _form) -> list[str]:
                     s.label,
                     m.cell.model.model,
                     str(m.batch or "default"),
-                    m.cell.model.precision or s.precision or "fp32",
+                    m.cell.model.precision or s.precision or _precision(part),
                     _usd(m.usd_hour),
                     _rate_ci(m),
                     _usd(m.usd_epoch),
@@ -135,12 +140,17 @@ def _devices(results, part, _form) -> list[str]:
     return _table(header, rows) + [""] if rows else []
 
 
+def by_vcpus(part) -> bool:
+    """Whether PART's setups differ in vCPUs (a knee to show), not only in something else."""
+    return len({s.vcpus for s in part.setups if s.vcpus}) > 1
+
+
 def _knee(results, part, _form) -> list[str]:
     setups = [s for s in part.setups if s.vcpus]
     groups: dict = {}
     for m in results.of(part.name):
         groups.setdefault((m.cell.model.model, m.cell.data), {})[m.cell.setup.label] = m
-    if not groups or not setups:
+    if not groups or not by_vcpus(part):
         return _devices(results, part, _form)
     rows = []
     for (model, data), ms in groups.items():
@@ -305,7 +315,7 @@ def render(results, charts: list[str]) -> str:
     for part in study.parts:
         table = _FORMS[study.form["kind"]](results, part, study.form)
         if table:
-            body += [f"### {part.name} (`tpubench {part.command}`)", "", *table]
+            body += [f"### {part.name} (`{data_bench.shown(part.command)}`)", "", *table]
     lines += body or ["No cell measured yet.", ""]
     lines += _published(study)
     lines += ["## Findings", ""]

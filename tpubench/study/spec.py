@@ -34,7 +34,7 @@ import pathlib
 
 from tpubench.core import bounds, errors, safe_yaml, vocab
 from tpubench.hardware import memory_cap
-from tpubench.study import fields
+from tpubench.study import data_bench, fields
 
 TOP_KEYS = (
     "name",
@@ -69,7 +69,7 @@ SETUP_KEYS = (
     "models",
 )
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
-COMMANDS = ("train", "infer")
+COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
 DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
 DEVICES = vocab.ACCELERATORS
 PRICINGS = vocab.PRICINGS
@@ -259,6 +259,8 @@ def _part(doc, where: str, known_flags) -> Part:
     labels = [s.label for s in setups]
     if len(set(labels)) != len(labels):
         raise errors.UsageError(f"{where}.setups: two setups share a label ({', '.join(labels)})")
+    if command == data_bench.COMMAND:
+        data_bench.check_part(data, listed, models, where)
     flags = _flags(doc.get("flags"), f"{where}.flags", command, known_flags, ())
     scale = fields.mapping(doc.get("scale"), f"{where}.scale")
     fields.keys(scale, SCALES, f"{where}.scale")
@@ -364,9 +366,9 @@ def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
         if known is not None and key not in known:
             close = difflib.get_close_matches(str(key), sorted(known), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            shown = data_bench.shown(command)
             raise errors.UsageError(
-                f"unknown `tpubench {command}` flag in {where}: {key!r}{hint}; "
-                f"`tpubench {command} --helpfull` lists them"
+                f"unknown `{shown}` flag in {where}: {key!r}{hint}; `{shown} --helpfull` lists them"
             )
         if isinstance(value, (dict, list)) or value is None:
             raise errors.UsageError(f"{where}: {key} must be a number, a word or true/false")
