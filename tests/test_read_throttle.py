@@ -96,3 +96,35 @@ def test_synthetic_data_with_a_read_rate_is_one_line(tmp_path):
 def test_read_rate_out_of_range_is_refused(tmp_path):
     proc, _ = run_cli("data", "bench", f"--data_dir={tmp_path}", "--read_mb_per_s=0")
     assert "--read_mb_per_s=0.0 is out of range; accepted: 0.1 to" in one_line_error(proc)
+
+
+def test_ctrl_c_stops_a_bench_waiting_on_a_slow_emulated_disk_at_once(tmp_path):
+    """The main thread is inside TensorFlow's next batch, which waits on the emulated disk:
+    the signal still ends the run within seconds, not when the disk would have caught up."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import sigint_when
+
+    data = tmp_path / "jpeg"
+    proc, _ = run_cli(
+        "data", "prepare", "--dataset=photos", "--record_format=jpeg", "--examples=64",
+        f"--output={data}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    argv = [sys.executable, "-m", "tpubench", "data", "bench", "--model=resnet50", "--tiny"]
+    argv += [f"--data_dir={data}", "--batch_size=8", "--batches=1000", "--read_mb_per_s=0.1"]
+    bench = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start, sent = time.monotonic(), []
+
+    def ready():  # TensorFlow up and the pipeline reading (8 photos take seconds at 0.1 MB/s)
+        if time.monotonic() - start > 15:
+            sent.append(time.monotonic())
+            return True
+        return False
+
+    stderr = sigint_when(bench, ready, timeout=120)
+    assert bench.returncode == 130, stderr
+    assert "interrupted (SIGINT)" in stderr and "Traceback" not in stderr
+    assert time.monotonic() - sent[0] < 8, "the run waited for the emulated disk"

@@ -10,18 +10,80 @@ served the bytes underneath (page cache, local disk, gs://), so a run sees
 at most that rate even when the shards are cached in memory, and never
 more than the real source gives.  It does not emulate a disk's latency per
 request or its IOPS limit, only its bandwidth.
+
+The waits run on tf.data's threads inside `numpy_function`.  A stopping
+process must not wait for them: a slow emulated disk may owe minutes of
+queued reads, TensorFlow finishes its in-flight calls before the
+interpreter can exit, and Python runs a signal handler only when the main
+thread, blocked in the iterator's next batch, comes back (a Ctrl-C waited
+for the batch, or hung at exit).  So every wait is on one event that
+`release()` sets: at exit, and the moment SIGINT, SIGTERM or SIGHUP arrives
+(seen through the C-level wakeup fd by a small thread, while the main
+thread is still inside TensorFlow).  After it the emulated disk lets
+everything through at once.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import select
+import signal
 import threading
 import time
+
+_RELEASED = threading.Event()
+
+
+def release() -> None:
+    """Ends every wait of every emulated disk in this process, now and from now on."""
+    _RELEASED.set()
+
+
+atexit.register(release)
+_STOPPING = {int(signal.SIGINT), int(signal.SIGTERM), int(signal.SIGHUP)}
+_watched = False
+
+
+def _watch_signals() -> None:
+    """Releases the waits when a stop signal arrives, even while the main thread is in C++.
+
+    Installed once, from the main thread, and only where no one else uses
+    the wakeup fd (Python's own handlers still run as before)."""
+    global _watched
+    if _watched or threading.current_thread() is not threading.main_thread():
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:
+        previous = None
+    if previous != -1:  # another wakeup fd is in use (or none could be set): leave it be
+        if previous is not None:
+            signal.set_wakeup_fd(previous)
+        os.close(r)
+        os.close(w)
+        return
+    _watched = True
+
+    def watch():
+        while not _RELEASED.is_set():
+            ready, _, _ = select.select([r], [], [], 1.0)
+            if ready and _STOPPING & set(os.read(r, 64)):
+                release()
+
+    threading.Thread(target=watch, name="emulated-disk-signals", daemon=True).start()
+
+
+def _wait(seconds: float) -> None:
+    _RELEASED.wait(seconds)
 
 
 class Disk:
     """An emulated disk of RATE bytes/s: read(n) returns when n bytes would be read."""
 
-    def __init__(self, bytes_per_s: float, clock=time.monotonic, sleep=time.sleep):
+    def __init__(self, bytes_per_s: float, clock=time.monotonic, sleep=_wait):
         self.rate = float(bytes_per_s)
         self._clock, self._sleep = clock, sleep
         self._lock = threading.Lock()
@@ -33,7 +95,7 @@ class Disk:
             self._free_at = start + int(n) / self.rate
             done = self._free_at
         delay = done - self._clock()
-        if delay > 0:
+        if delay > 0 and not _RELEASED.is_set():
             self._sleep(delay)
         return int(n)
 
@@ -46,6 +108,7 @@ def records(ds, mb_per_s: float | None, deterministic: bool = True):
     import tensorflow as tf
 
     disk = Disk(mb_per_s * 1e6)
+    _watch_signals()
 
     def read(n):
         return np.int64(disk.read(int(n)))

@@ -114,6 +114,11 @@ def interruptible():
 
     def _raise(signum, frame):
         received.append(signal.Signals(signum).name)
+        # An emulated slow disk (--read_mb_per_s) lets queued reads through: TensorFlow
+        # waits for its in-flight reads before the process can stop.
+        throttle = sys.modules.get("tpubench.data.throttle")
+        if throttle is not None:
+            throttle.release()
         if received.raising:
             raise Interrupted(received[-1])
 
