@@ -107,11 +107,17 @@ def test_sigterm_stops_both_workers_at_one_checkpointed_step_and_the_rerun_resum
     launcher, _, err, seconds = _interrupt(tmp_path, ["--workers=2"], signal.SIGTERM, 1000)
     rec, step, codes = _check_stopped_together(tmp_path, launcher, err, seconds, "SIGTERM", 2)
     assert codes == {"worker:0": 130, "worker:1": 130}
-    # Each worker's own last line: the same step on both.
+    # Each worker's own last line: the same step on both.  The launcher signals the
+    # workers one after the other: on a loaded host one may hear of the stop from the
+    # other first, through the cluster, before its own SIGTERM is handled.
+    causes = []
     for task in rec["cluster"]["tasks"]:
         log = pathlib.Path(task["log"]).read_text()
         said = re.findall(r"interrupted \((.+?)\) at step (\d+); checkpoint saved", log)
-        assert said == [("SIGTERM", str(step))], log[-600:]
+        assert len(said) == 1 and said[0][1] == str(step), log[-600:]
+        assert said[0][0] in ("SIGTERM", "another worker was stopped"), log[-600:]
+        causes.append(said[0][0])
+    assert "SIGTERM" in causes, causes
 
     # The same command again: both workers restore step STEP and train to the end
     # (a worker that started from 0 would run more loops than the chief and hang).
