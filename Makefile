@@ -25,7 +25,7 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# Two workers: on 2 cores the suite takes about 15 minutes instead of about 22
+# Two workers: on 2 cores the suite takes about 15 minutes, less than serially
 # (TensorFlow start-up and subprocess waits overlap); PYTEST_WORKERS=0 runs it serially.
 PYTEST_WORKERS ?= 2
 
