@@ -30,13 +30,21 @@ time.sleep(120)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:  # a zombie has ended
-        return f.read().split(")")[-1].split()[0] != "Z"
+def _alive(pid: int, settle: float = 5.0) -> bool:
+    """Whether PID still runs SETTLE seconds on (a SIGKILL lands asynchronously: on a
+    loaded host the killed process can still be scheduled for a moment)."""
+    deadline = time.monotonic() + settle
+    while True:
+        try:
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat") as f:  # a zombie has ended
+                if f.read().split(")")[-1].split()[0] == "Z":
+                    return False
+        except (ProcessLookupError, FileNotFoundError):
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
 
 
 def _run_and_signal(tmp_path, mode, sig, **kw):
