@@ -95,7 +95,7 @@ class Disk:
             self._free_at = start + int(n) / self.rate
             done = self._free_at
         delay = done - self._clock()
-        if delay > 0 and not _RELEASED.is_set():
+        if delay > 0:  # the default wait ends at once once released
             self._sleep(delay)
         return int(n)
 
