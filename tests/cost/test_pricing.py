@@ -28,7 +28,7 @@ def cat():
         ("2xgcp:tpu-v5e-8", "spot", 16 * 0.213),
         ("gcp:tpu-v4-8", "on_demand", 4 * 3.22),
         ("gcp:tpu-v5p-8", "on_demand", 4 * 4.20),
-        ("gcp:tpu-v6e-8", "spot", 8 * 0.64833),
+        ("gcp:tpu-v6e-8", "spot", 8 * 0.54421),
         ("gcp:tpu-v2-8", "on_demand", 4.50),
         ("gcp:tpu-v2-8", "spot", 1.35),
         ("gcp:tpu-v2-32", "on_demand", 4 * 4.50),
@@ -55,7 +55,8 @@ def test_hourly(cat, spec, kind, usd):
 def test_lines_say_which_rows_were_used(cat):
     price = pricing.hourly("gcp:n1-standard-8+4xgcp:v100", cat)
     host, gpus = price.lines
-    assert (host.count, host.key, host.status) == (1, "gcp:n1-standard-8", "derived")
+    assert (host.count, host.key, host.status) == (1, "gcp:n1-standard-8", "confirmed")
+    assert "SkyPilot catalog v8" in host.source
     assert (gpus.count, gpus.row_key, gpus.unit_price, gpus.subtotal) == (4, "gcp:v100", 2.48, 9.92)
     assert gpus.as_of.isoformat() == "2026-11-23"
     assert "SkyPilot" in gpus.source
@@ -83,8 +84,8 @@ def test_to_dict_is_json_friendly(cat):
 
 def test_spot_without_a_spot_price_says_on_demand_exists(cat):
     with pytest.raises(errors.PriceError) as e:
-        pricing.hourly("gcp:n1-standard-8+4xgcp:v100", cat, "spot")
-    assert "gcp:n1-standard-8" in str(e.value)
+        pricing.hourly("gcp:n1-standard-8+gcp:g2-standard-8", cat, "spot")
+    assert "gcp:g2-standard-8" in str(e.value)
     assert "on_demand is available" in str(e.value)
 
 
@@ -152,7 +153,7 @@ def test_summarize_with_catalog_rows(cat):
     assert s["usd_per_epoch"] == pytest.approx(3.6656, abs=1e-3)
     assert s["usd_to_target"] is None
     assert [(r["row_key"], r["as_of"]) for r in s["rows"]] == [
-        ("gcp:n1-standard-8", "2025-01-01"),
+        ("gcp:n1-standard-8", "2026-11-26"),
         ("gcp:v100", "2026-11-23"),
     ]
     assert all(r["source"] for r in s["rows"])
@@ -188,8 +189,8 @@ def test_prices_main_machine_breakdown():
     text = cli.prices_main("", "table", None, "gcp:n1-standard-8+4xgcp:v100", "on_demand")
     assert "total 10.30 USD/hour (on_demand)" in text
     assert "4 x v100" in text
-    assert "gcp:n1-standard-8" in text and "derived" in text
-    assert "9.92" in text and "2025-01-01" in text and "SkyPilot" in text
+    assert "gcp:n1-standard-8" in text and "confirmed" in text
+    assert "9.92" in text and "read 2026-11-26" in text and "SkyPilot" in text
 
 
 def test_prices_main_machine_flags_doubtful_rows():
