@@ -3,7 +3,7 @@
 #
 # Run from the project root on the GPU machine, after `bash .gpu/bin/device.sh install`:
 #   bash bench/gpu_matrix.sh
-# Rehearse on a CPU (what tests/test_gpu_matrix.py does, with tiny models):
+# Rehearse on a CPU (what tests/bench/test_gpu_matrix.py does, with tiny models):
 #   bash bench/gpu_matrix.sh --accelerator=cpu --tiny
 #
 # Steps run in priority order, each under its own timeout, the whole under --budget seconds
@@ -147,7 +147,7 @@ gpu_bench r50-bf16-noxla 90 resnet50 resnet50_v1.5 $B50 bf16 tpubench
 train r50-bf16-default 150 --model=resnet50 --precision=bf16 --batch_size=$B50 --train_steps=$STEPS --steps_per_loop=$SPL
 gpu_bench r50-fp16-xla 240 resnet50 resnet50_v1.5 $B50 fp16:xla tpubench,tf_cnn
 profile profile-bf16 120 bf16
-step test-gpu 240 "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu.py
+step test-gpu 240 "$PY" -m pytest -q -p no:cacheprovider tests/hardware/test_gpu.py
 gpu_bench r50-fp32 150 resnet50 resnet50_v1.5 $B32 fp32 tpubench,tf_cnn
 train bilstm1024 120 --model=bilstm1024 --batch_size=$BL --train_steps=$STEPS --steps_per_loop=$SPL
 profile profile-fp16 120 fp16

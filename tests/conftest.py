@@ -192,15 +192,15 @@ def gcs_env(local_gcs, monkeypatch):
 # worker idle at the end.  Longest first shortens that tail; the order of
 # tests inside a module, and every test's outcome, are unchanged.
 _LONG_MODULES = (
-    "tests/test_replicas.py",
+    "tests/model/test_replicas.py",
     "tests/study/test_study_cli.py",
-    "tests/test_infer.py",
-    "tests/test_infer_scenarios.py",
+    "tests/run/test_infer.py",
+    "tests/run/test_infer_scenarios.py",
     "tests/faults/test_storage_deadlines.py",
     "tests/launch/test_local_cluster.py",
-    "tests/test_data_prepare.py",
-    "tests/test_train_e2e.py",
-    "tests/test_data_gcs.py",
+    "tests/data/test_data_prepare.py",
+    "tests/run/test_train_e2e.py",
+    "tests/storage/test_data_gcs.py",
     "tests/faults/test_signals.py",
     "tests/study/test_study_resume.py",
 )

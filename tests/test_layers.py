@@ -215,3 +215,30 @@ def test_every_package_directory_is_installed():
             found.add(".".join([name, *rel.parts]))
     assert found - listed == set(), f"packages missing from pyproject.toml: {found - listed}"
     assert listed - found == set(), f"listed packages with no directory: {listed - found}"
+
+
+# tests/ mirrors the code: one folder per package of tpubench (tests/cost for
+# tpubench/cost, ...), per top-level tree (launch, models, bench, docs) and per
+# concern that crosses every package (faults, security).  Only the suite's own
+# plumbing and the repository-wide rules sit at the top.
+TESTS = ROOT.parent / "tests"
+TEST_TREES = {"launch", "models", "bench", "docs"}
+TEST_CONCERNS = {"faults", "security"}
+TOP_LEVEL_TESTS = {"conftest.py", "smoke.py", "test_layers.py"}  # and the smoke layer
+
+
+def test_tests_mirror_the_packages():
+    packages = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    for folder in (p for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        assert folder.name in packages | TEST_TREES | TEST_CONCERNS, (
+            f"tests/{folder.name}/ names no package of tpubench, tree or cross-cutting concern"
+        )
+    loose = sorted(
+        p.name
+        for p in TESTS.glob("*.py")
+        if p.name not in TOP_LEVEL_TESTS and not p.name.startswith("test_smoke")
+    )
+    assert not loose, f"move {loose} into the folder of the package they test"
+    # pytest imports test files by their base name (no __init__.py): two of one name collide.
+    names = [p.name for p in TESTS.rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})

@@ -1,7 +1,7 @@
 """The image classifiers: published parameter counts, training, digits accuracy.
 
 Every registered model already runs its first step on 1, 2 and 4 logical
-CPU replicas in tests/test_replicas.py (same loss on each); here each
+CPU replicas in tests/model/test_replicas.py (same loss on each); here each
 full-size network is built and its parameters counted against the published
 architecture, each tiny variant takes a few real training steps, and the
 small MNIST convnet reaches a stated accuracy on the embedded digits.

@@ -278,7 +278,7 @@ def test_bad_profile_steps_name_the_value(text):
         profile.parse(text)
 
 
-# Moved here from tests/test_train_e2e.py, where each ran a real training subprocess.
+# Moved here from tests/run/test_train_e2e.py, where each ran a real training subprocess.
 def test_loops_split_at_steps_per_loop_and_each_writes_a_row():
     clock = Clock()
     trainer = Trainer(clock, lambda i, n: 0.01 * n)

@@ -4,7 +4,7 @@
 4.1 d): report tables.  `clock` is a stopwatch's H:MM:SS: plans and cost
 previews, where rows of estimates line up.  The launcher's cost preview
 (launch/preview.py, which cannot import tpubench) prints `clock`'s form
-too; tests/test_vocab.py holds the two equal.
+too; tests/core/test_vocab.py holds the two equal.
 """
 
 from __future__ import annotations

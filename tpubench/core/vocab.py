@@ -3,7 +3,7 @@
 Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
 error messages and the price columns read these tuples; none spells the
 values again.  The launcher (`launch/`, which never imports tpubench) keeps
-its own copies of the sweep-file words; tests/test_vocab.py holds them equal
+its own copies of the sweep-file words; tests/core/test_vocab.py holds them equal
 to these.
 """
 

@@ -1,4 +1,4 @@
-"""Turns a tutorial's fenced shell blocks into one bash script (tests/test_doc_tutorials.py).
+"""Turns a tutorial's fenced shell blocks into one bash script (tests/docs/test_doc_tutorials.py).
 
 Runnable blocks are fenced as ```bash or ```sh (every line is a command) or
 ```console (lines starting with `$ ` are commands, `\\` continues them, the

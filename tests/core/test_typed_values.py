@@ -10,7 +10,7 @@ from tpubench.report import load
 from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
 
-FIXTURES = pathlib.Path(__file__).resolve().parent / "report" / "fixtures"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "report" / "fixtures"
 
 
 def _fixture_records():

@@ -16,8 +16,8 @@ import sys
 import pytest
 from conftest import NO_TF_CLI, one_line_error
 
-FIXTURES = pathlib.Path(__file__).parent / "report" / "fixtures"
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+FIXTURES = pathlib.Path(__file__).parents[1] / "report" / "fixtures"
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _cli(*args, columns=None, env=None, cwd=None):

@@ -75,14 +75,14 @@ def one_replica(tmp_path_factory):
 def _needs_params(model):
     if model not in DETERMINISTIC_PARAMS:
         pytest.fail(
-            f"model {model!r} has no entry in DETERMINISTIC_PARAMS (tests/test_replicas.py): "
+            f"model {model!r} has no entry in DETERMINISTIC_PARAMS (tests/model/test_replicas.py): "
             "add the --params that switch off its per-replica randomness, or ''"
         )
 
 
 def test_every_registered_model_has_an_entry():
     missing = sorted(set(registry.names()) - set(DETERMINISTIC_PARAMS))
-    assert not missing, f"add {missing} to DETERMINISTIC_PARAMS in tests/test_replicas.py"
+    assert not missing, f"add {missing} to DETERMINISTIC_PARAMS in tests/model/test_replicas.py"
 
 
 # Replica counts whose comparison runs only under `make test-slow`, per model:

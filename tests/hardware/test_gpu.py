@@ -1,6 +1,6 @@
 """What only a GPU can show; every test skips with its reason where no GPU is visible.
 
-Run on a GPU machine with `pytest -q tests/test_gpu.py` (docs/gpu.md).  The
+Run on a GPU machine with `pytest -q tests/hardware/test_gpu.py` (docs/gpu.md).  The
 rest of the suite hides the GPU (tests/conftest.py), so these tests hand the
 original CUDA_VISIBLE_DEVICES back to the CLIs they start.
 """

@@ -37,7 +37,7 @@ def test_every_documented_accuracy_row_says_whether_it_repeats():
     """An accuracy repeats only with --deterministic_input: each row of docs/models.md says so."""
     import pathlib
 
-    lines = (pathlib.Path(__file__).parents[1] / "docs" / "models.md").read_text().splitlines()
+    lines = (pathlib.Path(__file__).parents[2] / "docs" / "models.md").read_text().splitlines()
     measured = ("accuracy", "perplexity")
     rows, header = [], ""
     for i, x in enumerate(lines):
@@ -62,7 +62,7 @@ def _smoke_record(tmp_path):
     cell = next(
         c for c in cells.expand(study, "smoke") if c.setup.label == "1 vCPU"
     )  # mnist_mlp, the smoke scale's one model
-    fixture = pathlib.Path(__file__).parent / "report" / "fixtures" / "threads" / "mlp-t1-0.json"
+    fixture = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "threads" / "mlp-t1-0.json"
     record = json.loads(fixture.read_text()) | {"run_label": cell.id}
     results = tmp_path / "runs" / "studies" / "cpu_vs_gpu"
     results.mkdir(parents=True)
@@ -99,7 +99,7 @@ def _single_trials(tmp_path):
     import pathlib
     import shutil
 
-    threads = pathlib.Path(__file__).parent / "report" / "fixtures" / "threads"
+    threads = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "threads"
     runs = tmp_path / "runs"
     runs.mkdir()
     for name in ("cnn-t1-0.json", "cnn-t2-0.json"):
@@ -194,7 +194,7 @@ def test_a_refused_run_is_recorded_and_runs_lists_it_apart(tmp_path):
 
     runs = tmp_path / "runs"
     runs.mkdir()
-    fixtures = pathlib.Path(__file__).parent / "report" / "fixtures" / "threads"
+    fixtures = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "threads"
     shutil.copy(fixtures / "cnn-t1-0.json", runs / "cnn-t1-0.json")
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     argv = [sys.executable, "-c", NO_TF_CLI]
@@ -223,7 +223,7 @@ def _tour() -> list[str]:
     """The README tour's commands, each with its continuation and comment lines."""
     import pathlib
 
-    text = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
+    text = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
     block = text.split("## A tour", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     commands: list[str] = []
     for line in block.splitlines():

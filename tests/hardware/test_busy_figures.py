@@ -24,7 +24,7 @@ from tpubench.run.train import diagnosis
 from tpubench.storage import cache
 
 CPU = "Test CPU"
-FIXTURE = pathlib.Path(__file__).parent / "report" / "fixtures" / "gpus" / "resnet-g1-0.json"
+FIXTURE = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "gpus" / "resnet-g1-0.json"
 
 
 def _printed(results: dict | None = None, mfu_section: dict | None = None) -> str:

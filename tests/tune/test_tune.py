@@ -671,7 +671,7 @@ def test_docs_give_each_precisions_tune_loss_tolerance():
 
     from tpubench.core import precision
 
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     quoted = ", ".join(
         f"{p.name} {p.tune_loss_tolerance:.0%}"
         for p in (precision.FP32, precision.FP16, precision.BF16)

@@ -16,7 +16,7 @@ import types
 import pytest
 from conftest import NO_TF_CLI
 
-FIXTURES = pathlib.Path(__file__).parent / "report" / "fixtures"
+FIXTURES = pathlib.Path(__file__).parents[1] / "report" / "fixtures"
 
 
 def _widest(text: str) -> int:

@@ -1,4 +1,4 @@
-"""The tutorials run word for word in an empty directory (tests/doc_shell.py says which blocks).
+"""The tutorials run word for word in an empty directory (tests/docs/doc_shell.py says which blocks).
 
 Each runs under a fresh $TPUBENCH_CACHE, so nothing a tutorial needs can
 come from an earlier run, and each leaves no state behind: no local GCS
@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import doc_shell  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TUTORIALS = ["data.md", "cost.md", "launch.md", "reports.md", "inference.md"]
 
