@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import subprocess
 
+from tpubench.core import durations, money
 from tpubench.storage import records
 from tpubench_launch import commands, errors
 
@@ -140,9 +141,9 @@ def render(rows: list[Row], title: str) -> str:
         (
             r.config_id,
             r.describe,
-            _money(r.usd_per_hour),
+            money.usd(r.usd_per_hour),
             _duration(r.seconds),
-            _money(r.usd),
+            money.usd(r.usd),
             r.source,
         )
         for r in rows
@@ -167,11 +168,11 @@ def _total(name: str, what: str, rows: list[Row]) -> tuple:
     known = [r.usd for r in rows if r.usd is not None]
     timed = [r.seconds for r in rows if r.seconds is not None]
     seconds = sum(timed) if timed or not rows else None
-    money = _money(sum(known)) if known else ("$0" if not rows else "n/a")
+    usd = money.usd(sum(known)) if known else ("$0" if not rows else "n/a")
     missing = len(rows) - len(known)
     if missing and known:
-        money += f" + {missing} not estimated"
-    return (name, what, "", _duration(seconds), money, "")
+        usd += f" + {missing} not estimated"
+    return (name, what, "", _duration(seconds), usd, "")
 
 
 def total_usd(rows: list[Row]) -> float:
@@ -179,16 +180,5 @@ def total_usd(rows: list[Row]) -> float:
     return sum(r.usd for r in rows if r.usd is not None and r.source != "done")
 
 
-def _money(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
-
-
 def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}"
+    return "n/a" if seconds is None else durations.clock(seconds)

@@ -62,7 +62,8 @@ def _smoke_record(tmp_path):
     cell = next(
         c for c in cells.expand(study, "smoke") if c.setup.label == "1 vCPU"
     )  # mnist_mlp, the smoke scale's one model
-    fixture = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "threads" / "mlp-t1-0.json"
+    fixtures = pathlib.Path(__file__).parents[1] / "report" / "fixtures"
+    fixture = fixtures / "threads" / "mlp-t1-0.json"
     record = json.loads(fixture.read_text()) | {"run_label": cell.id}
     results = tmp_path / "runs" / "studies" / "cpu_vs_gpu"
     results.mkdir(parents=True)

@@ -62,12 +62,15 @@ def test_mirrored_all_reduce_error_lists_the_single_host_algorithms():
     assert str(e.value).endswith("accepted: " + ", ".join(vocab.MIRRORED_ALL_REDUCE))
 
 
-@pytest.mark.parametrize("seconds", [0, 0.4, 59.5, 61, 3599.6, 3725.4, 86400 * 3 + 7])
-def test_the_launchers_cost_preview_times_read_as_tpubenchs_clock(seconds):
-    from tpubench.core import durations
+def test_the_launchers_cost_preview_prints_tpubenchs_money_and_clock():
+    from tpubench.core import durations, money
     from tpubench_launch import preview
 
-    assert preview._duration(seconds) == durations.clock(seconds)  # noqa: SLF001
+    row = preview.Row("cfg-1", "mnist_mlp", 0.0475, 3725.4, "estimate")
+    line = preview.render([row], "title").splitlines()[2].split()
+    assert line == ["cfg-1", "mnist_mlp", money.usd(0.0475), durations.clock(3725.4),
+                    money.usd(0.0475 * 3725.4 / 3600), "estimate"]  # fmt: skip
+    assert line[2:5] == ["$0.0475", "1:02:05", "$0.0492"]
 
 
 def test_durations_for_people():

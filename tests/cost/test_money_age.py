@@ -4,7 +4,8 @@ import datetime
 
 import pytest
 
-from tpubench.cost import catalog, money
+from tpubench.core import money
+from tpubench.cost import catalog
 
 
 @pytest.mark.parametrize(

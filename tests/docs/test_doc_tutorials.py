@@ -1,4 +1,4 @@
-"""The tutorials run word for word in an empty directory (tests/docs/doc_shell.py says which blocks).
+"""The tutorials run word for word in an empty directory (doc_shell.py beside it says which).
 
 Each runs under a fresh $TPUBENCH_CACHE, so nothing a tutorial needs can
 come from an earlier run, and each leaves no state behind: no local GCS

@@ -105,7 +105,7 @@ def test_gce_dry_run_prints_the_exact_commands_and_the_cost_preview(tmp_path):
     assert _calls(tmp_path) == []  # a dry run calls no gcloud
     # c2-standard-8 spot is $0.129/h (catalog); 60 s run + 300 s VM overhead.
     row = next(x for x in out.stdout.splitlines() if x.startswith(CPU_ID))
-    assert row.split() == [CPU_ID, "gcp:c2-standard-8", "$0.1290", "0:06:00", "$0.0129", "estimate"]
+    assert row.split() == [CPU_ID, "gcp:c2-standard-8", "$0.129", "0:06:00", "$0.0129", "estimate"]
     assert "total           1 to run" in out.stdout and "\ndone " not in out.stdout
 
 

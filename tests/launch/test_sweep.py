@@ -124,7 +124,7 @@ estimate: {seconds: 40}
     )
     # n1-standard-1 on demand is $0.0475/h; 40 s estimated.
     row = next(x for x in dry.stdout.splitlines() if x.startswith(config.id))
-    assert row.split()[-4:] == ["$0.0475", "0:00:40", "$0.0005", "estimate"]
+    assert row.split()[-4:] == ["$0.0475", "0:00:40", "$0.000528", "estimate"]
     assert record_files(tmp_path / "out") == []
 
     out = subprocess.run([*LAUNCH, path], capture_output=True, text=True, cwd=tmp_path, timeout=300)

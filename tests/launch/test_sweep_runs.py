@@ -117,7 +117,7 @@ def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
     ]
     # The run's own estimate prices it: n1-standard-1 for 30 s.
     row = next(x for x in out.stdout.splitlines() if x.startswith("mlp-small "))
-    assert row.split()[-3:] == ["0:00:30", "$0.0004", "estimate"]
+    assert row.split()[-3:] == ["0:00:30", "$0.000396", "estimate"]
 
 
 def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path):

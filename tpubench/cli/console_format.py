@@ -26,7 +26,7 @@ def si(x, unit):
 
 
 def money(x):
-    from tpubench.cost import money
+    from tpubench.core import money
 
     return money.usd(x)
 

@@ -13,7 +13,7 @@ import json
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.core import columns, errors, safe_text
+from tpubench.core import columns, errors, money, safe_text
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine as machine_lib
 from tpubench.cost import pricing as pricing_lib
@@ -24,15 +24,6 @@ FORMATS = ("table", "csv", "json")
 _TABLE_COLUMNS = ("key", "unit", "on_demand", "spot", "as_of", "status", "source")
 _DOUBTFUL = ("unconfirmed", "stale")
 _NUMERIC = {"on_demand", "spot", "count", "unit_price", "subtotal"}
-
-
-def money(value: float | None, max_decimals: int = 6) -> str:
-    """Formats USD with 2 to `max_decimals` decimals ('-' for None): 4.5 -> '4.50'."""
-    if value is None:
-        return "-"
-    text = f"{value:.{max_decimals}f}".rstrip("0")
-    whole, _, frac = text.partition(".")
-    return f"{whole}.{frac.ljust(2, '0')}"
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -77,7 +68,7 @@ def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
             writer.writerow(catalog_lib.csv_values(r))
         return buf.getvalue().rstrip("\n")
     body = [
-        (r.key, r.unit, money(r.on_demand), money(r.spot), r.dated, r.status, r.source)
+        (r.key, r.unit, money.exact(r.on_demand), money.exact(r.spot), r.dated, r.status, r.source)
         for r in rows
     ]
     return _table(_TABLE_COLUMNS, body)
@@ -111,8 +102,8 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
             str(line.count),
             line.key,
             line.unit,
-            money(line.unit_price),
-            money(line.subtotal, 4),
+            money.exact(line.unit_price),
+            money.exact(line.subtotal, 4),
             catalog_lib.dated(line.as_of, line.date_known),
         )
         for line in price.lines
@@ -123,7 +114,7 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
     out += [f"  {line.row_key}: {line.status}, {line.source}" for line in price.lines]
     out += [f"  {line.note}" for line in price.lines if line.note]
     out.append("")
-    out.append(f"total {money(price.usd_per_hour, 4)} USD/hour ({price.pricing})")
+    out.append(f"total {money.exact(price.usd_per_hour, 4)} USD/hour ({price.pricing})")
     # Historical rows only come from an explicit @YEAR pin, so only flag figures
     # the catalog itself doubts.
     doubtful = sorted(

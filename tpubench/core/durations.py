@@ -1,10 +1,9 @@
 """Durations for people, in the two forms tpubench prints them.
 
 `short` picks the unit a reader takes in at once (42.1 s, 12.5 min, 3.2 h,
-4.1 d): report tables.  `clock` is a stopwatch's H:MM:SS: plans and cost
-previews, where rows of estimates line up.  The launcher's cost preview
-(launch/preview.py, which cannot import tpubench) prints `clock`'s form
-too; tests/core/test_vocab.py holds the two equal.
+4.1 d): report tables and `advise`'s lines.  `clock` is a stopwatch's
+H:MM:SS: plans and cost previews (the study's and the launcher's), where
+rows of estimates line up.
 """
 
 from __future__ import annotations

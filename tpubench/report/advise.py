@@ -15,7 +15,7 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import errors, safe_text
+from tpubench.core import durations, errors, safe_text
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import pricing
@@ -39,16 +39,6 @@ class Candidate:
     def usd(self, which: str) -> float | None:
         rate = self.usd_per_hour.get(which)
         return None if rate is None else self.seconds / 3600.0 * rate
-
-
-def duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.2f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def installed_tf_version() -> str | None:
@@ -137,7 +127,7 @@ def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
     name = which.replace("_", "-")
     if cfg.deadline_seconds is not None:
         ok.sort(key=lambda c: (c.usd(which), c.seconds))
-        goal = f"finish within {duration(cfg.deadline_seconds)}"
+        goal = f"finish within {durations.short(cfg.deadline_seconds)}"
     else:
         ok.sort(key=lambda c: (c.seconds, c.usd(which)))
         goal = f"cost at most {render.money(cfg.budget_usd)}"
@@ -152,13 +142,13 @@ def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
         )
         return (
             f"{name}: no configuration can {goal}; the closest is {_name(best)}: "
-            f"{duration(best.seconds)} for {render.money(best.usd(which))}"
+            f"{durations.short(best.seconds)} for {render.money(best.usd(which))}"
         )
     pick = ok[0]
     best = "cheapest" if cfg.deadline_seconds is not None else "fastest"
     line = (
-        f"{name}: {_name(pick)}: {duration(pick.seconds)} for {render.money(pick.usd(which))} "
-        f"({best} of {len(ok)} that {goal})"
+        f"{name}: {_name(pick)}: {durations.short(pick.seconds)} for "
+        f"{render.money(pick.usd(which))} ({best} of {len(ok)} that {goal})"
     )
     if len(ok) > 1:
         r = ok[1]
@@ -168,12 +158,12 @@ def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
         else:
             why = f"{r.seconds / pick.seconds - 1:+.0%} time"
         line += (
-            f"; runner-up {_name(r)}: {duration(r.seconds)} for "
+            f"; runner-up {_name(r)}: {durations.short(r.seconds)} for "
             f"{render.money(r.usd(which))} ({why})"
         )
     if cfg.deadline_seconds is not None and pick.seconds_slow > cfg.deadline_seconds:
         line += (
-            f"; at the slow end of its interval it takes {duration(pick.seconds_slow)}, "
+            f"; at the slow end of its interval it takes {durations.short(pick.seconds_slow)}, "
             "past the deadline"
         )
     return line
@@ -278,8 +268,8 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
                 " · ".join(p for p in c.group.label.split(" · ") if p != c.group.dims["machine"]),
                 c.machine,
                 str(len(c.group.runs)),
-                duration(c.seconds),
-                duration(c.seconds_slow),
+                durations.short(c.seconds),
+                durations.short(c.seconds_slow),
                 render.money(c.usd("on_demand")),
                 render.money(c.usd("spot")),
                 " / ".join(_yes(c, cfg, which) for which in catalog_lib.PRICINGS),

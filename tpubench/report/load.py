@@ -11,8 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from tpubench.core import errors, safe_text
-from tpubench.cost import money
+from tpubench.core import errors, money, safe_text
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
 from tpubench.storage import liveness, record_view, records

@@ -15,7 +15,7 @@ import matplotlib
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
-from tpubench.cost import money
+from tpubench.core import money
 from tpubench.report import compare, render
 from tpubench.storage import files
 

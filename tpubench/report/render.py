@@ -33,7 +33,7 @@ def ratio(x: float | None) -> str:
 
 
 def money(x: float | None) -> str:
-    from tpubench.cost import money as money_lib
+    from tpubench.core import money as money_lib
 
     return money_lib.usd(x)
 

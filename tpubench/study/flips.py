@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from tpubench.core import errors
-from tpubench.cost import catalog, money, pricing
+from tpubench.core import errors, money
+from tpubench.cost import catalog, pricing
 from tpubench.study import judge as J
 
 OTHER = {"spot": "on_demand", "on_demand": "spot"}

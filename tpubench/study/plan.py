@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import durations, errors
-from tpubench.cost import catalog, money, pricing
+from tpubench.core import durations, errors, money
+from tpubench.cost import catalog, pricing
 from tpubench.study import cells as cells_lib
 from tpubench.study import execute
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.cost import money
+from tpubench.core import money
 from tpubench.report import published as published_lib
 from tpubench.study import data_bench, flips, plan
 from tpubench.study import findings as findings_lib

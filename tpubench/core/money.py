@@ -1,0 +1,37 @@
+"""Dollar figures, one module for every printer (tpubench's and the launcher's).
+
+`usd` is how a result is shown, everywhere: three significant digits, never
+fewer than two decimals.  $1,234.57 · $12.35 · $1.17 · $0.871 · $0.000100 ·
+$0.00000350: the same precision whether a figure is a dollar or a millionth
+of one, and never scientific notation beside plain decimals.
+
+`exact` is a price list's own figure, unrounded (`tpubench prices`): a
+catalog row says 0.01306, and the list shows 0.01306, not $0.0131.
+"""
+
+from __future__ import annotations
+
+import math
+
+SIGNIFICANT = 3
+
+
+def usd(x: float | None, none: str = "n/a") -> str:
+    """Formats USD: `usd(0.8714)` -> '$0.871', `usd(3.5e-06)` -> '$0.00000350'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return none
+    if x == 0:
+        return "$0.00"
+    sign = "-" if x < 0 else ""
+    rounded = float(f"{abs(x):.{SIGNIFICANT - 1}e}")  # 0.9996 -> 1.0, so it prints $1.00
+    decimals = max(2, SIGNIFICANT - 1 - math.floor(math.log10(rounded)))
+    return f"{sign}${abs(x):,.{decimals}f}"
+
+
+def exact(value: float | None, max_decimals: int = 6) -> str:
+    """A catalog price as written: 2 to `max_decimals` decimals, no $, '-' for None."""
+    if value is None:
+        return "-"
+    text = f"{value:.{max_decimals}f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(2, '0')}"
