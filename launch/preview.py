@@ -19,7 +19,7 @@ import datetime as dt
 import json
 import subprocess
 
-from tpubench.core import durations, money
+from tpubench.core import columns, durations, money
 from tpubench.storage import records
 from tpubench_launch import commands, errors
 
@@ -153,15 +153,8 @@ def render(rows: list[Row], title: str) -> str:
     body.append(_total("total", f"{len(todo)} to run", todo))
     if done:
         body.append(_total("done", f"{len(done)} recorded (measured)", done))
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = [title]
-    for r in [head, *body]:
-        cells = [
-            c.rjust(w) if i in (2, 3, 4) else c.ljust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    table = columns.aligned([head, *body], right=frozenset({2, 3, 4}), fold_last=False)
+    return "\n".join([title, *table])
 
 
 def _total(name: str, what: str, rows: list[Row]) -> tuple:

@@ -30,14 +30,8 @@ def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     """Aligned plain text: numbers right-aligned, text left-aligned, the last column folded."""
     # A --price_catalog is data from anywhere: each cell one safe line.
     rows = [tuple(safe_text.shown(c, None) for c in r) for r in rows]
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    out = []
-    for r in [headers, *rows]:
-        cells = []
-        for i, (cell, width) in enumerate(zip(r[:-1], widths, strict=False)):
-            cells.append(cell.rjust(width) if headers[i] in _NUMERIC else cell.ljust(width))
-        out += columns.fold_row("  ".join(cells) + "  ", r[-1])
-    return "\n".join(out)
+    right = frozenset(i for i, h in enumerate(headers) if h in _NUMERIC)
+    return "\n".join(columns.aligned([headers, *rows], right=right))
 
 
 def _check_format(fmt: str) -> None:

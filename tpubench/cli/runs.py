@@ -58,12 +58,7 @@ def _lines(rows: list[dict]) -> list[str]:
         started = shown(r["started"] or "-")[:16].replace("T", " ")  # as recorded, to the minute
         cells = (r["status"] or "-", r["kind"], r["model"] or "-")
         table.append((started, *map(shown, cells), rate, f"{shown(r['path'])}{io}"))
-    widths = [max(len(row[i]) for row in table) for i in range(5)]
-    out = []
-    for row in table:
-        left = " ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=False))
-        out += columns.fold_row(f"{left} {row[4].rjust(widths[4])}  ", row[5])
-    return out
+    return columns.aligned(table, right=frozenset({4}), sep=" ")
 
 
 def define():

@@ -91,3 +91,36 @@ def fold_row(before: str, last: str, cols: int | None = None) -> list[str]:
     if room >= 24 and len(last.split(" ", 1)[0]) <= room:
         return hang(before, last, len(before), cols)
     return [before.rstrip(), *hang(" " * _HANG + last, "", _HANG, cols)]
+
+
+def aligned(
+    rows: list[tuple[str, ...]],
+    right: frozenset[int] = frozenset(),
+    sep: str = "  ",
+    fold_last: bool = True,
+    cols: int | None = None,
+) -> list[str]:
+    """The one plain-text table: ROWS (the header first) in columns as wide as their widest cell.
+
+    Columns whose index is in RIGHT are right-aligned (figures), the rest
+    left-aligned, SEP between them.  With FOLD_LAST the last cell is ragged
+    and folds within COLS (`fold_row`: a record path, a source); without it
+    the last column is aligned too and each line ends at its last character.
+    Rich tables (report, infer, tune) are the other kind: boxed, for the eye.
+    """
+    if not rows:
+        return []
+    n = len(rows[0])
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+
+    def cells(row, upto):
+        return [
+            row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in range(upto)
+        ]
+
+    if not fold_last:
+        return [sep.join(cells(r, n)).rstrip() for r in rows]
+    out = []
+    for r in rows:
+        out += fold_row(sep.join(cells(r, n - 1)) + "  ", r[-1], cols)
+    return out
