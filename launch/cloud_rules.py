@@ -13,7 +13,7 @@ import json
 import sys
 
 from tpubench.core import safe_yaml
-from tpubench_launch import cloud_names, errors
+from tpubench_launch import cloud_names, errors, executors
 from tpubench_launch.executors import cloud
 
 
@@ -25,10 +25,13 @@ def rules(doc, prefix: str) -> dict:
             cloud_names.check(doc, prefix)
         except errors.UsageError as e:
             problem = str(e)
+    rented = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
+    rented = [e for e in rented if hasattr(e, "required")]  # the cloud executors
     return {
         "settings": list(cloud.SETTINGS),
-        "required": {k: list(v) for k, v in cloud.REQUIRED.items()},
-        "examples": dict(cloud.EXAMPLES),
+        "required": {e.name: list(e.required) for e in rented},
+        # an executor's own example; the others are the VMs' (study keeps its short one)
+        "examples": {e.name: e.example for e in rented if e.example != cloud.EXAMPLE},
         "problem": problem,
     }
 

@@ -67,9 +67,22 @@ class CloudExecutor(Executor):
 
     machines: ClassVar[str] = "VM"  # what the preview prices
     setup: ClassVar[str] = "create, install and delete"
+    # The `cloud:` keys this executor cannot do without, shown set in EXAMPLE,
+    # and the keys no other executor reads (refused for the others).
+    required: ClassVar[tuple[str, ...]] = cloud.REQUIRED
+    example: ClassVar[str] = cloud.EXAMPLE
+    own_settings: ClassVar[tuple[str, ...]] = ()
+    title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
 
     def settings(self, sweep) -> cloud.Settings:
-        return cloud.settings(sweep, self.name)
+        from tpubench_launch import executors  # the registry imports this module
+
+        owned = {}
+        for name in executors.REGISTRY.names():
+            other = executors.REGISTRY.get(name)
+            for key in getattr(other, "own_settings", ()):
+                owned[key] = (other.name, other.title or other.name)
+        return cloud.settings(sweep, self.name, self.required, self.example, owned)
 
     def check_tools(self) -> None:
         cloud.check_gcloud()

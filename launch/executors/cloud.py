@@ -41,11 +41,9 @@ SETTINGS = (
     "namespace",
     "queue",
 )
-# What each executor cannot do without (gke talks to the cluster kubectl points at).
-REQUIRED = {"gke": ("bucket", "image")}
-EXAMPLES = {
-    "gke": "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}",
-}
+# What a VM executor cannot do without; an executor declares its own (base.CloudExecutor).
+REQUIRED = ("project", "zone", "bucket")
+EXAMPLE = "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
 VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
@@ -85,31 +83,39 @@ class Settings:
         return [*self.where, "--quiet"]
 
 
-def settings(sweep, executor: str) -> Settings:
-    """The sweep file's `cloud:` mapping, checked.
+def settings(
+    sweep,
+    executor: str,
+    required: tuple[str, ...] = REQUIRED,
+    example: str = EXAMPLE,
+    owned: dict[str, tuple[str, str]] | None = None,
+) -> Settings:
+    """The sweep file's `cloud:` mapping, checked for EXECUTOR.
+
+    Args:
+      required: the keys EXECUTOR cannot do without; EXAMPLE shows them set.
+      owned: key -> (executor, what) for the keys only one executor reads
+        (`cloud.image` is GKE's): set for another executor, they are refused.
 
     Raises:
-      UsageError: a missing or unknown key, or a bucket that is not gs://.
+      UsageError: a missing or unknown key, another executor's key, or a
+        bucket that is not gs://.
     """
     raw = dict(sweep.cloud)
     for key in raw:
         if key not in SETTINGS:
             raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
     cloud_names.check(raw, f"{sweep.path}: ")
-    required = REQUIRED.get(executor, ("project", "zone", "bucket"))
     missing = [k for k in required if not raw.get(k)]
     if missing:
-        example = EXAMPLES.get(
-            executor, "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
-        )
         raise errors.UsageError(
             f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
             f"(e.g. {example})"
         )
-    for key in ("image", "namespace", "queue"):
-        if raw.get(key) is not None and executor != "gke":
+    for key, (owner, what) in (owned or {}).items():
+        if raw.get(key) is not None and executor != owner:
             raise errors.UsageError(
-                f"{sweep.path}: cloud.{key} is a GKE setting; it needs --executor=gke"
+                f"{sweep.path}: cloud.{key} is a {what} setting; it needs --executor={owner}"
             )
     if "spot" in raw and not isinstance(raw["spot"], bool):
         raise errors.UsageError(f"{sweep.path}: cloud.spot={raw['spot']!r} must be true or false")

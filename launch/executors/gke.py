@@ -177,6 +177,11 @@ def vms(config) -> int:
 @executors.REGISTRY.register
 class Gke(base.CloudExecutor):
     name = "gke"
+    title = "GKE"
+    # gke talks to the cluster kubectl points at: no project or zone of its own.
+    required = ("bucket", "image")
+    example = "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}"
+    own_settings = ("image", "namespace", "queue")
     machines = "node"
     setup = "schedule, pull the image and delete"
 
