@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from tpubench.children import command as child_command
+from tpubench.core import names
 
 # One spelling of a flag and one isolated interpreter for every child, whichever
 # tree starts it: tpubench/children/command.py; the launcher's modules call them here.
@@ -88,27 +89,12 @@ def gs_typo_hint(value) -> str | None:
 
 
 def gs_problem(value) -> str | None:
-    """Why a gs:// VALUE cannot name an object: '.'/'..' or empty segments, over 1,024 bytes.
+    """Why a gs:// VALUE cannot name an object ('.'/'..' or empty segments, over 1,024 bytes).
 
-    tpubench's own rule (tpubench/core/names.gcs_problem), repeated with the
-    launcher's wording: refused up front, not after a minute of retries that
-    end by blaming the connection.
+    tpubench's own rule (tpubench/core/names.gcs_problem): refused up front,
+    not after a minute of retries that end by blaming the connection.
     """
-    text = str(value)
-    if not text.startswith("gs://"):
-        return None
-    bucket, _, name = text[5:].partition("/")
-    if bucket in ("", ".", ".."):
-        return f"{text} names no bucket (expected gs://BUCKET/PATH)"
-    size = len(name.encode("utf-8", "surrogatepass"))
-    if size > 1024:
-        return f"{text[:80]}...: the object name is {size:,} bytes; Cloud Storage accepts 1,024"
-    segments = (name[:-1] if name.endswith("/") else name).split("/")
-    if name and any(s in (".", "..") for s in segments):
-        return f"{text}: '.' and '..' segments are refused in a gs:// path (no such folders there)"
-    if name and "" in segments:
-        return f"{text}: an empty segment ('//') is refused in a gs:// path"
-    return None
+    return names.gcs_problem(value)
 
 
 def check_gs_urls(args: list[str]) -> None:

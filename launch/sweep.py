@@ -34,6 +34,7 @@ import itertools
 import re
 
 from tpubench.children import labels
+from tpubench.core import bounds, vocab
 from tpubench_launch import errors
 
 AXES = {
@@ -46,12 +47,17 @@ AXES = {
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
 COMMANDS = ("train", "tune", "infer")
-PRECISIONS = ("fp32", "bf16", "fp16")
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
-CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
-# Whole-number settings and their ranges (tpubench's own flag ranges where they
-# become flags: batch_size as tpubench/core/bounds.py; launch/ cannot import it).
-RANGES = {"batch_size": (1, 1 << 20), "threads": (1, 4096), "workers": (1, 1024), "ps": (0, 1024)}
+# tpubench's spellings (core/vocab.py), so a sweep file says what a flag accepts.
+PRECISIONS = vocab.PRECISIONS
+STRATEGIES = vocab.STRATEGIES
+CLUSTER_STRATEGIES = vocab.CLUSTER_STRATEGIES
+# Whole-number settings and their ranges (batch_size: tpubench's flag range, core/bounds.py).
+RANGES = {
+    "batch_size": bounds.FLAGS["batch_size"][:2],
+    "threads": (1, 4096),
+    "workers": (1, 1024),
+    "ps": (0, 1024),
+}
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
 # A sweep's name and a run's label become file names, --run_label and VM names:

@@ -1,4 +1,4 @@
-"""One spelling per enumeration: core/vocab.py, and the copies that cannot import it."""
+"""One spelling per enumeration: core/vocab.py, read by tpubench and the launcher alike."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from tpubench_launch import executors, sweep
 
 
 def test_the_launchers_sweep_words_are_tpubenchs():
-    # launch/ never imports tpubench, so it keeps copies; they may not drift.
-    assert sweep.STRATEGIES == vocab.STRATEGIES
+    assert sweep.STRATEGIES is vocab.STRATEGIES
     assert sweep.CLUSTER_STRATEGIES == vocab.CLUSTER_STRATEGIES
     assert sweep.PRECISIONS == vocab.PRECISIONS
 

@@ -6,8 +6,8 @@ command lines, a flag that loads code (`--model_module`, a Python file the
 run imports; `--flagfile`, which may name one) would run that code in every
 command with no word to the user.  So a file that names one is refused
 unless the user passed `--trust_code`, and the refusal names the file, the
-key and the code path (escaped).  launch/trust.py holds the launcher's copy
-of this rule, with the launcher's wording.
+key and the code path (escaped).  The launcher's sweep files follow the same
+rule (launch/trust.py), with its own flag spelling.
 """
 
 from __future__ import annotations
@@ -29,8 +29,19 @@ def named(flags: dict) -> list[tuple[str, str]]:
     return out
 
 
-def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
+def check(
+    path: str,
+    where: str,
+    flags: dict,
+    trusted: bool,
+    trust_flag: str = "--trust_code",
+    runs: str = "every command it runs",
+) -> list[str]:
     """Refuses FLAGS (read from PATH, at WHERE) naming code unless TRUSTED.
+
+    Args:
+      trust_flag: the flag that trusts the file, as the program spells it.
+      runs: what would import the code ("every run" for a sweep).
 
     Returns:
       One warning line per code path when trusted (the caller prints them).
@@ -42,11 +53,11 @@ def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
     if found and not trusted:
         key, code = found[0]
         raise errors.UsageError(
-            f"{safe_text.shown(path)}: {where}{key}={safe_text.shown(code)} names code every "
-            "command it runs would import and run; refused: read that code, then pass --trust_code"
+            f"{safe_text.shown(path)}: {where}{key}={safe_text.shown(code)} names code {runs} "
+            f"would import and run; refused: read that code, then pass {trust_flag}"
         )
     return [
-        f"warning: --trust_code given: {safe_text.shown(path)} makes the runs import and run "
+        f"warning: {trust_flag} given: {safe_text.shown(path)} makes the runs import and run "
         f"--{key}={safe_text.shown(code)}"
         for key, code in found
     ]

@@ -2,9 +2,7 @@
 
 Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
 error messages and the price columns read these tuples; none spells the
-values again.  The launcher (`launch/`, which never imports tpubench) keeps
-its own copies of the sweep-file words; tests/core/test_vocab.py holds them equal
-to these.
+values again, the launcher's sweep files (`launch/sweep.py`) included.
 """
 
 from __future__ import annotations
