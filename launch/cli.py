@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import sys
 
+from tpubench.core import errors as core_errors
 from tpubench_launch import commands, engines, errors, executors
 
 PROG = "tpubench-launch"
@@ -191,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return e.exit_code
+    except core_errors.TpubenchError as e:  # a rule read from tpubench's core refused a value
+        print(f"{name}: error: {e}", file=sys.stderr, flush=True)
+        return getattr(e, "exit_code", 2)
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130

@@ -1,7 +1,7 @@
 """Errors a user of tpubench-launch can act on.
 
 The launcher keeps its own small hierarchy (a rule it reads from tpubench's
-core raises tpubench's error, which the launcher re-raises as its own) with
+core raises tpubench's error, which `cli.main` prints the same way) with
 the same contract: one line naming the bad value and what is accepted, and
 an exit code (2 for usage errors).  `cli.main` prints them.
 """
