@@ -286,11 +286,11 @@ def test_gs_catalog_reads_through_google_cloud_storage(gcs_env):
 def test_format_rows_table(shipped):
     text = cli.format_rows(shipped.search("gcp v100"), "table")
     # Each row's source is folded onto a line of its own, indented, to fit 100 columns.
-    header, old, new = [x for x in text.splitlines() if not x.startswith(" ")]
+    header, old, *_, new = [x for x in text.splitlines() if not x.startswith(" ")]
     assert header.split() == ["key", "unit", "on_demand", "spot", "as_of", "status", "source"]
     assert old.split()[:6] == ["gcp:v100", "gpu-hour", "2.48", "0.992", "2025-01-01", "confirmed"]
     # the snapshot of unknown date: the day it was read, and that its date is unknown
-    assert "gcp:v100 gpu-hour 2.48 0.992 date unknown (read 2026-11-23) confirmed" in " ".join(
+    assert "gcp:v100 gpu-hour 2.48 1.0885 date unknown (read 2026-11-26) confirmed" in " ".join(
         new.split()
     )
 

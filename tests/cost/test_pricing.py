@@ -24,8 +24,8 @@ def cat():
         ("gcp:n1-standard-8+4xgcp:v100", "on_demand", 0.380 + 4 * 2.48),  # 10.30
         ("2xgcp:n1-standard-8+8xgcp:v100", "on_demand", 2 * 0.380 + 8 * 2.48),
         ("gcp:tpu-v5e-8", "on_demand", 9.60),
-        ("gcp:tpu-v5e-8", "spot", 8 * 0.213),
-        ("2xgcp:tpu-v5e-8", "spot", 16 * 0.213),
+        ("gcp:tpu-v5e-8", "spot", 8 * 0.24493),
+        ("2xgcp:tpu-v5e-8", "spot", 16 * 0.24493),
         ("gcp:tpu-v4-8", "on_demand", 4 * 3.22),
         ("gcp:tpu-v5p-8", "on_demand", 4 * 4.20),
         ("gcp:tpu-v6e-8", "spot", 8 * 0.54421),

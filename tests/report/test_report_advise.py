@@ -2,9 +2,10 @@
 
 Fixtures: resnet50 on 1/2/4 V100 (n1-standard-8 host: no spot price in the
 catalog) at median 200/390/700 images/s, and on TPU v5e-4/-8 at 1550/3000;
-an ImageNet epoch is 1,281,167 images.  Catalog rows (2025-01-01): V100
-$2.48/h, n1-standard-8 $0.379998/h, v5e $1.20/h on demand and $0.213/h spot
-per chip.
+an ImageNet epoch is 1,281,167 images.  Prices from a fixed catalog
+(fixtures/prices/advise.csv, rows dated 2025-01-01), so a refresh of the
+shipped one changes no figure here: V100 $2.48/h, n1-standard-8
+$0.379998/h, v5e $1.20/h on demand and $0.213/h spot per chip.
 """
 
 import datetime as dt
@@ -34,6 +35,7 @@ def _advice(**kw) -> str:
         inputs=(str(FIXTURES / "gpus"), str(FIXTURES / "tpus")),
         model="resnet50",
         tf_version="2.21.0",
+        price_catalog=str(FIXTURES / "prices" / "advise.csv"),
         **kw,
     )
     return advise.advise(cfg, now=NOW)
