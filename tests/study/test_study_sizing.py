@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import pytest
 from test_study_verdicts import HOST, _m
@@ -82,6 +84,25 @@ def test_sizing_waits_for_every_cell_and_for_the_repeats(tmp_path):
     assert v.verdict.startswith("not measured (needs"), v
     v = _lstm(_results(tmp_path / "..", _grid(2, "1 GiB"), repeats=2))
     assert v.verdict == "not judged (needs 3 runs per cell; has 2)"
+
+
+def test_a_2_vcpu_host_says_what_it_measured_and_needs_only_the_4_vcpu_cells(tmp_path):
+    # What a 2-core host records: 1 and 2 vCPUs, 512 MiB dying at its cap.
+    rates = {k: v for k, v in _grid(2, "1 GiB").items() if k[1] != "512 MiB" and k[0] != 4}
+    results = _results(tmp_path, rates, capped=[(1, "512 MiB"), (2, "512 MiB")])
+    four = {c.id for c in results.cells if c.part.name == "lstm" and c.setup.vcpus == 4}
+    results = dataclasses.replace(results, blocked={i: "4 vCPUs; this host has 2" for i in four})
+    v = _lstm(results)
+    # The capped cells are results: the verdict needs the 4-vCPU cells only, not a rerun.
+    assert v.verdict == "not measured (needs 4 vCPUs; this host has 2)", v
+    assert "so far: 1 vCPU 100.0/s, 2 vCPU 200.0/s, the best of each count's caps" in v.measured
+    assert "failed at its cap: 512 MiB" in v.measured
+    text = report.render(results, [])
+    assert re.search(
+        r"cell\(s\) at --scale=full: 6 measured, 2 failed at their memory cap, 4 not", text
+    )
+    row = next(x for x in text.splitlines() if x.startswith("| ptb_lstm"))
+    assert row.split(" | ")[1:3] == ["died at its cap", "100.0 (97.5–102.5)"]
 
 
 def test_a_run_at_its_cap_is_a_result_the_study_does_not_rerun(tmp_path):

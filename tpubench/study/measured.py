@@ -9,6 +9,7 @@ remain; otherwise they count and the cell is marked busy.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import statistics
@@ -81,11 +82,31 @@ class Results:
             out.append(m)
         return out
 
+    @functools.cached_property
+    def capped(self) -> dict:
+        """Cell id -> its memory cap, for cells whose runs died at that cap and none ran ok.
+
+        A result, not a cell to run again: the cap is too small for the run.
+        """
+        from tpubench.hardware import memory_cap
+
+        found = records.by_label(self.results_dir)
+        out = {}
+        for cell in self.cells:
+            if cell.id in self.measured or not cell.setup.memory:
+                continue
+            if any(memory_cap.reached(f.record) for f in found.get(cell.id, [])):
+                out[cell.id] = cell.setup.memory
+        return out
+
     def missing(self, part: str, **match) -> list[str]:
-        """What the unmeasured cells of PART (matching) need, most common first."""
+        """What the unmeasured cells of PART (matching) need, most common first.
+
+        Cells that died at their memory cap are results, not missing.
+        """
         needs, matched = [], 0
         for cell in self.cells:
-            if cell.part.name != part or cell.id in self.measured:
+            if cell.part.name != part or cell.id in self.measured or cell.id in self.capped:
                 continue
             if match.get("setup") and cell.setup.label != match["setup"]:
                 continue

@@ -152,6 +152,11 @@ def _knee(results, part, _form) -> list[str]:
         groups.setdefault((m.cell.model.model, m.cell.data), {})[m.cell.setup.label] = m
     if not groups or not by_vcpus(part):
         return _devices(results, part, _form)
+    capped = {
+        (c.model.model, c.data, c.setup.label)
+        for c in results.cells
+        if c.part.name == part.name and c.id in results.capped
+    }
     rows = []
     for (model, data), ms in groups.items():
         best = max(m.rate for m in ms.values())
@@ -164,7 +169,14 @@ def _knee(results, part, _form) -> list[str]:
         rows.append(
             [
                 f"{model} · {data} · {on}",
-                *[_rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
+                *[
+                    _rate_ci(ms[s.label])
+                    if s.label in ms
+                    else "died at its cap"
+                    if (model, data, s.label) in capped
+                    else "—"
+                    for s in setups
+                ],
                 str(knee),
             ]
         )
@@ -281,14 +293,15 @@ def _published(study) -> list[str]:
 
 
 def _cells(results) -> list[str]:
-    total, measured = len(results.cells), len(results.measured)
+    total, measured, capped = len(results.cells), len(results.measured), len(results.capped)
     blocked = [c for c in results.cells if c.id in results.blocked and c.id not in results.measured]
-    waiting = total - measured - len(blocked)
+    waiting = total - measured - capped - len(blocked)
+    died = f", {capped} failed at their memory cap" if capped else ""
     out = [
         "## Cells",
         "",
-        f"{total} cell(s) at --scale={results.scale}: {measured} measured, {len(blocked)} not "
-        f"runnable here, {waiting} not yet run.",
+        f"{total} cell(s) at --scale={results.scale}: {measured} measured{died}, {len(blocked)} "
+        f"not runnable here, {waiting} not yet run.",
     ]
     out += [
         f"- not runnable {results.where}: {line}"

@@ -19,7 +19,6 @@ across that band it is within noise.
 from __future__ import annotations
 
 from tpubench.hardware import memory_cap
-from tpubench.storage import records
 from tpubench.study import judge as J
 
 NEAR_BEST = 0.95
@@ -27,15 +26,7 @@ NEAR_BEST = 0.95
 
 def capped_out(results, part: str) -> set[str]:
     """Ids of PART's cells with no ok run and a failed run that reached its memory cap."""
-    found = records.by_label(results.results_dir)
-    out = set()
-    for cell in results.cells:
-        if cell.part.name != part or not cell.setup.memory or cell.id in results.measured:
-            continue
-        runs = [f.record for f in found.get(cell.id, [])]
-        if any(memory_cap.reached(r) for r in runs):
-            out.add(cell.id)
-    return out
+    return {c.id for c in results.cells if c.part.name == part and c.id in results.capped}
 
 
 def _bounds(m) -> tuple[float, float]:
@@ -60,6 +51,21 @@ def _within(expect: float, values) -> str:
     return J.HOLDS if all(inside) else J.FAILS if not any(inside) else J.NOISE
 
 
+def _so_far(measured, cells, failed) -> str:
+    """What the measured cells say while others are missing: the best rate per vCPU count."""
+    best: dict = {}
+    for m in measured:
+        v = m.cell.setup.vcpus
+        if v not in best or m.rate > best[v].rate:
+            best[v] = m
+    rates = ", ".join(f"{v} vCPU {best[v].rate:,.1f}/s" for v in sorted(best))
+    text = f"so far: {rates}, the best of each count's caps"
+    caps = sorted({memory_cap.parse(cell.setup.memory) for cell in cells if cell.id in failed})
+    if caps:
+        text += f"; failed at its cap: {', '.join(memory_cap.shown(x) for x in caps)}"
+    return text
+
+
 def check(results, c, not_measured) -> tuple[str, str]:
     """(what was measured, verdict) for a `sizing` finding C."""
     part = c["part"]
@@ -68,7 +74,10 @@ def check(results, c, not_measured) -> tuple[str, str]:
     measured = [results.measured[cell.id] for cell in cells if cell.id in results.measured]
     unknown = [cell for cell in cells if cell.id not in results.measured and cell.id not in failed]
     if unknown or not measured:
-        return "not every vCPU x memory cell measured", not_measured(results.missing(part))
+        what = "not every vCPU x memory cell measured"
+        if measured:
+            what += f" ({_so_far(measured, cells, failed)})"
+        return what, not_measured(results.missing(part))
     by_vcpus: dict = {}
     by_memory: dict = {}
     for m in measured:
