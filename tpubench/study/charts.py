@@ -11,6 +11,7 @@ import os
 
 from tpubench.report import plots
 from tpubench.report import published as published_lib
+from tpubench.study import data_bench
 from tpubench.study import findings as findings_lib
 from tpubench.study import report as report_lib
 
@@ -25,13 +26,25 @@ def _fig(results, title: str, ylabel: str, log: bool = False):
     return fig, ax
 
 
-def _bars(ax, groups: list[str], series: dict, hatch: set = frozenset()) -> None:
-    """Grouped bars: one group per entry of GROUPS, one bar per series."""
+def _bars(
+    ax, groups: list[str], series: dict, hatch: set = frozenset(), ci: dict | None = None
+) -> None:
+    """Grouped bars: one group per entry of GROUPS, one bar per series.
+
+    CI ({series: {group: (low, high)}}) draws each bar's 95% interval as a whisker.
+    """
     n = max(len(series), 1)
     width = 0.8 / n
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
         ys = [values.get(g, 0) or 0 for g in groups]
+        spans = [(ci or {}).get(name, {}).get(g) for g in groups]
+        yerr = None
+        if any(spans):
+            yerr = [
+                [y - s[0] if s else 0 for y, s in zip(ys, spans, strict=True)],
+                [s[1] - y if s else 0 for y, s in zip(ys, spans, strict=True)],
+            ]
         ax.bar(
             xs,
             ys,
@@ -39,6 +52,8 @@ def _bars(ax, groups: list[str], series: dict, hatch: set = frozenset()) -> None
             label=name,
             hatch="//" if name in hatch else None,
             color=plots._COLORS[i % len(plots._COLORS)],
+            yerr=yerr,
+            capsize=3 if yerr else 0,
         )
     ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
     ax.legend(fontsize=7)
@@ -78,8 +93,11 @@ def _devices(results, part):
     ms = results.of(part.name)
     models = list(dict.fromkeys(m.cell.model.model for m in ms))
     series: dict = {}
+    ci: dict = {}
     for m in ms:
         series.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate
+        if m.rate_ci:
+            ci.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate_ci
     pub = set()
     for f in report_lib.published_rows(results.study):
         ours = next((k for k, v in report_lib.PUBLISHED_NAMES.items() if v == f.model), None)
@@ -87,8 +105,15 @@ def _devices(results, part):
             name = f"published: {f.hardware}"
             series.setdefault(name, {})[ours] = f.examples_per_sec
             pub.add(name)
-    fig, ax = _fig(results, f"{part.name}: examples/s per device", "examples/s", True)
-    _bars(ax, models, series, pub)
+    rates = [v for values in series.values() for v in values.values() if v]
+    # A log axis only where the rates span orders of magnitude (GPU vs CPU);
+    # else bars from zero, so their heights compare as the rates do.
+    wide = bool(rates) and max(rates) > 20 * min(rates)
+    what = "examples/s by setup" if part.command == data_bench.COMMAND else "examples/s per device"
+    fig, ax = _fig(results, f"{part.name}: {what} (95% interval)", "examples/s", wide)
+    _bars(ax, models, series, pub, ci)
+    if not wide:
+        ax.set_ylim(bottom=0)
     return fig, series
 
 

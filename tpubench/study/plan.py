@@ -79,6 +79,8 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
     """Per setup: cells to run, $/hour of its priced machine, estimated time and $."""
     cat = catalog.load()
     rows, total_s, total_usd, estimated = [], 0.0, 0.0, []
+    labels = [f"{c.part.name} · {c.setup.label}" for c in plan.todo]
+    w = max([34, *map(len, labels)])  # the setups to run, as wide as the longest
     for part in study.parts:
         per_cell = part.scale[scale].get("seconds")
         for setup in part.setups:
@@ -94,7 +96,7 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
             total_usd += usd or 0
             est = durations.clock(secs) if secs else "n/a"
             rows.append(
-                f"  {part.name + ' · ' + setup.label:<34} {len(todo):>5}  "
+                f"  {part.name + ' · ' + setup.label:<{w}} {len(todo):>5}  "
                 f"{money.usd(usd_h) if usd_h is not None else '—':>9}  {est:>9}  "
                 f"{money.usd(usd) if usd is not None else '—':>9}  {what}"
             )
@@ -104,7 +106,7 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
         "cost preview (what these cells would cost on the machines they are priced as; "
         "running them here costs nothing extra):"
     )
-    cols = f"  {'part · setup':<34} {'cells':>5}  {'$/hour':>9}  {'est. time':>9}  {'est. $':>9}  priced as"  # noqa: E501
+    cols = f"  {'part · setup':<{w}} {'cells':>5}  {'$/hour':>9}  {'est. time':>9}  {'est. $':>9}  priced as"  # noqa: E501
     unknown = "" if all(estimated) else " (— : priced only when it runs, from what it detects)"
-    foot = f"  {'total':<34} {len(plan.todo):>5}  {'':>9}  {durations.clock(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
+    foot = f"  {'total':<{w}} {len(plan.todo):>5}  {'':>9}  {durations.clock(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
     return [head, cols, *rows, foot]
