@@ -61,7 +61,7 @@ def test_a_command_printed_into_a_pipe_fits_100_columns(args, tmp_path):
 
 def test_prices_folds_the_source_and_keeps_every_word():
     out = _cli("prices", "v100")
-    assert "SkyPilot catalog v7 gcp/vms.csv (snapshot read 2026-11-23)" in " ".join(out.split())
+    assert "SkyPilot catalog v8 gcp/vms.csv at commit 006059e0f18a" in " ".join(out.split())
     assert "(pin one with KEY@YEAR)" in " ".join(out.split())
 
 

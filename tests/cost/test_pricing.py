@@ -58,7 +58,7 @@ def test_lines_say_which_rows_were_used(cat):
     assert (host.count, host.key, host.status) == (1, "gcp:n1-standard-8", "confirmed")
     assert "SkyPilot catalog v8" in host.source
     assert (gpus.count, gpus.row_key, gpus.unit_price, gpus.subtotal) == (4, "gcp:v100", 2.48, 9.92)
-    assert gpus.as_of.isoformat() == "2026-11-23"
+    assert gpus.as_of.isoformat() == "2026-11-26"
     assert "SkyPilot" in gpus.source
     assert price.machine == "gcp:n1-standard-8+4xgcp:v100"
 
@@ -154,7 +154,7 @@ def test_summarize_with_catalog_rows(cat):
     assert s["usd_to_target"] is None
     assert [(r["row_key"], r["as_of"]) for r in s["rows"]] == [
         ("gcp:n1-standard-8", "2026-11-26"),
-        ("gcp:v100", "2026-11-23"),
+        ("gcp:v100", "2026-11-26"),
     ]
     assert all(r["source"] for r in s["rows"])
 
@@ -179,7 +179,7 @@ def test_summarize_without_throughput_gives_none_not_zero(rate):
 def test_compare(cat):
     prices = pricing.compare(["gcp:tpu-v5e-8", "aws:p3.2xlarge"], cat, "spot")
     assert [p.machine for p in prices] == ["gcp:tpu-v5e-8", "aws:p3.2xlarge"]
-    assert [round(p.usd_per_hour, 4) for p in prices] == [1.704, 0.52]
+    assert [round(p.usd_per_hour, 4) for p in prices] == [round(8 * 0.24493, 4), 0.52]
 
 
 # --- `tpubench prices --machine` ---------------------------------------------------
@@ -201,7 +201,7 @@ def test_prices_main_machine_flags_doubtful_rows():
 
 def test_prices_main_machine_json_and_csv():
     d = json.loads(cli.prices_main("", "json", None, "gcp:tpu-v5e-8", "spot"))
-    assert d["usd_per_hour"] == pytest.approx(1.704)
+    assert d["usd_per_hour"] == pytest.approx(8 * 0.24493)
     assert d["accelerators"] == {"kind": "tpu", "name": "tpu-v5e", "count": 8}
     text = cli.prices_main("", "csv", None, "gcp:tpu-v5e-8", "on_demand")
     assert text.splitlines()[1].startswith("8,gcp:tpu-v5e-8,gcp:tpu-v5e,chip-hour,1.2,9.6,")

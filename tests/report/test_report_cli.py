@@ -69,7 +69,8 @@ def test_report_errors_are_one_line(args, message):
 
 
 def test_advise_cli_without_tensorflow():
-    proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m")
+    prices = f"--price_catalog={FIXTURES / 'prices' / 'advise.csv'}"  # a refresh changes nothing
+    proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m", prices)
     assert proc.returncode == 0, proc.stderr
     assert "on-demand: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $1.10" in proc.stdout
     assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.196" in proc.stdout
