@@ -42,7 +42,7 @@ def _bars(
         yerr = None
         if any(spans):
             yerr = [
-                [y - s[0] if s else 0 for y, s in zip(ys, spans, strict=True)],
+                [y - max(s[0], 0) if s else 0 for y, s in zip(ys, spans, strict=True)],
                 [s[1] - y if s else 0 for y, s in zip(ys, spans, strict=True)],
             ]
         ax.bar(
@@ -111,7 +111,7 @@ def _devices(results, part):
     wide = bool(rates) and max(rates) > 20 * min(rates)
     what = "examples/s by setup" if part.command == data_bench.COMMAND else "examples/s per device"
     fig, ax = _fig(results, f"{part.name}: {what} (95% interval)", "examples/s", wide)
-    _bars(ax, models, series, pub, ci)
+    _bars(ax, models, series, pub, None if wide else ci)  # whiskers on a linear axis
     if not wide:
         ax.set_ylim(bottom=0)
     return fig, series
