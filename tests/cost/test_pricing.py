@@ -36,7 +36,7 @@ def cat():
         ("aws:p3.2xlarge", "on_demand", 3.06),
         ("aws:p3.2xlarge", "spot", 0.52),
         ("aws:p4d.24xlarge", "on_demand", 32.77),
-        ("gcp:a2-highgpu-1g", "spot", 1.443),
+        ("gcp:a2-highgpu-1g", "spot", 0.36975 + 1.4341),
         ("8xgcp:n1-vcpu+30xgcp:n1-gib", "on_demand", 8 * 0.031611 + 30 * 0.004237),
         # The 2017-2018 studies, reproduced from historical rows.
         ("gcp:n1-standard-1@2017+gcp:k80@2017", "on_demand", 0.745),
