@@ -10,6 +10,7 @@ import pytest
 from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
+from tpubench.storage import records
 from tpubench.study import cells, execute, findings, measured, report, spec
 
 LSTM = "PTB LSTM training needs about 2 vCPUs and 1 GB of memory"
@@ -40,8 +41,10 @@ def _results(tmp_path, rates: dict, capped=(), repeats=3):
                 "error": "the run died (SIGABRT) under its memory cap of 512 MiB (...)",
             }
             (tmp_path / f"r-{c.id}.json").write_text(json.dumps(record))
+    found = records.by_label(str(tmp_path))  # as collect() reads them
+    capped_ids = measured.capped_cells(all_cells, got, found)
     return measured.Results(
-        study, "full", HOST, str(tmp_path), tuple(all_cells), got, {}, repeats=3
+        study, "full", HOST, str(tmp_path), tuple(all_cells), got, {}, repeats=3, capped=capped_ids
     )
 
 

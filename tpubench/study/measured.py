@@ -9,11 +9,11 @@ remain; otherwise they count and the cell is marked busy.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import statistics
 
+from tpubench.hardware import memory_cap
 from tpubench.report import load
 from tpubench.storage import records
 from tpubench.study import cells as cells_lib
@@ -65,6 +65,9 @@ class Results:
     blocked: dict  # cell id -> what the cell needs
     where: str = "here"  # where the blocked cells cannot run: "here", "on gke", ...
     repeats: int = 1  # runs per cell a verdict needs at this scale
+    # cell id -> its memory cap, for cells whose runs died at that cap and none
+    # ran ok: a result, not a cell to run again (capped_cells)
+    capped: dict = dataclasses.field(default_factory=dict)
 
     def of(self, part: str, **match) -> list[Measured]:
         """Measured cells of PART whose model/data/setup label match."""
@@ -80,23 +83,6 @@ class Results:
             if match.get("setup") and cell.setup.label != match["setup"]:
                 continue
             out.append(m)
-        return out
-
-    @functools.cached_property
-    def capped(self) -> dict:
-        """Cell id -> its memory cap, for cells whose runs died at that cap and none ran ok.
-
-        A result, not a cell to run again: the cap is too small for the run.
-        """
-        from tpubench.hardware import memory_cap
-
-        found = records.by_label(self.results_dir)
-        out = {}
-        for cell in self.cells:
-            if cell.id in self.measured or not cell.setup.memory:
-                continue
-            if any(memory_cap.reached(f.record) for f in found.get(cell.id, [])):
-                out[cell.id] = cell.setup.memory
         return out
 
     def missing(self, part: str, **match) -> list[str]:
@@ -143,7 +129,22 @@ def collect(
         runs = choose(runs, busy, repeats)
         if runs:
             measured[cell.id] = _mean(cell, runs, any(r.path in busy for r in runs))
-    return Results(study, scale, host, results_dir, tuple(cells), measured, blocked, where, repeats)
+    capped = capped_cells(cells, measured, found)
+    return Results(
+        study, scale, host, results_dir, tuple(cells), measured, blocked, where, repeats, capped
+    )
+
+
+def capped_cells(cells, measured: dict, found: dict) -> dict:
+    """Cell id -> its memory cap, for CELLS not MEASURED whose records in FOUND
+    (`records.by_label`) died at that cap."""
+    out = {}
+    for cell in cells:
+        if cell.id in measured or not cell.setup.memory:
+            continue
+        if any(memory_cap.reached(f.record) for f in found.get(cell.id, [])):
+            out[cell.id] = cell.setup.memory
+    return out
 
 
 def choose(runs: list, busy: set, repeats: int) -> list:
