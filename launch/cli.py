@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.exit_code
     except core_errors.TpubenchError as e:  # a rule read from tpubench's core refused a value
         print(f"{name}: error: {e}", file=sys.stderr, flush=True)
-        return getattr(e, "exit_code", 2)
+        return e.exit_code
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130

@@ -13,8 +13,8 @@ import json
 import sys
 
 from tpubench.core import safe_yaml
-from tpubench_launch import cloud_names, errors, executors
-from tpubench_launch.executors import cloud
+from tpubench_launch import cloud_names, errors
+from tpubench_launch.executors import base, cloud
 
 
 def rules(doc, prefix: str) -> dict:
@@ -25,8 +25,7 @@ def rules(doc, prefix: str) -> dict:
             cloud_names.check(doc, prefix)
         except errors.UsageError as e:
             problem = str(e)
-    rented = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
-    rented = [e for e in rented if hasattr(e, "required")]  # the cloud executors
+    rented = base.cloud_executors()
     return {
         "settings": list(cloud.SETTINGS),
         "required": {e.name: list(e.required) for e in rented},

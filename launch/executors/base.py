@@ -75,13 +75,11 @@ class CloudExecutor(Executor):
     title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
 
     def settings(self, sweep) -> cloud.Settings:
-        from tpubench_launch import executors  # the registry imports this module
-
-        owned = {}
-        for name in executors.REGISTRY.names():
-            other = executors.REGISTRY.get(name)
-            for key in getattr(other, "own_settings", ()):
-                owned[key] = (other.name, other.title or other.name)
+        owned = {
+            key: (other.name, other.title or other.name)
+            for other in cloud_executors()
+            for key in other.own_settings
+        }
         return cloud.settings(sweep, self.name, self.required, self.example, owned)
 
     def check_tools(self) -> None:
@@ -130,3 +128,11 @@ class CloudExecutor(Executor):
             results.append((c, 0, what))
             print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
         return results
+
+
+def cloud_executors() -> list[CloudExecutor]:
+    """The registered rented-machine executors, by name (their `cloud:` keys are theirs)."""
+    from tpubench_launch import executors  # the registry imports this module
+
+    found = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
+    return [e for e in found if isinstance(e, CloudExecutor)]
