@@ -258,6 +258,11 @@ def test_cloud_settings_errors(tmp_path):
     bad = CPU_SWEEP.replace("bucket: gs://bkt/tb", "bucket: /local/dir")
     out = _launch(tmp_path, "sweep", _sweep_file(tmp_path, bad), "--executor=gce", "--dry-run")
     assert out.returncode == 2 and "cloud.bucket=/local/dir must be a gs:// path" in out.stderr
+    # A key only the GKE executor reads (its own_settings) is refused for a VM one.
+    gke_key = CPU_SWEEP.replace("bucket: gs://bkt/tb", "bucket: gs://bkt/tb\n  namespace: ml")
+    out = _launch(tmp_path, "sweep", _sweep_file(tmp_path, gke_key), "--executor=gce", "--dry-run")
+    assert out.returncode == 2
+    assert "cloud.namespace is a GKE setting; it needs --executor=gke" in out.stderr
     tpu_on_gce = CPU_SWEEP.replace("gcp:c2-standard-8", "gcp:tpu-v5e-8")
     out = _launch(
         tmp_path, "sweep", _sweep_file(tmp_path, tpu_on_gce), "--executor=gce", "--dry-run"
