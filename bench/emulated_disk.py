@@ -46,6 +46,12 @@ def tpubench(cpus: str, *args, timeout=1800) -> subprocess.CompletedProcess:
     return proc
 
 
+def _busy_seconds() -> float:
+    """CPU seconds the host has run (every core, every process) since boot."""
+    t = psutil.cpu_times()
+    return t.user + t.system + t.nice
+
+
 def run_once(args, data_dir: str, flags: list[str], results: str) -> dict:
     before = set(os.listdir(results))
     tpubench(
@@ -81,13 +87,10 @@ def main() -> None:
         for label, flags in CONTENDERS.items():
             results = os.path.join(work, "records")
             os.makedirs(results, exist_ok=True)
-            t = psutil.cpu_times()
-            start_cpu = t.user + t.system + t.nice
-            start = time.monotonic()
+            start_cpu, start = _busy_seconds(), time.monotonic()
             got = run_once(args, data_dir, flags, results)
             wall = time.monotonic() - start
-            t = psutil.cpu_times()
-            host = (t.user + t.system + t.nice - start_cpu) / (wall * psutil.cpu_count())
+            host = (_busy_seconds() - start_cpu) / (wall * psutil.cpu_count())
             rates[label].append(got["examples_per_sec"])
             mb = got["mb_per_sec"]
             print(
