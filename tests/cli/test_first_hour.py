@@ -122,15 +122,7 @@ def test_chart_ticks_are_plain_numbers_with_the_decimals_they_need():
     from tpubench.cli import report as report_cli
     from tpubench.core.config import ReportConfig
 
-    cfg = ReportConfig(
-        inputs=(str(FIXTURES / "threads"), str(FIXTURES / "batches")),
-        output=None,
-        baseline=None,
-        published=(),
-        allow_mixed=(),
-        format="table",
-        title="t",
-    )
+    cfg = ReportConfig(inputs=(str(FIXTURES / "threads"), str(FIXTURES / "batches")), title="t")
     rep = report_cli.build(cfg)
     fig = rep.figures["scaling"][0]
     fig.canvas.draw()

@@ -108,16 +108,7 @@ def _single_trials(tmp_path):
     from tpubench.cli import report as report_cli
     from tpubench.core.config import ReportConfig
 
-    cfg = ReportConfig(
-        inputs=(str(runs),),
-        output=None,
-        baseline=None,
-        published=(),
-        allow_mixed=(),
-        format="table",
-        title="t",
-    )
-    return report_cli.build(cfg)
+    return report_cli.build(ReportConfig(inputs=(str(runs),), title="t"))
 
 
 def test_an_efficiency_from_single_trials_is_tabled_and_drawn_as_not_significant(tmp_path):
