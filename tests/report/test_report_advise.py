@@ -54,7 +54,14 @@ def test_cheapest_within_deadline_with_runner_up_on_demand_and_spot():
         f"finish within 60.0 min); runner-up {T8}: {EPOCH / 3000 / 60:.1f} min for "
         f"${t8_od:.2f} (+{t8_od / t4_od - 1:.0%} cost)"
     )
+    # One basis per answer: on demand by default, the other named but not answered.
+    assert "Advice, on on-demand prices (--pricing=on_demand):" in text
+    assert not any(x.strip().startswith("spot:") for x in text.splitlines())
+    assert "(other basis: spot prices (--pricing=spot))" in text
     t4_spot, t8_spot = EPOCH / 1550 / 3600 * 4 * 0.213, EPOCH / 3000 / 3600 * 8 * 0.213
+    text = _advice(deadline_seconds=3600, pricing="spot")
+    assert "Advice, on spot prices (--pricing=spot):" in text
+    assert not any(x.strip().startswith("on-demand:") for x in text.splitlines())
     spot = _line(text, "spot:")
     assert spot.startswith(f"spot: {T4}: 13.8 min for ${t4_spot:.3f} (cheapest of 2 ")
     assert f"runner-up {T8}: 7.1 min for ${t8_spot:.3f}" in spot
@@ -83,7 +90,7 @@ def test_fastest_within_budget():
     assert _line(text, "on-demand:").startswith(
         f"on-demand: {T4}: 13.8 min for $1.10 (fastest of 1 "
     )
-    spot = _line(text, "spot:")
+    spot = _line(_advice(budget_usd=1.12, pricing="spot"), "spot:")
     assert spot.startswith(f"spot: {T8}: 7.1 min for $0.202 (fastest of 2 that cost at most $1.12)")
     assert spot.endswith(f"(+{3000 / 1550 - 1:.0%} time)")
 

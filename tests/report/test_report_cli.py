@@ -73,7 +73,12 @@ def test_advise_cli_without_tensorflow():
     proc = cli("advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m", prices)
     assert proc.returncode == 0, proc.stderr
     assert "on-demand: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $1.10" in proc.stdout
-    assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.196" in proc.stdout
+    assert "spot: resnet50" not in proc.stdout  # one basis per answer
+    spot = cli(
+        "advise", FIXTURES / "tpus", "--model=resnet50", "--deadline=15m", prices, "--pricing=spot"
+    )
+    assert "spot: resnet50 · gcp:tpu-v5e-4 · replicas=4: 13.8 min for $0.196" in spot.stdout
+    assert "on-demand: resnet50" not in spot.stdout
     # The age of the prices, counted here from the fixtures' catalog date.
     today = datetime.date.today()
     months = (today.year - 2025) * 12 + today.month - 1

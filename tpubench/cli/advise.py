@@ -5,6 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import configs
+from tpubench.cli import flag_groups as groups
 from tpubench.core import columns, safe_text
 from tpubench.report import advise, serving
 
@@ -34,6 +35,7 @@ def define():
         "Size the job as the recorded time to --target_accuracy instead of --epochs.",
     )
     flags.DEFINE_string("price_catalog", None, "A price catalog CSV replacing the shipped one.")
+    groups.define_basis()
     flags.DEFINE_float(
         "max_age_days", 180.0, "Warn about records older than this many days.", lower_bound=0.0
     )

@@ -197,6 +197,7 @@ def report_config(args: list[str]) -> config.ReportConfig:
         allow_mixed=tuple(FLAGS.allow_mixed),
         format=FLAGS.format,
         title=FLAGS.title,
+        pricing=FLAGS.pricing,
     )
 
 
@@ -233,6 +234,7 @@ def advise_config(args: list[str]) -> config.AdviseConfig:
             None if bound is None else values.parse_duration(bound, "--latency_bound")
         ),
         latency_percentile=FLAGS.latency_percentile,
+        pricing=FLAGS.pricing,
     )
 
 

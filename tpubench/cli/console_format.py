@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.table import Table
 
 from tpubench.core import columns
 from tpubench.storage import record_view
@@ -94,6 +95,70 @@ def compute_mode(rec) -> str:
 def typed(record) -> record_view.RunRecord:
     """RECORD as a RunRecord (a dict is viewed as it is: the run just wrote it)."""
     return record if isinstance(record, record_view.RunRecord) else record_view.view(record)
+
+
+def basis(cost) -> str:
+    """The basis a record's answers are on: `cost.pricing`, else (older records) its first row's."""
+    get = (lambda k: cost.get(k)) if isinstance(cost, dict) else (lambda k: getattr(cost, k, None))
+    machines = get("machines") or []
+    first = machines[0] if machines else {}
+    return get("pricing") or (first.get("pricing") if isinstance(first, dict) else first.pricing) or (
+        "on_demand"
+    )
+
+
+def cost_table(
+    title: str,
+    pricing: str,
+    headers,
+    rows,
+    droppable=("$ to target",),
+    lesser=("$/1M examples", "$ this run"),
+):
+    """(a cost table on one price basis, a note or None): TITLE holds '{prices}'.
+
+    ROWS are (machine, [USD figure per header]).  Machine names are never
+    cut (n1-standard-1 and -2 differ in the last character): a name wider
+    than its column folds onto the next line, and the LESSER figure columns
+    are left out, last first, until names up to 18 characters fit whole; the
+    note says which (the record keeps them).  Dollar figures never fold or
+    shrink, so each keeps its three significant digits.  A DROPPABLE column
+    that is n/a on every row (no target was set) is left out.
+    """
+    from tpubench.core import money
+
+    cells = [(name or "(override)", [money.usd(x) for x in figures]) for name, figures in rows]
+    keep = [
+        i
+        for i, h in enumerate(headers)
+        if h not in droppable or any(r[1][i] is not None for r in rows)
+    ]
+    name_width = min(18, max([len("machine")] + [len(n) for n, _ in cells]))
+
+    def natural(cols) -> int:
+        wide = [max([len(headers[i])] + [len(f[i]) for _, f in cells]) for i in cols]
+        return name_width + sum(wide) + 3 * (len(cols) + 1) + 1
+
+    dropped = []
+    for h in reversed(lesser):
+        if natural(keep) <= width():
+            break
+        if h in headers and headers.index(h) in keep:
+            keep.remove(headers.index(h))
+            dropped.append(h)
+    t = Table(title=title.replace("{prices}", money.prices_on(pricing)), title_justify="left")
+    t.add_column("machine", overflow="fold", min_width=name_width)
+    for i in keep:
+        t.add_column(headers[i], justify="right", no_wrap=True)
+    for name, figures in cells:
+        t.add_row(name, *(figures[i] for i in keep))
+    note = None
+    if dropped:
+        note = (
+            f"  left out to fit {width()} columns: {', '.join(dropped)} (in the record; set "
+            "COLUMNS wider to see them here)"
+        )
+    return t, note
 
 
 def price_rows(machines) -> dict:

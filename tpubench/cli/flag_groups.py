@@ -136,6 +136,16 @@ def define_hardware_flags():
     )
 
 
+def define_basis():
+    """--pricing: the one price basis of every dollar figure a command prints or records."""
+    flags.DEFINE_enum(
+        "pricing",
+        "on_demand",
+        list(catalog.PRICINGS),
+        "Price basis of every dollar figure: on_demand, or spot (preemptible).",
+    )
+
+
 def define_pricing(with_override: bool = True):
     f = flags
     f.DEFINE_list(
@@ -144,7 +154,7 @@ def define_pricing(with_override: bool = True):
         "Priced machine(s): parts joined by '+', e.g. "
         "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
     )
-    f.DEFINE_enum("pricing", "on_demand", list(catalog.PRICINGS), "Price column to use.")
+    define_basis()
     if with_override:
         f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
         f.DEFINE_float(

@@ -10,6 +10,7 @@ import io
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
+from tpubench.core import money
 from tpubench.storage.record_view import RunRecord
 
 
@@ -111,23 +112,22 @@ def _cost(console, recs: list[RunRecord]) -> None:
         if cost.note:
             fmt.say(console, f"cost: {cost.note}")
         return
-    c = Table(
-        title="$ per million predictions at the measured rate"
-        + (f"; {cost.note}" if cost.note else ""),
-        title_justify="left",
-    )
-    c.add_column("machine")
-    c.add_column("pricing")
-    c.add_column("$/hour", justify="right")
-    for rec in recs:
-        c.add_column(f"batch {rec.global_batch_size:,}", justify="right")
-    for i, row in enumerate(cost.machines):
-        per_batch = [rec.cost.machines[i].usd_per_million_predictions for rec in recs]
-        c.add_row(
-            row.machine or "(override)",
-            row.pricing or "",
-            fmt.money(row.usd_per_hour),
-            *map(fmt.money, per_batch),
+    basis = fmt.basis(cost)
+    shown = [i for i, m in enumerate(cost.machines) if m in money.on_basis(cost.machines, basis)]
+    headers = ["$/hour"] + [f"batch {rec.global_batch_size:,}" for rec in recs]
+    rows = [
+        (
+            cost.machines[i].machine,
+            [cost.machines[i].usd_per_hour]
+            + [rec.cost.machines[i].usd_per_million_predictions for rec in recs],
         )
+        for i in shown
+    ]
+    title = "$ per million predictions at the measured rate, on {prices}"
+    c, dropped = fmt.cost_table(
+        title + (f"; {cost.note}" if cost.note else ""), basis, headers, rows
+    )
     console.print(c)
-    fmt.print_price_rows(console, fmt.price_rows(cost.machines))
+    if dropped:
+        fmt.say(console, dropped)
+    fmt.print_price_rows(console, fmt.price_rows([cost.machines[i] for i in shown]))

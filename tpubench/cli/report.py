@@ -14,7 +14,8 @@ import os
 from absl import flags
 
 from tpubench.cli import configs
-from tpubench.core import columns, errors, safe_text
+from tpubench.cli import flag_groups as groups
+from tpubench.core import columns, errors, money, safe_text
 from tpubench.core.config import ReportConfig
 from tpubench.report import compare, load, published, render, series_tables, serving, tables
 from tpubench.report import group as group_lib
@@ -42,7 +43,7 @@ class Report:
 
 def build(cfg: ReportConfig) -> Report:
     """Loads, groups, checks and computes every table and figure of the report."""
-    loaded = load.load(list(cfg.inputs))
+    loaded = load.load(list(cfg.inputs), cfg.pricing)
     pub = published.select(cfg.published)
     if not loaded.runs:
         reasons = "; ".join(f"{x.run_id or x.path}: {x.reason}" for x in loaded.excluded[:5])
@@ -68,7 +69,7 @@ def build(cfg: ReportConfig) -> Report:
         series_plots,
     )
 
-    t = {"summary": tables.summary(summaries)}
+    t = {"summary": tables.summary(summaries, cfg.pricing)}
     figures = {}
     price_note = plots.prices_note(summaries)
     fig, series = plots.throughput(summaries)
@@ -110,7 +111,7 @@ def build(cfg: ReportConfig) -> Report:
             series,
             f"Cost against time per epoch, Pareto front marked ({price_note})",
         )
-    served = serving.table(groups)
+    served = serving.table(groups, cfg.pricing)
     if served is not None:
         t["serving"] = served
     from tpubench.report import serving_plots
@@ -139,17 +140,25 @@ def build(cfg: ReportConfig) -> Report:
         pub,
         t,
         figures,
-        _warnings(summaries, notes, loaded),
+        _warnings(summaries, notes, loaded, cfg.pricing),
     )
 
 
-def _warnings(summaries, notes, loaded) -> list[str]:
+def _warnings(summaries, notes, loaded, pricing: str = "on_demand") -> list[str]:
     out = list(notes)
     dates = {d for s in summaries for d in s.price_dates}
     if dates:  # every price used says how old it is
         from tpubench.cost import catalog
 
-        out.append(f"costs use {catalog.age_note(dates)}")
+        out.append(f"costs use {money.prices_on(pricing)}, {catalog.age_note(dates)}")
+    unpriced = [r.run_id for r in loaded.runs if r.pricing is None]
+    if unpriced:
+        other = next(p for p in ("on_demand", "spot") if p != pricing)
+        out.append(
+            f"{len(unpriced)} run(s) have no {money.basis(pricing)} price in their record, so "
+            f"their $ columns read n/a (--pricing={other} may price them): "
+            f"{', '.join(unpriced[:4])}{' …' if len(unpriced) > 4 else ''}"
+        )
     single = [s.label for s in summaries if s.rate.n == 1]
     if single:
         out.append(
@@ -274,6 +283,7 @@ def define():
     )
     flags.DEFINE_enum("format", "table", ["table", "markdown", "csv"], "What the terminal shows.")
     flags.DEFINE_string("title", "tpubench report", "Title of report.md and report.html.")
+    groups.define_basis()
 
 
 def main(args: list[str], full_argv: list[str]) -> int:

@@ -11,6 +11,7 @@ import io
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
+from tpubench.core import money
 from tpubench.cli.infer_text import infer_summary  # noqa: F401 - at its old place too
 from tpubench.run.train import diagnosis, io_time
 from tpubench.storage.record_view import RunRecord
@@ -193,23 +194,28 @@ def _cost(console, rec: RunRecord) -> None:
         if cost.note:
             fmt.say(console, f"cost: {cost.note}")
         return
-    c = Table(
-        title=f"cost at the measured rate — 1 epoch = {cost.examples_per_epoch:,} examples"
-        + (f"; {cost.note}" if cost.note else ""),
-        title_justify="left",
-    )
-    for col in ("machine", "pricing", "$/hour", "$/epoch", "$/1M examples", "$ this run"):
-        c.add_column(col, justify="left" if col in ("machine", "pricing") else "right")
-    c.add_column("$ to target", justify="right")
-    for row in cost.machines:
-        c.add_row(
-            row.machine or "(override)",
-            row.pricing or "",
-            fmt.money(row.usd_per_hour),
-            fmt.money(row.usd_per_epoch),
-            fmt.money(row.usd_per_million_examples),
-            fmt.money(row.usd_run),
-            fmt.money(row.usd_to_target),
+    basis = fmt.basis(cost)
+    shown = money.on_basis(cost.machines, basis)
+    headers = ("$/hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
+    rows = [
+        (
+            row.machine,
+            [
+                row.usd_per_hour,
+                row.usd_per_epoch,
+                row.usd_per_million_examples,
+                row.usd_run,
+                row.usd_to_target,
+            ],
         )
+        for row in shown
+    ]
+    title = "cost at the measured rate, on {prices} — 1 epoch = "
+    title += f"{cost.examples_per_epoch:,} examples"
+    c, dropped = fmt.cost_table(
+        title + (f"; {cost.note}" if cost.note else ""), basis, headers, rows
+    )
     console.print(c)
-    fmt.print_price_rows(console, fmt.price_rows(cost.machines))
+    if dropped:
+        fmt.say(console, dropped)
+    fmt.print_price_rows(console, fmt.price_rows(shown))

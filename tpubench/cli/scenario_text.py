@@ -7,6 +7,7 @@ import io
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
+from tpubench.core import money
 
 _PERCENTILES = ("p50", "p90", "p99")
 
@@ -151,8 +152,10 @@ def _confirmation(conf: dict, summary: dict) -> str:
 
 def _runs_table(runs: list[dict], curve: list[dict], settings: dict) -> Table:
     cost = {p.get("run"): (p.get("machines") or [{}])[0] for p in curve}
-    machine = next((m.get("machine") for m in cost.values() if m.get("machine")), None)
-    priced = f"; $/1M predictions as {machine}" if machine else ""
+    first = next((m for m in cost.values() if m.get("machine")), {})
+    machine = first.get("machine")
+    priced = f"; $/1M predictions as {machine}, {money.prices_on(first.get('pricing'))}"
+    priced = priced if machine else ""
     what = "server QPS search and confirmation"
     if settings.get("qps_search") == "given --target_qps":
         what = "server run at --target_qps"
@@ -207,23 +210,29 @@ def _cost(console, rec: dict) -> None:
     closed = (rec.get("closed_loop_cost") or {}).get("machines") or []
     if not rows:
         return
-    c = Table(
-        title="$ per million predictions: at LoadGen's rate, and closed loop at batch "
-        f"{(rec.get('closed_loop_cost') or {}).get('batch_size')}",
-        title_justify="left",
+    basis = fmt.basis(rec.get("cost") or {})
+    shown = [i for i, m in enumerate(rows) if m in money.on_basis(rows, basis)]
+    batch = (rec.get("closed_loop_cost") or {}).get("batch_size")
+    c, dropped = fmt.cost_table(
+        "$ per million predictions, on {prices}: at LoadGen's rate, and closed loop at batch "
+        f"{batch}",
+        basis,
+        ("$/hour", "LoadGen", "closed loop"),
+        [
+            (
+                rows[i].get("machine"),
+                [
+                    rows[i].get("usd_per_hour"),
+                    rows[i].get("usd_per_million_predictions"),
+                    (closed[i] if i < len(closed) else {}).get("usd_per_million_predictions"),
+                ],
+            )
+            for i in shown
+        ],
     )
-    for col in ("machine", "pricing", "$/hour", "LoadGen", "closed loop"):
-        c.add_column(col, justify="left" if col in ("machine", "pricing") else "right")
-    for i, row in enumerate(rows):
-        other = closed[i] if i < len(closed) else {}
-        c.add_row(
-            row.get("machine") or "(override)",
-            row.get("pricing", ""),
-            fmt.money(row.get("usd_per_hour")),
-            fmt.money(row.get("usd_per_million_predictions")),
-            fmt.money(other.get("usd_per_million_predictions")),
-        )
     console.print(c)
+    if dropped:
+        fmt.say(console, dropped)
     note = (rec.get("cost") or {}).get("note")
     if note:
         fmt.say(console, f"  {note}")

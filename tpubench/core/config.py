@@ -106,6 +106,7 @@ class ReportConfig:
     allow_mixed: tuple[str, ...] = ()  # "params", "batch_size", "precision"
     format: str = "table"  # what stdout shows: table, markdown, csv
     title: str = "tpubench report"
+    pricing: str = "on_demand"  # the basis of every dollar figure (--pricing)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +125,7 @@ class AdviseConfig:
     qps: float | None = None  # serving: the load (instead of deadline or budget)
     latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
     latency_percentile: float = 99.0
+    pricing: str = "on_demand"  # the basis of the answer (--pricing)
 
 
 SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline")

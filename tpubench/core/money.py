@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+from tpubench.core import vocab
+
 SIGNIFICANT = 3
 
 
@@ -35,3 +37,28 @@ def exact(value: float | None, max_decimals: int = 6) -> str:
     text = f"{value:.{max_decimals}f}".rstrip("0")
     whole, _, frac = text.partition(".")
     return f"{whole}.{frac.ljust(2, '0')}"
+
+
+def basis(pricing: str | None) -> str:
+    """How a price basis is named beside its figures: 'on demand', 'spot', '--price_per_hour'."""
+    return vocab.PRICING_LABELS.get(pricing or "", pricing or "unknown basis")
+
+
+def prices_on(pricing: str | None) -> str:
+    """The phrase a table title names its basis with: 'on-demand prices (--pricing=on_demand)'."""
+    if pricing == "override":
+        return "the price given by --price_per_hour"
+    if pricing in vocab.PRICINGS:
+        return f"{basis(pricing).replace(' ', '-')} prices (--pricing={pricing})"
+    return f"prices of an unknown basis ({pricing})"
+
+
+def on_basis(machines, pricing: str) -> list:
+    """The cost rows of MACHINES priced on PRICING, an override standing for either.
+
+    MACHINES are a record's `cost.machines` (mappings or record views);
+    a record keeps every basis the catalog had, and an answer uses one.  A
+    row that names no basis was priced on demand, the only default there was.
+    """
+    get = lambda m, k: m.get(k) if isinstance(m, dict) else getattr(m, k, None)  # noqa: E731
+    return [m for m in machines if (get(m, "pricing") or "on_demand") in (pricing, "override")]

@@ -32,7 +32,8 @@ def prices(
       machines: `--machine` specs; empty to price what the run ran on.
       price_per_hour: `--price_per_hour`, stronger than any catalog.
       catalog_path: `--price_catalog`; None for the user catalog over the shipped one.
-      pricing_kind: 'on_demand' (spot is added where the catalog has it) or 'spot'.
+      pricing_kind: 'on_demand' or 'spot': the basis of the run's answers; the other
+        basis follows, where the catalog has it, for reports on that basis.
       accelerators: `probe.accelerators` of the run; None before they are known
         (a CPU default is priced so that a bad catalog fails early).
       host_vcpus: this host's vCPUs (default: the CPU affinity).
@@ -54,12 +55,13 @@ def prices(
         else:
             specs = default_cpu_machines(cat, host_vcpus)
             note = "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
-    out = []
+    # The chosen basis first (every answer reads it), then the other one where the
+    # catalog has it, so a record can be reported on either basis later.
+    out = [pricing.hourly(spec, cat, pricing_kind) for spec in specs]
+    other = next(p for p in catalog_lib.PRICINGS if p != pricing_kind)
     for spec in specs:
-        out.append(pricing.hourly(spec, cat, pricing_kind))
-        if pricing_kind == "on_demand":
-            with contextlib.suppress(errors.TpubenchError):  # no spot price: on-demand only
-                out.append(pricing.hourly(spec, cat, "spot"))
+        with contextlib.suppress(errors.TpubenchError):  # no price on the other basis
+            out.append(pricing.hourly(spec, cat, other))
     return out, note
 
 

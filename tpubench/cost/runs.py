@@ -17,6 +17,7 @@ class Prices:
 
     hourly: tuple
     note: str | None = None
+    pricing: str = "on_demand"  # the basis of the run's answers (--pricing, or 'override')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +48,8 @@ def prices(cost: CostConfig, accelerators: list[dict] | None = None) -> Prices:
         pricing_kind=cost.pricing,
         accelerators=accelerators,
     )
-    return Prices(tuple(hourly), note)
+    basis = "override" if cost.price_per_hour is not None else cost.pricing
+    return Prices(tuple(hourly), note, basis)
 
 
 def train_costs(priced: Prices, usage: Usage) -> dict:
@@ -65,7 +67,12 @@ def train_costs(priced: Prices, usage: Usage) -> dict:
         )
         for price in priced.hourly
     ]
-    return {"machines": rows, "note": priced.note, "examples_per_epoch": usage.examples_per_epoch}
+    return {
+        "pricing": priced.pricing,
+        "machines": rows,
+        "note": priced.note,
+        "examples_per_epoch": usage.examples_per_epoch,
+    }
 
 
 def infer_costs(priced: Prices, usage: Usage) -> dict:
@@ -81,4 +88,4 @@ def infer_costs(priced: Prices, usage: Usage) -> dict:
         )
         for price in priced.hourly
     ]
-    return {"machines": rows, "note": priced.note}
+    return {"pricing": priced.pricing, "machines": rows, "note": priced.note}

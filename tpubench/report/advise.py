@@ -3,7 +3,8 @@ fastest within a budget, from measured records and catalog prices.
 
 Time comes from the records (median throughput over trials, or median time
 to the target accuracy); prices come from the catalog now, on-demand and
-spot side by side, for every machine the records were priced as.  Measured
+spot side by side in two labelled columns, for every machine the records
+were priced as; the advice itself is on the one basis `--pricing` names.  Measured
 figures can mislead a decision in known ways, so the answer warns when
 records are old, come from another TensorFlow version, measured a tiny
 variant, or were input-bound.
@@ -15,7 +16,7 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import durations, errors, safe_text
+from tpubench.core import durations, errors, money, safe_text
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import pricing
@@ -78,12 +79,12 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
             why = "no run reached the target" if cfg.to_target else "no epoch size recorded"
             notes.append(f"{g.label}: left out ({why})")
             continue
-        machines = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
+        machines = dict.fromkeys(m.machine for r in g.runs for m in r.all_machines)
         for machine in machines:
             overrides = [
                 m.usd_per_hour
                 for r in g.runs
-                for m in r.machines
+                for m in r.all_machines
                 if m.machine == machine and m.pricing == "override"
             ]
             prices, dates = {}, {}
@@ -232,7 +233,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     """The advice as text: candidates, picks per pricing, warnings."""
     if (cfg.deadline_seconds is None) == (cfg.budget_usd is None):
         raise errors.UsageError("give exactly one of --deadline (e.g. 2h) and --budget (USD)")
-    loaded = load.load(list(cfg.inputs))
+    loaded = load.load(list(cfg.inputs), cfg.pricing)
     # Records' names are loaded as shown (safe_text); --model is matched the same way.
     cfg = dataclasses.replace(cfg, model=safe_text.shown(cfg.model))
     runs = [r for r in loaded.runs if r.dims["model"] == cfg.model]
@@ -249,6 +250,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     if not cands:
         raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")
     job = "to the target accuracy" if cfg.to_target else f"for {cfg.epochs:g} epoch(s)"
+    other = next(p for p in catalog_lib.PRICINGS if p != cfg.pricing)
     t = tables.Table(
         "advise",
         f"{cfg.model}: configurations {job} (time: median over trials; slow end of the interval)",
@@ -279,14 +281,18 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         ],
         [],
         [],
-        lesser=("$ spot", "slow end", "trials", "prices as of"),  # dropped last-first
-        kept=("meets (on-demand / spot)",),
+        # Dropped last-first to fit: the other basis's dollars first; the answer's never.
+        lesser=("slow end", "trials", "prices as of", f"$ {other.replace('_', '-')}"),
+        kept=(f"$ {cfg.pricing.replace('_', '-')}", "meets (on-demand / spot)"),
         elsewhere="`tpubench report --output=DIR`'s files",
     )
     used = {d for c in cands for text in c.price_dates.values() for d in text.split(", ") if d}
-    out = [render.terminal(t), catalog_lib.age_note(used), "Advice:"]
-    out += [f"  {choose(cands, cfg, which)}" for which in catalog_lib.PRICINGS]
-    out.append("  (spot/preemptible machines can be stopped at any time; checkpoint to resume)")
+    out = [render.terminal(t), catalog_lib.age_note(used)]
+    out.append(f"Advice, on {money.prices_on(cfg.pricing)}:")
+    out.append(f"  {choose(cands, cfg, cfg.pricing)}")
+    out.append(f"  (other basis: {money.prices_on(other)})")
+    if cfg.pricing == "spot":
+        out.append("  (spot/preemptible machines can be stopped at any time; checkpoint to resume)")
     warn = warnings(groups, cfg, now or dt.datetime.now(dt.timezone.utc))
     extra = (
         notes

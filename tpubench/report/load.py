@@ -65,6 +65,8 @@ class Run:
     input_verdict: str | None
     input_ratio: float | None
     serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
+    # Every machine of the record on every basis: training advise prices their names anew.
+    all_machines: tuple[record_view.MachineCost, ...] = ()
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -109,8 +111,10 @@ def parse(text: str, path: str) -> dict:
     return records.migrate(record, path)
 
 
-def load(inputs: list[str]) -> Loaded:
+def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
+
+    PRICING is the basis of every dollar figure ('on_demand' or 'spot').
 
     A file named explicitly that is not a record is an error; a non-record
     JSON file met while scanning a directory is listed as excluded.  A run
@@ -129,7 +133,7 @@ def load(inputs: list[str]) -> Loaded:
             continue
         seen.add(record["run_id"])
         try:
-            run, reason = from_record(record, path)
+            run, reason = from_record(record, path, pricing)
         except (ArithmeticError, AttributeError, LookupError, TypeError, ValueError) as e:
             # One record with fields of the wrong type must not stop the report.
             run, reason = None, f"fields of the wrong type ({type(e).__name__}: {e})"
@@ -170,6 +174,7 @@ def _displayable(run: Run) -> Run:
         dims=clean(run.dims),
         params=clean(run.params),
         machines=clean(run.machines),
+        all_machines=clean(run.all_machines),
         price_dates=clean(run.price_dates),
         serving=clean(run.serving),
         **{name: clean(getattr(run, name)) for name in texts},
@@ -203,8 +208,11 @@ def _status_reason(rec: record_view.RunRecord) -> str | None:
     return rec.error or f"status {status}"
 
 
-def from_record(record, path: str) -> tuple[Run | None, str]:
-    """(Run, "") for a result, or (None, why it is not one); RECORD is a dict or RunRecord."""
+def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | None, str]:
+    """(Run, "") for a result, or (None, why it is not one); RECORD is a dict or RunRecord.
+
+    Its dollar figures are on PRICING (the record keeps every basis it was priced on).
+    """
     raw = record.raw if isinstance(record, record_view.RunRecord) else record
     if isinstance(raw, dict) and raw.get("status") == "ok":  # a result: are its figures sane?
         bad = record_checks.problem(raw)
@@ -218,13 +226,16 @@ def from_record(record, path: str) -> tuple[Run | None, str]:
     if not isinstance(rate, (int, float)) or not rate > 0:
         return None, "no throughput was measured (too few steps after warm-up?)"
     params = {k: v for k, v in (rec.model.params or {}).items() if k not in _RUNTIME_PARAMS}
-    first = rec.cost.machines[0] if rec.cost.machines else record_view.MachineCost()
+    priced = tuple(money.on_basis(rec.cost.machines, pricing))
+    first = priced[0] if priced else record_view.MachineCost()
+    # The configuration's machine is the one it ran as, whatever the basis.
+    named = rec.cost.machines[0] if rec.cost.machines else first
     target = rec.results.target or record_view.Target()
     cpu = rec.hardware.cpu
     run = Run(
         path=path,
         run_id=rec.run_id,
-        dims=_dims(rec, params, first),
+        dims=_dims(rec, params, named),
         params=params,
         examples_per_sec=float(rate),
         step_time_p50=rec.results.step_time_p50,
@@ -238,13 +249,14 @@ def from_record(record, path: str) -> tuple[Run | None, str]:
         pricing=first.pricing,
         price_dates=tuple(sorted({_dated(r) for r in first.rows})),
         price_note=rec.cost.note,
-        machines=rec.cost.machines,
+        machines=priced,
+        all_machines=rec.cost.machines,
         host_cores=cpu.affinity_cores or cpu.logical_cores,
         tf_version=rec.software.tensorflow,
         finished=rec.finished or rec.started,
         input_verdict=rec.results.input_diagnosis.verdict if rec.results.input_diagnosis else None,
         input_ratio=rec.results.input_diagnosis.ratio if rec.results.input_diagnosis else None,
-        serving=scenario_fields.serving(rec, first),
+        serving=scenario_fields.serving(rec, first, pricing),
     )
     return run, ""
 

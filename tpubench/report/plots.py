@@ -41,7 +41,9 @@ def prices_note(summaries: list[compare.Summary]) -> str:
         return "no prices recorded"
     from tpubench.cost import catalog
 
-    return f"{'/'.join(pricing)} {catalog.age_note(dates)}"
+    from tpubench.core import money
+
+    return f"{'/'.join(money.basis(p) for p in pricing)} {catalog.age_note(dates)}"
 
 
 def throughput(summaries: list[compare.Summary]):

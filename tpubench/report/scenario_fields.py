@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tpubench.core import money
 from tpubench.storage.record_view import MachineCost, RunRecord
 
 
@@ -15,7 +16,7 @@ def bound_text(rec: RunRecord) -> str | None:
     return f"p{percentile:g}<={bound * 1e3:g}ms"
 
 
-def serving(rec: RunRecord, cost: MachineCost) -> dict | None:
+def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> dict | None:
     """LoadGen's figures of an `infer --scenario` record (None for any other record)."""
     if not rec.scenario:
         return None
@@ -30,21 +31,22 @@ def serving(rec: RunRecord, cost: MachineCost) -> dict | None:
         "latency_percentile": settings.latency_percentile,
         "meets_mlperf_minimums": settings.meets_mlperf_minimums,
         "usd_per_million": cost.usd_per_million_predictions,
-        "curve": curve(rec, cost.machine),
+        "curve": curve(rec, cost.machine, pricing),
     }
 
 
-def curve(rec: RunRecord, machine: str | None) -> list[dict]:
+def curve(rec: RunRecord, machine: str | None, pricing: str = "on_demand") -> list[dict]:
     """The server runs as points (QPS, latency at the bound's percentile, verdict, $/1M).
 
-    $/1M is MACHINE's (the machine the report prices the record as), or the
-    point's first machine.
+    $/1M is MACHINE's on PRICING (the machine and basis the report prices the
+    record as), or the point's first machine on PRICING; None without one.
     """
     out = []
     for p in rec.loadgen.curve:
         if not p.qps:
             continue
-        priced = [m for m in p.machines if m.machine == machine] or list(p.machines[:1])
+        basis = money.on_basis(p.machines, pricing)
+        priced = [m for m in basis if m.machine == machine] or basis[:1]
         out.append(
             {
                 "run": p.run,

@@ -18,7 +18,7 @@ import json
 import math
 import os
 
-from tpubench.core import errors
+from tpubench.core import errors, money
 from tpubench.core.config import AdviseConfig
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
@@ -29,7 +29,7 @@ def _median(values) -> float | None:
     return None if iv is None else iv.median
 
 
-def table(groups: list[group_lib.Group]) -> tables.Table | None:
+def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.Table | None:
     """One row per scenario configuration: LoadGen's verdict, rate, p99 and $ per million."""
     rows, csv_rows = [], []
     for g in groups:
@@ -65,7 +65,8 @@ def table(groups: list[group_lib.Group]) -> tables.Table | None:
         return None
     return tables.Table(
         "serving",
-        "MLPerf LoadGen scenarios (server: sustained QPS at the bound; offline: samples/sec)",
+        "MLPerf LoadGen scenarios (server: sustained QPS at the bound; offline: samples/sec), "
+        f"$ on {money.prices_on(pricing)}",
         [
             "configuration",
             "scenario",
@@ -116,6 +117,7 @@ class Option:
     usd_per_hour: float  # all machines together
     load_qps: float  # the load asked for
     source: str = ""  # which point of the curve gave qps
+    pricing: str = "on_demand"  # the basis of usd_per_hour ('override': --price_per_hour)
 
     @property
     def usd_per_million(self) -> float:
@@ -184,16 +186,24 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
         qps = _median(fit[r.path][0] for r in g.runs)
         how = "; ".join(dict.fromkeys(fit[r.path][1] for r in g.runs))
         # Every machine the records were priced as (a CPU run: VMs of its vCPU count).
+        # Every machine the records were priced as on the chosen basis: one price each,
+        # never a blend of on-demand and spot (load keeps only rows on cfg.pricing).
         names = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
-        for name in names:
-            hourly = _median(
-                m.usd_per_hour for r in g.runs for m in r.machines if m.machine == name
+        if not names:
+            notes.append(
+                f"{g.label}: left out (no {money.basis(cfg.pricing)} price in its records)"
             )
+        for name in names:
+            priced = [m for r in g.runs for m in r.machines if m.machine == name]
+            hourly = _median(m.usd_per_hour for m in priced)
             if not qps or hourly is None:
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
             n = math.ceil(cfg.qps / qps)
-            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how))
+            basis = "override" if any(m.pricing == "override" for m in priced) else cfg.pricing
+            out.append(
+                Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how, basis)
+            )
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 
 
@@ -240,7 +250,7 @@ def _config(o: Option) -> str:
 
 def advise(cfg: AdviseConfig) -> str:
     """The cheapest measured way to serve cfg.qps at p<percentile> <= the bound."""
-    loaded = load.load(list(cfg.inputs))
+    loaded = load.load(list(cfg.inputs), cfg.pricing)
     runs = [r for r in loaded.runs if r.dims["model"].split(" [")[0] == cfg.model]
     runs, tuned = tune_winners(runs, cfg.inputs)
     found, notes = options(runs, cfg)
@@ -263,7 +273,8 @@ def advise(cfg: AdviseConfig) -> str:
     )
     t = tables.Table(
         "serving_advice",
-        f"{cfg.model}: serving {cfg.qps:g} queries/sec at {bound} (LoadGen server scenario)",
+        f"{cfg.model}: serving {cfg.qps:g} queries/sec at {bound} (LoadGen server scenario), "
+        f"$ on {money.prices_on(cfg.pricing)}",
         list(columns),
         [
             [_config(o), o.machine, render.num(o.qps), str(o.machines)]
@@ -280,7 +291,8 @@ def advise(cfg: AdviseConfig) -> str:
         render.terminal(t),
         f"Advice: {_config(best)} as {best.machine}: {best.machines} machine(s) at "
         f"{render.num(best.qps)} QPS each serve {cfg.qps:g} QPS for "
-        f"{render.money(best.usd_per_hour)}/hour (the cheapest of {len(found)}); "
+        f"{render.money(best.usd_per_hour)}/hour on {money.prices_on(best.pricing)} "
+        f"(the cheapest of {len(found)}); "
         f"QPS per machine from the curve: {best.source}",
     ]
     short = [o for o in found if not all(r.serving["meets_mlperf_minimums"] for r in o.group.runs)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import durations
+from tpubench.core import durations, money
 from tpubench.report import compare, load, render, stats
 from tpubench.report import group as group_lib
 
@@ -40,7 +40,7 @@ def interval_csv(iv: stats.Interval | None) -> list:
     return [iv.median, iv.low, iv.high]
 
 
-def summary(summaries: list[compare.Summary]) -> Table:
+def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Table:
     columns = [
         "configuration",
         "trials",
@@ -163,7 +163,7 @@ def summary(summaries: list[compare.Summary]) -> Table:
     )
     return Table(
         "summary",
-        "Throughput and cost per configuration",
+        f"Throughput and cost per configuration, $ on {money.prices_on(pricing)}",
         columns,
         rows,
         csv_columns,

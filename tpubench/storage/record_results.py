@@ -189,4 +189,5 @@ class MachineCost:
 class Cost:
     examples_per_epoch: int | None = None
     note: str | None = None
+    pricing: str | None = None  # the basis the run answered on; older records: machines[0]'s
     machines: tuple[MachineCost, ...] = _rows(MachineCost)
