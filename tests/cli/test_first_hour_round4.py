@@ -65,6 +65,11 @@ def _smoke_record(tmp_path):
     fixtures = pathlib.Path(__file__).parents[1] / "report" / "fixtures"
     fixture = fixtures / "threads" / "mlp-t1-0.json"
     record = json.loads(fixture.read_text()) | {"run_label": cell.id}
+    # As a run records it: both bases, the cell's own (spot, as the seed priced it) first.
+    (on_demand,) = record["cost"]["machines"]
+    spot = on_demand | {"pricing": "spot", "usd_per_hour": 0.01}
+    spot["usd_per_epoch"] = on_demand["usd_per_epoch"] * 0.01 / on_demand["usd_per_hour"]
+    record["cost"] |= {"pricing": "spot", "machines": [spot, on_demand]}
     results = tmp_path / "runs" / "studies" / "cpu_vs_gpu"
     results.mkdir(parents=True)
     (results / "cell.json").write_text(json.dumps(record))
@@ -90,7 +95,8 @@ def test_study_report_after_a_smoke_run_reports_the_smoke_records_and_says_so(tm
     # On the console: tables drawn, no Markdown syntax, within 100 columns.
     assert "## " not in proc.stdout and "| --- |" not in proc.stdout and "**" not in proc.stdout
     row = next(x for x in proc.stdout.splitlines() if x.startswith(" 1 vCPU "))
-    assert "1,000" in row and "$0.0475" in row and "|" not in row, proc.stdout
+    assert "1,000" in row and "$0.0100 spot" in row and "|" not in row, proc.stdout
+    assert "$0.0475" not in row  # the on-demand price is not this cell's basis
     assert max(len(x) for x in proc.stdout.splitlines()) <= 100, proc.stdout
     assert "## Findings" in (results / "report" / "cpu_vs_gpu-smoke.md").read_text()
 

@@ -167,4 +167,4 @@ def test_reports_tutorial_runs(tmp_path):
     # a pick within the hour, or (on a machine much busier than this one) the closest miss
     pick = r"cifar10_cnn · gcp:n1-standard-\d · threads=\d: |no configuration can finish within 1"
     assert re.search(rf"^  on-demand: ({pick})", out.stdout, re.M)
-    assert "spot: no configuration has a spot price in the catalog" in out.stdout
+    assert "Advice, on on-demand prices (--pricing=on_demand):" in out.stdout

@@ -39,6 +39,13 @@ def define():
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
     )
     f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
+    f.DEFINE_enum(
+        "pricing",
+        None,
+        list(vocab.PRICINGS),
+        "Price basis of every dollar figure of the report: on_demand or spot (default: each "
+        "setup's own `pricing:`, the seed's, named on its row).",
+    )
     f.DEFINE_integer(
         "max_cells",
         10_000,
@@ -352,7 +359,9 @@ def _report(study, p, host, results_dir: str, needs=None, where="here", scale=No
     from tpubench.study import charts, measured, report
 
     scale = scale or FLAGS.scale
-    results = measured.collect(study, list(p.cells), host, results_dir, scale, needs, where)
+    results = measured.collect(
+        study, list(p.cells), host, results_dir, scale, needs, where, FLAGS.pricing
+    )
     out_dir = os.path.join(results_dir, "report")
     os.makedirs(out_dir, exist_ok=True)
     pngs = charts.write(results, out_dir)

@@ -155,7 +155,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     say(f"numerics checked against fp32 on {check_data}")
     runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, check_flags)
     result = search.Search(sp, host, opts, runner, say).run()
-    tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say)
+    tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say, FLAGS.pricing)
     return 0
 
 

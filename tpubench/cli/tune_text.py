@@ -7,6 +7,7 @@ import os
 
 from tpubench.cli import console_format as fmt
 from tpubench.core import columns, errors
+from tpubench.core import money as money_lib
 from tpubench.report import render, tables
 from tpubench.storage import files
 from tpubench.tune import results
@@ -42,7 +43,7 @@ def _v(x) -> str:
     return str(x).lower() if isinstance(x, bool) else str(x)
 
 
-def table(ranked: list, objective: str, winner=None) -> str:
+def table(ranked: list, objective: str, winner=None, pricing: str = "on_demand") -> str:
     """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
     median) is marked in its status."""
     rows, notes = [], []
@@ -85,7 +86,7 @@ def table(ranked: list, objective: str, winner=None) -> str:
     lesser = ("steps", "compile s") if objective == "cost" else ("steps", "$/epoch", "compile s")
     t = tables.Table(
         "tune",
-        f"tune: settings ranked by {objective}",
+        f"tune: settings ranked by {objective}; $/epoch on {money_lib.prices_on(pricing)}",
         header,
         [list(r) for r in rows],
         [],
@@ -99,11 +100,15 @@ def table(ranked: list, objective: str, winner=None) -> str:
     return render.terminal(t, columns.width()).rstrip()
 
 
-def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> None:
-    """Prints the table and the winners; writes the winners' flag files and the summary."""
+def finish(
+    result, sp, opts, model_flags, work_dir, records_dir, host, say, pricing="on_demand"
+) -> None:
+    """Prints the table and the winners; writes the winners' flag files and the summary.
+
+    Dollar figures are on PRICING (the trials' --pricing), named beside them."""
     ranked = results.rows(result, sp.default, opts.objective)
     wins = results.winners(ranked, result.winner)
-    say(table(ranked, opts.objective, result.winner))
+    say(table(ranked, opts.objective, result.winner, pricing))
     for note in result.notes:
         say(f"note: {note}")
     for busy in result.busy:
@@ -138,7 +143,9 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
         path = os.path.join(work_dir, f"winner-{objective}.flags")
         files.write_atomic(path, results.flagfile(model_flags, row, comment))
         paths[objective] = path
-        money = f", {fmt.money(row.usd_per_epoch)}/epoch" if row.usd_per_epoch else ""
+        money = ""
+        if row.usd_per_epoch:
+            money = f", {fmt.money(row.usd_per_epoch)}/epoch ({money_lib.basis(pricing)})"
         speed = f", {row.speedup:.2f}x the defaults" if row.speedup else ""
         vs = result.vs_defaults
         if vs and row.setting == result.winner:

@@ -39,9 +39,8 @@ def prices_note(summaries: list[compare.Summary]) -> str:
     pricing = sorted({s.pricing for s in summaries if s.pricing != "n/a"})
     if not dates:
         return "no prices recorded"
-    from tpubench.cost import catalog
-
     from tpubench.core import money
+    from tpubench.cost import catalog
 
     return f"{'/'.join(money.basis(p) for p in pricing)} {catalog.age_note(dates)}"
 

@@ -201,9 +201,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
                 continue
             n = math.ceil(cfg.qps / qps)
             basis = "override" if any(m.pricing == "override" for m in priced) else cfg.pricing
-            out.append(
-                Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how, basis)
-            )
+            out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how, basis))
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 
 

@@ -68,6 +68,7 @@ class Results:
     # cell id -> its memory cap, for cells whose runs died at that cap and none
     # ran ok: a result, not a cell to run again (capped_cells)
     capped: dict = dataclasses.field(default_factory=dict)
+    pricing: str | None = None  # --pricing: every dollar figure's basis (None: each setup's)
 
     def of(self, part: str, **match) -> list[Measured]:
         """Measured cells of PART whose model/data/setup label match."""
@@ -106,10 +107,21 @@ class Results:
 
 
 def collect(
-    study, cells: list, host, results_dir: str, scale: str, needs=None, where: str = "here"
+    study,
+    cells: list,
+    host,
+    results_dir: str,
+    scale: str,
+    needs=None,
+    where: str = "here",
+    pricing: str | None = None,
 ) -> Results:
     """The recorded cells' means; NEEDS(cell) says what an unrunnable one needs
-    (default: what this host lacks; a remote run passes its executor's, WHERE "on gke")."""
+    (default: what this host lacks; a remote run passes its executor's, WHERE "on gke").
+
+    Dollar figures are on PRICING (`--pricing`), else on each setup's own
+    basis (the seed's); a record keeps both bases where the catalog has them.
+    """
     found = records.by_label(results_dir)
     loads = execute.host_load(results_dir)
     repeats = study.runs_per_cell(scale)
@@ -121,7 +133,8 @@ def collect(
         runs, busy = [], set()
         for f in found.get(cell.id, []):
             path = f.path
-            run, _ = load.from_record(f.record, path)
+            basis = pricing or cell.setup.pricing or "on_demand"
+            run, _ = load.from_record(f.record, path, basis)
             if run is not None:
                 runs.append(run)
                 if loads.get(os.path.basename(path), 0) > execute.BUSY_SHARE:
@@ -131,7 +144,17 @@ def collect(
             measured[cell.id] = _mean(cell, runs, any(r.path in busy for r in runs))
     capped = capped_cells(cells, measured, found)
     return Results(
-        study, scale, host, results_dir, tuple(cells), measured, blocked, where, repeats, capped
+        study,
+        scale,
+        host,
+        results_dir,
+        tuple(cells),
+        measured,
+        blocked,
+        where,
+        repeats,
+        capped,
+        pricing,
     )
 
 

@@ -48,7 +48,8 @@ def _rate_ci(m) -> str:
 
 
 def _basis(m) -> str:
-    return (m.pricing or "on_demand").replace("_", " ")
+    """The row's basis, or why it has none (its records hold no price on the report's)."""
+    return money.basis(m.pricing) if m.pricing else "(no price on this basis)"
 
 
 PINNED_NOTE = (
@@ -324,6 +325,14 @@ def render(results, charts: list[str]) -> str:
     if study.question:
         lines += [f"Question: {study.question}", ""]
     lines += ["## Measured (mean of each cell's ok runs; 95% interval in brackets)", ""]
+    if results.pricing:
+        lines += [f"Dollar figures on {money.prices_on(results.pricing)}.", ""]
+    else:
+        lines += [
+            "Dollar figures on each setup's own basis, as the seed priced it (named beside "
+            "each $/hour); `--pricing=on_demand` or `--pricing=spot` puts them all on one.",
+            "",
+        ]
     body = []
     for part in study.parts:
         table = _FORMS[study.form["kind"]](results, part, study.form)

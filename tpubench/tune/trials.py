@@ -21,7 +21,7 @@ import signal
 import time
 
 from tpubench.children import command, labels, process
-from tpubench.core import errors
+from tpubench.core import errors, money
 from tpubench.storage import gcs, records
 from tpubench.tune import space
 
@@ -184,7 +184,10 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
         kind = "invalid"
     else:
         kind = "oom" if _OOM.search(reason) or returncode == -signal.SIGKILL else "failed"
-    machines = (record.get("cost") or {}).get("machines") or []
+    cost = record.get("cost") or {}
+    # The trial's own basis (--pricing, passed to every trial); older records: the first row's.
+    machines = money.on_basis(cost.get("machines") or [], cost.get("pricing") or "on_demand")
+    machines = machines or (cost.get("machines") or [])[:1]
     if wall is None:
         wall = _recorded_wall(record)
     losses = _losses(record)
