@@ -103,7 +103,7 @@ def test_report_writes_tables_and_charts(trained):
 def test_advise_picks_a_configuration(trained):
     work, _ = trained
     out = ok(run("tpubench", "advise", "runs", "--model=mnist_mlp", "--deadline=1h", cwd=work))
-    assert "Advice:" in out
+    assert "Advice, on on-demand prices (--pricing=on_demand):" in out
     assert "on-demand: mnist_mlp" in out and "cheapest of" in out
 
 

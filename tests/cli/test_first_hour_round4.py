@@ -253,3 +253,22 @@ def test_the_readme_tour_runs_here_in_order_and_says_how_long_each_command_takes
         any(c.startswith(f"tpubench study run {s} --scale=smoke") for c in commands)
         for s in studies
     )
+
+
+def test_study_report_pricing_puts_every_setup_on_one_named_basis(tmp_path):
+    """The cell is priced spot as the seed did; --pricing=on_demand reads its on-demand row."""
+    from conftest import NO_TF_CLI
+
+    _smoke_record(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TF_CLI, "study", "report", "cpu_vs_gpu", "--pricing=on_demand"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Dollar figures on on-demand prices (--pricing=on_demand)." in proc.stdout
+    row = next(x for x in proc.stdout.splitlines() if x.startswith(" 1 vCPU "))
+    assert "$0.0475 on" in row and "$0.0100" not in row, proc.stdout
