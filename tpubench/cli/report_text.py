@@ -212,8 +212,14 @@ def _cost(console, rec: RunRecord) -> None:
     ]
     title = "cost at the measured rate, on {prices} — 1 epoch = "
     title += f"{cost.examples_per_epoch:,} examples"
+    # With no --target_accuracy, "$ to target" is n/a by construction: left out.
+    aimed = rec.results.target is not None and rec.results.target.target is not None
     c, dropped = fmt.cost_table(
-        title + (f"; {cost.note}" if cost.note else ""), basis, headers, rows
+        title + (f"; {cost.note}" if cost.note else ""),
+        basis,
+        headers,
+        rows,
+        droppable=() if aimed else ("$ to target",),
     )
     console.print(c)
     if dropped:
