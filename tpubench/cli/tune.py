@@ -65,13 +65,15 @@ def define():
     f.DEFINE_integer(
         "repeats",
         3,
-        "Rounds at least (one longer run of each leader and the defaults each), budget allowing.",
+        "Rounds at least (one longer run of each leader and the defaults each), budget allowing: "
+        "the first look at the leaders' interval comes after this round.",
         lower_bound=1,
     )
     f.DEFINE_integer(
         "max_repeats",
         10,
-        "Rounds at most: they stop sooner once the 95% interval of the leaders' ratio excludes 1.",
+        "Rounds at most: they stop sooner once the leaders' interval excludes 1.  One look after "
+        "each round from --repeats to this (or the last the budget holds), 95% split over them.",
         lower_bound=1,
     )
 
