@@ -154,6 +154,7 @@ def finish(result, sp, opts, model_flags, work_dir, records_dir, host, say) -> N
         "records_dir": records_dir,
         "flagfiles": paths,
         "skipped": [list(x) for x in sp.skipped],
+        "guard_data": opts.guard_data or None,
     }
     doc = results.summary(ranked, result, wins, extra)
     files.write_atomic(

@@ -16,7 +16,8 @@
    the last planned round, or the end of the budget.
 
 Every short trial's numerics are checked against fp32 (`guard`,
-numerics.py), on real data when the model has it; a trial on a busy host
+numerics.py), on real data (guard_data.py: the model's own, or for an image
+model without any the embedded digits, resized); a trial on a busy host
 (trials.BUSY_PERCENT) is run again once and, if still busy, kept and
 marked.  Trials an earlier run of the same tune recorded are reused, which
 also spends their recorded time, so a resumed tune makes the same decisions.
@@ -49,6 +50,7 @@ class Options:
     batch_sizes: tuple[int, ...] = ()  # empty: the default batch and its doublings
     max_repeats: int = 10
     numerics_apart: bool = False  # numerics checks are their own runs (on real data)
+    guard_data: str = ""  # the data those runs read, said in the summary (guard_data.py)
 
 
 @dataclasses.dataclass
@@ -218,7 +220,12 @@ class Search:
         busy = [
             o
             for o in r.outcomes
-            if o.steps == steps and o.busy and not o.numerics and not o.attempt and o.rate
+            if o.steps == steps
+            and o.busy
+            and not o.numerics
+            and not o.attempt
+            and o.rate
+            and o.setting not in r.disqualified  # never compared: no use measuring it again
         ]
         for o in sorted(busy, key=lambda o: o.rate, reverse=True):
             what = f"short {self.name(o.setting)} at {steps} steps (#1)"
