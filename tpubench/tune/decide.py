@@ -10,15 +10,16 @@ is closer to symmetric on a log scale.
 
 The rounds look at the interval after every round and stop once it excludes
 1, so a plain 95% interval looked at 8 times would call a tie a winner far
-more often than 5% of the time (16.8% in a simulation of ties, 3 to 10
-rounds).  `Plan` fixes the looks before the first one: one per round from
-the first to the last planned, at most `looks` of them, each at 5% / looks
-(Bonferroni).  Whatever rounds are looked at, and wherever the rounds end
-(a decision, the last look, or the budget), the chance that any look calls
-a tie is at most the sum, 5%; and every interval printed is one of at most
-`looks` intervals that all cover the true ratio together with 95%
-probability.  A look the budget forces early is one of those looks, at
-the same level: the looks it prevents are never taken.
+more often than 5% of the time (16.7% of 100,000 simulated tied tunes,
+looks after rounds 3 to 10; this plan: 3.0%, docs/tune.md).  `Plan` fixes
+the looks before the first one: one per round from the first to the last
+planned, `looks` of them, each at 5% / looks (Bonferroni).  Whatever
+rounds are looked at, and wherever the rounds end (a decision, the last
+look, or the budget), the chance that any look calls a tie is at most the
+sum, 5%; and every interval printed is one of at most `looks` intervals
+that all cover the true ratio together with 95% probability.  A look the
+budget forces early is one of those looks, at the same level: the looks
+it prevents are never taken.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ interval are planned once, after the first round (when a round's cost is
 known, and before any look): one after each round from `--repeats` to the
 last round the budget is estimated to hold, at most `--max_repeats`
 (decide.Plan: each look at 95% / looks).  The rounds stop at the first
-look whose interval excludes 1, after the last planned round, or when the
-budget has no room for a trial.  Setting the last look by the budget, not
+look whose interval excludes 1, after the last planned round (what the
+budget was estimated to hold: budget may be left), or when the budget has
+no room for a trial.  Setting the last look by the budget, not
 by --max_repeats alone, keeps a small budget from spreading its 5% over
 looks it will never take.
 """
@@ -43,11 +44,7 @@ def run(srch, longer: int, top: list, defaults_ok: bool) -> None:
         if n >= plan.last and not stop and plan.last >= opts.max_repeats:
             stop = f"{n} rounds run (--max_repeats)"
         elif n >= plan.last and not stop:
-            stop = "the budget ended"
-            r.notes.append(
-                f"budget: {n} round(s) of the leaders, as many as the budget was estimated to "
-                f"hold (about {cost:.0f} s a round)"
-            )
+            stop = f"{n} round(s), all the budget was estimated to hold at {cost:.0f} s a round"
     r.winner = top[0]
     other, ratio, busy = "", None, 0
     if len(top) == 2:
