@@ -153,31 +153,7 @@ def test_budget_stops_trials_that_do_not_fit_and_says_so():
     assert any(n.startswith("budget: ") for n in result.notes)
 
 
-# -- the answer's confidence: paired rounds and a t-interval ---------------------------------
-
-
-def test_t_quantiles_match_the_t_distribution():
-    stats = pytest.importorskip("scipy.stats")
-    for df in (1, 2, 3, 4, 9, 19, 30):
-        assert decide.t975(df) == pytest.approx(stats.t.ppf(0.975, df), abs=5e-4)
-    for df in (31, 45, 100, 500):  # above 30: the next tabled value down, never narrower
-        assert decide.t975(df) >= stats.t.ppf(0.975, df)
-
-
-def test_paired_interval_is_the_t_interval_of_the_log_ratios():
-    a, b = [130.0, 125.0, 136.0, 128.0], [100.0, 98.0, 103.0, 99.0]
-    logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
-    half = 3.182 * statistics.stdev(logs) / math.sqrt(4)  # t(0.975, 3)
-    r = decide.paired(a, b)
-    assert r.n == 4 and r.decided
-    assert r.ratio == pytest.approx(math.exp(statistics.fmean(logs)))
-    assert (r.low, r.high) == pytest.approx(
-        (math.exp(statistics.fmean(logs) - half), math.exp(statistics.fmean(logs) + half))
-    )
-    one = decide.paired([100.0], [90.0])
-    assert one.low is None and not one.decided  # one pair: no interval
-    v = decide.Verdict("A", "B", one, reason="the budget ended")
-    assert v.text() == "not settled: A, 1.11x B in one round, no interval (n=1; the budget ended)"
+# -- the rounds (the decision rule itself: test_decide.py) ---------------------------------
 
 
 class Noisy(Scripted):
@@ -220,7 +196,8 @@ def test_a_clear_leader_is_settled_with_its_interval():
     assert 3 <= v.ratio.n < 10  # at least --repeats rounds; stopped before --max_repeats
     assert 1.0 < v.ratio.low < v.ratio.ratio < v.ratio.high and 1.2 < v.ratio.ratio < 1.4
     assert re.fullmatch(
-        r"bf16, 1\.\d\dx defaults \(95% interval 1\.\d\d-1\.\d\d, n=\d\)", v.text()
+        r"bf16, 1\.\d\dx defaults \(95% interval 1\.\d\d-1\.\d\d, n=\d, adjusted for 8 looks\)",
+        v.text(),
     ), v.text()
     # Each round ran both leaders back to back, the order turning: bf16 first, then fp32 first.
     longer = [(s.precision, r) for s, steps, r in runner.ran if steps == 300]
@@ -233,16 +210,70 @@ def test_a_tie_runs_until_max_repeats_and_says_pick_either():
     v = result.verdict
     assert not v.decided and v.ratio.n == 6
     assert v.text().startswith("a tie within noise: pick either of ")
-    assert "95% interval" in v.text() and "6 rounds run (--max_repeats)" in v.text()
+    assert "6 rounds run (--max_repeats)" in v.text()
+    # Looks after rounds 3, 4, 5 and 6: the interval said is one of 4, each at 1 - 5%/4.
+    assert ", n=6, adjusted for 4 looks; " in v.text() and v.ratio.looks == 4
+
+
+def test_a_look_the_plain_95_percent_would_stop_at_does_not_stop_the_rounds():
+    # bf16 over fp32 by e^0.05, e^0.07, e^0.06, then e^0.06: after round 3 a plain 95%
+    # interval (1.04-1.09) excludes 1, the interval of 8 looks (t = 12.7, not 4.3) does not.
+    logs = [0.05, 0.07, 0.06, 0.06, 0.06, 0.06]
+
+    def table(s, steps, r):
+        lift = math.exp(logs[r]) if steps == 300 else 1.3
+        return 1000.0 * (lift if s.precision == "bf16" else 1.0), 0.5
+
+    result, _ = _rounds(Scripted(table))
+    three = [1000.0 * math.exp(x) for x in logs[:3]]
+    assert decide.paired(three, [1000.0] * 3).decided  # the rule tune used before: stop
+    v = result.verdict
+    assert v.decided and v.ratio.n == 4 and v.ratio.looks == 8, v.text()
+
+
+class Timed(Noisy):
+    """Noisy, with each trial taking 2 s plus its steps at its rate (what `estimate` reads)."""
+
+    def run(self, s, steps, repeat, attempt=0, numerics=False):
+        o = super().run(s, steps, repeat, attempt, numerics)
+        return dataclasses.replace(o, wall_seconds=2.0 + steps * o.batch / o.rate)
+
+
+def test_the_looks_are_planned_for_the_rounds_the_budget_holds():
+    # Short trials ~15 + ~12 s, a round ~40 + ~31 s: after the first round (~99 s), 280 s
+    # holds 2 more.  One look, after round 3, at a plain 95%: no 5% spread over 8 looks.
+    runner = Timed(lambda s: 1300.0 if s.precision == "bf16" else 1000.0, 0.01)
+    result, _ = _rounds(runner, budget=280)
+    v = result.verdict
+    assert v.decided and v.ratio.n == 3 and v.ratio.looks == 1, v.text()
+    assert re.fullmatch(r"bf16, 1\.\d\dx defaults \(95% interval 1\.\d\d-1\.\d\d, n=3\)", v.text())
+    assert not any(steps == 300 and r == 3 for _, steps, r in runner.ran)  # no round 4
+
+
+def test_re_runs_that_spend_the_budget_end_the_rounds_before_the_plan_does():
+    # A tie; short trials ~15 s, a round ~81 s: after the first (~110 s) 290 s hold two
+    # more.  Both round-2 runs are on a busy host and run again: round 3 no longer fits.
+    # The look after round 2 is one of the plan's one look: a plain 95%.
+    busy = [(space.Setting(precision="bf16"), 300, 1), (space.Setting(), 300, 1)]
+    runner = Timed(lambda s: 1000.0, 0.01, busy)
+    result, _ = _rounds(runner, budget=290)
+    v = result.verdict
+    assert v.ratio.n == 2 and v.ratio.looks == 1 and not v.decided, v.text()
+    assert not [r for _, steps, r in runner.ran if steps == 300 and r == 2]
+    assert v.text().endswith("; the budget ended)"), v.text()
+    assert any(n.startswith("budget: repeat ") and n.endswith("(#3) not run") for n in result.notes)
 
 
 def test_the_budget_ends_the_rounds_and_the_answer_says_so():
-    # 10 s a trial: 3 short trials fit half of 90 s; the rest holds only 4 longer runs.
+    # Each trial takes 10 s, but its rate (1,000 examples/s at batch 128) puts a 300-step
+    # run at ~38 s: after the first round (40 s spent) the 50 s left hold no ~79 s round.
     runner = Noisy(lambda s: 1000.0, 0.10)
     result, _ = _rounds(runner, budget=90)
     v = result.verdict
     assert v.ratio.n <= 2 and not v.decided
-    assert "the budget ended" in v.text() and any(n.startswith("budget: ") for n in result.notes)
+    assert re.search(
+        r"; 1 round\(s\), all the budget was estimated to hold at \d+ s a round\)$", v.text()
+    ), v.text()
 
 
 def test_a_busy_host_trial_is_run_again_and_not_compared():

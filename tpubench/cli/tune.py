@@ -65,13 +65,15 @@ def define():
     f.DEFINE_integer(
         "repeats",
         3,
-        "Rounds at least (one longer run of each leader and the defaults each), budget allowing.",
+        "Rounds at least (one longer run of each leader and the defaults each), budget allowing: "
+        "the first look at the leaders' interval comes after this round.",
         lower_bound=1,
     )
     f.DEFINE_integer(
         "max_repeats",
         10,
-        "Rounds at most: they stop sooner once the 95% interval of the leaders' ratio excludes 1.",
+        "Rounds at most: they stop sooner once the leaders' interval excludes 1.  One look after "
+        "each round from --repeats to this (or the last the budget holds), 95% split over them.",
         lower_bound=1,
     )
 
@@ -79,7 +81,7 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.model import registry
     from tpubench.run.train import command as train_lib
-    from tpubench.tune import search, trials
+    from tpubench.tune import guard_data, search, trials
 
     argv_checks.no_positional(args, "tune")
     budget = values.parse_duration(FLAGS.budget, "--budget")
@@ -130,7 +132,10 @@ def main(args: list[str], full_argv: list[str]) -> int:
         inter=cfg.hardware.num_inter_threads,
         steps_per_loop=cfg.steps_per_loop,
     )
-    check_flags, check_data = _numerics_data(cfg, spec, model_flags)
+    params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
+    guard = guard_data.choose(
+        spec, params, dict(cfg.params), cfg.data, bool(model_flags.get("use_synthetic_data"))
+    )
     sp = space.build(
         host,
         default,
@@ -148,12 +153,13 @@ def main(args: list[str], full_argv: list[str]) -> int:
         repeats=FLAGS.repeats,
         batch_sizes=batch_sizes,
         max_repeats=FLAGS.max_repeats,
-        numerics_apart=bool(check_flags),
+        numerics_apart=bool(guard.flags),
+        guard_data=guard.text,
     )
     say = _say
     say(tune_text.header(cfg.model, host, sp, opts, records_dir))
-    say(f"numerics checked against fp32 on {check_data}")
-    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, check_flags)
+    say(f"numerics checked against fp32 on {guard.text}")
+    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, guard.flags)
     result = search.Search(sp, host, opts, runner, say).run()
     tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say, FLAGS.pricing)
     return 0
@@ -171,24 +177,6 @@ def _axes(items: list[str]) -> tuple[str, ...]:
         if item not in space.AXES:
             raise errors.unknown("axis in --search", item, space.AXES)
     return tuple(items)
-
-
-def _numerics_data(cfg, spec, model_flags) -> tuple[dict, str]:
-    """What a numerics check adds to a trial's flags, and the data it then reads.
-
-    Speed trials read synthetic batches by default, which a net memorises (any
-    loss falls to ~0); the checks read the model's real data where it has one
-    offline (or the user's --data_dir/--dataset)."""
-    from tpubench.data import embedded
-
-    if not model_flags.get("use_synthetic_data"):
-        return {}, "the trials' own data (not synthetic)"
-    if cfg.data.data_dir or cfg.data.dataset:
-        return {"use_synthetic_data": False}, f"real data ({cfg.data.data_dir or cfg.data.dataset})"
-    offline = next((d for d in spec.datasets if d in embedded.NAMES), None)
-    if offline:
-        return {"use_synthetic_data": False}, f"real data (the embedded {offline} dataset)"
-    return {}, "synthetic data: the model has no offline dataset (a weak check: pass --data_dir)"
 
 
 def _host(cfg):

@@ -161,6 +161,7 @@ def finish(
         "records_dir": records_dir,
         "flagfiles": paths,
         "skipped": [list(x) for x in sp.skipped],
+        "guard_data": opts.guard_data or None,
     }
     doc = results.summary(ranked, result, wins, extra)
     files.write_atomic(

@@ -125,3 +125,18 @@ def scale_image(image, label, mode, params):
 
     del mode, params
     return tf.cast(image, tf.float32) / 255.0, label
+
+
+def scale_rgb_image(image, label, mode, params):
+    """scale_image for a model of square RGB images of `params["image_size"]` (CIFAR-10's
+    convnet): records of another shape (the embedded 28x28 grey digits, 224x224 photos) are
+    made RGB and resized to it, as the ImageNet models' preprocessing does."""
+    import tensorflow as tf
+
+    image, label = scale_image(image, label, mode, params)
+    if image.shape[-1] == 1:
+        image = tf.image.grayscale_to_rgb(image)
+    size = params["image_size"]
+    if tuple(image.shape[1:3]) != (size, size):
+        image = tf.image.resize(image, (size, size))
+    return image, label

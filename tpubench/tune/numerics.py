@@ -1,7 +1,7 @@
 """The numerics guard: does a setting train like the fp32 reference?
 
 Pure Python.  Both runs are at the same batch size, for the same steps, on
-the same data (real data where the model has it: on synthetic batches a net
+the same data (real data, guard_data.py: on synthetic batches a net
 memorises and any loss falls to near zero).  What is compared is the mean
 training loss over the common logged steps of the second half of the runs
 (one step's loss is one mini-batch's, noisy), relative to the reference's

@@ -11,12 +11,13 @@
    model" (unless the defaults' batch ran out of memory: then it must move).
 2. Rounds (`LONGER`x longer runs): the `finalists` best get one run each;
    the two best of those, with the defaults, then run once per round, back
-   to back, the order turning each round.  After at least `repeats` rounds,
-   the rounds stop when the 95% interval of the leaders' ratio excludes 1
-   (decide.py), after `max_repeats` rounds, or when the budget ends.
+   to back, the order turning each round (rounds.py), until a planned look
+   at the leaders' ratio settles it (decide.py: 95% over all the looks),
+   the last planned round, or the end of the budget.
 
 Every short trial's numerics are checked against fp32 (`guard`,
-numerics.py), on real data when the model has it; a trial on a busy host
+numerics.py), on real data (guard_data.py: the model's own, or for an image
+model without any the embedded digits, resized); a trial on a busy host
 (trials.BUSY_PERCENT) is run again once and, if still busy, kept and
 marked.  Trials an earlier run of the same tune recorded are reused, which
 also spends their recorded time, so a resumed tune makes the same decisions.
@@ -28,7 +29,7 @@ import dataclasses
 import statistics
 
 from tpubench.core import errors
-from tpubench.tune import decide, numerics, space, trials
+from tpubench.tune import decide, numerics, rounds, space, trials
 
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
@@ -49,6 +50,7 @@ class Options:
     batch_sizes: tuple[int, ...] = ()  # empty: the default batch and its doublings
     max_repeats: int = 10
     numerics_apart: bool = False  # numerics checks are their own runs (on real data)
+    guard_data: str = ""  # the data those runs read, said in the summary (guard_data.py)
 
 
 @dataclasses.dataclass
@@ -89,12 +91,12 @@ class Search:
             if got is None:
                 if not self.fits(s, steps, stage):
                     if o is None:
-                        what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                        what = f"{stage} {self.name(s)} at {steps} steps (#{repeat + 1})"
                         if f"budget: {what} not run" not in r.notes:
                             r.notes.append(f"budget: {what} not run")
                         return None
                     break  # the busy run stands, marked
-                self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)} ...")
+                self.say(f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self.name(s)} ...")
                 got = self.runner.run(s, steps, repeat, attempt=attempt, numerics=check)
             if o is not None:
                 r.busy.append(o)
@@ -104,11 +106,11 @@ class Search:
                 break  # a numerics check's loss does not depend on the host's load
             again = self.runner.recorded(s, steps, repeat, attempt=attempt + 1, numerics=check)
             if again is None and not self.fits(s, steps, stage):
-                what = f"{stage} {self._name(s)} at {steps} steps (#{repeat + 1})"
+                what = f"{stage} {self.name(s)} at {steps} steps (#{repeat + 1})"
                 r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
                 break
             self.say(
-                f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self._name(s)}: busy host "
+                f"[{len(r.outcomes) + 1}] {stage} {steps} steps: {self.name(s)}: busy host "
                 f"({o.busy}): not compared; running it again"
             )
             attempt += 1
@@ -119,7 +121,7 @@ class Search:
         why = None if check or stage == "fp32 reference" else self.guard(o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
-        self.say(f"[{number}] {stage} {steps} steps: {self._name(s)}: {_said(o, why)}")
+        self.say(f"[{number}] {stage} {steps} steps: {self.name(s)}: {_said(o, why)}")
         return o
 
     def fits(self, s: space.Setting, steps: int, stage: str = "short") -> bool:
@@ -173,7 +175,7 @@ class Search:
         self._checked[key] = why
         line = f"REJECTED: {why}" if why else f"ok: {numerics.agreement(cand, ref)}"
         data = self._data()
-        self.result.checks.append((key, f"numerics of {self._name(key)} on {data}: {line}"))
+        self.result.checks.append((key, f"numerics of {self.name(key)} on {data}: {line}"))
         self.say(self.result.checks[-1][1])
         return why
 
@@ -208,7 +210,7 @@ class Search:
         longer = steps * LONGER
         for s in self.leaders(steps, self.opts.finalists):
             self.trial(s, longer, 0, "longer")
-        self._rounds(longer, self.leaders(longer, 2), first.status == "ok")
+        rounds.run(self, longer, self.leaders(longer, 2), first.status == "ok")
         return self.result
 
     def _again(self, steps: int) -> None:
@@ -218,16 +220,21 @@ class Search:
         busy = [
             o
             for o in r.outcomes
-            if o.steps == steps and o.busy and not o.numerics and not o.attempt and o.rate
+            if o.steps == steps
+            and o.busy
+            and not o.numerics
+            and not o.attempt
+            and o.rate
+            and o.setting not in r.disqualified  # never compared: no use measuring it again
         ]
         for o in sorted(busy, key=lambda o: o.rate, reverse=True):
-            what = f"short {self._name(o.setting)} at {steps} steps (#1)"
+            what = f"short {self.name(o.setting)} at {steps} steps (#1)"
             got = self.runner.recorded(o.setting, steps, 0, attempt=1)
             if got is None:
                 if not self.fits(o.setting, steps, "again"):
                     r.notes.append(f"busy host: {what} kept, marked: no budget to run it again")
                     continue
-                self.say(f"[again] {steps} steps: {self._name(o.setting)} (busy before) ...")
+                self.say(f"[again] {steps} steps: {self.name(o.setting)} (busy before) ...")
                 got = self.runner.run(o.setting, steps, 0, attempt=1)
             r.spent_seconds += got.wall_seconds
             r.outcomes[r.outcomes.index(o)] = got
@@ -235,55 +242,7 @@ class Search:
             why = self.guard(got)
             if why and o.setting not in r.disqualified:
                 r.disqualified[o.setting] = why
-            self.say(f"[again] {steps} steps: {self._name(o.setting)}: {_said(got, why)}")
-
-    def _rounds(self, longer: int, top: list, defaults_ok: bool) -> None:
-        """Rounds of the two leaders and the defaults until the leaders' order is settled."""
-        d, r = self.space.default, self.result
-        if not top:
-            best = self.leaders(self.opts.trial_steps, 1)
-            name = self._name(best[0]) if best else "nothing"
-            r.verdict = decide.Verdict(name, "", None, reason="no run reached the longer length")
-            return
-        group = top + ([d] if d not in top and defaults_ok else [])
-        stop, n = "", 0
-        while not stop:
-            turn = n % len(group)
-            for s in group[turn:] + group[:turn]:
-                if self.trial(s, longer, n, "repeat" if n else "longer") is None:
-                    stop = "the budget ended"
-            n += 1
-            ratio = self._pair(top, longer)[0] if len(top) == 2 else None
-            if n >= self.opts.repeats and (ratio is None or ratio.decided):
-                break
-            if n >= self.opts.max_repeats:
-                stop = f"{n} rounds run (--max_repeats)"
-        r.winner = top[0]
-        other, ratio, busy = "", None, 0
-        if len(top) == 2:
-            ratio, busy = self._pair(top, longer)
-            if ratio and ratio.ratio < 1:
-                top, ratio = top[::-1], ratio.flipped()
-            r.winner, other = top[0], self._name(top[1])
-        why = stop if ratio and not ratio.decided else ""
-        r.verdict = decide.Verdict(self._name(r.winner), other, ratio, busy, why)
-        if r.winner != d and defaults_ok:
-            r.vs_defaults = self._pair([r.winner, d], longer)[0]
-
-    def _pair(self, two: list, steps: int) -> tuple[decide.Ratio | None, int]:
-        """The first over the second, paired by round; and the rounds with a busy host."""
-        runs = [
-            {o.repeat: o for o in self.result.outcomes if o.setting == s and o.steps == steps}
-            for s in two
-        ]
-        both = sorted(
-            n
-            for n in set(runs[0]) & set(runs[1])
-            if runs[0][n].status == "ok" and runs[1][n].status == "ok"
-        )
-        ratio = decide.paired([runs[0][n].rate for n in both], [runs[1][n].rate for n in both])
-        busy = sum(1 for n in both if runs[0][n].busy or runs[1][n].busy)
-        return ratio, busy
+            self.say(f"[again] {steps} steps: {self.name(o.setting)}: {_said(got, why)}")
 
     def _screen(self, axis, best: space.Setting, steps: int, first_pass: bool, stage="short"):
         """Tries AXIS's values at BEST; returns the best short trial so far.
@@ -364,10 +323,10 @@ class Search:
                 f"every batch size ran out of memory ({sizes}): {ooms[0].reason}; "
                 "accepted: --batch_sizes that fit this machine, or smaller --params"
             )
-        why = "; ".join(f"{self._name(s)}: {r}" for s, r in self.result.disqualified.items())
+        why = "; ".join(f"{self.name(s)}: {r}" for s, r in self.result.disqualified.items())
         raise errors.UsageError(f"no trial finished with a valid result ({why or 'see logs'})")
 
-    def _name(self, s: space.Setting) -> str:
+    def name(self, s: space.Setting) -> str:
         return s.describe(self.space.default, self.result.default_batch)
 
 
