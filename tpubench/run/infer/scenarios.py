@@ -241,14 +241,16 @@ def run_offline(harness: Harness, lg, s, sc: ScenarioConfig, closed_rate: float)
 
     LoadGen sizes the single offline query from the expected QPS: a faster
     SUT finishes before the minimum duration and LoadGen calls it INVALID,
-    so a short run is repeated, sized by LoadGen's own rate.  Returns
+    so a short run is repeated, sized by LoadGen's own rate (not when the
+    user.conf set the expected QPS: its value is kept).  Returns
     {"median": the median result's summary, "results": every result's}.
     """
     results, rate = [], closed_rate
     for i in range(sc.offline_runs):
         name = f"offline-{i + 1}"
         summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), name, "offline")
-        if not summary.get("min_duration_met") and summary.get("samples_per_sec"):
+        resize = not sc.expected_from_user_conf  # the user.conf's target_qps is kept
+        if resize and not summary.get("min_duration_met") and summary.get("samples_per_sec"):
             rate = 1.25 * summary["samples_per_sec"]
             summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), f"{name}b", "offline")
         results.append(summary)
