@@ -127,7 +127,8 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
         if len(words) < 3 or words[1] != "=":
             raise errors.UsageError(
                 f"{where} ({line.strip()!r}) is not 'model.scenario.key = value' (LoadGen "
-                "needs spaces around '='); accepted: such lines and lines starting with #"
+                "reads an '=' with a space on each side); accepted: such lines and lines "
+                "starting with #"
             )
         if len(words) > 3:
             raise errors.UsageError(
