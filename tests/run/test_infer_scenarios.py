@@ -364,3 +364,13 @@ def test_offline_on_two_replicas_reads_real_samples(tmp_path):
     sizes = {int(k) for r in rec["loadgen"]["runs"] for k in r["sut_batch_sizes"]}
     assert max(sizes) == 32
     assert "eval" in rec["results"]
+
+
+def test_a_user_conf_without_a_loadgen_scenario_is_one_line(tmp_path):
+    conf = tmp_path / "user.conf"
+    conf.write_text("*.Server.target_qps = 100\n")
+    proc, _ = run_cli("infer", f"--user_conf={conf}", results_dir=tmp_path / "runs")
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert f"--user_conf={conf}: the closed loop runs no LoadGen" in line
+    assert "accepted: with --scenario=single_stream|multi_stream|server|offline" in line

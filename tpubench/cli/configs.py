@@ -156,7 +156,12 @@ def _scenario_config() -> config.ScenarioConfig:
     name = FLAGS.scenario
     bound = FLAGS.latency_bound
     user = {}
-    if FLAGS.user_conf and name != "closed_loop":
+    if FLAGS.user_conf and name == "closed_loop":
+        raise errors.UsageError(
+            f"--user_conf={FLAGS.user_conf}: the closed loop runs no LoadGen; accepted: "
+            f"with --scenario={'|'.join(s for s in config.SCENARIOS if s != 'closed_loop')}"
+        )
+    if FLAGS.user_conf:
         # Before any run: a key of the user.conf tpubench cannot honour is refused here.
         from tpubench.run.infer import loadgen_conf, user_conf
 
