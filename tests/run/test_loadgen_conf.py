@@ -256,3 +256,19 @@ def test_meets_minimums_names_each_rule_and_both_values(scenario, effective, unm
     assert verdict.get("mlperf_rules_unmet", []) == unmet
     if unmet:
         assert "; ".join(unmet) in verdict["note"] and "not a submittable result" in verdict["note"]
+
+
+@pytest.mark.parametrize(
+    "line, accepted",
+    [
+        ("*.Server.target_qps = 0", "a number from 0.1 to 1e+07 (queries per second)"),
+        ("*.Server.target_latency = 0.5", "a whole number from 0.001 to"),
+        ("*.Server.min_duration = 1e400", "a whole number from 1 to"),
+        ("*.Server.min_query_count = 12.5", "a whole number from 1 to 1e+07 (queries)"),
+    ],
+)
+def test_a_user_conf_value_tpubench_uses_must_be_in_its_flags_range(tmp_path, line, accepted):
+    conf = _conf(tmp_path, f"{line}\n")
+    with pytest.raises(errors.UsageError) as e:
+        loadgen_conf.read(lg, ScenarioConfig(name="server", user_conf=conf), "mnist_mlp")
+    assert f"line 1 sets {line}: out of range; accepted: {accepted}" in str(e.value)

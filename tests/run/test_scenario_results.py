@@ -197,3 +197,13 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
     assert out["summary"]["valid"] is True and out["rate"] == 400.0
     text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title
     assert text.startswith("server run at --target_qps: the latency-QPS-cost curve")
+
+
+def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
+    rules = types.SimpleNamespace(user_conf_keys={"target_qps": {"use": "honoured"}})
+    name = scenarios.qps_source(rules)
+    sc = ScenarioConfig(name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=5e4)
+    with pytest.raises(errors.UsageError) as e:
+        scenarios.check_server(sc, scenarios.Capacity(1000.0, 32, 0.001), name)
+    assert str(e.value).startswith("the user.conf's target_qps=50000 is out of reach")
+    assert "; lower the user.conf's target_qps, or give none to search" in str(e.value)

@@ -174,7 +174,7 @@ def _scenario(harness, lg, s, sc, args, rules) -> dict:
             max_batch,
             closed[single][_percentile_key(sc.latency_percentile)],
         )
-        scenarios.check_server(sc, cap)
+        scenarios.check_server(sc, cap, scenarios.qps_source(rules))
         scenarios.check_schedule(sc, rules)  # before LoadGen builds its schedule
         found = scenarios.search_server(harness, lg, s, sc, cap)
         if found["best"] is None:
@@ -274,9 +274,9 @@ def _settings(sc, rules, sut_batch: int, samples: int, setup_seconds: float) -> 
 def _qps_search(sc, rules) -> str:
     if sc.target_qps is None:
         return "bisection"
-    if (rules.user_conf_keys.get("target_qps") or {}).get("use") == "honoured":
-        return "given by the user.conf's target_qps"
-    return "given --target_qps"
+    if scenarios.qps_source(rules) == "--target_qps":
+        return "given --target_qps"
+    return "given by the user.conf's target_qps"
 
 
 def _cross_check(repeats: dict, closed: dict) -> dict:

@@ -141,14 +141,22 @@ def check_schedule(sc: ScenarioConfig, rules) -> None:
         return
     eff = rules.effective
     queries = max(eff["min_query_count"], sc.target_qps * eff["min_duration_seconds"])
+    name = qps_source(rules)
     bounds.check_memory(
         queries * SCHEDULE_BYTES_PER_QUERY,
-        f"LoadGen's query schedule ({queries:,.0f} queries at --target_qps={sc.target_qps:g})",
-        "give a lower --target_qps or a shorter --min_duration",
+        f"LoadGen's query schedule ({queries:,.0f} queries at {name}={sc.target_qps:g})",
+        f"give a lower {name} or a shorter --min_duration",
     )
 
 
-def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
+def qps_source(rules) -> str:
+    """Where the server's fixed QPS came from: --target_qps, or the user.conf's target_qps."""
+    keys = getattr(rules, "user_conf_keys", None) or {}
+    honoured = (keys.get("target_qps") or {}).get("use") == "honoured"
+    return "the user.conf's target_qps" if honoured else "--target_qps"
+
+
+def check_server(sc: ScenarioConfig, cap: Capacity, qps_name: str = "--target_qps") -> None:
     """One-line errors for a bound no batch meets and a target QPS out of reach."""
     if cap.single_latency > sc.latency_bound:
         raise errors.UsageError(
@@ -159,9 +167,9 @@ def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
         )
     if sc.target_qps is not None and sc.target_qps > cap.qps:
         raise errors.UsageError(
-            f"--target_qps={sc.target_qps:g} is out of reach: this device predicts at most "
-            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); give a lower --target_qps, "
-            "or none to search for the highest VALID one"
+            f"{qps_name}={sc.target_qps:g} is out of reach: this device predicts at most "
+            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); lower {qps_name}, "
+            "or give none to search for the highest VALID one"
         )
 
 

@@ -19,7 +19,7 @@ import dataclasses
 import os
 import re
 
-from tpubench.core import errors
+from tpubench.core import bounds, errors
 
 SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
 
@@ -79,6 +79,18 @@ PER_SCENARIO = {
     "Offline": {"target_qps": "expected"},  # the QPS LoadGen sizes the one query by
 }
 KEYS = sorted(set(GENERIC) | {k for keys in PER_SCENARIO.values() for k in keys})
+# The values tpubench uses itself: (lowest, highest, unit, LoadGen reads an integer),
+# the ranges of the flags they stand for.
+_WEEK_MS = bounds.MAX_DURATION_SECONDS * 1000
+RANGES = {
+    "min_duration": (1, _WEEK_MS, "ms", True),
+    "min_query_count": (*bounds.FLAGS["min_query_count"][:2], "queries", True),
+    "performance_sample_count_override": (0, bounds.FLAGS["qsl_samples"][1], "samples", True),
+    "samples_per_query": (*bounds.FLAGS["samples_per_query"][:2], "samples", True),
+    "target_qps": (*bounds.FLAGS["target_qps"][:2], "queries per second", False),
+    "target_latency": (0.001, _WEEK_MS, "ms", False),
+    "target_latency_percentile": (1, 99.99, "percent", False),
+}
 _NUMBER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)")
 
 
@@ -169,7 +181,24 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
                 f"{key} ({use}); accepted: remove the line"
             )
         out[key] = Setting(key, value, n, text, use)
+        _check_range(out[key], scenario, path)
     return out
+
+
+def _check_range(s: Setting, scenario: str, path: str) -> None:
+    """A value tpubench uses must be in its flag's range, and whole where LoadGen reads an
+    integer (it would drop the fraction: Server target_latency 0.5 is a 0 ms bound)."""
+    if s.key not in RANGES:
+        return
+    low, high, unit, whole = RANGES[s.key]
+    whole = whole or (s.key == "target_latency" and scenario == "Server")
+    v = number(s)
+    if not low <= v <= high or (whole and v != int(v)):
+        kind = "a whole number" if whole else "a number"
+        raise errors.UsageError(
+            f"--user_conf={path}: line {s.line} sets {s.text} = {s.value}: out of range; "
+            f"accepted: {kind} from {low:g} to {high:g} ({unit})"
+        )
 
 
 def _split(text: str, where: str) -> tuple[str, str, str]:
