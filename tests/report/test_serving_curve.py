@@ -50,47 +50,128 @@ CURVE = [
 ]
 
 
-def _record(curve=CURVE) -> dict:
+def _record(curve=CURVE, result="confirm-2", rate=801.0, bound=0.05, percentile=99.0) -> dict:
     rec = json.loads(BASE.read_text())
     rec.update(kind="infer", scenario="server", status="ok")
     rec["model"]["name"] = rec["config"]["model"] = "mnist_mlp"
-    rec["results"] = {"examples_per_sec": 801.0, "latency_p99": 0.026}
+    rec["results"] = {"examples_per_sec": rate, "latency_p99": 0.026}
     rec["loadgen"] = {
-        "settings": {"latency_bound_seconds": 0.05, "latency_percentile": 99.0},
-        "summary": {"validity": "VALID", "latency_seconds": {"p99": 0.026}},
+        "settings": {"latency_bound_seconds": bound, "latency_percentile": percentile},
+        "summary": {"validity": "VALID", "latency_seconds": {"p99": 0.026}, "run": result},
         "curve": curve,
     }
     rec["cost"] = {"machines": [{"machine": "gcp:m", "usd_per_hour": HOURLY}]}
     return rec
 
 
-def _advise(tmp_path, bound: float, rec=None) -> str:
+def _advise(tmp_path, bound: float, rec=None, qps=4000, others=()) -> str:
     (tmp_path / "server.json").write_text(json.dumps(rec or _record()))
+    for i, other in enumerate(others):
+        (tmp_path / f"other-{i}.json").write_text(json.dumps(other))
     cfg = AdviseConfig(
-        inputs=(str(tmp_path),), model="mnist_mlp", qps=4000, latency_bound_seconds=bound
+        inputs=(str(tmp_path),), model="mnist_mlp", qps=qps, latency_bound_seconds=bound
     )
     return serving.advise(cfg)
 
 
-def test_at_the_bound_loadgen_judged_the_confirmed_result_counts(tmp_path):
-    # Not server-3's 1,200 QPS (VALID as a probe): its confirmation went over 50 ms.
-    out = _advise(tmp_path, 0.05)
+def _said(out: str) -> str:
+    return " ".join(out.split())  # lines folded at the console's width
+
+
+def test_at_the_bound_the_valid_confirmation_sizes_the_fleet(tmp_path):
+    # Not server-3's 1,200 QPS (VALID as a probe): its confirmation was INVALID.
+    out = _said(_advise(tmp_path, 0.05))
     assert "5 machine(s) at 801 QPS each" in out  # ceil(4000 / 801)
-    assert "from the curve: confirmed run (LoadGen VALID)" in out
+    assert (
+        "QPS per machine: LoadGen VALID confirmation (confirm-2) at p99<=50ms; the "
+        "confirmation(s) at 1,200 QPS were INVALID"
+    ) in out
 
 
-def test_a_looser_bound_reads_further_up_the_curve_and_says_it_is_measured(tmp_path):
-    out = _advise(tmp_path, 0.07)
-    # At 1,200 QPS the worst run (confirm-1, 65 ms) is under 70 ms; server-4 (140 ms) is
-    # the first over it.  The level counts at the lower QPS its runs kept.
-    assert "4 machine(s) at 1,200 QPS each" in out
-    assert "p99 65 ms measured at this QPS (LoadGen judged p99<=50ms)" in out
+def test_an_invalid_confirmation_under_the_bound_never_sizes_the_fleet(tmp_path):
+    # The user's case: the confirmation at 1,000 QPS had p99 48 ms under the 50 ms bound,
+    # but LoadGen called it INVALID (too few queries); the step down to 800 was VALID.
+    curve = [
+        _point("server-1", 1000.0, 0.030, True),
+        _point("confirm-1", 1000.0, 0.048, False, confirmation=True),
+        _point("confirm-2", 800.0, 0.030, True, confirmation=True),
+    ]
+    out = _said(_advise(tmp_path, 0.05, _record(curve, "confirm-2", 800.0), qps=20000))
+    assert "25 machine(s) at 800 QPS each serve 20000 QPS" in out
+    assert (
+        "QPS per machine: LoadGen VALID confirmation (confirm-2) at p99<=50ms; "
+        "the confirmation(s) at 1,000 QPS were INVALID"
+    ) in out
 
 
-def test_a_tighter_bound_stops_at_the_first_run_over_it(tmp_path):
-    # 28 ms: server-2 (30 ms) at the lowest QPS is already over it.
-    with pytest.raises(errors.UsageError, match="VALID or measured at p99 <= 28 ms"):
+def test_a_looser_bound_reads_no_higher_than_loadgens_verdict(tmp_path):
+    # At 70 ms server-3's 1,200 QPS and confirm-1 (65 ms) are under the bound, but LoadGen
+    # judged them at 50 ms (INVALID, or a probe alone): the VALID confirmation still counts.
+    out = _said(_advise(tmp_path, 0.07))
+    assert "5 machine(s) at 801 QPS each" in out
+    assert "measured" not in out
+
+
+def test_a_tighter_bound_than_loadgen_judged_is_refused_with_the_reason(tmp_path):
+    # 28 ms: LoadGen's VALID at 50 ms says nothing of 28 ms.
+    with pytest.raises(errors.UsageError) as e:
         _advise(tmp_path, 0.028)
+    assert "no server-scenario record of mnist_mlp with a LoadGen VALID confirmation at " in (
+        str(e.value)
+    )
+    assert "server.json not used: LoadGen judged it at p99<=50ms, looser than the p99<=28ms" in (
+        str(e.value)
+    )
+
+
+def test_a_lower_percentile_than_asked_is_not_used(tmp_path):
+    rec = _record(percentile=90.0)
+    with pytest.raises(errors.UsageError, match=r"judged it at p90<=50ms, looser than the p99"):
+        _advise(tmp_path, 0.05, rec)
+
+
+def test_valid_probes_with_no_valid_confirmation_are_not_used_and_the_note_says_why(tmp_path):
+    probes_only = [
+        _point("server-1", 700.0, 0.020, True),
+        _point("server-2", 900.0, 0.030, True),
+        _point("confirm-1", 900.0, 0.045, False, confirmation=True),
+        _point("confirm-2", 720.0, 0.047, False, confirmation=True),
+    ]
+    rec = _record(probes_only, "confirm-2", 720.0)
+    rec["loadgen"]["summary"]["validity"] = "INVALID"
+    good = _record([_point("confirm-1", 500.0, 0.02, True, confirmation=True)], "confirm-1", 500.0)
+    good["run_id"] += "-other"
+    out = _said(_advise(tmp_path, 0.05, rec, others=[good]))
+    assert "8 machine(s) at 500 QPS each" in out  # ceil(4000 / 500): only the other record
+    assert (
+        "note: server.json not used: its 2 VALID point(s) are search probes and no "
+        "confirmation run was VALID (confirmations INVALID at 700, 900 QPS)"
+    ) in out
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    with pytest.raises(errors.UsageError, match=r"its 2 VALID point\(s\) are search probes"):
+        _advise(alone, 0.05, rec)
+
+
+def test_a_run_at_a_given_target_qps_is_its_own_result(tmp_path):
+    # --target_qps: no search, no confirmation; the one full run is MLPerf's result.
+    curve = [_point("server-target", 600.0, 0.02, True)]
+    out = _said(_advise(tmp_path, 0.05, _record(curve, "server-target", 600.0)))
+    assert "7 machine(s) at 600 QPS each" in out
+    assert "LoadGen VALID run at the given --target_qps (server-target) at p99<=50ms" in out
+
+
+def test_the_report_and_advise_say_when_a_model_has_no_mlperf_benchmark(tmp_path):
+    rec = _record()
+    rec["loadgen"]["settings"]["meets_mlperf_minimums"] = None
+    out = _said(_advise(tmp_path, 0.05, rec))
+    assert "note: mnist_mlp has no MLPerf Inference benchmark: MLPerf's rules do not apply" in out
+    t = serving.table(group.group(load.load([str(tmp_path)]).runs))
+    assert t.rows[0][-1] == "no MLPerf benchmark" and t.csv_rows[0][-1] is None
+    rec["loadgen"]["settings"]["meets_mlperf_minimums"] = False
+    (tmp_path / "server.json").write_text(json.dumps(rec))
+    t = serving.table(group.group(load.load([str(tmp_path)]).runs))
+    assert t.rows[0][-1] == "no" and t.csv_rows[0][-1] is False
 
 
 def test_the_chart_draws_every_point_with_the_bound_and_the_confirmed_qps(tmp_path):

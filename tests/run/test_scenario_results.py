@@ -18,7 +18,10 @@ from tpubench.cost import pricing
 from tpubench.cost import runs as cost_runs
 from tpubench.run.infer import scenarios, serving_curve
 
-SERVER = ScenarioConfig(name="server", latency_bound=0.05, min_duration=5.0)
+# As loadgen_conf.read() hands it on: every setting filled in.
+SERVER = ScenarioConfig(
+    name="server", latency_bound=0.05, latency_percentile=99.0, min_duration=5.0
+)
 
 
 class Scripted:
@@ -128,6 +131,14 @@ def test_a_short_offline_run_is_run_again_sized_by_loadgens_rate():
     assert h.runs[1]["expected"] == 1.25 * 5000.0 and found["median"]["samples_per_sec"] == 4000.0
 
 
+def test_a_user_conf_expected_qps_is_kept_for_a_short_offline_run():
+    """The user.conf set the offline target_qps: a short run is not resized (LoadGen judges)."""
+    h = Scripted(lambda s, name: {"samples_per_sec": 5000.0, "min_duration_met": False})
+    sc = ScenarioConfig(name="offline", offline_runs=1, expected_from_user_conf=True)
+    scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
+    assert [r["run"] for r in h.runs] == ["offline-1"]
+
+
 def test_every_server_run_is_a_point_priced_at_its_own_qps():
     prices = cost_runs.Prices((pricing.HourlyPrice(3.6, "override", (), "m1"),))
     runs = [
@@ -176,7 +187,9 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
     from tpubench.run.infer import infer_scenario
 
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
-    sc = ScenarioConfig(name="server", latency_bound=0.05, target_qps=400.0)
+    sc = ScenarioConfig(
+        name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=400.0
+    )
     closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
     rules = types.SimpleNamespace(effective={"min_query_count": 100, "min_duration_seconds": 1.0})
     out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8), rules)
@@ -184,3 +197,13 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
     assert out["summary"]["valid"] is True and out["rate"] == 400.0
     text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title
     assert text.startswith("server run at --target_qps: the latency-QPS-cost curve")
+
+
+def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
+    rules = types.SimpleNamespace(user_conf_keys={"target_qps": {"use": "honoured"}})
+    name = scenarios.qps_source(rules)
+    sc = ScenarioConfig(name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=5e4)
+    with pytest.raises(errors.UsageError) as e:
+        scenarios.check_server(sc, scenarios.Capacity(1000.0, 32, 0.001), name)
+    assert str(e.value).startswith("the user.conf's target_qps=50000 is out of reach")
+    assert "; lower the user.conf's target_qps, or give none to search" in str(e.value)

@@ -155,9 +155,22 @@ def infer_config() -> config.InferConfig:
 def _scenario_config() -> config.ScenarioConfig:
     name = FLAGS.scenario
     bound = FLAGS.latency_bound
-    if name == "server" and bound is None:
+    user = {}
+    if FLAGS.user_conf and name == "closed_loop":
         raise errors.UsageError(
-            "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms"
+            f"--user_conf={FLAGS.user_conf}: the closed loop runs no LoadGen; accepted: "
+            f"with --scenario={'|'.join(s for s in config.SCENARIOS if s != 'closed_loop')}"
+        )
+    if FLAGS.user_conf:
+        # Before any run: a key of the user.conf tpubench cannot honour is refused here.
+        from tpubench.run.infer import loadgen_conf, user_conf
+
+        lg_name = loadgen_conf.LOADGEN_NAMES[name]
+        user = user_conf.read(FLAGS.user_conf, loadgen_conf.model_key(FLAGS.model), lg_name)
+    if name == "server" and bound is None and "target_latency" not in user:
+        raise errors.UsageError(
+            "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms, "
+            "or a target_latency line in --user_conf"
         )
     if FLAGS.target_qps is not None and not FLAGS.target_qps > 0:
         raise errors.UsageError(f"--target_qps={FLAGS.target_qps:g} must be > 0 (queries/sec)")

@@ -85,10 +85,18 @@ def _define_scenario_flags():
         "QPS whose LoadGen run is VALID.",
     )
     f.DEFINE_string(
-        "latency_bound", None, "server: the latency bound at --latency_percentile, e.g. 50ms."
+        "latency_bound",
+        None,
+        "server: the latency bound at --latency_percentile, e.g. 50ms (or the --user_conf's "
+        "target_latency).",
     )
     f.DEFINE_float(
-        "latency_percentile", 99.0, "server: the percentile the bound applies to.", 50.0, 99.99
+        "latency_percentile",
+        None,
+        "server: the percentile the bound applies to; default: the --user_conf's, else "
+        "mlperf.conf's (99).",
+        50.0,
+        99.99,
     )
     f.DEFINE_integer(
         "max_batch_size",
@@ -99,7 +107,12 @@ def _define_scenario_flags():
     f.DEFINE_string(
         "batching_window", "2ms", "server: how long a batch waits for more queries to join it."
     )
-    f.DEFINE_integer("samples_per_query", 8, "multi_stream: samples in each query.", lower_bound=1)
+    f.DEFINE_integer(
+        "samples_per_query",
+        None,
+        "multi_stream: samples in each query; default: the --user_conf's, else mlperf.conf's (8).",
+        lower_bound=1,
+    )
     f.DEFINE_string(
         "min_duration",
         None,
@@ -123,7 +136,8 @@ def _define_scenario_flags():
         "user_conf",
         None,
         "An MLPerf user.conf ('model.scenario.key = value' lines) read by LoadGen over the "
-        "mlperf.conf built into it; the flags above are laid over both.",
+        "mlperf.conf built into it; the flags above, where given, win over both. A key "
+        "tpubench cannot honour is refused before any run (docs/inference.md).",
     )
     f.DEFINE_integer(
         "offline_runs",

@@ -30,7 +30,11 @@ def scenario_summary(rec: dict) -> str:
     rules = lg.get("rules") or {}
     if rules:
         flagged = ", ".join(rules.get("set_by_flags") or []) or "none"
-        user = f" + user.conf {rules['user_conf']}" if rules.get("user_conf") else ""
+        user = ""
+        if rules.get("user_conf"):
+            keys = rules.get("user_conf_keys") or {}
+            took = [k for k, v in keys.items() if v.get("use", "").startswith("honoured")]
+            user = f" + user.conf {rules['user_conf']} ({', '.join(took) or 'no key used'})"
         fmt.say(
             console,
             f"settings: mlperf.conf {rules.get('mlperf_conf')} ({rules.get('mlperf_round')}, "
@@ -159,6 +163,8 @@ def _runs_table(runs: list[dict], curve: list[dict], settings: dict) -> Table:
     what = "server QPS search and confirmation"
     if settings.get("qps_search") == "given --target_qps":
         what = "server run at --target_qps"
+    elif settings.get("qps_search") == "given by the user.conf's target_qps":
+        what = "server run at the user.conf's target_qps"
     t = Table(
         title=f"{what}: the latency-QPS-cost curve (LoadGen's verdict per run{priced})",
         title_justify="left",

@@ -42,7 +42,7 @@ def define():
         "serving_min_duration",
         "5s",
         "serving: LoadGen's minimum duration of each run in a trial's QPS search (MLPerf: "
-        "600s; the records say when a run is below MLPerf's minimums).",
+        "600s; the records say whether a run keeps the model's MLPerf rules).",
     )
     f.DEFINE_integer(
         "serving_min_queries",
@@ -113,7 +113,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
     say(_table(ranked, bound, result.winner))
     for note in result.notes:
         say(f"note: {note}")
-    answer = result.verdict.text() if result.verdict else ""
+    answer = serving.answer(result)
     say(f"answer: {answer}")
     win = next(r for r in ranked if r["point"] == result.winner)
     if win["qps"] is None:
@@ -137,7 +137,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
         "latency_bound": FLAGS.latency_bound,
         "latency_percentile": FLAGS.latency_percentile,
         "answer": answer,
-        "decided": bool(result.verdict and result.verdict.decided),
+        "decided": bool(result.verdict and serving.settled(result.verdict.ratio)),
         # Records by file name: advise finds them in the tune's directory, wherever it is.
         "winner": {
             **_plain(win),
@@ -158,7 +158,10 @@ def _plain(row: dict) -> dict:
 
 
 def _table(ranked: list[dict], bound: str, winner) -> str:
-    t = Table(title=f"tune: serving points ranked by VALID QPS at {bound}", title_justify="left")
+    t = Table(
+        title=f"tune: serving points at {bound}, the answer first, then by median VALID QPS",
+        title_justify="left",
+    )
     for col in ("#", "point", "QPS (median)", "spread (min-max, n)", "status"):
         t.add_column(col, overflow="fold")
     for i, r in enumerate(ranked, 1):

@@ -135,24 +135,29 @@ SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline"
 class ScenarioConfig:
     """How `tpubench infer --scenario=...` drives the model through MLPerf's LoadGen.
 
-    Times are seconds.  None means "as mlperf.conf (and user_conf) set it"
-    (min_duration, min_query_count, qsl_samples) or "search for it" (server
-    target_qps).
+    Times are seconds.  None means "as the user_conf, else mlperf.conf, sets
+    it" (min_duration, min_query_count, qsl_samples, latency_bound,
+    latency_percentile, samples_per_query) or "search for it" (server
+    target_qps, when no user_conf sets one).  The scenario as run, every
+    value filled in, is `loadgen_conf.read(...)[0].config`.
     """
 
     name: str = "closed_loop"  # closed_loop: tpubench's own timing, no LoadGen
     target_qps: float | None = None  # server: None searches for the highest VALID QPS
     latency_bound: float | None = None  # server: the p<percentile> latency bound
-    latency_percentile: float = 99.0
+    latency_percentile: float | None = None  # server; mlperf.conf's: 99
     max_batch_size: int | None = None  # None: the largest --batch_size (or the model's)
     batching_window: float = 0.002  # server: how long a batch waits for more queries
-    samples_per_query: int = 8  # multi_stream
+    samples_per_query: int | None = None  # multi_stream; mlperf.conf's: 8
     min_duration: float | None = None  # None: mlperf.conf's (600 s)
     min_query_count: int | None = None
     qsl_samples: int | None = None  # samples loaded before timing (performance_sample_count)
     search_runs: int = 6  # server: LoadGen runs the QPS search may spend
     user_conf: str | None = None  # an MLPerf user.conf laid over mlperf.conf
     offline_runs: int = 3  # offline: results whose median is the record's
+    # The user_conf set LoadGen's expected latency (streams) or QPS (offline):
+    # runs are not sized from the closed loop.
+    expected_from_user_conf: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,7 +29,9 @@ def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> di
         "latency_p99": p99,
         "latency_bound": settings.latency_bound_seconds,
         "latency_percentile": settings.latency_percentile,
-        "meets_mlperf_minimums": settings.meets_mlperf_minimums,
+        "meets_mlperf_minimums": settings.meets_mlperf_minimums,  # None: no MLPerf benchmark
+        "mlperf_note": settings.note,
+        "result_run": summary.run,
         "usd_per_million": cost.usd_per_million_predictions,
         "curve": curve(rec, cost.machine, pricing),
     }

@@ -41,7 +41,7 @@ def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.T
         usd = _median(s["usd_per_million"] for s in served)
         hourly = _median(r.usd_per_hour for r in g.runs)
         verdicts = "/".join(sorted({s["validity"] or "?" for s in served}))
-        mlperf = all(s["meets_mlperf_minimums"] for s in served)
+        mlperf = _mlperf_text(g.runs)
         bound = g.dims.get("latency_bound") or "n/a"
         rows.append(
             [
@@ -54,12 +54,12 @@ def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.T
                 bound,
                 render.money(hourly),
                 render.money(usd),
-                "yes" if mlperf else "no (short settings)",
+                mlperf,
             ]
         )
         csv_rows.append(
             [g.label, served[0]["scenario"], verdicts, len(g.runs), rate, p99, bound]
-            + [hourly, usd, mlperf]
+            + [hourly, usd, {"yes": True, "no": False}.get(mlperf)]
         )
     if not rows:
         return None
@@ -106,6 +106,14 @@ def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.T
     )
 
 
+def _mlperf_text(runs: list[load.Run]) -> str:
+    """Whether RUNS keep their model's MLPerf rules: yes, no, or no MLPerf benchmark."""
+    verdicts = [r.serving["meets_mlperf_minimums"] for r in runs if r.serving]
+    if verdicts and all(v is None for v in verdicts):
+        return "no MLPerf benchmark"
+    return "yes" if verdicts and all(verdicts) else "no"
+
+
 @dataclasses.dataclass(frozen=True)
 class Option:
     """One server configuration priced for a load."""
@@ -116,7 +124,7 @@ class Option:
     machines: int
     usd_per_hour: float  # all machines together
     load_qps: float  # the load asked for
-    source: str = ""  # which point of the curve gave qps
+    source: str = ""  # which LoadGen run gave qps (Fit.how)
     pricing: str = "on_demand"  # the basis of usd_per_hour ('override': --price_per_hour)
 
     @property
@@ -125,68 +133,89 @@ class Option:
         return self.usd_per_hour / (self.load_qps * 3600.0) * 1e6
 
 
-def usable(run: load.Run, cfg: AdviseConfig) -> tuple[float, str] | None:
-    """(QPS one machine serves at CFG's bound, how the curve says so), or None.
+@dataclasses.dataclass(frozen=True)
+class Fit:
+    """What one server record says of CFG's bound: a QPS and where it came from, or why not."""
 
-    The record's curve is read level by level (the runs asked for the same
-    QPS: a search probe and its confirmation) in QPS order, up to the first
-    level where any run's latency at the percentile went over the bound; the
-    highest level before it counts, at the lowest QPS its runs kept.  A
-    level LoadGen judged VALID at a bound no looser than CFG's is LoadGen's
-    verdict; any other is a measured latency under the bound that LoadGen
-    did not judge at this bound, and says so.  A record with no curve (older
-    ones) counts only its own VALID result.
+    qps: float | None
+    how: str
+
+
+def usable(run: load.Run, cfg: AdviseConfig) -> Fit | None:
+    """The QPS one machine serves at CFG's bound by RUN's LoadGen verdicts (None: no server record).
+
+    Only LoadGen's VALID counts, and only at a bound no looser (and a
+    percentile no lower) than CFG's: a VALID at a looser bound says nothing
+    of CFG's, and a latency under the bound in an INVALID run is no verdict.
+    A search probe is one sample of a noisy machine; MLPerf's result is the
+    confirmation run.  So the QPS is the highest VALID point at a QPS no
+    higher than a VALID confirmation's (or than the run at a given
+    --target_qps, which is the result itself), which in practice is that
+    confirmation.  A record with no curve (older ones) counts its own VALID
+    result.
     """
     s = run.serving or {}
     if s.get("scenario") != "server":
         return None
-    if (s.get("latency_percentile") or 0) < cfg.latency_percentile:
-        return None
-    bound, want = s.get("latency_bound"), cfg.latency_bound_seconds
-    judged = bound is not None and bound <= want
-    best = None
-    if s.get("validity") == "VALID" and judged:
-        best = (run.examples_per_sec, "confirmed run (LoadGen VALID)")
-    levels: dict[float, list[dict]] = {}
-    for p in s.get("curve") or []:
-        levels.setdefault(round(p["target_qps"], 1), []).append(p)
-    for target in sorted(levels):
-        runs = levels[target]
-        if any(p["latency_seconds"] is None for p in runs):
-            break  # an overloaded run: no latency was served at this QPS
-        worst = max(runs, key=lambda p: p["latency_seconds"])
-        if worst["latency_seconds"] > want:
-            break
-        qps = min(p["qps"] for p in runs)
-        if best is not None and qps <= best[0]:
-            continue
-        if judged and all(p["valid"] for p in runs):
-            confirmed = any(p["confirmation"] for p in runs)
-            how = "LoadGen VALID " + ("confirmation" if confirmed else "probe")
-        else:
-            how = (
-                f"p{worst['latency_percentile']:g} {worst['latency_seconds'] * 1e3:.3g} ms "
-                f"measured at this QPS (LoadGen judged p{s.get('latency_percentile'):g}<="
-                f"{(bound or 0) * 1e3:g}ms)"
-            )
-        best = (qps, how)
-    return best
+    bound, pct = s.get("latency_bound"), s.get("latency_percentile")
+    asked = f"p{cfg.latency_percentile:g}<={cfg.latency_bound_seconds * 1e3:g}ms"
+    if bound is None:
+        return Fit(None, "no latency bound recorded")
+    judged = f"p{99 if pct is None else pct:g}<={bound * 1e3:g}ms"
+    if bound > cfg.latency_bound_seconds or (pct or 99.0) < cfg.latency_percentile:
+        return Fit(None, f"LoadGen judged it at {judged}, looser than the {asked} asked")
+    curve = s.get("curve") or []
+    if not curve:
+        if s.get("validity") == "VALID" and run.examples_per_sec:
+            return Fit(run.examples_per_sec, f"the record's result, LoadGen VALID at {judged}")
+        return Fit(None, f"its result is LoadGen {s.get('validity') or 'unjudged'}")
+    result = s.get("result_run")
+    backed = [p for p in curve if p["valid"] and (p["confirmation"] or p["run"] == result)]
+    failed = sorted({p["target_qps"] for p in curve if p["confirmation"] and not p["valid"]})
+    if not backed:
+        probes = sum(p["valid"] for p in curve)
+        why = (
+            f"its {probes} VALID point(s) are search probes and no confirmation run was VALID"
+            if probes
+            else "no run was LoadGen VALID"
+        )
+        if failed:
+            why += f" (confirmations INVALID at {_qps_list(failed)} QPS)"
+        return Fit(None, why)
+    best = max(backed, key=lambda p: (p["target_qps"], -p["qps"]))
+    kind = "confirmation" if best["confirmation"] else "run at the given --target_qps"
+    how = f"LoadGen VALID {kind} ({best['run']}) at {judged}"
+    above = [q for q in failed if q > best["target_qps"]]
+    if above:
+        how += f"; the confirmation(s) at {_qps_list(above)} QPS were INVALID"
+    return Fit(best["qps"], how)
+
+
+def _qps_list(values) -> str:
+    return ", ".join(render.num(v) for v in values)
 
 
 def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list[str]]:
-    """Server configurations whose curves serve CFG's bound, priced for CFG's QPS."""
+    """Server configurations whose LoadGen verdicts serve CFG's bound, priced for CFG's QPS.
+
+    The notes say which server records were not used, and why.
+    """
     notes = []
     fit = {}
     for r in runs:
         found = usable(r, cfg)
-        if found is not None:
+        if found is None:
+            continue
+        if found.qps:
             fit[r.path] = found
+        else:
+            notes.append(f"{os.path.basename(r.path)} not used: {found.how}")
     out = []
     for g in group_lib.group([r for r in runs if r.path in fit]):
-        qps = _median(fit[r.path][0] for r in g.runs)
-        how = "; ".join(dict.fromkeys(fit[r.path][1] for r in g.runs))
-        # Every machine the records were priced as (a CPU run: VMs of its vCPU count).
-        # Every machine the records were priced as on the chosen basis: one price each,
+        qps = _median(fit[r.path].qps for r in g.runs)
+        how = "; ".join(dict.fromkeys(fit[r.path].how for r in g.runs))
+        # Every machine the records were priced as on the chosen basis (a CPU run: VMs of
+        # its vCPU count): one price each,
         # never a blend of on-demand and spot (load keeps only rows on cfg.pricing).
         names = dict.fromkeys(m.machine for r in g.runs for m in r.machines)
         if not names:
@@ -255,9 +284,11 @@ def advise(cfg: AdviseConfig) -> str:
     notes = tuned + notes
     bound = f"p{cfg.latency_percentile:g} <= {cfg.latency_bound_seconds * 1e3:g} ms"
     if not found:
+        why = "; ".join(notes[:3]) + (f"; {len(notes) - 3} more" if len(notes) > 3 else "")
         raise errors.UsageError(
-            f"no server-scenario record of {cfg.model} VALID or measured at {bound} in "
-            f"{', '.join(cfg.inputs)}; measure one with `tpubench infer --scenario=server "
+            f"no server-scenario record of {cfg.model} with a LoadGen VALID confirmation at "
+            f"{bound} in {', '.join(cfg.inputs)}{f' ({why})' if why else ''}; measure one with "
+            f"`tpubench infer --scenario=server "
             f"--latency_bound={cfg.latency_bound_seconds * 1e3:g}ms`"
         )
     columns = (
@@ -267,7 +298,7 @@ def advise(cfg: AdviseConfig) -> str:
         "machines",
         "$/hour",
         "$/1M predictions",
-        "QPS read from the curve",
+        "QPS per machine from",
     )
     t = tables.Table(
         "serving_advice",
@@ -290,14 +321,18 @@ def advise(cfg: AdviseConfig) -> str:
         f"Advice: {_config(best)} as {best.machine}: {best.machines} machine(s) at "
         f"{render.num(best.qps)} QPS each serve {cfg.qps:g} QPS for "
         f"{render.money(best.usd_per_hour)}/hour on {money.prices_on(best.pricing)} "
-        f"(the cheapest of {len(found)}); "
-        f"QPS per machine from the curve: {best.source}",
+        f"(the cheapest of {len(found)}); QPS per machine: {best.source}",
     ]
-    short = [o for o in found if not all(r.serving["meets_mlperf_minimums"] for r in o.group.runs)]
-    if short:
+    verdicts = [r.serving["meets_mlperf_minimums"] for o in found for r in o.group.runs]
+    below = [o for o in found if _mlperf_text(o.group.runs) == "no"]
+    if all(v is None for v in verdicts):
         lines.append(
-            f"  note: {len(short)} configuration(s) were measured with short LoadGen settings "
-            "(below MLPerf's minimums)"
+            f"  note: {cfg.model} has no MLPerf Inference benchmark: MLPerf's rules do not apply"
+        )
+    elif below:
+        lines.append(
+            f"  note: {len(below)} configuration(s) were measured below MLPerf's rules for "
+            f"{cfg.model} (their records' notes say which): not submittable results"
         )
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines) + "\n"

@@ -93,7 +93,8 @@ class LoadGenSettings:
 
     latency_bound_seconds: float | None = None
     latency_percentile: float | None = None
-    meets_mlperf_minimums: bool | None = None
+    meets_mlperf_minimums: bool | None = None  # None: the model has no MLPerf benchmark
+    note: str | None = None  # why not, or that MLPerf's rules do not apply
     max_batch_size: int | None = None
 
 
@@ -103,6 +104,7 @@ class LoadGenSummary:
 
     validity: str | None = None
     latency_seconds: dict | None = None
+    run: str | None = None  # which LoadGen run is the result (confirm-2, server-target)
 
 
 @dataclasses.dataclass(frozen=True)

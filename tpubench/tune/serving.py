@@ -10,18 +10,24 @@ rate, and a point with no VALID QPS cannot serve at the bound.
 The search: every batch size at the first window, then every window at the
 best batch; then the two best points in rounds, back to back, until the 95%
 interval of their ratio excludes 1 (decide.py), `max_repeats` rounds, or the
-budget ends.  The search itself is the same as training's, smaller.
+budget ends.  The search itself is the same as training's, smaller.  The
+answer (`answer`) is "not settled" unless the interval says something, and
+the ranked rows (`rows`) start with it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 
 from tpubench.core import errors
 from tpubench.tune import decide
 
 WINDOWS_MS = (0.5, 2.0, 8.0)  # 2 ms: infer's default
+# An interval that holds 1 and lies within 1/TIE_SPAN..TIE_SPAN is a tie: it rules out
+# either point serving 25% more.  A wider one says nothing yet: "not settled".
+TIE_SPAN = 1.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,8 +163,52 @@ def said(o) -> str:
     return f"{o.status}: {o.reason}" + (" [recorded earlier]" if o.reused else "")
 
 
+def settled(ratio: decide.Ratio | None) -> bool:
+    """RATIO's 95% interval is finite, above 0, and excludes 1: the order is known."""
+    if ratio is None or ratio.low is None or ratio.high is None:
+        return False
+    if not (ratio.low > 0.0 and math.isfinite(ratio.high)):
+        return False
+    return ratio.low > 1.0 or ratio.high < 1.0
+
+
+def _tie(ratio: decide.Ratio) -> bool:
+    """The interval holds 1 and is narrow enough to rule out a TIE_SPAN difference."""
+    low, high = ratio.low, ratio.high
+    return low is not None and 1.0 / TIE_SPAN <= low <= 1.0 <= high <= TIE_SPAN
+
+
+def answer(result: Result) -> str:
+    """The serving tune's answer: the winner and how sure, never an interval that says nothing.
+
+    Settled: 'A, 1.25x B (95% interval 1.20-1.31, n=3)'.  A narrow interval
+    holding 1: a tie.  Otherwise (one round, or an interval too wide, e.g.
+    0.00-247072.95 from two rounds far apart): 'not settled', with the
+    measured ratio and the number of paired rounds.
+    """
+    v = result.verdict
+    if v is None:
+        return ""
+    r = v.ratio
+    if r is None or settled(r):
+        return v.text()
+    why = f"; {v.reason}" if v.reason else ""
+    if _tie(r):
+        return (
+            f"a tie within noise: pick either of {v.winner} and {v.other} "
+            f"({r.ratio:.2f}x, {r.interval_text()}{why})"
+        )
+    short = "one round gives no interval" if r.n < 2 else "its 95% interval is too wide to tell"
+    return (
+        f"not settled: {v.winner} served {r.ratio:.2f}x the QPS of {v.other} over n={r.n} "
+        f"paired round(s) ({short}{why})"
+    )
+
+
 def rows(result: Result) -> list[dict]:
-    """One row per point, best median QPS first; points with no VALID QPS last."""
+    """One row per point: the answer (result.winner) first, then by median QPS; points with
+    no VALID QPS last.  (The winner is chosen on the paired rounds, which may put it below
+    another point's median over every trial.)"""
     by: dict = {}
     for o in result.outcomes:
         by.setdefault(o.setting, []).append(o)
@@ -180,4 +230,6 @@ def rows(result: Result) -> list[dict]:
                 "records": [o.record for o in outs if o.record and o.status == "ok"],
             }
         )
-    return sorted(out, key=lambda r: r["qps"] or -1.0, reverse=True)
+    won = [r for r in out if r["point"] == result.winner and r["qps"] is not None]
+    rest = sorted((r for r in out if r not in won), key=lambda r: r["qps"] or -1.0, reverse=True)
+    return won + rest

@@ -12,6 +12,7 @@ in RESULTS_DIR/<run_id>.files/.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -38,9 +39,9 @@ _CLOSED_KEYS = (
 def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     """Measures INFER's scenario on BUILT; its one record joins infer.records."""
     cfg = infer.cfg
-    sc = cfg.scenario
-    lg = scenarios.import_loadgen(sc.name)
-    rules, test_settings = loadgen_conf.read(lg, sc, cfg.model)
+    lg = scenarios.import_loadgen(cfg.scenario.name)
+    rules, test_settings = loadgen_conf.read(lg, cfg.scenario, cfg.model)
+    sc = rules.config  # the flags, then the user.conf, then mlperf.conf
     replicas = built.placement.num_replicas
     max_batch = sc.max_batch_size or max(built.batches)
     session.check_batches([max_batch], replicas)
@@ -51,6 +52,7 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     wanted = wanted.get(sc.name, [single, max_batch])
     record = infer.new_record(sut_batch, built, 0)
     record["scenario"] = sc.name
+    record["config"] = {**record["config"], "scenario": dataclasses.asdict(sc)}
     closed = _closed_loop(infer, built, wanted)
     measured, accuracy = infer.describe(built)
     prices = infer.prices()
@@ -172,7 +174,7 @@ def _scenario(harness, lg, s, sc, args, rules) -> dict:
             max_batch,
             closed[single][_percentile_key(sc.latency_percentile)],
         )
-        scenarios.check_server(sc, cap)
+        scenarios.check_server(sc, cap, scenarios.qps_source(rules))
         scenarios.check_schedule(sc, rules)  # before LoadGen builds its schedule
         found = scenarios.search_server(harness, lg, s, sc, cap)
         if found["best"] is None:
@@ -260,13 +262,21 @@ def _settings(sc, rules, sut_batch: int, samples: int, setup_seconds: float) -> 
             latency_percentile=sc.latency_percentile,
             batching_window_seconds=sc.batching_window,
             target_qps=sc.target_qps,
-            qps_search="given --target_qps" if sc.target_qps else "bisection",
+            qps_search=_qps_search(sc, rules),
         )
     if sc.name == "multi_stream":
         out["samples_per_query"] = sc.samples_per_query
     if sc.name == "offline":
         out["offline_runs"] = sc.offline_runs
     return out | rules.meets_minimums()
+
+
+def _qps_search(sc, rules) -> str:
+    if sc.target_qps is None:
+        return "bisection"
+    if scenarios.qps_source(rules) == "--target_qps":
+        return "given --target_qps"
+    return "given by the user.conf's target_qps"
 
 
 def _cross_check(repeats: dict, closed: dict) -> dict:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import os
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
+from tpubench.run.infer import user_conf
 
 # tpubench's scenario names -> LoadGen's.
 LOADGEN_NAMES = {
@@ -47,6 +47,9 @@ class Rules:
     mlperf: dict  # what mlperf.conf alone sets: min_duration_seconds, min_query_count, ...
     effective: dict  # after the user.conf and the flags
     from_flags: tuple[str, ...]  # effective keys the flags set
+    user_conf_keys: dict = dataclasses.field(default_factory=dict)  # user_conf.section()
+    # The scenario as run: what neither flag nor user.conf set is mlperf.conf's.
+    config: ScenarioConfig | None = None
 
     @property
     def qsl_samples(self) -> int:
@@ -63,25 +66,79 @@ class Rules:
             "mlperf_conf_values": self.mlperf,
             "effective": self.effective,
             "set_by_flags": list(self.from_flags),
+            "user_conf_keys": self.user_conf_keys,
         }
 
     def meets_minimums(self) -> dict:
-        """Whether the effective settings reach mlperf.conf's minimums, and a note if not."""
-        need_s, need_q = self.mlperf["min_duration_seconds"], self.mlperf["min_query_count"]
-        have_s, have_q = self.effective["min_duration_seconds"], self.effective["min_query_count"]
-        meets = have_s >= need_s and have_q >= need_q
+        """Whether the run keeps its model's own MLPerf rules (mlperf.conf), and a note if not.
+
+        None for a model that is no MLPerf Inference benchmark (mlperf.conf's
+        `*` defaults are no benchmark's rules).  Otherwise every rule of the
+        scenario: the minimum duration and query count, the samples loaded,
+        the latency bound and its percentile; a run at a looser bound, a lower
+        percentile, or a shorter or smaller run does not meet them.
+        """
+        if self.model_key not in MLPERF_MODELS.values():
+            return {
+                "meets_mlperf_minimums": None,
+                "note": f"{self.model_key} has no MLPerf Inference benchmark: MLPerf's rules "
+                "do not apply",
+            }
+        unmet = [
+            f"{what} {show(have)} {word} MLPerf's {show(need)}"
+            for key, what, word, show, ok in _RULES.get(self.scenario, ()) + _COMMON
+            for need, have in [(self.mlperf[key], self.effective[key])]
+            if not ok(have, need)
+        ]
         out = {
-            "meets_mlperf_minimums": meets,
-            "mlperf_min_duration_seconds": need_s,
-            "mlperf_min_query_count": need_q,
+            "meets_mlperf_minimums": not unmet,
+            "mlperf_min_duration_seconds": self.mlperf["min_duration_seconds"],
+            "mlperf_min_query_count": self.mlperf["min_query_count"],
         }
-        if not meets:
-            unit = "samples" if self.scenario == "offline" else "queries"
+        if unmet:
+            name = LOADGEN_NAMES[self.scenario]
+            out["mlperf_rules_unmet"] = unmet
             out["note"] = (
-                f"short settings ({have_s:g} s, {have_q} {unit}): below the minimums of "
-                f"mlperf.conf ({need_s:g} s, {need_q} {unit}); not a submittable result"
+                f"below MLPerf's {self.model_key} {name} rules (mlperf.conf of LoadGen "
+                f"{self.loadgen_version}): {'; '.join(unmet)}; not a submittable result"
             )
         return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:g} ms"
+
+
+def _at_least(have, need) -> bool:
+    return have >= need
+
+
+def _at_most(have, need) -> bool:
+    return have <= need
+
+
+def _same(have, need) -> bool:
+    return have == need
+
+
+# (effective key, what it is, the word when unmet, how to show it, kept?) per scenario.
+_COMMON = (
+    ("min_duration_seconds", "min duration", "is below", lambda v: f"{v:g} s", _at_least),
+    ("min_query_count", "min query count", "is below", lambda v: f"{v:,}", _at_least),
+    ("performance_sample_count", "samples loaded", "are below", lambda v: f"{v:,}", _at_least),
+)
+_PCT = ("is below", lambda v: f"p{v:g}", _at_least)
+_RULES = {
+    "server": (
+        ("server_target_latency_seconds", "latency bound", "is looser than", _ms, _at_most),
+        ("server_target_latency_percentile", "bound's percentile", *_PCT),
+    ),
+    "single_stream": (("single_stream_target_latency_percentile", "latency percentile", *_PCT),),
+    "multi_stream": (
+        ("multi_stream_target_latency_percentile", "latency percentile", *_PCT),
+        ("multi_stream_samples_per_query", "samples per query", "differs from", str, _same),
+    ),
+}
 
 
 def loadgen_version() -> str:
@@ -108,6 +165,9 @@ def _values(s) -> dict:
         "single_stream_target_latency_percentile": round(
             100 * s.single_stream_target_latency_percentile, 4
         ),
+        "multi_stream_target_latency_percentile": round(
+            100 * s.multi_stream_target_latency_percentile, 4
+        ),
         "multi_stream_samples_per_query": int(s.multi_stream_samples_per_query),
     }
 
@@ -115,8 +175,11 @@ def _values(s) -> dict:
 def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
     """(the Rules, LoadGen's TestSettings carrying them) for SC on MODEL.
 
-    The TestSettings is built once and reused for every run of the process:
-    LoadGen logs an error into the next test when a second user.conf is read.
+    SC holds the flags given (None: not given).  A flag wins over the
+    user.conf, which wins over mlperf.conf; Rules.config is SC with every
+    setting the run needs filled in that order.  The TestSettings is built
+    once and reused for every run of the process: LoadGen logs an error into
+    the next test when a second user.conf is read.
     """
     key, name = model_key(model), LOADGEN_NAMES[sc.name]
     base = lg.TestSettings()
@@ -124,39 +187,82 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
     mlperf = _values(base)
     s = lg.TestSettings()
     s.FromConfig("", key, name, 0)
+    user = {}
     if sc.user_conf:
+        user = user_conf.read(sc.user_conf, key, name)  # refuses what it cannot honour
         _read_user_conf(lg, s, sc.user_conf, key, name)
     s.scenario = getattr(lg.TestScenario, name)
     s.mode = lg.TestMode.PerformanceOnly
-    flags = []
-    if sc.min_duration is not None:
-        s.min_duration_ms = int(round(sc.min_duration * 1000))
-        flags.append("min_duration_seconds")
-    if sc.min_query_count is not None:
-        s.min_query_count = sc.min_query_count
-        flags.append("min_query_count")
-    if sc.qsl_samples is not None:
-        s.performance_sample_count_override = sc.qsl_samples
-        flags.append("performance_sample_count")
-    elif s.performance_sample_count_override <= 0:
+    flags, given = [], set()
+
+    def lay(flag: str, value, attr: str, effective: str, scale=1) -> None:
+        if value is not None:
+            v = value * scale
+            setattr(s, attr, int(round(v)) if isinstance(getattr(s, attr), int) else float(v))
+            flags.append(effective)
+            given.add(flag)
+
+    lay("--min_duration", sc.min_duration, "min_duration_ms", "min_duration_seconds", 1000)
+    lay("--min_query_count", sc.min_query_count, "min_query_count", "min_query_count")
+    lay(
+        "--qsl_samples",
+        sc.qsl_samples,
+        "performance_sample_count_override",
+        "performance_sample_count",
+    )
+    if s.performance_sample_count_override <= 0:
         s.performance_sample_count_override = DEFAULT_QSL_SAMPLES
+    resolved = {}
     if sc.name == "server":
-        s.server_target_latency_ns = int(sc.latency_bound * 1e9)
-        s.server_target_latency_percentile = sc.latency_percentile / 100.0
-        flags += ["server_target_latency_seconds", "server_target_latency_percentile"]
+        if sc.latency_bound is None and "target_latency" not in user:
+            raise errors.UsageError(
+                "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms, "
+                "or a target_latency line in --user_conf"
+            )
+        bound = None if sc.latency_bound is None else round(sc.latency_bound * 1e9)
+        lay("--latency_bound", bound, "server_target_latency_ns", "server_target_latency_seconds")
+        pct = sc.latency_percentile
+        lay(
+            "--latency_percentile",
+            None if pct is None else pct / 100.0,
+            "server_target_latency_percentile",
+            "server_target_latency_percentile",
+        )
+        given |= {"--target_qps"} if sc.target_qps is not None else set()
+        resolved = {
+            "latency_bound": s.server_target_latency_ns / 1e9,
+            "latency_percentile": round(100 * s.server_target_latency_percentile, 4),
+            # A user.conf's target_qps is a fixed QPS, as --target_qps is: no search.
+            "target_qps": sc.target_qps
+            if sc.target_qps is not None or "target_qps" not in user
+            else float(s.server_target_qps),
+        }
     if sc.name == "multi_stream":
-        s.multi_stream_samples_per_query = sc.samples_per_query
-        flags.append("multi_stream_samples_per_query")
-    rules = Rules(sc.name, key, loadgen_version(), sc.user_conf, mlperf, _values(s), tuple(flags))
+        lay(
+            "--samples_per_query",
+            sc.samples_per_query,
+            "multi_stream_samples_per_query",
+            "multi_stream_samples_per_query",
+        )
+    resolved["samples_per_query"] = int(s.multi_stream_samples_per_query)
+    expected = {"offline": "target_qps", "single_stream": "target_latency"}
+    expected["multi_stream"] = "target_latency"
+    resolved["expected_from_user_conf"] = expected.get(sc.name) in user
+    rules = Rules(
+        sc.name,
+        key,
+        loadgen_version(),
+        sc.user_conf,
+        mlperf,
+        _values(s),
+        tuple(flags),
+        user_conf.section(user, given, sc.user_conf) if user else {},
+        dataclasses.replace(sc, **resolved),
+    )
     return rules, s
 
 
 def _read_user_conf(lg, s, path: str, key: str, name: str) -> None:
-    if not os.path.isfile(path):
-        raise errors.UsageError(
-            f"--user_conf={path}: no such file; give an MLPerf user.conf "
-            "(lines 'model.scenario.key = value')"
-        )
     rc = s.FromConfig(path, key, name, 1)
     if rc != 0:
         raise errors.UsageError(
@@ -169,10 +275,13 @@ def for_run(lg, s, sc: ScenarioConfig, expected: float, qps: float | None = None
     """S with one run's own values: the server's QPS, or the figure LoadGen sizes a run by.
 
     EXPECTED is seconds per query (single and multi stream) or samples per
-    second (offline), from the closed loop or an earlier run.
+    second (offline), from the closed loop or an earlier run; not used where
+    the user.conf set it.
     """
     if sc.name == "server":
         s.server_target_qps = float(qps)
+    elif sc.expected_from_user_conf:
+        pass  # the user.conf's target_qps / target_latency: LoadGen read it already
     elif sc.name == "offline":
         s.offline_expected_qps = float(expected)
     elif sc.name == "single_stream":

@@ -141,14 +141,22 @@ def check_schedule(sc: ScenarioConfig, rules) -> None:
         return
     eff = rules.effective
     queries = max(eff["min_query_count"], sc.target_qps * eff["min_duration_seconds"])
+    name = qps_source(rules)
     bounds.check_memory(
         queries * SCHEDULE_BYTES_PER_QUERY,
-        f"LoadGen's query schedule ({queries:,.0f} queries at --target_qps={sc.target_qps:g})",
-        "give a lower --target_qps or a shorter --min_duration",
+        f"LoadGen's query schedule ({queries:,.0f} queries at {name}={sc.target_qps:g})",
+        f"give a lower {name} or a shorter --min_duration",
     )
 
 
-def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
+def qps_source(rules) -> str:
+    """Where the server's fixed QPS came from: --target_qps, or the user.conf's target_qps."""
+    keys = getattr(rules, "user_conf_keys", None) or {}
+    honoured = (keys.get("target_qps") or {}).get("use") == "honoured"
+    return "the user.conf's target_qps" if honoured else "--target_qps"
+
+
+def check_server(sc: ScenarioConfig, cap: Capacity, qps_name: str = "--target_qps") -> None:
     """One-line errors for a bound no batch meets and a target QPS out of reach."""
     if cap.single_latency > sc.latency_bound:
         raise errors.UsageError(
@@ -159,9 +167,9 @@ def check_server(sc: ScenarioConfig, cap: Capacity) -> None:
         )
     if sc.target_qps is not None and sc.target_qps > cap.qps:
         raise errors.UsageError(
-            f"--target_qps={sc.target_qps:g} is out of reach: this device predicts at most "
-            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); give a lower --target_qps, "
-            "or none to search for the highest VALID one"
+            f"{qps_name}={sc.target_qps:g} is out of reach: this device predicts at most "
+            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); lower {qps_name}, "
+            "or give none to search for the highest VALID one"
         )
 
 
@@ -241,14 +249,16 @@ def run_offline(harness: Harness, lg, s, sc: ScenarioConfig, closed_rate: float)
 
     LoadGen sizes the single offline query from the expected QPS: a faster
     SUT finishes before the minimum duration and LoadGen calls it INVALID,
-    so a short run is repeated, sized by LoadGen's own rate.  Returns
+    so a short run is repeated, sized by LoadGen's own rate (not when the
+    user.conf set the expected QPS: its value is kept).  Returns
     {"median": the median result's summary, "results": every result's}.
     """
     results, rate = [], closed_rate
     for i in range(sc.offline_runs):
         name = f"offline-{i + 1}"
         summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), name, "offline")
-        if not summary.get("min_duration_met") and summary.get("samples_per_sec"):
+        resize = not sc.expected_from_user_conf  # the user.conf's target_qps is kept
+        if resize and not summary.get("min_duration_met") and summary.get("samples_per_sec"):
             rate = 1.25 * summary["samples_per_sec"]
             summary = harness.run(loadgen_conf.for_run(lg, s, sc, rate), f"{name}b", "offline")
         results.append(summary)

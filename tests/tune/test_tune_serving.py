@@ -1,0 +1,80 @@
+"""`tune --objective=serving`: its answer and its table, from fabricated trial outcomes (no TF).
+
+The rounds' interval comes from decide.paired; what is checked here is what
+the serving tune says of it: "not settled" when the interval says nothing
+(one round, or two rounds far apart), a tie only when the interval is narrow,
+and a table whose first row is the answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tpubench.cli import tune_serving
+from tpubench.tune import decide, serving, trials
+
+A, B, C = serving.Point(32, 8.0), serving.Point(32, 2.0), serving.Point(8, 0.5)
+
+
+def _result(ratio, winner=A, other=B, reason="") -> serving.Result:
+    verdict = decide.Verdict(winner.describe(), other.describe(), ratio, 0, reason)
+    return serving.Result(verdict=verdict, winner=winner)
+
+
+def test_two_rounds_far_apart_are_not_settled_and_no_interval_is_printed():
+    # The user's case: n=2 and a t-interval (t=12.7) from 0.00 to 247,072.95.
+    ratio = decide.paired([1564.1, 9085.7], [8663.9, 100.0])
+    assert ratio.n == 2 and ratio.low < 0.01 and ratio.high > 1000
+    assert not serving.settled(ratio)
+    text = serving.answer(_result(ratio, reason="the budget ended"))
+    assert text == (
+        f"not settled: batch 32, window 8 ms served {ratio.ratio:.2f}x the QPS of batch 32, "
+        "window 2 ms over n=2 paired round(s) (its 95% interval is too wide to tell; the "
+        "budget ended)"
+    )
+    assert "interval 0.00" not in text
+
+
+@pytest.mark.parametrize(
+    "ratio, starts",
+    [
+        (decide.Ratio(1.4, None, None, 1), "not settled: batch 32, window 8 ms served 1.40x"),
+        (decide.Ratio(1.4, 0.27, 7.37, 3), "not settled: "),  # holds 1, too wide for a tie
+        (decide.Ratio(1.02, 0.95, 1.1, 5), "a tie within noise: pick either of batch 32"),
+        (decide.Ratio(1.25, 1.2, 1.31, 3), "batch 32, window 8 ms, 1.25x batch 32, window 2 ms"),
+        (decide.Ratio(1.25, 0.0, 1.31, 3), "not settled: "),  # a low end at 0 is no bound
+    ],
+)
+def test_the_answer_says_settled_only_when_the_interval_says_something(ratio, starts):
+    text = serving.answer(_result(ratio))
+    assert text.startswith(starts), text
+    assert ("95% interval 1.20-1.31, n=3" in text) == serving.settled(ratio)
+    if ratio.n == 1:
+        assert "over n=1 paired round(s) (one round gives no interval)" in text
+
+
+def _outcome(p, repeat, rate):
+    status = "ok" if rate else "failed"
+    return trials.Outcome(p, 0, repeat, status, batch=p.batch, rate=rate, reason="no QPS VALID")
+
+
+def test_the_table_starts_with_the_answer_even_below_anothers_median():
+    # The paired rounds chose A; over every trial B's median is higher (a busy round).
+    outcomes = [
+        _outcome(A, 0, 8663.9),
+        _outcome(B, 0, 6349.1),
+        _outcome(C, 0, 2053.0),
+        _outcome(B, 1, 9085.7),
+        _outcome(A, 1, 4335.3),
+        _outcome(A, 2, 6627.8),
+        _outcome(B, 2, 9500.0),
+        _outcome(serving.Point(128, 0.5), 0, None),
+    ]
+    result = serving.Result(outcomes=outcomes, winner=A)
+    rows = serving.rows(result)
+    assert [r["point"] for r in rows] == [A, B, C, serving.Point(128, 0.5)]
+    assert rows[0]["qps"] < rows[1]["qps"]
+    table = tune_serving._table(rows, "p99 <= 50ms", A)
+    first = next(line for line in table.splitlines() if "batch 32, window 8 ms" in line)
+    assert first.split("│")[1].strip() == "1" and "winner, ok" in first
+    assert "the answer first, then by median VALID QPS" in table

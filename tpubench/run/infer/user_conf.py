@@ -1,0 +1,237 @@
+"""A `--user_conf`: which LoadGen keys it sets for a run, and which tpubench refuses.
+
+Pure Python.  LoadGen reads a user.conf itself (loadgen_conf.py), but it
+says nothing of what it read, and tpubench sets some settings per run (the
+server's QPS, the expected latency), which would silently win over the
+file.  So the file is read here first, the way LoadGen 6.0.17's reader
+reads it: lines `model.scenario.key = value` (a lone `#` starts a comment),
+a line applying when its model is the run's MLPerf model key or `*` and its
+scenario the run's or `*`; of several lines for one key the most specific
+wins (model.scenario, *.scenario, model.*, *.*), and of equal ones the
+last.  Every key that applies is honoured or refused here, before any run:
+see KEYS, and docs/inference.md's table.  Precedence: a flag given on the
+command line > the user.conf > mlperf.conf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from tpubench.core import bounds, errors
+
+SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
+
+# Keys that apply in every scenario, and how tpubench treats them.  "honoured":
+# passed to LoadGen as is; "flag --x": honoured unless --x is given; anything
+# else is the reason the key is refused.
+_PERFORMANCE_ONLY = "tpubench runs LoadGen in PerformanceOnly mode (accuracy is its own eval)"
+_MLPERF_ONLY = "LoadGen reads it from mlperf.conf only and ignores it in a user.conf"
+_NO_TOKENS = "tpubench's SUT answers whole predictions and reports no tokens"
+GENERIC = {
+    "min_duration": "flag --min_duration",
+    "min_query_count": "flag --min_query_count",
+    "performance_sample_count_override": "flag --qsl_samples",
+    "max_duration": "honoured",
+    "max_query_count": "honoured",
+    "print_timestamps": "honoured",
+    "performance_issue_unique": "honoured",
+    "performance_issue_same": "honoured",
+    "performance_issue_same_index": "honoured",
+    "sample_concatenate_permutation": "honoured",
+    "accuracy_log_rng_seed": "honoured",
+    "accuracy_log_sampling_target": "honoured",
+    "mode": _PERFORMANCE_ONLY,
+    "accuracy_sample_count_override": _PERFORMANCE_ONLY,
+    "qsl_rng_seed": _MLPERF_ONLY,
+    "sample_index_rng_seed": _MLPERF_ONLY,
+    "schedule_rng_seed": _MLPERF_ONLY,
+    "accuracy_log_probability": _MLPERF_ONLY,
+    "test05": _MLPERF_ONLY,
+    "test05_qsl_rng_seed": _MLPERF_ONLY,
+    "test05_sample_index_rng_seed": _MLPERF_ONLY,
+    "test05_schedule_rng_seed": _MLPERF_ONLY,
+    "use_token_latencies": _NO_TOKENS,
+    "infer_token_latencies": _NO_TOKENS,
+    "token_latency_scaling_factor": _NO_TOKENS,
+}
+# Keys LoadGen reads for one scenario only.
+PER_SCENARIO = {
+    "SingleStream": {
+        "target_latency_percentile": "honoured",
+        "target_latency": "expected",  # the latency LoadGen sizes the run by (ms)
+    },
+    "MultiStream": {
+        "target_latency_percentile": "honoured",
+        "target_latency": "expected",
+        "samples_per_query": "flag --samples_per_query",
+    },
+    "Server": {
+        "target_latency": "flag --latency_bound",
+        "target_latency_percentile": "flag --latency_percentile",
+        "target_qps": "flag --target_qps",  # a fixed QPS: no search, as with the flag
+        "coalesce_queries": "honoured",
+        "max_async_queries": "honoured",
+        "ttft_latency": _NO_TOKENS,
+        "tpot_latency": _NO_TOKENS,
+    },
+    "Offline": {"target_qps": "expected"},  # the QPS LoadGen sizes the one query by
+}
+KEYS = sorted(set(GENERIC) | {k for keys in PER_SCENARIO.values() for k in keys})
+# The values tpubench uses itself: (lowest, highest, unit, LoadGen reads an integer),
+# the ranges of the flags they stand for.
+_WEEK_MS = bounds.MAX_DURATION_SECONDS * 1000
+RANGES = {
+    "min_duration": (1, _WEEK_MS, "ms", True),
+    "min_query_count": (*bounds.FLAGS["min_query_count"][:2], "queries", True),
+    "performance_sample_count_override": (0, bounds.FLAGS["qsl_samples"][1], "samples", True),
+    "samples_per_query": (*bounds.FLAGS["samples_per_query"][:2], "samples", True),
+    "target_qps": (*bounds.FLAGS["target_qps"][:2], "queries per second", False),
+    "target_latency": (0.001, _WEEK_MS, "ms", False),
+    "target_latency_percentile": (1, 99.99, "percent", False),
+}
+_NUMBER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One key of a user.conf that applies to the run."""
+
+    key: str  # LoadGen's name, e.g. "target_qps"
+    value: str
+    line: int
+    text: str  # the whole key as written, e.g. "*.Server.target_qps"
+    use: str  # "honoured", "expected", or "flag --x" (honoured unless --x is given)
+
+    @property
+    def flag(self) -> str | None:
+        return self.use.removeprefix("flag ") if self.use.startswith("flag ") else None
+
+
+def allowed(scenario: str) -> dict[str, str]:
+    """{key: how tpubench treats it} for every key LoadGen reads in SCENARIO."""
+    return GENERIC | PER_SCENARIO[scenario]
+
+
+def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
+    """{key: Setting} of PATH that apply to MODEL_KEY in SCENARIO (LoadGen's name).
+
+    Raises a one-line UsageError for a line LoadGen would misread, a key it
+    does not read, and a key that applies here but tpubench cannot honour.
+    """
+    if not os.path.isfile(path):
+        raise errors.UsageError(
+            f"--user_conf={path}: no such file; give an MLPerf user.conf "
+            "(lines 'model.scenario.key = value')"
+        )
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise errors.UsageError(f"--user_conf={path}: cannot read it ({e})") from None
+    found: dict[str, tuple[int, int, str, str]] = {}  # key -> (rank, line, text, value)
+    for n, line in enumerate(lines, 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        where = f"--user_conf={path}: line {n}"
+        if len(words) < 3 or words[1] != "=":
+            raise errors.UsageError(
+                f"{where} ({line.strip()!r}) is not 'model.scenario.key = value' (LoadGen "
+                "reads an '=' with a space on each side); accepted: such lines and lines "
+                "starting with #"
+            )
+        if len(words) > 3:
+            raise errors.UsageError(
+                f"{where}: {' '.join(words[3:])!r} after the value; LoadGen refuses it "
+                "(a # comment goes on a line of its own); accepted: 'model.scenario.key = value'"
+            )
+        text, value = words[0], words[2]
+        model, scen, key = _split(text, where)
+        if key not in KEYS:
+            raise errors.UsageError(
+                f"{where} sets {text}: LoadGen reads no key {key!r}{errors.choices_hint(key, KEYS)}"
+            )
+        if not _NUMBER.fullmatch(value):
+            raise errors.UsageError(
+                f"{where} sets {text} = {value}: LoadGen takes a number (integer or decimal)"
+            )
+        if model not in (model_key, "*") or scen not in (scenario, "*"):
+            continue  # another model's or scenario's line, as LoadGen reads it
+        if key not in allowed(scenario):
+            if scen == "*":
+                continue  # a key of other scenarios
+            raise errors.UsageError(
+                f"{where} sets {text}: LoadGen does not read {key} for {scenario}; accepted "
+                f"for {scenario}: {', '.join(sorted(allowed(scenario)))}"
+            )
+        # LoadGen's lookup order: model.scenario, *.scenario, model.*, *.*.
+        rank = {(True, True): 0, (False, True): 1, (True, False): 2}.get(
+            (model != "*", scen != "*"), 3
+        )
+        if key not in found or rank <= found[key][0]:
+            found[key] = (rank, n, text, value)
+    out = {}
+    for key, (_, n, text, value) in sorted(found.items()):
+        use = allowed(scenario)[key]
+        if use not in ("honoured", "expected") and not use.startswith("flag "):
+            raise errors.UsageError(
+                f"--user_conf={path}: line {n} sets {text} = {value}: tpubench cannot honour "
+                f"{key} ({use}); accepted: remove the line"
+            )
+        out[key] = Setting(key, value, n, text, use)
+        _check_range(out[key], scenario, path)
+    return out
+
+
+def _check_range(s: Setting, scenario: str, path: str) -> None:
+    """A value tpubench uses must be in its flag's range, and whole where LoadGen reads an
+    integer (it would drop the fraction: Server target_latency 0.5 is a 0 ms bound)."""
+    if s.key not in RANGES:
+        return
+    low, high, unit, whole = RANGES[s.key]
+    whole = whole or (s.key == "target_latency" and scenario == "Server")
+    v = number(s)
+    if not low <= v <= high or (whole and v != int(v)):
+        kind = "a whole number" if whole else "a number"
+        raise errors.UsageError(
+            f"--user_conf={path}: line {s.line} sets {s.text} = {s.value}: out of range; "
+            f"accepted: {kind} from {low:g} to {high:g} ({unit})"
+        )
+
+
+def _split(text: str, where: str) -> tuple[str, str, str]:
+    """'model.scenario.key' -> its three parts (a model's name may hold dots: 3d-unet-99.9)."""
+    parts = text.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        raise errors.UsageError(
+            f"{where}: {text!r} is not model.scenario.key; accepted: e.g. "
+            "resnet50.Server.target_latency or *.Offline.min_duration"
+        )
+    if parts[1] not in (*SCENARIOS, "*"):
+        raise errors.UsageError(
+            f"{where}: {text!r} names scenario {parts[1]!r}; accepted: {', '.join(SCENARIOS)} or *"
+        )
+    return parts[0], parts[1], parts[2]
+
+
+def number(s: Setting) -> float:
+    """S's value as LoadGen reads a number (hex integers too)."""
+    v = s.value
+    return float(int(v, 16)) if v.lower().lstrip("+-").startswith("0x") else float(v)
+
+
+def section(settings: dict[str, Setting], flags_given: set[str], path: str) -> dict:
+    """The record's `loadgen.rules.user_conf_keys`: each key, its line, and what was done."""
+    out = {}
+    for key, s in settings.items():
+        if s.flag and s.flag in flags_given:
+            done = f"{s.flag} given: the flag wins"
+        elif s.use == "expected":
+            done = "honoured: tpubench's own estimate from the closed loop is not used"
+        else:
+            done = "honoured"
+        out[key] = {"line": f"{os.path.basename(path)}:{s.line}", "set": f"{s.text} = {s.value}"}
+        out[key]["use"] = done
+    return out
