@@ -8,11 +8,13 @@ that LoadGen judges VALID at the latency bound; that QPS is the trial's
 rate, and a point with no VALID QPS cannot serve at the bound.
 
 The search: every batch size at the first window, then every window at the
-best batch; then the two best points in rounds, back to back, until the 95%
-interval of their ratio excludes 1 (decide.py), `max_repeats` rounds, or the
-budget ends.  The search itself is the same as training's, smaller.  The
-answer (`answer`) is "not settled" unless the interval says something, and
-the ranked rows (`rows`) start with it.
+best batch; then the two best points in rounds, back to back, until the
+interval of their ratio excludes 1 (decide.py: looks planned from
+`repeats` to `max_repeats`, each at 5% / looks, so the 95% holds however
+many rounds are looked at), `max_repeats` rounds, or the budget ends.
+The search itself is the same as training's, smaller.  The answer
+(`answer`) is "not settled" unless the interval says something, and the
+ranked rows (`rows`) start with it.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class Search:
     def __init__(self, opts: Options, runner, say):
         self.opts, self.runner, self.say = opts, runner, say
         self.result = Result()
+        self.plan = decide.Plan.of(opts.repeats, opts.max_repeats)
 
     def trial(self, p: Point, repeat: int = 0, stage: str = "screen"):
         r = self.result
@@ -113,12 +116,14 @@ class Search:
 
     def _rounds(self, top: list[Point]) -> None:
         r, n, stop = self.result, 1, ""  # round 0: the screening trials
+        # The looks are planned before the first (self.plan, decide.Plan): one after each
+        # round from --repeats to --max_repeats, each at 5% / looks, so repeated looks keep 95%.
         while len(top) == 2 and not stop:
             if n >= self.opts.max_repeats:
                 stop = f"{n} rounds run (--max_repeats)"
                 break
             ratio = self._pair(top)
-            if n >= self.opts.repeats and ratio and ratio.decided:
+            if self.plan.settles(n, ratio):
                 break
             for p in top[n % 2 :] + top[: n % 2]:
                 if self.trial(p, n, "round") is None:
@@ -138,7 +143,8 @@ class Search:
     def _pair(self, two: list[Point]) -> decide.Ratio | None:
         runs = [{o.repeat: o.rate for o in self.result.outcomes if o.setting == p} for p in two]
         both = sorted(n for n in set(runs[0]) & set(runs[1]) if runs[0][n] and runs[1][n])
-        return decide.paired([runs[0][n] for n in both], [runs[1][n] for n in both])
+        a, b = [runs[0][n] for n in both], [runs[1][n] for n in both]
+        return self.plan.paired(a, b)
 
     def leaders(self, n: int) -> list[Point]:
         """The N points with the highest median VALID QPS, best first."""
