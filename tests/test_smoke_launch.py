@@ -30,7 +30,7 @@ parts:
       smoke: {tiny: true, train_steps: 4, seconds: 15}
 findings:
   - text: 2 vCPUs beat 1
-    check: {kind: ratio, part: train, a: 2 vCPU, b: 1 vCPU, min: 1.0}
+    check: {kind: ratio, part: train, a: 2 vCPU, b: 1 vCPU, band: at least 1.1x}
 """
 
 
