@@ -30,7 +30,7 @@ parts:
       smoke: {tiny: true, train_steps: 4, seconds: 15}
 findings:
   - text: 2 vCPUs beat 1
-    check: {kind: ratio, part: train, a: 2 vCPU, b: 1 vCPU, min: 1.0}
+    check: {kind: ratio, part: train, a: 2 vCPU, b: 1 vCPU, band: at least 1.1x}
 """
 
 
@@ -59,7 +59,9 @@ def test_study_run_then_report_a_users_study(tmp_path):
     assert "mine: One vCPU or two on mnist_mlp" in out  # the report, drawn as tables
     assert "# mine" not in out and "Reruns: ." not in out  # not raw Markdown; no empty source
     assert "2 cell(s) at --scale=smoke: 2 measured" in out
-    assert "not judged (smoke scale)" in out  # a smoke run is no evidence for a finding
+    shown = " ".join(out.split())  # the report drawn as tables, folded at 100 columns
+    assert "2 vCPUs beat 1 (band: at least 1.1x) — 2 vCPU " in shown
+    assert "not judged (smoke scale)" in shown  # a smoke run is no evidence for a finding
     cells = records(tmp_path / "st")
     assert len(cells) == 2 and all(r["status"] == "ok" for r in cells)
     assert sorted(r["hardware"]["cpu"]["affinity_cores"] for r in cells) == [1, 2]

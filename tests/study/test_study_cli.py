@@ -54,11 +54,13 @@ parts:
     models: [mnist_mlp]
     setups:
       - {label: one, vcpus: 1}
+      - {label: two, vcpus: 2}
+      - {label: four, vcpus: 4}
     scale:
       smoke: {tiny: true, train_steps: 2}
 findings:
-  - text: about 1 vCPU
-    check: {kind: knee, part: p, expect: 1}
+  - text: about 2 vCPUs
+    check: {kind: knee, part: p, band: 2 vCPUs}
 """
 
 
@@ -72,7 +74,24 @@ findings:
         ("train_steps: 2", "train_stepz: 2", "unknown `tpubench train` flag in"),
         ("train_steps: 2", "results_dir: x", "results_dir is set by the study for each cell"),
         ("kind: knee, part: p", "kind: kneee, part: p", "unknown check kind in"),
-        ("part: p, expect: 1", "part: q, expect: 1", "unknown part in"),
+        ("part: p, band", "part: q, band", "unknown part in"),
+        (
+            "band: 2 vCPUs",
+            "band: 2 GHz",
+            "findings[0].check.band='2 GHz' is not a band in vCPUs: give e.g. 4 vCPUs or 2-4",
+        ),
+        (
+            "band: 2 vCPUs",
+            "band: 1-2 vCPUs",
+            "findings[0].check: band '1-2 vCPUs' accepts 2 of the 3 vCPU sizes this finding could "
+            "see (1, 2, 4); a band must accept fewer than half",
+        ),
+        (
+            "{label: two, vcpus: 2}",
+            "{label: two, vcpus: 2, memory: 1GiB}",
+            "'two' stands in with a memory cap (--memory_limit, RLIMIT_DATA) but 'one' does not; "
+            "judge a stand-in against another memory cap",
+        ),
         ("models: [mnist_mlp]", "models: []", "parts[0] (p).models must be a non-empty list"),
         ("title: mine", "title: [mine", "is not valid YAML at line"),
         ("title: mine", "title: mine\nrepeats: 1", "repeats=1 must be a whole number >= 2"),

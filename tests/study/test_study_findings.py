@@ -128,3 +128,32 @@ def test_cell_ids_survive_setup_keys_added_later():
     study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
     ids = {(c.model.model, c.setup.label): c.id for c in cells.expand(study, "full")}
     assert ids[("mnist_mlp", "1 vCPU")] == "cpu_vs_gpu-3f02ab3a33"
+
+
+def test_a_short_epoch_prints_its_seconds_not_zero():
+    """cpu_vs_gpu's smoke printed `s/epoch` 0 for a 0.43 s epoch: small times keep 2 digits."""
+    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    by = {c.setup.label: c for c in cells.expand(study, "smoke") if c.model.model == "mnist_mlp"}
+    got = {}
+    for label, sec in (("1 vCPU", 0.43), ("2 vCPU", 0.0043), ("4 vCPU", 2.5028), ("8 vCPU", 45.1)):
+        got[by[label].id] = measured.Measured(
+            cell=by[label],
+            trials=1,
+            rate=60000 / sec,
+            usd_hour=0.01,
+            usd_epoch=0.01 * sec / 3600,
+            sec_epoch=sec,
+            usd_million=None,
+            accelerator="cpu",
+            machine="m",
+            pricing="spot",
+            paths=(),
+            batch=None,
+        )
+    results = measured.Results(study, "smoke", GPU_HOST, "runs", tuple(by.values()), got, {})
+    rows = {
+        r.split(" | ")[0].strip("| "): r.split(" | ")[3]
+        for r in report.render(results, []).splitlines()
+        if r.startswith("| ") and " vCPU |" in r.split(" | ")[0] + " |"
+    }
+    assert rows == {"1 vCPU": "0.43", "2 vCPU": "0.0043", "4 vCPU": "2.5", "8 vCPU": "45"}

@@ -146,7 +146,7 @@ def test_a_data_bench_study_runs_at_smoke_scale_and_leaves_records(tmp_path):
         "    models: [resnet50]\n"
         "    data: [jpeg]\n"
         "    setups:\n"
-        "      - {label: local, vcpus: 1}\n"
+        "      - {label: local, vcpus: 1, read_mb_per_s: 100000}\n"  # the emulator's control
         "      - {label: slow, vcpus: 1, read_mb_per_s: 1}\n"
         "    scale:\n"
         "      smoke: {tiny: true, batch_size: 8, batches: 4, warmup_batches: 1, "
@@ -154,7 +154,7 @@ def test_a_data_bench_study_runs_at_smoke_scale_and_leaves_records(tmp_path):
         "      full: {}\n"
         "findings:\n"
         "  - text: the slow disk slows preprocessing\n"
-        "    check: {kind: ratio, part: p, a: local, b: slow, min: 1.1}\n"
+        "    check: {kind: ratio, part: p, a: local, b: slow, band: at least 1.1x}\n"
     )
     argv = [sys.executable, "-m", "tpubench", "study", "run", "pre.yaml", "--scale=smoke"]
     argv.append("--results_dir=st")
@@ -165,7 +165,7 @@ def test_a_data_bench_study_runs_at_smoke_scale_and_leaves_records(tmp_path):
     assert "Traceback" not in proc.stderr
     assert "2 cell(s) at --scale=smoke: 2 measured" in proc.stdout
     shown = " ".join(proc.stdout.split())  # the report drawn as tables, folded at 100 columns
-    assert "• the slow disk slows preprocessing — local " in shown
+    assert "• the slow disk slows preprocessing (band: at least 1.1x) — local " in shown
     assert "not judged (smoke scale)" in shown
     found = [json.loads(p.read_text()) for p in (tmp_path / "st").glob("*.json")]
     found = [r for r in found if r.get("kind") == "data_bench"]

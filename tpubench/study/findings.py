@@ -1,12 +1,14 @@
 """A study's findings, checked against its measured cells: one line each.
 
 Every check returns what was measured and a verdict: `holds`, `does not
-hold here`, `within noise` (the 95% interval spans the finding's
-threshold), `not judged (...)` (smoke scale, or fewer runs than the study's
-repeats) or `not measured (needs ...)`, naming what the missing cells need
-(a GPU, more vCPUs, a gs:// copy of the data).  A check that names setups
-(`among`, the knee's vCPU sizes) judges only when all of them are measured.
-Only measured cells are used; published figures never decide a verdict.
+hold here`, `within noise` (the 95% interval spans an edge of the finding's
+band, study/bands.py), `not judged (...)` (smoke scale, or fewer runs than
+the study's repeats) or `not measured (needs ...)`, naming what the missing
+cells need (a GPU, more vCPUs, a gs:// copy of the data).  A check that
+names setups (`among`, the knee's vCPU sizes) judges only when all of them
+are measured.  A verdict on a stand-in (an emulated disk, a memory cap)
+says so and names its control (study/standins.py).  Only measured cells are
+used; published figures never decide a verdict.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
-from tpubench.study import flips, sizing
+from tpubench.study import bands, flips, sizing, standins
 from tpubench.study import judge as J
 
 HOLDS, FAILS = J.HOLDS, J.FAILS
+method = bands.method  # how a multi-device setup combines gradients (the report's columns)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,24 +29,19 @@ class Verdict:
     measured: str
     verdict: str
     notes: tuple[str, ...] = ()  # what would flip a cost verdict, the price bases
+    band: str = ""  # what the finding accepts, as its study file writes it
+    stand_in: str = ""  # the stand-in a judged verdict rests on, and its control
 
     def line(self) -> str:
-        text = f"- {self.finding} — {self.measured}: **{self.verdict}**"
+        band = f" (band: {self.band})" if self.band else ""
+        verdict = f"**{self.verdict}**" + (f" ({self.stand_in})" if self.stand_in else "")
+        text = f"- {self.finding}{band} — {self.measured}: {verdict}"
         return "\n".join([text, *[f"  - {n}" for n in self.notes]])
 
 
 def _not_measured(needs: list[str]) -> str:
     said = [n.removeprefix("needs ") for n in list(dict.fromkeys(needs))[:2]]
     return f"not measured (needs {'; '.join(said) or 'a run of `tpubench study run`'})"
-
-
-def method(setup) -> str | None:
-    """How a multi-device setup combines gradients: its all-reduce or strategy."""
-    if setup.devices < 2:
-        return None
-    if setup.strategy == "parameter_server":
-        return f"ps_{setup.variables or 'cpu'}"  # where the parameter servers keep variables
-    return setup.all_reduce or setup.strategy or "auto"
 
 
 def _fmt(x: float) -> str:
@@ -63,7 +61,7 @@ def _verdict(results, ms: list, verdict: str) -> str:
 
 
 def _knee(r, c):
-    part = c["part"]
+    part, (band,) = c["part"], bands.of(c)
     among = c.get("among") or [s.label for s in r.study.part(part).setups if s.vcpus]
     groups: dict = {}
     for m in r.of(part):
@@ -86,13 +84,12 @@ def _knee(r, c):
         )
         on = "CPU, which also does the arithmetic" if ms[0].accelerator == "cpu" else "GPU"
         spread = f" (within the intervals: {early}–{late})" if (early, late) != (knee, knee) else ""
-        if knee == points[-1][0] and knee < 2 * c["expect"]:
+        if knee == points[-1][0] and (band.hi is None or knee <= band.hi):
             texts.append(f"{model} ({data}, {on}) still gains at {knee} vCPUs, the most measured")
             verdicts.append(None)
             continue
         texts.append(f"here the rate stops gaining at {knee} vCPUs{spread} ({model}, {data}, {on})")
-        lo, hi = c["expect"] / 2, 2 * c["expect"]
-        inside = [lo <= k <= hi for k in (early, late)]
+        inside = [band.accepts(k) for k in (early, late)]
         verdicts.append(HOLDS if all(inside) else FAILS if not any(inside) else J.NOISE)
     if not texts:
         labels = ", ".join(among)
@@ -124,7 +121,7 @@ def _ratio(r, c):
             f"{c['a']} {x:.2f}x{J.shown_ci(ci)} {c['b']} "
             f"({model}: {_fmt(a.rate)} vs {_fmt(b.rate)}/s)"
         )
-        verdicts.append(J.at_least(x, ci, c["min"]))
+        verdicts.append(J.in_band(x, ci, bands.of(c)[0]))
         used += [a, b]
     return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
@@ -134,11 +131,11 @@ def _about_equal(r, c):
     if not pairs:
         needs = r.missing(c["part"], setup=c["a"]) + r.missing(c["part"], setup=c["b"])
         return f"{c['a']} vs {c['b']} not both measured", _not_measured(needs)
-    w, texts, verdicts, used = c.get("within", 0.1), [], [], []
+    (band,), texts, verdicts, used = bands.of(c), [], [], []
     for model, (a, b) in pairs.items():
         x, ci = a.rate / b.rate, J.ratio_ci(a, b)
         texts.append(f"{x:.2f}x{J.shown_ci(ci)} ({model})")
-        verdicts.append(J.combine([J.at_least(x, ci, 1 - w), J.at_most(x, ci, 1 + w)]))
+        verdicts.append(J.in_band(x, ci, band))
         used += [a, b]
     text = f"{c['a']} runs at {', '.join(texts)} of {c['b']}{_busy(used)}"
     return text, _verdict(r, used, J.combine(verdicts))
@@ -158,7 +155,11 @@ def _cheapest(r, c):
         second = min((k for k in priced if k != best), key=lambda k: priced[k].usd_epoch)
         sure = J.apart(priced[best], priced[second], "usd_epoch")
         texts.append(f"{best} cheapest for {item.model}" + ("" if sure else " (within noise)"))
-        verdicts.append(J.NOISE if not sure else HOLDS if best == c["setup"] else FAILS)
+        # the setup's $/epoch over the cheapest other's, against the band (a margin)
+        mine = priced[c["setup"]]
+        other = min((m for k, m in priced.items() if k != c["setup"]), key=lambda m: m.usd_epoch)
+        x, ci = mine.usd_epoch / other.usd_epoch, J.ratio_ci(mine, other, "usd_epoch")
+        verdicts.append(J.in_band(x, ci, bands.of(c)[0]))
         notes += [f"{item.model}: {line}" for line in flips.flip_lines(priced)]
         basis = flips.basis_line(priced)
         notes += [f"{item.model}: {basis}"] if basis else []
@@ -185,12 +186,7 @@ def _slowest(r, c):
     text = (
         f"{c['setup']} {_fmt(mine.rate)}/s vs the slowest other {_fmt(slow.rate)}/s ({c['model']})"
     )
-    if J.apart(mine, slow):
-        verdict = HOLDS
-    elif J.apart(slow, mine):
-        verdict = FAILS
-    else:
-        verdict = J.NOISE
+    verdict = J.in_band(mine.rate / slow.rate, J.ratio_ci(mine, slow), bands.of(c)[0])
     used = [mine, *ms.values()]
     return text + _busy(used), _verdict(r, used, verdict)
 
@@ -214,7 +210,7 @@ def _scaling(r, c):
         texts.append(
             f"{eff:.0f}%{J.shown_ci(ci, '{:.0f}')} of ideal at {hi} devices ({model}, {data})"
         )
-        verdicts.append(J.at_least(eff, ci, c["min_efficiency"]))
+        verdicts.append(J.in_band(eff, ci, bands.of(c)[0]))
         used += [points[lo], points[hi]]
     if not texts:
         return "fewer than two device counts measured", _not_measured(r.missing(c["part"]))
@@ -232,19 +228,17 @@ def _data_ratio(r, c):
         if c["a"] not in ms or c["b"] not in ms:
             continue
         a, b = ms[c["a"]], ms[c["b"]]
-        loss, ci = 1 - b.rate / a.rate, J.ratio_ci(b, a)
-        ci = (1 - ci[1], 1 - ci[0]) if ci else None
+        loss = 1 - b.rate / a.rate
         texts.append(f"{c['b']} {100 * -loss:+.0f}% vs {c['a']} ({model}, {label})")
         used += [a, b]
         if model in c.get("except", []):
             continue
-        if "min_loss" in c:
-            verdicts.append(J.at_least(loss, ci, c["min_loss"]))
-        if "max_loss" in c:
-            verdicts.append(J.at_most(loss, ci, c["max_loss"]))
+        verdicts.append(J.in_band(b.rate / a.rate, J.ratio_ci(b, a), bands.of(c)[0]))
     if not texts:
         return f"{c['a']} and {c['b']} not both measured", _not_measured(r.missing(c["part"]))
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts or [HOLDS]))
+    if not verdicts:  # only the excepted models measured
+        return "; ".join(texts) + _busy(used), _not_measured(r.missing(c["part"]))
+    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
 
 
 def _best_method(r, c):
@@ -288,15 +282,15 @@ def _unmeasurable(_r, c):
 # -- validation of each kind's keys -------------------------------------------
 
 _KEYS = {
-    "knee": (("part", "expect"), ("among",)),
-    "ratio": (("part", "a", "b", "min"), ("model",)),
-    "about_equal": (("part", "a", "b"), ("within", "model")),
-    "cheapest": (("part", "setup"), ("among",)),
-    "slowest": (("part", "setup", "model"), ("among",)),
-    "scaling": (("part", "min_efficiency"), ("device",)),
-    "data_ratio": (("part", "a", "b"), ("min_loss", "max_loss", "except", "device")),
+    "knee": (("part", "band"), ("among",)),
+    "ratio": (("part", "a", "b", "band"), ("model",)),
+    "about_equal": (("part", "a", "b", "band"), ("model",)),
+    "cheapest": (("part", "setup", "band"), ("among",)),
+    "slowest": (("part", "setup", "model", "band"), ("among",)),
+    "scaling": (("part", "band"), ("device",)),
+    "data_ratio": (("part", "a", "b", "band"), ("except", "device")),
     "best_method": (("part", "expect"), ("device", "devices", "models")),
-    "sizing": (("part", "vcpus", "memory"), ()),
+    "sizing": (("part", "band"), ()),
     "unmeasurable": (("needs",), ()),
 }
 _EVAL = {
@@ -336,6 +330,9 @@ def _validate(check: dict, parts, where: str) -> None:
     for model in [check.get("model")] + list(check.get("models") or []):
         if model and model not in models:
             raise errors.unknown(f"model in {where}:", str(model), models)
+    if part:
+        bands.validate(check, part, where)
+        standins.validate(check, part, where)
 
 
 CHECKS = {kind: _validate for kind in _KEYS}
@@ -346,5 +343,9 @@ def check_all(results) -> list[Verdict]:
     out = []
     for f in results.study.findings:
         measured, verdict, *notes = _EVAL[f.check["kind"]](results, f.check)
-        out.append(Verdict(f.text, measured, verdict, tuple(notes[0]) if notes else ()))
+        judged = verdict in (HOLDS, FAILS, J.NOISE)
+        part = results.study.part(f.check["part"]) if "part" in f.check else None
+        stand_in = standins.note(f.check, part) if judged and part else ""
+        notes = tuple(notes[0]) if notes else ()
+        out.append(Verdict(f.text, measured, verdict, notes, bands.shown(f.check), stand_in))
     return out

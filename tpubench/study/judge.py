@@ -2,8 +2,8 @@
 
 A verdict needs the study's repeats of every cell it reads (at --scale=smoke
 none is judged: tiny models say nothing about the published figures).  A
-figure whose 95% interval spans the finding's threshold is `within noise`,
-not `holds` or `does not hold here`.
+figure whose 95% interval spans an edge of the finding's band is `within
+noise`, not `holds` or `does not hold here`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ def at_most(x: float, ci: tuple | None, threshold: float) -> str:
     return NOISE
 
 
+def in_band(x: float, ci: tuple | None, band) -> str:
+    """x inside BAND (study/bands.Band), judged over its interval CI at each edge it has."""
+    verdicts = [] if band.lo is None else [at_least(x, ci, band.lo)]
+    return combine(verdicts + ([] if band.hi is None else [at_most(x, ci, band.hi)]))
+
+
 def combine(verdicts: list[str]) -> str:
     """All hold: holds; any certainly fails: does not hold; else within noise."""
     if all(v == HOLDS for v in verdicts):
@@ -52,11 +58,12 @@ def combine(verdicts: list[str]) -> str:
     return NOISE
 
 
-def ratio_ci(a, b) -> tuple | None:
-    """The interval of a.rate / b.rate from both cells' intervals (None if either has none)."""
-    if not a.rate_ci or not b.rate_ci or b.rate_ci[0] <= 0:
+def ratio_ci(a, b, attr: str = "rate") -> tuple | None:
+    """The interval of a.ATTR / b.ATTR from both cells' intervals (None if either has none)."""
+    a_ci, b_ci = getattr(a, f"{attr}_ci"), getattr(b, f"{attr}_ci")
+    if not a_ci or not b_ci or b_ci[0] <= 0:
         return None
-    return a.rate_ci[0] / b.rate_ci[1], a.rate_ci[1] / b.rate_ci[0]
+    return a_ci[0] / b_ci[1], a_ci[1] / b_ci[0]
 
 
 def shown_ci(ci: tuple | None, fmt: str = "{:.2f}") -> str:

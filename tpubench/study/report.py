@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import money
+from tpubench.core import durations, money
 from tpubench.report import published as published_lib
 from tpubench.study import data_bench, flips, plan
 from tpubench.study import findings as findings_lib
@@ -88,7 +88,7 @@ def _relative(results, part, form) -> list[str]:
                     label,
                     str(m.trials),
                     _rate_ci(m),
-                    f"{m.sec_epoch:,.0f}" if m.sec_epoch else "—",
+                    durations.figure(m.sec_epoch) if m.sec_epoch else "—",
                     f"{_usd(m.usd_hour)} {_basis(m)}",
                     _usd(m.usd_epoch),
                     _usd(flips.usd_epoch(m, other)) + f" {other.replace('_', ' ')}",

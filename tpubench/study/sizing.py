@@ -11,14 +11,15 @@ cells only:
   at their cap (the record's error names it) counts as a cap too small;
   that is a measurement, not a missing cell.
 
-The verdict holds when both lie within a factor of two of the finding's
-`vcpus` and `memory`; when the 95% intervals could move either answer
-across that band it is within noise.
+The finding's band names both (`band: 2 vCPUs, 1GiB`, study/bands.py); the
+verdict holds when both answers lie in it; when the 95% intervals could move
+either answer across an edge of it, it is within noise.
 """
 
 from __future__ import annotations
 
 from tpubench.hardware import memory_cap
+from tpubench.study import bands
 from tpubench.study import judge as J
 
 NEAR_BEST = 0.95
@@ -46,8 +47,8 @@ def _smallest(points: dict, best: float, best_lo: float, best_hi: float):
     return answer, early, late
 
 
-def _within(expect: float, values) -> str:
-    inside = [expect / 2 <= v <= 2 * expect for v in values]
+def _within(band, values) -> str:
+    inside = [band.accepts(v) for v in values]
     return J.HOLDS if all(inside) else J.FAILS if not any(inside) else J.NOISE
 
 
@@ -111,10 +112,6 @@ def check(results, c, not_measured) -> tuple[str, str]:
         text += f"; failed at its cap: {', '.join(memory_cap.shown(x) for x in caps)}"
     if any(m.busy for m in measured):
         text += " [measured on a busy host]"
-    verdict = J.combine(
-        [
-            _within(c["vcpus"], vcpus),
-            _within(memory_cap.parse(c["memory"]), memory),
-        ]
-    )
+    vcpu_band, memory_band = bands.of(c)
+    verdict = J.combine([_within(vcpu_band, vcpus), _within(memory_band, memory)])
     return text, J.gate(results, measured) or verdict

@@ -19,7 +19,7 @@
           full: {train_steps: 110}
     findings:
       - text: ...
-        check: {kind: scaling, part: train, min_efficiency: 90}
+        check: {kind: scaling, part: train, band: at least 90% of ideal}   # study/bands.py
 
 Every key is checked: an unknown key or a bad value is one UsageError that
 names the key and what is accepted.  Read by core/safe_yaml.py: a study file is data,

@@ -1,0 +1,215 @@
+"""A finding's band: the outcomes it accepts, written with units in the study file.
+
+    band: 4 vCPUs            knee: the knee lies at 4 vCPUs (a range: 2-4 vCPUs)
+    band: 2 vCPUs, 1GiB      sizing: the vCPU answer and the memory answer
+    band: at least 1.1x      ratio: a/b (data_ratio: b/a, the data kinds); or at most 0.9x
+    band: 0.87x-1.15x        about_equal, and any ratio: both ends
+    band: at least 90% of ideal   scaling: the rate at the most devices over ideal
+    band: at most 0.9x       cheapest: the setup's $/epoch over the next cheapest's;
+                             slowest: its rate over the slowest other's
+    (`>=` and `<=` work too, quoted: YAML reads a bare `>` as a block.)
+    best_method: its `expect` list of methods is its band.
+
+A band must accept fewer than half of the outcomes the finding could see,
+or it would pass on a coin toss.  What it could see, from its own sweep:
+
+- knee: the vCPU sizes judged; sizing: its vCPU counts, and apart its memory caps;
+- best_method: the methods its setups compare; cheapest and slowest: the setups
+  named, plus "none by the margin" when the band asks for one (a bound below 1x);
+- ratio, about_equal, data_ratio: the ratio, on a grid of 2^(k/20) from half to
+  twice (further out when the band's own bound lies beyond);
+- scaling: the speedup at the most devices, from none (1x) to ideal, on that grid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+from tpubench.core import errors
+from tpubench.hardware import memory_cap
+
+STEPS_PER_DOUBLING = 20  # the ratio grid: 2^(k/20), about 3.5% apart
+_NUM = r"\d+(?:\.\d+)?"
+_UNIT = r"x|vCPUs?|% of ideal"
+_ONE = re.compile(rf"^(>=|<=|at least|at most)?\s*({_NUM})\s*({_UNIT})$")
+_SIDE = {">=": ">=", "at least": ">=", "<=": "<=", "at most": "<=", None: None}
+_RANGE = re.compile(rf"^({_NUM})\s*({_UNIT})?\s*[-–]\s*({_NUM})\s*({_UNIT})$")
+UNITS = {  # kind -> the units its band is written in (sizing: vCPUs, then a memory size)
+    "knee": ("vCPUs",),
+    "sizing": ("vCPUs", "memory"),
+    "ratio": ("x",),
+    "about_equal": ("x",),
+    "data_ratio": ("x",),
+    "cheapest": ("x",),
+    "slowest": ("x",),
+    "scaling": ("% of ideal",),
+}
+EXAMPLE = {
+    "vCPUs": "4 vCPUs or 2-4 vCPUs",
+    "memory": "1GiB or 1GiB-2GiB",
+    "x": "at least 1.1x, at most 0.9x or 0.9x-1.1x",
+    "% of ideal": "at least 90% of ideal",
+    "vCPUs and memory": "'2 vCPUs, 1GiB' (quoted: a comma ends a flow mapping's value)",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Band:
+    """Accepts lo <= value <= hi (None: no bound on that side), in UNIT."""
+
+    lo: float | None
+    hi: float | None
+    unit: str
+    text: str
+
+    def accepts(self, value: float) -> bool:
+        eps = 1e-9 * max(1.0, abs(value))
+        return (self.lo is None or value >= self.lo - eps) and (
+            self.hi is None or value <= self.hi + eps
+        )
+
+
+def method(setup) -> str | None:
+    """How a multi-device setup combines gradients: its all-reduce or strategy."""
+    if setup.devices < 2:
+        return None
+    if setup.strategy == "parameter_server":
+        return f"ps_{setup.variables or 'cpu'}"  # where the parameter servers keep variables
+    return setup.all_reduce or setup.strategy or "auto"
+
+
+def _bad(where: str, text, unit: str) -> errors.UsageError:
+    shown = {"x": "ratios (x)"}.get(unit, unit)
+    return errors.UsageError(
+        f"{where}.band={text!r} is not a band in {shown}: give e.g. {EXAMPLE[unit]}"
+    )
+
+
+def _one(text: str, unit: str, where: str) -> Band:
+    if unit == "memory":
+        ends = [memory_cap.parse(x.strip(), f"{where}.band") for x in text.split("-")]
+        if len(ends) > 2 or ends[0] > ends[-1]:
+            raise _bad(where, text, unit)
+        return Band(ends[0], ends[-1], unit, text)
+    same = (lambda u: u and u.rstrip("s") == unit.rstrip("s")) if unit == "vCPUs" else None
+    m = _ONE.match(text)
+    if m and (m.group(3) == unit or (same and same(m.group(3)))):
+        x = float(m.group(2))
+        lo, hi = {">=": (x, None), "<=": (None, x), None: (x, x)}[_SIDE[m.group(1)]]
+    else:
+        m = _RANGE.match(text)
+        ok = m and (m.group(4) == unit or (same and same(m.group(4))))
+        if not ok or (m.group(2) and m.group(2) != m.group(4)):
+            raise _bad(where, text, unit)
+        lo, hi = float(m.group(1)), float(m.group(3))
+        if lo > hi:
+            raise _bad(where, text, unit)
+    if (unit == "x" and (lo == 0 or hi == 0)) or (unit != "x" and hi is None and lo is None):
+        raise _bad(where, text, unit)
+    return Band(lo, hi, unit, text)
+
+
+def parse(check: dict, where: str) -> tuple[Band, ...]:
+    """The check's band, one Band per unit its kind judges; one-line UsageError if bad."""
+    units = UNITS[check["kind"]]
+    text = check.get("band")
+    if not isinstance(text, str) or not text.strip():
+        raise _bad(where, text, units[0])
+    pieces = [p.strip() for p in text.split(",")]
+    if len(pieces) != len(units):
+        raise _bad(where, text, " and ".join(units))
+    return tuple(_one(p, u, where) for p, u in zip(pieces, units, strict=True))
+
+
+def of(check: dict) -> tuple[Band, ...]:
+    """The band of a check the loader has validated."""
+    return parse(check, "finding")
+
+
+def _grid(span: float, low: float | None = None) -> list[float]:
+    """Ratios 2^(k/20) from 1/SPAN (or LOW) to SPAN."""
+    top = math.ceil(STEPS_PER_DOUBLING * math.log2(span) - 1e-9)
+    bottom = -top if low is None else math.floor(STEPS_PER_DOUBLING * math.log2(low) + 1e-9)
+    return [2 ** (k / STEPS_PER_DOUBLING) for k in range(bottom, top + 1)]
+
+
+def _span(band: Band) -> float:
+    ends = [x for x in (band.lo, band.hi) if x]
+    return max([2.0, *ends, *[1 / x for x in ends]])
+
+
+def outcomes(check: dict, part) -> list[tuple[str, list, int]]:
+    """(what, the outcomes this finding could see, how many its band accepts), per band."""
+    kind, setups = check["kind"], part.setups
+    if kind == "best_method":
+        methods = []
+        for s in setups:
+            if check.get("device") and s.device != check["device"]:
+                continue
+            if check.get("devices") and s.devices != check["devices"]:
+                continue
+            if method(s) and method(s) not in methods:
+                methods.append(method(s))
+        return [("methods", methods, len([m for m in methods if m in check["expect"]]))]
+    bands = of(check)
+    band = bands[0]
+    if kind == "knee":
+        among = check.get("among") or [s.label for s in setups if s.vcpus]
+        sizes = sorted({s.vcpus for s in setups if s.label in among and s.vcpus})
+        return [("vCPU sizes", sizes, sum(band.accepts(v) for v in sizes))]
+    if kind == "sizing":
+        sizes = sorted({s.vcpus for s in setups if s.vcpus})
+        caps = sorted({memory_cap.parse(s.memory) for s in setups if s.memory})
+        shown = [memory_cap.shown(c) for c in caps]
+        return [
+            ("vCPU counts", sizes, sum(band.accepts(v) for v in sizes)),
+            ("memory caps", shown, sum(bands[1].accepts(c) for c in caps)),
+        ]
+    if kind in ("cheapest", "slowest"):
+        among = list(check.get("among") or [s.label for s in setups])
+        if band.hi is None or band.hi < 1:  # a margin: "none wins by it" is an outcome too
+            among.append("none by the margin")
+        return [("outcomes", among, 1)]
+    if kind == "scaling":
+        counts = [s.devices for s in setups if s.device == check.get("device", s.device)]
+        ideal = max(counts) / min(counts) if counts else 1.0
+        grid = _grid(max(ideal, 2.0), low=1.0)
+        ok = sum(band.accepts(100 * g / ideal) for g in grid if g <= ideal * (1 + 1e-9))
+        return [("speedups", [g for g in grid if g <= ideal * (1 + 1e-9)], ok)]
+    grid = _grid(_span(band))
+    return [("ratios", grid, sum(band.accepts(g) for g in grid))]
+
+
+def _listed(values: list) -> str:
+    if values and isinstance(values[0], float):
+        return f"a grid of {len(values)} from {values[0]:.3g}x to {values[-1]:.3g}x"
+    return ", ".join(str(v) for v in values)
+
+
+def validate(check: dict, part, where: str) -> None:
+    """The band parses and accepts fewer than half of what the finding could see."""
+    if check["kind"] in UNITS:
+        parse(check, where)
+    if check["kind"] == "best_method":
+        if not isinstance(check["expect"], list) or not check["expect"]:
+            raise errors.UsageError(f"{where}.expect must be a list of methods")
+        known = [m for _, ms, _ in outcomes(check, part) for m in ms]
+        for m in check["expect"]:
+            if m not in known:
+                raise errors.unknown(f"method in {where}.expect:", str(m), known)
+    for what, values, accepted in outcomes(check, part):
+        if accepted * 2 >= len(values):
+            shown = check.get("band") if "band" in check else check.get("expect")
+            raise errors.UsageError(
+                f"{where}: band {shown!r} accepts {accepted} of the {len(values)} {what} this "
+                f"finding could see ({_listed(values)}); a band must accept fewer than half"
+            )
+
+
+def shown(check: dict) -> str:
+    """The band as the report prints it beside a finding ('' for a finding judged by none)."""
+    if check["kind"] == "best_method":
+        return " or ".join(check["expect"])
+    return check.get("band", "")
