@@ -102,11 +102,8 @@ def basis(cost) -> str:
     get = (lambda k: cost.get(k)) if isinstance(cost, dict) else (lambda k: getattr(cost, k, None))
     machines = get("machines") or []
     first = machines[0] if machines else {}
-    return (
-        get("pricing")
-        or (first.get("pricing") if isinstance(first, dict) else first.pricing)
-        or ("on_demand")
-    )
+    own = first.get("pricing") if isinstance(first, dict) else first.pricing
+    return get("pricing") or own or "on_demand"
 
 
 def cost_table(
