@@ -173,3 +173,23 @@ def test_a_run_records_both_bases_with_the_chosen_one_first():
         assert [h.pricing for h in hourly] == [basis, basis, other, other]
         assert [h.machine for h in hourly][:2] == [MACHINE, "gcp:n1-standard-1"]
         assert hourly[0].usd_per_hour != hourly[2].usd_per_hour
+
+
+def test_a_server_curve_keeps_each_points_basis_and_the_report_reads_its_own():
+    from tpubench.cost import pricing as pricing_lib
+    from tpubench.cost import runs as cost_runs
+    from tpubench.run.infer import serving_curve
+
+    hourly = (
+        pricing_lib.HourlyPrice(ON_DEMAND, "on_demand", (), MACHINE),
+        pricing_lib.HourlyPrice(SPOT, "spot", (), MACHINE),
+    )
+    runs = [{"run": "confirm-1", "scheduled_qps": RATE, "valid": True, "confirmation": True}]
+    (point,) = serving_curve.points(runs, 99.0, cost_runs.Prices(hourly), 0)
+    assert [m["pricing"] for m in point["machines"]] == ["on_demand", "spot"]
+    rec = _server_record()
+    rec["loadgen"]["curve"][0]["machines"] = point["machines"]
+    for basis, hourly_usd in (("on_demand", ON_DEMAND), ("spot", SPOT)):
+        run_, _ = load.from_record(rec, "x.json", basis)
+        (p,) = run_.serving["curve"]
+        assert p["usd_per_million"] == pytest.approx(hourly_usd / (RATE * 3600) * 1e6)

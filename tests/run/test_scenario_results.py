@@ -195,7 +195,7 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
     out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8), rules)
     assert [r["run"] for r in h.runs] == ["server-target"] and "confirmation" not in out
     assert out["summary"]["valid"] is True and out["rate"] == 400.0
-    text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}).title
+    text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}, "spot").title
     assert text.startswith("server run at --target_qps: the latency-QPS-cost curve")
 
 

@@ -41,7 +41,8 @@ def scenario_summary(rec: dict) -> str:
             f"model key {rules.get('model_key')}){user}; set by flags: {flagged}",
         )
     if name == "server":
-        console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings))
+        basis = fmt.basis(rec.get("cost") or {})
+        console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings, basis))
         if lg.get("confirmation"):
             fmt.say(console, _confirmation(lg["confirmation"], summary))
     verdict = f"LoadGen: {summary.get('validity')}"
@@ -154,11 +155,14 @@ def _confirmation(conf: dict, summary: dict) -> str:
     )
 
 
-def _runs_table(runs: list[dict], curve: list[dict], settings: dict) -> Table:
-    cost = {p.get("run"): (p.get("machines") or [{}])[0] for p in curve}
+def _runs_table(runs: list[dict], curve: list[dict], settings: dict, basis: str) -> Table:
+    """Each LoadGen run with its $/1M on BASIS (the record's), as the curve's first machine."""
+    cost = {
+        p.get("run"): (money.on_basis(p.get("machines") or [], basis) or [{}])[0] for p in curve
+    }
     first = next((m for m in cost.values() if m.get("machine")), {})
     machine = first.get("machine")
-    priced = f"; $/1M predictions as {machine}, {money.prices_on(first.get('pricing'))}"
+    priced = f"; $/1M predictions as {machine}, on {money.prices_on(basis)}"
     priced = priced if machine else ""
     what = "server QPS search and confirmation"
     if settings.get("qps_search") == "given --target_qps":

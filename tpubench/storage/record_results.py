@@ -112,6 +112,7 @@ class CurveMachine:
     """One machine's price at one point of the serving curve."""
 
     machine: str | None = None
+    pricing: str | None = None  # None in older records: their rows came chosen basis first
     usd_per_hour: float | None = None
     usd_per_million_predictions: float | None = None
 

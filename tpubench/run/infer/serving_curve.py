@@ -48,6 +48,7 @@ def points(runs: list[dict], percentile: float, prices, accelerators: int) -> li
                 "machines": [
                     {
                         "machine": m.get("machine"),
+                        "pricing": m.get("pricing"),
                         "usd_per_hour": m.get("usd_per_hour"),
                         "usd_per_million_predictions": m.get("usd_per_million_predictions"),
                     }
