@@ -39,7 +39,7 @@ FIXTURE_DIRS = {
     "runs/vcpus": FIXTURES / "threads",  # the 1- vs 2-thread sweep (README tour, reports.md)
     "runs": FIXTURES / "threads",  # `tpubench runs runs`: the default results directory
     "runs/serving": "serving",  # inference.md's LoadGen runs: a server record with its curve
-    "runs/tune-mnist_mlp-e6f759bc": "serving",  # tune.md's serving tune, its records
+    "runs/tune-mnist_mlp-5e48fb6c": "serving",  # tune.md's serving tune, its records
 }
 # Values a reader replaces (a loop's variable, a tutorial's bucket), for parsing.
 VARIABLES = {"$threads": "1", "$batch": "128", "$BUCKET": "gs://my-bucket"}
