@@ -97,15 +97,6 @@ def typed(record) -> record_view.RunRecord:
     return record if isinstance(record, record_view.RunRecord) else record_view.view(record)
 
 
-def basis(cost) -> str:
-    """The basis a record's answers are on: `cost.pricing`, else (older records) its first row's."""
-    get = (lambda k: cost.get(k)) if isinstance(cost, dict) else (lambda k: getattr(cost, k, None))
-    machines = get("machines") or []
-    first = machines[0] if machines else {}
-    own = first.get("pricing") if isinstance(first, dict) else first.pricing
-    return get("pricing") or own or "on_demand"
-
-
 def cost_table(
     title: str,
     pricing: str,

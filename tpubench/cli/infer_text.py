@@ -112,8 +112,8 @@ def _cost(console, recs: list[RunRecord]) -> None:
         if cost.note:
             fmt.say(console, f"cost: {cost.note}")
         return
-    basis = fmt.basis(cost)
-    shown = [i for i, m in enumerate(cost.machines) if m in money.on_basis(cost.machines, basis)]
+    basis = money.record_basis(cost)
+    shown = [i for i, m in enumerate(cost.machines) if money.is_on_basis(m, basis)]
     headers = ["$/hour"] + [f"batch {rec.global_batch_size:,}" for rec in recs]
     rows = [
         (

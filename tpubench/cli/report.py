@@ -15,7 +15,7 @@ from absl import flags
 
 from tpubench.cli import configs
 from tpubench.cli import flag_groups as groups
-from tpubench.core import columns, errors, money, safe_text
+from tpubench.core import columns, errors, money, safe_text, vocab
 from tpubench.core.config import ReportConfig
 from tpubench.report import compare, load, published, render, series_tables, serving, tables
 from tpubench.report import group as group_lib
@@ -153,7 +153,7 @@ def _warnings(summaries, notes, loaded, pricing: str = "on_demand") -> list[str]
         out.append(f"costs use {money.prices_on(pricing)}, {catalog.age_note(dates)}")
     unpriced = [r.run_id for r in loaded.runs if r.pricing is None]
     if unpriced:
-        other = next(p for p in ("on_demand", "spot") if p != pricing)
+        other = vocab.OTHER_PRICING[pricing]
         out.append(
             f"{len(unpriced)} run(s) have no {money.basis(pricing)} price in their record, so "
             f"their $ columns read n/a (--pricing={other} may price them): "

@@ -194,7 +194,7 @@ def _cost(console, rec: RunRecord) -> None:
         if cost.note:
             fmt.say(console, f"cost: {cost.note}")
         return
-    basis = fmt.basis(cost)
+    basis = money.record_basis(cost)
     shown = money.on_basis(cost.machines, basis)
     headers = ("$/hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
     rows = [

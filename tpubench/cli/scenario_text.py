@@ -41,7 +41,7 @@ def scenario_summary(rec: dict) -> str:
             f"model key {rules.get('model_key')}){user}; set by flags: {flagged}",
         )
     if name == "server":
-        basis = fmt.basis(rec.get("cost") or {})
+        basis = money.record_basis(rec.get("cost") or {})
         console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings, basis))
         if lg.get("confirmation"):
             fmt.say(console, _confirmation(lg["confirmation"], summary))
@@ -220,8 +220,8 @@ def _cost(console, rec: dict) -> None:
     closed = (rec.get("closed_loop_cost") or {}).get("machines") or []
     if not rows:
         return
-    basis = fmt.basis(rec.get("cost") or {})
-    shown = [i for i, m in enumerate(rows) if m in money.on_basis(rows, basis)]
+    basis = money.record_basis(rec.get("cost") or {})
+    shown = [i for i, m in enumerate(rows) if money.is_on_basis(m, basis)]
     batch = (rec.get("closed_loop_cost") or {}).get("batch_size")
     c, dropped = fmt.cost_table(
         "$ per million predictions, on {prices}: at LoadGen's rate, and closed loop at batch "

@@ -53,12 +53,31 @@ def prices_on(pricing: str | None) -> str:
     return f"prices of an unknown basis ({pricing})"
 
 
+def _get(item, key):
+    """KEY of a record section, a mapping (as written) or a record view (as read)."""
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
+
+
+def is_on_basis(row, pricing: str) -> bool:
+    """Whether a cost row is priced on PRICING, an override standing for either.
+
+    A row that names no basis was priced on demand, the only default there was.
+    """
+    return (_get(row, "pricing") or "on_demand") in (pricing, "override")
+
+
 def on_basis(machines, pricing: str) -> list:
-    """The cost rows of MACHINES priced on PRICING, an override standing for either.
+    """The cost rows of MACHINES priced on PRICING (`is_on_basis`), in their order.
 
     MACHINES are a record's `cost.machines` (mappings or record views);
-    a record keeps every basis the catalog had, and an answer uses one.  A
-    row that names no basis was priced on demand, the only default there was.
+    a record keeps every basis the catalog had, and an answer uses one.
     """
-    get = lambda m, k: m.get(k) if isinstance(m, dict) else getattr(m, k, None)  # noqa: E731
-    return [m for m in machines if (get(m, "pricing") or "on_demand") in (pricing, "override")]
+    return [m for m in machines if is_on_basis(m, pricing)]
+
+
+def record_basis(cost) -> str:
+    """The basis a record answered on: its `cost.pricing`, else (older records) its
+    first cost row's, else on demand.  COST is the record's `cost` section."""
+    machines = _get(cost, "machines") or []
+    own = _get(machines[0], "pricing") if machines else None
+    return _get(cost, "pricing") or own or "on_demand"

@@ -25,6 +25,8 @@ PRECISIONS = precision.NAMES
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).
 PRICINGS = ("on_demand", "spot")
+# The other basis of each: what a line offers beside the chosen one.
+OTHER_PRICING = {"on_demand": "spot", "spot": "on_demand"}
 # How each price basis is named beside a dollar figure ('override': --price_per_hour).
 PRICING_LABELS = {"on_demand": "on demand", "spot": "spot", "override": "--price_per_hour"}
 # `tpubench study run --executor`: local processes, or tpubench-launch sweep executors.

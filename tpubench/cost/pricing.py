@@ -12,7 +12,7 @@ import dataclasses
 import datetime
 import math
 
-from tpubench.core import errors
+from tpubench.core import errors, vocab
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine
 
@@ -113,7 +113,7 @@ def hourly(
         row = res.row
         unit_price = row.spot if pricing == "spot" else row.on_demand
         if unit_price is None:
-            other = "on_demand" if pricing == "spot" else "spot"
+            other = vocab.OTHER_PRICING[pricing]
             raise errors.PriceError(
                 f"{part.pinned_key}: catalog row {row.key} ({row.as_of}) has no {pricing} "
                 f"price; {other} is available (--pricing={other})"

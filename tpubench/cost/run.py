@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from tpubench.core import errors
+from tpubench.core import errors, vocab
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import detect, pricing
 
@@ -58,7 +58,7 @@ def prices(
     # The chosen basis first (every answer reads it), then the other one where the
     # catalog has it, so a record can be reported on either basis later.
     out = [pricing.hourly(spec, cat, pricing_kind) for spec in specs]
-    other = next(p for p in catalog_lib.PRICINGS if p != pricing_kind)
+    other = vocab.OTHER_PRICING.get(pricing_kind)
     for spec in specs:
         with contextlib.suppress(errors.TpubenchError):  # no price on the other basis
             out.append(pricing.hourly(spec, cat, other))

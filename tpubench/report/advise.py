@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import durations, errors, money, safe_text
+from tpubench.core import durations, errors, money, safe_text, vocab
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import pricing
@@ -250,7 +250,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     if not cands:
         raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")
     job = "to the target accuracy" if cfg.to_target else f"for {cfg.epochs:g} epoch(s)"
-    other = next(p for p in catalog_lib.PRICINGS if p != cfg.pricing)
+    other = vocab.OTHER_PRICING[cfg.pricing]
     t = tables.Table(
         "advise",
         f"{cfg.model}: configurations {job} (time: median over trials; slow end of the interval)",

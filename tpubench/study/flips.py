@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import functools
 
-from tpubench.core import errors, money
+from tpubench.core import errors, money, vocab
 from tpubench.cost import catalog, pricing
 from tpubench.study import judge as J
-
-OTHER = {"spot": "on_demand", "on_demand": "spot"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,7 +23,7 @@ def _catalog():
 
 def hourly(machine: str, basis: str) -> float | None:
     """$/hour of MACHINE on BASIS from the built-in catalog, or None if it has no such price."""
-    if not machine or machine in ("?", "unpriced") or basis not in OTHER:
+    if not machine or machine in ("?", "unpriced") or basis not in vocab.OTHER_PRICING:
         return None
     try:
         return pricing.hourly(machine, _catalog(), basis).usd_per_hour

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import durations, money
+from tpubench.core import durations, money, vocab
 from tpubench.report import published as published_lib
 from tpubench.study import data_bench, flips, plan
 from tpubench.study import findings as findings_lib
@@ -82,7 +82,7 @@ def _relative(results, part, form) -> list[str]:
         for label, m in ms.items():
             t = base.rate / m.rate
             c = m.usd_epoch / base.usd_epoch if m.usd_epoch and base.usd_epoch else None
-            other = flips.OTHER.get(m.pricing or "on_demand")
+            other = vocab.OTHER_PRICING.get(m.pricing or "on_demand")
             rows.append(
                 [
                     label,

@@ -185,9 +185,8 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
     else:
         kind = "oom" if _OOM.search(reason) or returncode == -signal.SIGKILL else "failed"
     cost = record.get("cost") or {}
-    # The trial's own basis (--pricing, passed to every trial); older records: the first row's.
-    machines = money.on_basis(cost.get("machines") or [], cost.get("pricing") or "on_demand")
-    machines = machines or (cost.get("machines") or [])[:1]
+    # The trial's own basis: --pricing, passed to every trial.
+    machines = money.on_basis(cost.get("machines") or [], money.record_basis(cost))
     if wall is None:
         wall = _recorded_wall(record)
     losses = _losses(record)
