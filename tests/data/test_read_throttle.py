@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from conftest import one_line_error, run_cli
 
 from tpubench.data import throttle
@@ -97,9 +98,20 @@ def test_read_rate_out_of_range_is_refused(tmp_path):
     assert "--read_mb_per_s=0.0 is out of range; accepted: 0.1 to" in one_line_error(proc)
 
 
-def test_ctrl_c_stops_a_bench_waiting_on_a_slow_emulated_disk_at_once(tmp_path):
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        (["data", "bench", "--batch_size=32", "--batches=1000"], "before the timed batches ended"),
+        # train's deadline watcher owns the wakeup fd: it must release the disk too, or the
+        # run waits out its shutdown grace and saves no checkpoint
+        (["train", "--batch_size=8", "--train_steps=1000"], "checkpoint saved"),
+    ],
+    ids=["data_bench", "train"],
+)
+def test_ctrl_c_stops_a_run_waiting_on_a_slow_emulated_disk_at_once(tmp_path, command, expected):
     """The main thread is inside TensorFlow's next batch, which waits on the emulated disk:
-    the signal still ends the run within seconds, not when the disk would have caught up."""
+    the signal still ends the run within seconds, not when the disk would have caught up,
+    and the process exits (freeing that pipeline after the signal could hang TensorFlow)."""
     import os
     import pathlib
     import subprocess
@@ -114,9 +126,11 @@ def test_ctrl_c_stops_a_bench_waiting_on_a_slow_emulated_disk_at_once(tmp_path):
         f"--output={data}",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    argv = [sys.executable, "-m", "tpubench", "data", "bench", "--model=resnet50", "--tiny"]
-    argv += [f"--data_dir={data}", "--batch_size=32", "--batches=1000", "--read_mb_per_s=0.1"]
-    bench = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [sys.executable, "-m", "tpubench", *command, "--model=resnet50", "--tiny"]
+    argv += [f"--data_dir={data}", "--read_mb_per_s=0.1"]
+    bench = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
     sent = []
 
     def reading() -> bool:  # the pipeline has a shard of the photos open
@@ -136,4 +150,5 @@ def test_ctrl_c_stops_a_bench_waiting_on_a_slow_emulated_disk_at_once(tmp_path):
     stderr = sigint_when(bench, ready, timeout=120)
     assert bench.returncode == 130, stderr
     assert "interrupted (SIGINT)" in stderr and "Traceback" not in stderr
+    assert expected in stderr
     assert time.monotonic() - sent[0] < 10, "the run waited for the emulated disk"

@@ -113,10 +113,10 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
         line += f" [run record: {where}]" if where else ""
         # Errors quote record keys and values: one safe line (safe_text).
         print(safe_text.shown(redaction.redact_text(line), None), file=sys.stderr)
-        return e.exit_code
+        return _end(e.exit_code)
     except KeyboardInterrupt:
         print(f"tpubench {sub.name}: interrupted", file=sys.stderr)
-        return 130
+        return _end(130)
     except BrokenPipeError:
         # The reader went away (`tpubench models | head`): stop quietly, as
         # Unix tools do; point stdout at /dev/null so the exit flush is silent.
@@ -128,13 +128,29 @@ def _dispatch(sub: subcommands.Subcommand, args: list[str], full_argv: list[str]
         capped = memory_cap.explain(e)
         if capped:
             print(f"tpubench {sub.name}: error: {capped}", file=sys.stderr)
-            return 1
+            return _end(1)
         line = (
             f"tpubench {sub.name}: internal error: {errors.describe(e)} "
             "(rerun with --verbose for the traceback)"
         )
         print(safe_text.shown(redaction.redact_text(line), None), file=sys.stderr)
-        return 1
+        return _end(1)
+
+
+def _end(code: int) -> int:
+    """CODE, or the process ends here with CODE when a signal stopped a slow-disk run.
+
+    Called while the error (whose traceback holds the input pipeline) is still
+    alive: freeing that pipeline after a signal cancelled its emulated-disk
+    reads can hang in TensorFlow's destructor (data/throttle.py), and the
+    record and the error line are already out.
+    """
+    throttle = sys.modules.get("tpubench.data.throttle")
+    if throttle is not None and throttle.stopped_by_signal():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _cap_memory(command: str) -> None:

@@ -21,6 +21,13 @@ for the batch, or hung at exit).  So every wait is on one event that
 (seen through the C-level wakeup fd by a small thread, while the main
 thread is still inside TensorFlow).  After it the emulated disk lets
 everything through at once.
+
+A run stopped that way must not free its pipeline either: TensorFlow's
+parallel-map iterator, destroyed after a signal cancelled its reads, can
+wait for ever for a call that never completes (seen at the end of an
+interrupted `data bench`, TF 2.20).  `stopped_by_signal()` tells the
+command-line edge to end the process once its record and its line are out,
+without running those destructors.
 """
 
 from __future__ import annotations
@@ -33,11 +40,20 @@ import threading
 import time
 
 _RELEASED = threading.Event()
+_SIGNALLED = threading.Event()
+_IN_USE = threading.Event()
 
 
-def release() -> None:
+def release(by_signal: bool = False) -> None:
     """Ends every wait of every emulated disk in this process, now and from now on."""
+    if by_signal:
+        _SIGNALLED.set()
     _RELEASED.set()
+
+
+def stopped_by_signal() -> bool:
+    """Whether a stop signal released an emulated disk that a pipeline of this process read."""
+    return _SIGNALLED.is_set() and _IN_USE.is_set()
 
 
 atexit.register(release)
@@ -71,7 +87,7 @@ def _watch_signals() -> None:
         while not _RELEASED.is_set():
             ready, _, _ = select.select([r], [], [], 1.0)
             if ready and _STOPPING & set(os.read(r, 64)):
-                release()
+                release(by_signal=True)
 
     threading.Thread(target=watch, name="emulated-disk-signals", daemon=True).start()
 
@@ -108,6 +124,7 @@ def records(ds, mb_per_s: float | None, deterministic: bool = True):
     import tensorflow as tf
 
     disk = Disk(mb_per_s * 1e6)
+    _IN_USE.set()
     _watch_signals()
 
     def read(n):

@@ -100,6 +100,19 @@ def stdout_closed() -> bool:
         return False
 
 
+def release_slow_disks() -> None:
+    """A stop signal arrived: an emulated slow disk (--read_mb_per_s) lets its queued reads
+    through, since TensorFlow waits for its in-flight reads before the process can stop.
+
+    Called by whichever thread sees the signal first: the Python handler, or
+    a thread reading the wakeup fd while the main thread is inside TensorFlow
+    (train's deadline watcher, infer's LoadGen watcher).
+    """
+    throttle = sys.modules.get("tpubench.data.throttle")
+    if throttle is not None:
+        throttle.release(by_signal=True)
+
+
 @contextlib.contextmanager
 def interruptible():
     """SIGINT, SIGTERM and SIGHUP raise Interrupted; yields the Signals received.
@@ -114,11 +127,7 @@ def interruptible():
 
     def _raise(signum, frame):
         received.append(signal.Signals(signum).name)
-        # An emulated slow disk (--read_mb_per_s) lets queued reads through: TensorFlow
-        # waits for its in-flight reads before the process can stop.
-        throttle = sys.modules.get("tpubench.data.throttle")
-        if throttle is not None:
-            throttle.release()
+        release_slow_disks()
         if received.raising:
             raise Interrupted(received[-1])
 

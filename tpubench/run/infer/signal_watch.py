@@ -18,6 +18,8 @@ import select
 import signal
 import threading
 
+from tpubench.run import interrupts
+
 
 @contextlib.contextmanager
 def watching(signals, act):
@@ -42,6 +44,7 @@ def watching(signals, act):
                     continue
                 stopping = sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
                 if stopping and sig.name not in signals:
+                    interrupts.release_slow_disks()
                     signals.append(sig.name)
             if signals:
                 act()

@@ -111,6 +111,7 @@ class Watchdog:
         with contextlib.suppress(OSError):
             for number in os.read(self._wakeup[0], 64):
                 if number in interrupts.SIGNALS and self.grace_ends is None:
+                    interrupts.release_slow_disks()
                     self.signalled = signal.Signals(number).name
                     # Room to write the record before the grace is over.
                     remote = gcs.is_gcs(self.job.cfg.results_dir)
