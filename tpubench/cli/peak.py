@@ -56,7 +56,12 @@ def collect(reprobe: bool = False, threads: int | None = None) -> dict:
         gpus.append({"name": name, "key": key, "rows": sheet_rows})
         break  # like devices: the first one speaks for the others
     return {
-        "cpu": {"model": cpu["model"], "isa": cpu.get("isa", []), "peaks": rows},
+        "cpu": {
+            "model": cpu["model"],
+            "isa": cpu.get("isa", []),
+            "amx": cpu.get("amx", "absent"),
+            "peaks": rows,
+        },
         "cache": cache.path(peaks.CACHE_FILE),
         "gpus": gpus,
     }
@@ -68,7 +73,9 @@ def render(data: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(data, indent=2)
     native = ", ".join(peaks.cpu_precisions(data["cpu"]["isa"]))
-    out = [f"CPU {data['cpu']['model']} (native: {native})"]
+    out = [
+        f"CPU {data['cpu']['model']} (native: {native}; AMX: {data['cpu'].get('amx', 'absent')})"
+    ]
     for r in data["cpu"]["peaks"]:
         how = r.get("kind") or ("cached" if r["cached"] else "measured now")
         if r["cached"] and r.get("measured"):

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+from tpubench.hardware import amx
+
 ISA_FLAGS = (
     "sse4_2",
     "avx",
@@ -85,6 +87,7 @@ def _cpu() -> dict:
         if hasattr(os, "sched_getaffinity")
         else None,
         "isa": sorted(f for f in ISA_FLAGS if f in flags),
+        "amx": amx.state(flags),  # the kernel's permission, not only the cpuinfo flag
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 2),
     }
 

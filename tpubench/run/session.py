@@ -243,12 +243,18 @@ def build_strategy(hw) -> tuple[Any, Any]:
     return strategy.build(hw)
 
 
-def probe(placement) -> dict:
-    """The record's `hardware` and `software` sections."""
+def probe(placement, precision: str = "fp32") -> dict:
+    """The record's `hardware` and `software` sections; a note when bf16 on this CPU is slow."""
+    from tpubench.hardware import amx
     from tpubench.hardware import probe as probe_lib
 
+    cpu = probe_lib.cpu()
+    if precision == "bf16" and placement.accelerator == "cpu":
+        slow = amx.slow_bf16(cpu)
+        if slow:
+            say(slow)
     return {
-        "hardware": {"cpu": probe_lib.cpu(), "accelerators": probe_lib.accelerators(placement)},
+        "hardware": {"cpu": cpu, "accelerators": probe_lib.accelerators(placement)},
         "software": probe_lib.software(),
     }
 

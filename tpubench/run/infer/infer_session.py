@@ -231,7 +231,7 @@ class InferSession:
         After the first prediction, so that it never counts in the time to it.
         """
         cfg = self.cfg
-        self.base.update(session.probe(built.placement))
+        self.base.update(session.probe(built.placement, cfg.precision))
         view = efficiency.PeakView.of(cfg, train=False)
         measured = efficiency.measure(
             built.spec, built.params, built.placement, view, built.unfitted

@@ -138,7 +138,7 @@ class Job:
     def _describe(self, p: planning.Plan) -> cost_runs.Prices:
         """The record's model, placement, data and hardware sections; the prices of what ran."""
         self.record.update(planning.describe(p))
-        self.record.update(session.probe(p.placement))
+        self.record.update(session.probe(p.placement, self.cfg.precision))
         # Price what ran: with no --machine, the probed accelerators choose the machine.
         return cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
 
