@@ -205,8 +205,12 @@ def test_a_channels_last_only_model_refuses_channels_first(tmp_path):
     assert proc.returncode == 2
     assert "--data_format=channels_first" in line and "mnist_mlp" in line
     assert "auto or channels_last" in line and "resnet50" in line
-    proc, _ = run_cli("infer", "--model=googlenet", "--data_format=channels_first")
+    proc, _ = run_cli(
+        "infer", "--model=googlenet", "--data_format=channels_first", results_dir=tmp_path / "runs"
+    )
     assert "googlenet is built channels-last only" in one_line_error(proc)
-    proc, _ = run_cli("train", "--data_format=NCHW", "--train_steps=1")
+    proc, _ = run_cli(
+        "train", "--data_format=NCHW", "--train_steps=1", results_dir=tmp_path / "runs"
+    )
     line = one_line_error(proc)
     assert "NCHW" in line and "channels_first" in line
