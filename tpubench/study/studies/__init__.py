@@ -1,0 +1,1 @@
+"""The shipped study files: YAML data installed with the package, no code."""
