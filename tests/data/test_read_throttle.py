@@ -104,7 +104,8 @@ def test_read_rate_out_of_range_is_refused(tmp_path):
         (["data", "bench", "--batch_size=32", "--batches=1000"], "before the timed batches ended"),
         # train's deadline watcher owns the wakeup fd: it must release the disk too, or the
         # run waits out its shutdown grace and saves no checkpoint
-        (["train", "--batch_size=8", "--train_steps=1000"], "checkpoint saved"),
+        # with no --model_dir, the line gives the command that resumes (into the run's own dir)
+        (["train", "--batch_size=8", "--train_steps=1000"], "checkpoint saved; resume with: "),
     ],
     ids=["data_bench", "train"],
 )
@@ -151,4 +152,9 @@ def test_ctrl_c_stops_a_run_waiting_on_a_slow_emulated_disk_at_once(tmp_path, co
     assert bench.returncode == 130, stderr
     assert "interrupted (SIGINT)" in stderr and "Traceback" not in stderr
     assert expected in stderr
+    if command[0] == "train":
+        resume = stderr.split("resume with: ")[1].split(" [run record")[0]
+        model_dir = resume.split("--model_dir=")[1]
+        assert resume.startswith("tpubench train ") and "--read_mb_per_s=0.1" in resume
+        assert (tmp_path / model_dir / "checkpoints").is_dir()
     assert time.monotonic() - sent[0] < 10, "the run waited for the emulated disk"

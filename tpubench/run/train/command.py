@@ -11,6 +11,7 @@ runs the loops and its actions; this module wires them and fills the record.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import sys
 
 from tpubench.core import errors
@@ -140,7 +141,7 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
         with quiet:
             step, failure = job.save_checkpoint_reporting()
         if failure is None:
-            saved = "checkpoint saved; rerun the same command (same --model_dir) to resume"
+            saved = f"checkpoint saved; {_resume_hint(job)}"
         else:
             saved = (
                 f"the checkpoint could not be saved ({failure}); a rerun resumes from the last "
@@ -169,6 +170,15 @@ def _settle(job, e: BaseException, received=()) -> BaseException | None:
     record["status"], record["error"] = session.outcome(e)
     session.mark_refused(record, e)
     return None
+
+
+def _resume_hint(job) -> str:
+    """How to resume: the same command where --model_dir was given, else that command with
+    the --model_dir this run wrote (a plain rerun would start a new run at step 0)."""
+    if job.cfg.model_dir:
+        return "rerun the same command (same --model_dir) to resume"
+    argv = ["tpubench", *job.record.get("argv", [])[1:], f"--model_dir={job.run_dir.path}"]
+    return f"resume with: {shlex.join(argv)}"
 
 
 def _compare_synthetic(job) -> None:
