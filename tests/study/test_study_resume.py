@@ -101,3 +101,23 @@ def test_an_interrupted_study_runs_only_its_missing_cells(tmp_path):
     label, names = next(iter(first.items()))
     assert done[label] == names  # the first cell's record is the one from run 1
     assert "3 measured" in text
+
+
+def test_a_closed_terminal_stops_the_study_and_its_running_cell(tmp_path):
+    """SIGHUP (terminal or ssh session closed) reaches only the study, not the cell in its
+    own session: the study stops the cell (which records itself interrupted) and says so."""
+    path = tmp_path / "one.yaml"
+    path.write_text(STUDY.replace("train_steps: 40", "train_steps: 100000"))
+    results = tmp_path / "r"
+    log = tmp_path / "hup.log"
+    proc = _start(path, results, log)
+    _wait_for(log, "[1/3]", proc)
+    deadline = time.monotonic() + 120
+    while not any(results.glob("*.json")):  # the cell's `running` record: it is training
+        assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=120) == 130, log.read_text()
+    assert "interrupted by SIGHUP" in log.read_text()
+    (record,) = [json.loads(p.read_text()) for p in results.glob("*.json")]
+    assert record["status"] == "interrupted", record.get("status")

@@ -12,10 +12,13 @@ are its parts, for the launcher's cluster, which supervises several at once.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -36,7 +39,7 @@ def start(
     CPUS pins the child (and everything it starts) to those CPU ids before it
     execs, so thread-count studies see only that many cores.
     """
-    preexec = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    preexec = functools.partial(_in_child, cpus, os.getpid())
     if log_path is None:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=preexec
@@ -71,6 +74,39 @@ def start(
     proc._tee_thread = thread  # joined by wait_output()
     proc._muted = muted  # set by mute()
     return proc
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _libc_prctl():
+    """libc's prctl, looked up in the parent: a forked child must not load libraries."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()
+
+
+def _in_child(cpus, parent: int) -> None:
+    """Runs in the child between fork and exec: its CPUs, and SIGTERM when the parent dies.
+
+    Its own session keeps the terminal's signals away from the child, so a
+    parent killed outright (SIGKILL, an OOM kill) would leave it training on
+    under PID 1; the kernel's parent-death signal makes it checkpoint and
+    record itself `interrupted` instead.  Children are started from the main
+    thread (the signal follows the thread that forked).
+    """
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request: act on it now
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 # An error line or a TensorFlow C++ log line (E0000 00:00:...): held back a
@@ -169,7 +205,10 @@ def _signal_group(p: subprocess.Popen, sig) -> None:
 
 
 class StopRequests:
-    """Turns SIGINT/SIGTERM into a flag the supervising loop polls.
+    """Turns SIGINT/SIGTERM/SIGHUP into a flag the supervising loop polls.
+
+    SIGHUP: the terminal or ssh session closed; the children, in sessions of
+    their own, never see it, so the parent stops them as on SIGTERM.
 
     Used as a context manager around a loop that must clean up before it
     returns: the first signal sets `.signal_name`; the loop stops its children
@@ -182,7 +221,7 @@ class StopRequests:
         self._old = {}
 
     def __enter__(self):
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             self._old[s] = signal.signal(s, self._handle)
         return self
 
