@@ -9,7 +9,6 @@ objects through `tpubench.storage.gcs` (google-cloud-storage).
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from tpubench.core import errors, money, safe_text
 from tpubench.model import model_api
@@ -102,15 +101,6 @@ def _read_text(path: str) -> str:
     return records.read_text(path)  # refuses files over records.MAX_RECORD_BYTES
 
 
-def parse(text: str, path: str) -> dict:
-    """A record from JSON text, migrated to the current schema (UsageError if not one)."""
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
-    return records.migrate(record, path)
-
-
 def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
 
@@ -123,7 +113,7 @@ def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     runs, excluded, seen = [], [], set()
     for path, named in expand(list(inputs)):
         try:
-            record = parse(_read_text(path), path)
+            record = records.parse(_read_text(path), path)
         except errors.UsageError as e:
             if named:
                 raise

@@ -270,12 +270,52 @@ def read_text(path: str) -> str:
 
 def read(path: str) -> dict:
     """Reads one record; a missing, unreadable, oversized or malformed file is a UsageError."""
-    text = read_text(path)
+    return parse(read_text(path), path)
+
+
+def parse(text: str, path: str) -> dict:
+    """A record from JSON TEXT, migrated to the current schema; anything else a UsageError.
+
+    Whatever the file holds: invalid JSON, a number too long for Python to
+    convert (over 4,300 digits), nesting too deep to parse.  One such file
+    must not stop a reader of the whole results directory.
+    """
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
         raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
+    except RecursionError:
+        raise BadRecord(f"{path} is not a run record (JSON nested too deeply to read)") from None
+    except ValueError as e:  # an integer of thousands of digits
+        raise BadRecord(f"{path} is not a run record ({str(e).split(';')[0]})") from None
+    if _depth(record) > MAX_DEPTH:  # readers walk records recursively
+        raise BadRecord(
+            f"{path} nests deeper than {MAX_DEPTH} levels, more than any run record; not loaded"
+        )
     return migrate(record, path)
+
+
+# Run records nest about 7 levels deep (a TPU record's per-host timings); a
+# reader's recursion must never meet a file built to exhaust it.
+MAX_DEPTH = 64
+
+
+def _depth(value) -> int:
+    """How deep VALUE's dicts and lists nest (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            items = item.values()
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in items)
+    return deepest
 
 
 # Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
