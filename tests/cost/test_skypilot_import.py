@@ -105,3 +105,51 @@ def test_detect_and_import_agree_on_accelerator_ids():
     assert skypilot.detect is detect
     assert detect.accelerator_id("gpu", "H100") == "h100"
     assert detect.accelerator_id("gpu", "A100-80GB") == "a100-80gb"
+
+
+POISONED = (
+    GCP_HEADER
+    + """AvailabilityZone,Price,SpotPrice
+n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.2,0.05
+n9-nan-8,8.0,32.0,,,,us-central1,us-central1-a,nan,0.1
+n9-negative-8,8.0,32.0,,,,us-central1,us-central1-a,-0.4,0.1
+weird name!,8.0,32.0,,,,us-central1,us-central1-a,0.5,0.1
+=cmd|x,8.0,32.0,,,,us-central1,us-central1-a,0.5,0.1
+"""
+)
+
+
+def test_an_import_leaves_out_and_names_each_row_later_commands_would_refuse(tmp_path, monkeypatch):
+    """A NaN or negative price or an odd instance name is never written: before, one such
+    row made every later `prices`, `prices import` and `train` refuse the user catalog."""
+    monkeypatch.setenv("TPUBENCH_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "vms.csv"
+    path.write_text(POISONED)
+    text = cli.import_main([str(path)])
+    assert "imported 1 price row(s)" in text
+    assert "left out 3 row(s) the catalog would refuse:" in text
+    for key in ("gcp:n9-nan-8", "gcp:weird name!", "gcp:=cmd|x"):
+        assert f"{path}: {key}: " in text
+    cat = catalog.load()  # what later commands read: loads, with the one good row
+    assert cat.lookup("gcp:n1-standard-4").on_demand == 0.2
+    # SkyPilot writes a price <= 0 for "not offered": such a row is no machine to import
+    assert "gcp:n9-negative-8" not in cat.keys()
+    assert cli.import_main([str(path)])  # and a second import still works
+    only_bad = tmp_path / "bad.csv"
+    only_bad.write_text(
+        GCP_HEADER + "AvailabilityZone,Price,SpotPrice\n" + POISONED.splitlines()[2]
+    )
+    with pytest.raises(errors.PriceError, match=r"no usable price row in .*bad.csv \(1 refused"):
+        cli.import_main([str(only_bad)])
+
+
+def test_prices_csv_never_hands_a_spreadsheet_a_formula(tmp_path, monkeypatch):
+    catalog_file = tmp_path / "prices.csv"
+    catalog_file.write_text(
+        "key,provider,kind,region,unit,count,on_demand,spot,as_of,source,status,notes\n"
+        'gcp:v100,gcp,gpu,us,gpu-hour,1,2.48,,2025-01-01,"=HYPERLINK(""x"")",confirmed,'
+        '"+cmd|calc"\n'
+    )
+    rows = catalog.load(str(catalog_file)).rows
+    text = cli.format_rows(rows, "csv")
+    assert "'=HYPERLINK" in text and "'+cmd|calc" in text and ",2.48," in text

@@ -58,8 +58,8 @@ def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(catalog_lib.COLUMNS + catalog_lib.OPTIONAL_COLUMNS)
-        for r in rows:
-            writer.writerow(catalog_lib.csv_values(r))
+        for r in rows:  # notes and sources come from outside: no cell may run as a formula
+            writer.writerow([safe_text.csv_cell(v) for v in catalog_lib.csv_values(r)])
         return buf.getvalue().rstrip("\n")
     body = [
         (r.key, r.unit, money.exact(r.on_demand), money.exact(r.spot), r.dated, r.status, r.source)
@@ -88,7 +88,7 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
         writer.writerow((*fields, "source", "note"))
         for line in price.lines:
             d = line.to_dict()
-            writer.writerow([d[f] for f in (*fields, "source", "note")])
+            writer.writerow([safe_text.csv_cell(d[f]) for f in (*fields, "source", "note")])
         return buf.getvalue().rstrip("\n")
     headers = ("count", "key", "unit", "unit_price", "subtotal", "as_of")
     body = [
@@ -209,13 +209,19 @@ def import_main(paths: list[str]) -> str:
     """Runs `tpubench prices import FILE...`: SkyPilot-format files into the user catalog."""
     from tpubench.cost import skypilot
 
-    target, n = skypilot.import_files(paths)
+    target, n, left_out = skypilot.import_files(paths)
     rows = catalog_lib.load_user(target)
-    return (
+    text = (
         f"imported {n} price row(s) from {len(paths)} file(s) into {target} "
         f"({len(rows)} row(s) there; {catalog_lib.age_note(r.dated for r in rows)}); "
         "they override the shipped rows of the same keys"
     )
+    if left_out:  # what every later command would refuse never enters the catalog
+        text += f"\nleft out {len(left_out)} row(s) the catalog would refuse:"
+        text += "".join(f"\n  {line}" for line in left_out[:10])
+        if len(left_out) > 10:
+            text += f"\n  ... and {len(left_out) - 10} more"
+    return text
 
 
 def _suggest(query: str, cat: catalog_lib.Catalog) -> str:

@@ -82,6 +82,16 @@ def csv_values(row: Row) -> list:
     return ["" if d[c] is None else d[c] for c in COLUMNS + OPTIONAL_COLUMNS]
 
 
+def check(row: Row, where: str) -> Row:
+    """ROW as a catalog file would read it back, or the PriceError that reading would raise.
+
+    Rows made by code (an import) pass the same checks as rows read from a
+    file, so nothing is written that every later command would refuse.
+    """
+    values = dict(zip(COLUMNS + OPTIONAL_COLUMNS, (str(v) for v in csv_values(row)), strict=True))
+    return _row(values, where)
+
+
 def parse(text: str, name: str = "prices.csv") -> list[Row]:
     """Parses and validates catalog CSV text.
 

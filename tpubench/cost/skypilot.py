@@ -32,7 +32,7 @@ import re
 
 from tpubench.core import errors
 from tpubench.cost import catalog as catalog_lib
-from tpubench.cost import detect
+from tpubench.cost import catalog_rows, detect
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
 REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
@@ -225,10 +225,15 @@ def _tpus(accel_rows, region, source, as_of):
     return out
 
 
-def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, int]:
-    """Reads SkyPilot-format files into the user catalog; returns (its path, rows written).
+def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, int, list[str]]:
+    """Reads SkyPilot-format files into the user catalog.
 
-    Rows of the user catalog with the same key and date are replaced; others kept.
+    Rows of the user catalog with the same key and date are replaced; others
+    kept.  A row the catalog would refuse once written (a NaN or negative
+    price, an instance name that is no valid key) is left out and named.
+
+    Returns:
+      (the catalog's path, rows written, one line per row left out).
 
     Raises:
       UsageError: no FILE given.
@@ -240,6 +245,7 @@ def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, i
             "e.g. catalogs/v7/gcp/vms.csv"
         )
     new: list[catalog_lib.Row] = []
+    left_out: list[str] = []
     for path in paths:
         try:
             with open(path, encoding="utf-8", newline="") as f:
@@ -249,11 +255,20 @@ def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, i
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise errors.PriceError(f"cannot read {path}: {reason}") from e
         as_of = datetime.date.fromtimestamp(mtime)
-        new += read(text, path, as_of)
+        for row in read(text, path, as_of):
+            try:
+                new.append(catalog_rows.check(row, f"{path}: {row.key}"))
+            except errors.PriceError as e:
+                left_out.append(str(e))
+    if not new:
+        raise errors.PriceError(
+            f"no usable price row in {', '.join(paths)}"
+            + (f" ({len(left_out)} refused, e.g. {left_out[0]})" if left_out else "")
+        )
     target = user_path or catalog_lib.user_path()
     kept: list[catalog_lib.Row] = []
     if os.path.exists(target):
         fresh = {(r.key, r.as_of) for r in new}
         kept = [r for r in catalog_lib.load_user(target) if (r.key, r.as_of) not in fresh]
     catalog_lib.write(kept + new, target)
-    return target, len(new)
+    return target, len(new), left_out
