@@ -103,3 +103,32 @@ def test_a_gcs_lock_object_is_exclusive_by_its_generation(gcs_env, local_gcs):
     taken = lock.acquire(model_dir, _holder("three"), False, notes.append)
     assert "took over the lock of a dead run (no heartbeat from pid 7 on host lost-vm" in notes[0]
     taken.release()
+
+
+@pytest.mark.parametrize("planted_id", ["../../outside", "x/../../../outside", ".hidden", ""])
+def test_a_planted_lock_never_turns_a_read_run_id_into_a_path_outside(tmp_path, planted_id):
+    """A dead holder's lock names a `running` record whose run id climbs out of its
+    directory: taking the lock over marks nothing, writes nothing outside (issue 42 F)."""
+    (tmp_path / "planted").mkdir()
+    record = tmp_path / "planted" / "rec.json"
+    record.write_text(json.dumps(_record(planted_id, pid=_dead_pid(), host=liveness.host())))
+    stale = _holder("gone") | {"pid": _dead_pid(), "host": liveness.host(), "record": str(record)}
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / lock.NAME).write_text(json.dumps(stale))
+    before = set(tmp_path.rglob("*"))
+    taken = lock.acquire(str(tmp_path / "m"), _holder("three"), False, lambda _: None)
+    taken.release()
+    assert set(tmp_path.rglob("*")) == before - {tmp_path / "m" / lock.NAME}  # nothing new
+    assert not (tmp_path.parent / "outside.json").exists()
+    assert json.loads(record.read_text())["status"] == "running"  # no record of its id to mark
+
+
+def test_a_record_whose_run_id_is_no_file_name_is_refused_by_readers_and_writers(tmp_path):
+    (tmp_path / "evil.json").write_text(json.dumps(_record("../evil") | {"status": "ok"}))
+    with pytest.raises(records.BadRecord, match=r"field 'run_id' '\.\./evil' is not a run id"):
+        records.read(str(tmp_path / "evil.json"))
+    with pytest.raises(records.BadRecord, match="would name a file outside the results directory"):
+        records.write(_record("a/../../b"), str(tmp_path))
+    assert records.path_for(str(tmp_path), "20261128-084050-mnist_mlp-90f8d9").endswith(
+        "/20261128-084050-mnist_mlp-90f8d9.json"
+    )

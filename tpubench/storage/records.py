@@ -52,13 +52,28 @@ def redact_flags(values: dict) -> dict:
     return redaction.redact_flags(values)
 
 
+# A run id is a file name: one word of these characters (new_run_id's form),
+# so an id read from a file (a record, a lock) never names a path elsewhere.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def checked_run_id(run_id, where: str = "run id") -> str:
+    """RUN_ID when it is one safe file-name word, else a BadRecord naming it."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise BadRecord(
+            f"{where} {_short(run_id)} is not a run id (1-200 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit); it would name a file outside the results directory"
+        )
+    return run_id
+
+
 def path_for(results_dir: str, run_id: str) -> str:
-    return results_dir.rstrip("/") + f"/{run_id}.json"
+    return results_dir.rstrip("/") + f"/{checked_run_id(run_id)}.json"
 
 
 def attachment_dir(results_dir: str, run_id: str) -> str:
     """Where files kept with a run go: RESULTS_DIR/<run_id>.files/ (no .json inside)."""
-    return results_dir.rstrip("/") + f"/{run_id}.files"
+    return results_dir.rstrip("/") + f"/{checked_run_id(run_id)}.files"
 
 
 def write_attachment(results_dir: str, run_id: str, name: str, data: bytes) -> str:
@@ -335,6 +350,7 @@ def migrate(record, path: str = "record") -> dict:
         raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
     if not isinstance(record["run_id"], str) or not record["run_id"]:
         raise BadRecord(f"{path}: field 'run_id' is {_short(record['run_id'])}, not a string")
+    checked_run_id(record["run_id"], f"{path}: field 'run_id'")
     version = record["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise errors.UsageError(

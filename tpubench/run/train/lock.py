@@ -182,6 +182,8 @@ def _mark_died(holder: dict, why: str) -> None:
         record = records.read(path)
         if record.get("status") != "running":
             return
+        if path.rsplit("/", 1)[-1] != f"{record['run_id']}.json":
+            return  # the lock names some other file: rewrite nothing but the dead run's own
         record.update(status="died", error=f"died: {why}", died_noticed=liveness.now_iso())
         records.write(record, path.rsplit("/", 1)[0])
     except errors.TpubenchError:
