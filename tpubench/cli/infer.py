@@ -8,7 +8,7 @@ from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog,
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text
-from tpubench.hardware import placement
+from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -171,7 +171,13 @@ def main(args: list[str], full_argv: list[str]) -> int:
         )
         raise
     placement.check_gpu(cfg.hardware.accelerator)  # a refusal: no record, no TensorFlow
-    tflog.import_tensorflow(lambda: train.configure_before_tf(cfg))
+    try:  # a --memory_limit too small for TensorFlow itself still leaves a failed record
+        memory_cap.loading(lambda: tflog.import_tensorflow(lambda: train.configure_before_tf(cfg)))
+    except memory_cap.CapReached as e:
+        infer_lib.record_early_failure(
+            cfg, FLAGS.results_dir, FLAGS.model, full_argv, flags_lib.flag_values(), e
+        )
+        raise
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path") and recs[0].get("scenario"):
         print(safe_text.block(scenario_text.scenario_summary(recs[0])))

@@ -9,7 +9,7 @@ from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text
 from tpubench.data import resolve
-from tpubench.hardware import placement
+from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -147,7 +147,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
     except errors.TpubenchError as e:
         train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
         raise
-    tflog.import_tensorflow(lambda: configure_before_tf(cfg))
+    try:  # a --memory_limit too small for TensorFlow itself still leaves a failed record
+        memory_cap.loading(lambda: tflog.import_tensorflow(lambda: configure_before_tf(cfg)))
+    except memory_cap.CapReached as e:
+        train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
+        raise
     try:
         record = train_lib.train(cfg, full_argv, flags_lib.flag_values())
     except unsent.RecordNotWritten as e:

@@ -68,12 +68,23 @@ def parse(text: str, name: str = "--memory_limit") -> int:
             f"{name}={text!r} is not a size: give bytes with an optional unit "
             "(B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 1GiB or 512MiB"
         )
-    size = int(float(match.group(1)) * _UNITS[unit])
+    value = float(match.group(1)) * _UNITS[unit]
+    if not value < 2 * HIGHEST:  # thousands of digits: inf, which no int holds
+        raise errors.UsageError(
+            f"{name}={_cut(text)} is more than {shown(HIGHEST)}; accepted: {shown(LOWEST)} to "
+            f"{shown(HIGHEST)}"
+        )
+    size = int(value)
     if not LOWEST <= size <= HIGHEST:
         raise errors.UsageError(
             f"{name}={text} is {shown(size)}; accepted: {shown(LOWEST)} to {shown(HIGHEST)}"
         )
     return size
+
+
+def _cut(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def shown(size: int) -> str:
@@ -104,6 +115,24 @@ def explain(e: BaseException) -> str | None:
     )
 
 
+class CapReached(errors.TpubenchError):
+    """The run's --memory_limit refused an allocation (a result: a rerun gives the same)."""
+
+    exit_code = 1
+
+
+def loading(load) -> None:
+    """Runs LOAD (TensorFlow's start-up); an allocation the cap refuses becomes CapReached,
+    so the caller can leave a failed record naming the cap before any run began."""
+    try:
+        load()
+    except Exception as e:
+        capped = explain(e)
+        if capped is None:
+            raise
+        raise CapReached(capped) from None
+
+
 def reached(record: dict) -> bool:
     """RECORD is of a run that failed at its --memory_limit (a result: rerunning gives the same)."""
     return (
@@ -113,7 +142,7 @@ def reached(record: dict) -> bool:
     )
 
 
-def run_capped(limit: int, results_dir: str | None, command: str) -> None:
+def run_capped(limit: int, results_dir: str | None, command: str, base: dict | None = None) -> None:
     """Returns in a child process capped at LIMIT bytes; the parent never returns.
 
     The parent exits with the child's exit code; when the child died of a
@@ -128,12 +157,17 @@ def run_capped(limit: int, results_dir: str | None, command: str) -> None:
         os.dup2(write_end, 2)  # the child's stderr passes through the parent (below)
         os.close(read_end)
         os.close(write_end)
+        # Python's lines too: sys.stderr may write to a descriptor of its own (cli/tflog.py
+        # keeps the terminal's), and the parent must see the child's line at its cap.
+        sys.stderr = open(  # noqa: SIM115 - lives as long as the child
+            2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False
+        )
         _become_capped(limit)
         return
     os.close(write_end)
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: _forward(pid, signum))
-    _pass_stderr(read_end)
+    held = _pass_stderr(read_end)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -143,38 +177,98 @@ def run_capped(limit: int, results_dir: str | None, command: str) -> None:
         except InterruptedError:
             continue
     if os.WIFEXITED(status):
+        if held is not None:  # the child's own line at its cap, completed with its record
+            line = held.decode(errors="replace").rstrip("\n")
+            if "[run record:" not in line and os.WEXITSTATUS(status) != 0:
+                error = line.split(": error: ", 1)[-1]
+                path = _leave_record(pid, error, limit, results_dir, command, base)
+                line += f" [run record: {path}]" if path else ""
+            os.write(2, (line + "\n").encode())
         os._exit(os.WEXITSTATUS(status))
     died = os.WTERMSIG(status)
     if died in _FORWARDED:  # stopped by a signal this process passed on
         os._exit(128 + died)
-    os._exit(report_death(pid, died, limit, results_dir, command))
+    os._exit(report_death(pid, died, limit, results_dir, command, base))
 
 
-def report_death(pid: int, signum: int, limit: int, results_dir: str | None, command: str) -> int:
-    """Marks the dead child's records failed; prints the one line; returns the exit code."""
+def report_death(
+    pid: int,
+    signum: int,
+    limit: int,
+    results_dir: str | None,
+    command: str,
+    base: dict | None = None,
+) -> int:
+    """Marks the dead child's records failed; prints the one line; returns the exit code.
+
+    A child that died before it wrote any record (TensorFlow's start-up alone
+    can pass a small cap) still leaves one, from BASE (argv, model, run
+    label): without it a study would run that cell again on every resume.
+    """
     name = signal.Signals(signum).name if signum in signal.Signals.__members__.values() else signum
     error = (
         f"the run died ({name}) under its memory cap of {shown(limit)} (--memory_limit, "
         "RLIMIT_DATA): an allocation the cap refused; give a larger --memory_limit"
     )
-    marked = mark_failed(pid, error, limit, results_dir) if results_dir else []
-    where = f" [run record: {marked[-1]}]" if marked else ""
+    path = _leave_record(pid, error, limit, results_dir, command, base)
+    where = f" [run record: {path}]" if path else ""
     print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
     return 1
+
+
+def _leave_record(
+    pid: int, error: str, limit: int, results_dir: str | None, command: str, base: dict | None
+) -> str | None:
+    """The record of child PID that failed at its cap: its `running` ones marked failed, its
+    own failed one as written, or (none at all: it failed in TensorFlow's start-up) a new
+    one from BASE.  Returns the path, or None where there is no results directory."""
+    if not results_dir:
+        return None
+    marked = mark_failed(pid, error, limit, results_dir)
+    if marked:
+        return marked[-1]
+    own = [path for path, record in _records(results_dir) if record.get("pid") == pid]
+    if own or base is None:
+        return own[-1] if own else None
+    try:
+        return records.write(_died_early(base, command, error, limit), results_dir)
+    except (errors.TpubenchError, OSError):
+        return None
+
+
+def _records(results_dir: str):
+    """(path, record) of each readable record in RESULTS_DIR."""
+    try:
+        paths = records.find(results_dir)
+    except errors.TpubenchError:
+        return
+    for path in paths:
+        try:
+            yield path, records.read(path)
+        except errors.TpubenchError:
+            continue
+
+
+def _died_early(base: dict, command: str, error: str, limit: int) -> dict:
+    model = base.get("model") or {}
+    now = records.now_iso()
+    return {
+        **base,
+        "schema_version": records.SCHEMA_VERSION,
+        "run_id": records.new_run_id(model.get("name") or command),
+        "kind": command,
+        "status": "failed",
+        "error": error,
+        "started": now,
+        "finished": now,
+        "memory_limit_bytes": limit,
+    }
 
 
 def mark_failed(pid: int, error: str, limit: int, results_dir: str) -> list[str]:
     """Records in RESULTS_DIR that process PID left `running`, rewritten as failed."""
     marked = []
-    try:
-        paths = records.find(results_dir)
-    except errors.TpubenchError:
-        return marked
-    for path in paths:
-        try:
-            record = records.read(path)
-        except errors.TpubenchError:
-            continue
+    for _path, record in _records(results_dir):
         if record.get("status") != "running" or record.get("pid") != pid:
             continue
         record.update(status="failed", error=error, finished=records.now_iso())
@@ -187,9 +281,17 @@ def mark_failed(pid: int, error: str, limit: int, results_dir: str) -> list[str]
 _NATIVE_STACK = re.compile(rb"^(\*\*\* Check failure stack trace|\s+@\s+0x)")
 
 
-def _pass_stderr(fd: int) -> None:
+def _pass_stderr(fd: int) -> bytes | None:
     """Copies the child's stderr to this process's, line by line, without native stacks
-    (the cause line before them stays; the parent's own line follows)."""
+    (the cause line before them stays; the parent's own line follows).
+
+    The child's own error line at its cap is held back and returned: the parent
+    completes it with the record it leaves (the child may have had no memory
+    left to write one).  Python's complaints from a child at its cap ("Exception
+    ignored ..." and bare MemoryError lines, hundreds as objects fail to be
+    freed) are left out.
+    """
+    held = None
     with os.fdopen(fd, "rb", buffering=0) as pipe:
         pending = b""
         while True:
@@ -198,11 +300,23 @@ def _pass_stderr(fd: int) -> None:
                 break
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
-            kept = [x + b"\n" for x in lines if not _NATIVE_STACK.match(x)]
+            kept = []
+            for line in lines:
+                if _NATIVE_STACK.match(line) or _EXIT_NOISE.match(line):
+                    continue
+                if line.startswith(b"tpubench ") and CAP_WORDS.encode() in line:
+                    held = line
+                    continue
+                kept.append(line + b"\n")
             if kept:
                 os.write(2, b"".join(kept))
         if pending and not _NATIVE_STACK.match(pending):
             os.write(2, pending)
+    return held
+
+
+# What Python prints when the child at its cap exits with no memory to spare.
+_EXIT_NOISE = re.compile(rb"^(Exception ignored .*|MemoryError:?\s*)$")
 
 
 def _forward(pid: int, signum: int) -> None:
