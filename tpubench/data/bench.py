@@ -31,8 +31,15 @@ class Result:
         return dataclasses.asdict(self)
 
 
-def run(spec, params: dict, manifest, split: str, batches: int, warmup: int) -> Result:
-    """Iterates BATCHES batches (after WARMUP) of SPEC's input_fn over MANIFEST's SPLIT."""
+def run(
+    spec, params: dict, manifest, split: str, batches: int, warmup: int, check=lambda: None
+) -> Result:
+    """Iterates BATCHES batches (after WARMUP) of SPEC's input_fn over MANIFEST's SPLIT.
+
+    CHECK() runs after every batch: it raises when a stop signal came (the
+    handler only notes it, since an exception raised inside TensorFlow's
+    Python code as it converts a tensor could crash the process).
+    """
     import tensorflow as tf
 
     from tpubench.model.model_api import Mode
@@ -47,13 +54,16 @@ def run(spec, params: dict, manifest, split: str, batches: int, warmup: int) -> 
     try:
         first = next(iterator)
         first_seconds = time.perf_counter() - t0
+        check()
         for _ in range(warmup):
             next(iterator)
+            check()
         sampler = hostcpu.Sampler(period=0.25).start()
         examples = 0
         start = time.perf_counter()
         for _ in range(batches):
             features, _labels = next(iterator)
+            check()
             examples += int(tf.shape(tf.nest.flatten(features)[0])[0])
         seconds = time.perf_counter() - start
         cpu = sampler.stop()

@@ -74,8 +74,9 @@ def bench(cfg: DataBenchConfig, argv: list, flag_values: dict) -> Outcome:
     """
     record = _base_record(cfg, argv, flag_values) if cfg.results_dir else None
     try:
-        with interrupts.interruptible():
-            outcome = _run(cfg, record)
+        with interrupts.interruptible() as received:
+            received.defer()  # noted, raised between batches (data/bench.py)
+            outcome = _run(cfg, record, received.check)
         if record is not None:
             record["status"] = "ok"
     except BaseException as e:
@@ -108,7 +109,7 @@ def bench(cfg: DataBenchConfig, argv: list, flag_values: dict) -> Outcome:
     return dataclasses.replace(outcome, record_path=path)
 
 
-def _run(cfg: DataBenchConfig, record: dict | None) -> Outcome:
+def _run(cfg: DataBenchConfig, record: dict | None, check=lambda: None) -> Outcome:
     from tpubench.data import bench as bench_lib
     from tpubench.data import manifest as manifest_lib
     from tpubench.hardware import probe
@@ -144,7 +145,7 @@ def _run(cfg: DataBenchConfig, record: dict | None) -> Outcome:
             hardware=_hardware(),
             software=probe.software(),
         )
-    result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup)
+    result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup, check)
     if record is not None:
         record["results"] = result.to_dict()
     return Outcome(spec.name, cfg.data_dir, manifest.format, split, batch, result, None)
