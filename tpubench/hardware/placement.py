@@ -20,13 +20,17 @@ class Placement:
     """What a built strategy runs on (goes into the run record)."""
 
     accelerator: str  # cpu | gpu | tpu
-    strategy: str  # one_device | mirrored | multi_worker | parameter_server | tpu
+    strategy: str  # one_device | mirrored | central_storage | multi_worker | parameter_server | tpu
     num_replicas: int  # replicas in sync (per step)
     devices: tuple[str, ...]
     all_reduce: str
     num_workers: int = 1
     is_chief: bool = True
     cluster: dict | None = None
+    # central_storage: where the variables live (--parameter_device: cpu | gpu),
+    # and that device's TensorFlow name.
+    parameter_device: str | None = None
+    variable_device: str | None = None
 
 
 def tf():
