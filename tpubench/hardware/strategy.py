@@ -180,11 +180,6 @@ def build(hw: HardwareConfig):
         return strategy, Placement(accelerator, "one_device", 1, tuple(devices), "none")
     if name == "central_storage":
         return _central_storage(hw, accelerator, devices)
-    if hw.parameter_device is not None:
-        raise errors.UsageError(
-            f"--parameter_device={hw.parameter_device} applies to --strategy=central_storage "
-            f"but the strategy is {name}; drop it or use --strategy=central_storage"
-        )
     if name == "mirrored":
         ops = _cross_device_ops(hw.all_reduce, accelerator)
         strategy = tf.distribute.MirroredStrategy(devices=devices, cross_device_ops=ops)
@@ -209,19 +204,9 @@ def _central_storage(hw: HardwareConfig, accelerator: str, devices: list[str]):
     live on, the host CPU (--parameter_device=cpu) or the first training GPU
     (gpu).  tf_cnn_benchmarks spread the variables over all GPUs; TensorFlow 2
     has no strategy that does, so "gpu" is GPU 0.  On logical CPU devices
-    there is no GPU to name: gpu is refused.
+    there is no GPU to name: gpu is refused (placement.check_applicable).
     """
-    where = hw.parameter_device or "cpu"
-    if hw.all_reduce != "auto":
-        raise errors.UsageError(
-            f"--all_reduce={hw.all_reduce} does not apply to --strategy=central_storage "
-            "(gradients are summed on the parameter device); drop it or use --strategy=mirrored"
-        )
-    if where == "gpu" and accelerator != "gpu":
-        raise errors.UsageError(
-            f"--parameter_device=gpu keeps the variables on the first training GPU but the "
-            f"accelerator is {accelerator}; accepted here: --parameter_device=cpu"
-        )
+    where = hw.parameter_device or "cpu"  # refused combinations: placement.check_applicable
     variable_device = devices[0] if where == "gpu" else "/cpu:0"
     strategy = _central_storage_class()(compute_devices=devices, parameter_device=variable_device)
     return strategy, Placement(
