@@ -99,7 +99,7 @@ findings:
             "{label: one, vcpus: 1}",
             "{label: one, variables: cpu}",
             "variables=cpu is where parameter servers keep them; it needs strategy: "
-            "parameter_server",
+            "central_storage or parameter_server",
         ),
     ],
 )
