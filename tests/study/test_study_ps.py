@@ -44,7 +44,8 @@ def test_the_seed_s_gpu_parameter_servers_use_exactly_their_gpus():
     assert _cell("8 GPU ps_gpu").needs(cells.Host((0,), 7, "H100", False)) == (
         "needs 8 GPU(s); this host has 7"
     )
-    methods = {findings.method(_cell(f"{n} GPU ps_{v}").setup) for n in (2, 8) for v in ("cpu", "gpu")}
+    labels = [f"{n} GPU ps_{v}" for n in (2, 8) for v in ("cpu", "gpu")]
+    methods = {findings.method(_cell(label).setup) for label in labels}
     assert methods == {"ps_cpu", "ps_gpu"}  # the seed's names, which its findings expect
 
 

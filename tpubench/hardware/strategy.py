@@ -198,7 +198,7 @@ def build(hw: HardwareConfig):
 
 
 def _central_storage(hw: HardwareConfig, accelerator: str, devices: list[str]):
-    """Synchronous, in-process parameter server: tf_cnn_benchmarks' --variable_update=parameter_server.
+    """A synchronous, in-process parameter server (tf_cnn_benchmarks' parameter_server).
 
     Every replica steps together; gradients are summed on, and the variables
     live on, the host CPU (--parameter_device=cpu) or the first training GPU
