@@ -119,3 +119,17 @@ def test_the_cli_refuses_a_gpu_parameter_device_on_cpus_in_one_line(tmp_path):
     )
     assert proc.returncode == 2
     assert "accepted here: --parameter_device=cpu [run record:" in one_line_error(proc)
+
+
+def test_xla_on_several_replicas_is_refused_in_one_line(tmp_path):
+    proc, record = run_cli(
+        "train",
+        "--model=resnet50",
+        "--strategy=central_storage",
+        "--xla",
+        *_TWO_CPUS,
+        *_SHORT,
+        results_dir=tmp_path,
+    )
+    assert proc.returncode == 2 and record["status"] == "failed"
+    assert "--xla with --strategy=central_storage on 2 replicas" in one_line_error(proc)
