@@ -90,6 +90,7 @@ def test_infer_refuses_a_cluster_strategy_naming_the_ones_it_serves_under(tmp_pa
     )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert (
-        "does not run under the parameter_server strategy; accepted: one_device, mirrored, tpu "
+        "does not run under the parameter_server strategy; accepted: one_device, mirrored, "
+        "central_storage, tpu "
         "(or auto without a multi-task TF_CONFIG)"
     ) in proc.stderr

@@ -99,7 +99,7 @@ findings:
             "{label: one, vcpus: 1}",
             "{label: one, variables: cpu}",
             "variables=cpu is where parameter servers keep them; it needs strategy: "
-            "parameter_server",
+            "central_storage or parameter_server",
         ),
     ],
 )
@@ -159,6 +159,12 @@ def test_smoke_of_all_five_runs_every_runnable_cell_in_under_five_minutes(tmp_pa
             if record.get("status") == "ok":
                 labels.setdefault(record["run_label"], []).append(path)
         assert len(labels) == runnable, (name, header, sorted(labels))
+        if name == "strategies":  # the seed's ps_cpu: one synchronous process, not a cluster
+            ran = {
+                (r["placement"]["strategy"], r["placement"].get("parameter_device"))
+                for r in (json.loads(p.read_text()) for ps in labels.values() for p in ps)
+            }
+            assert ran == {("mirrored", None), ("central_storage", "cpu")}, ran
         report = (results / "report" / f"{name}-smoke.md").read_text()
         assert "## Findings" in report and f"{runnable} measured" in report
         assert list((results / "report").glob("*.png"))

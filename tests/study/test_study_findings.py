@@ -109,6 +109,23 @@ def test_scaling_and_strategies_on_gpus():
     assert v["NCCL wins at 8 GPUs"] == ("nccl fastest for vgg16 at 8 devices", "holds")
 
 
+def test_the_seed_s_method_finding_leaves_tf2_s_async_parameter_servers_out():
+    rates = {
+        ("train", "resnet50", "synthetic", label): r
+        for label, r in (
+            ("2 GPU async_ps (TF2)", 990.0),  # faster, but not one of the seed's methods
+            ("2 GPU ps_cpu", 900.0),
+            ("2 GPU nccl", 700.0),
+            ("2 GPU ps_gpu", 600.0),
+        )
+    }
+    v = _verdicts(_results("strategies", rates, GPU_HOST))
+    assert v["NCCL loses at 2-4 GPUs, to CPU aggregation"] == (
+        "ps_cpu fastest for resnet50 at 2 devices",
+        "holds",
+    )
+
+
 def test_published_rows_are_labelled_and_apart_from_measured_ones():
     rates = {("train", "resnet50", "synthetic", "1 GPU"): 1234.5}
     text = report.render(_results("cnn_scaling", rates, GPU_HOST), [])

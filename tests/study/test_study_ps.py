@@ -1,10 +1,13 @@
-"""Parameter-server cells: a local cluster each (tpubench-launch local-cluster); no TensorFlow."""
+"""Parameter-server cells, no TensorFlow: the seeds' synchronous one is one process
+(central_storage); TF2's asynchronous one a local cluster (tpubench-launch local-cluster)."""
 
 from __future__ import annotations
 
 import importlib.util
 import pathlib
 import sys
+
+import pytest
 
 from tpubench.study import cells, findings, report, spec
 
@@ -19,28 +22,52 @@ def _cell(label: str, model: str = "resnet50", study: str = "strategies") -> cel
     )
 
 
-def test_a_cpu_parameter_server_cell_is_a_local_cluster_runnable_here():
+def test_the_seed_s_cpu_parameter_server_is_one_synchronous_process_runnable_here():
     cell = _cell("2 CPU ps_cpu")
-    assert cell.needs(CPU_HOST) is None
-    argv = cell.argv(CPU_HOST, "r", None)
-    assert argv[1:6] == ["-P", "-m", "tpubench_launch.main", "local-cluster", "--workers=2"]
-    assert argv[6:8] == ["--ps=1", "--"]
-    assert "--strategy=parameter_server" in argv and "--num_cpu_devices=1" in argv
-    assert f"--run_label={cell.id}" in argv
+    assert cell.needs(CPU_HOST) is None and not cell.cluster()
     shell = cell.shell(CPU_HOST, "r", None)
-    assert shell.startswith("tpubench-launch local-cluster --workers=2 --ps=1 -- --model=resnet50")
-
-
-def test_gpu_parameter_servers_keep_the_variables_on_their_cpu_or_a_gpu_of_their_own():
-    on_cpu = _cell("4 GPU ps_cpu").argv(GPU_HOST, "r", None)
-    on_gpu = _cell("4 GPU ps_gpu").argv(GPU_HOST, "r", None)
-    assert "--gpus-per-worker=1" in on_cpu and "--ps-device=cpu" in on_cpu
-    assert "--ps-device=gpu" in on_gpu and "--num_gpus=1" in on_gpu
-    eight = _cell("8 GPU ps_gpu")
-    assert eight.needs(GPU_HOST) == (
-        "needs 9 GPU(s) (one for the parameter server); this host has 8"
+    assert shell.startswith(
+        "tpubench train --model=resnet50 --accelerator=cpu --num_cpu_devices=2 "
+        "--strategy=central_storage --parameter_device=cpu "
     )
-    assert _cell("8 GPU ps_cpu").needs(GPU_HOST) is None
+    assert f"--run_label={cell.id}" in shell and "local-cluster" not in shell
+
+
+def test_the_seed_s_gpu_parameter_servers_use_exactly_their_gpus():
+    on_cpu = _cell("4 GPU ps_cpu").shell(GPU_HOST, "r", None).split()
+    on_gpu = _cell("4 GPU ps_gpu").shell(GPU_HOST, "r", None).split()
+    assert on_cpu[:2] == ["tpubench", "train"] and on_gpu[:2] == ["tpubench", "train"]
+    assert {"--num_gpus=4", "--strategy=central_storage", "--parameter_device=cpu"} <= set(on_cpu)
+    assert {"--num_gpus=4", "--strategy=central_storage", "--parameter_device=gpu"} <= set(on_gpu)
+    # PS on GPU at 8 GPUs needs 8, not a 9th for the parameter server.
+    assert _cell("8 GPU ps_gpu").needs(GPU_HOST) is None
+    assert _cell("8 GPU ps_gpu").needs(cells.Host((0,), 7, "H100", False)) == (
+        "needs 8 GPU(s); this host has 7"
+    )
+    labels = [f"{n} GPU ps_{v}" for n in (2, 8) for v in ("cpu", "gpu")]
+    methods = {findings.method(_cell(label).setup) for label in labels}
+    assert methods == {"ps_cpu", "ps_gpu"}  # the seed's names, which its findings expect
+
+
+def test_tf2_async_parameter_servers_are_a_labelled_local_cluster():
+    cell = _cell("2 GPU async_ps (TF2)")
+    assert cell.cluster() and findings.method(cell.setup) == "async_ps_cpu"
+    argv = cell.argv(GPU_HOST, "r", None)
+    assert argv[1:6] == ["-P", "-m", "tpubench_launch.main", "local-cluster", "--workers=2"]
+    assert argv[6:10] == ["--ps=1", "--gpus-per-worker=1", "--ps-device=cpu", "--"]
+    assert "--strategy=parameter_server" in argv and "--num_gpus=1" in argv
+    assert not any(a.startswith("--parameter_device") for a in argv)
+    shell = cell.shell(GPU_HOST, "r", None)
+    assert shell.startswith("tpubench-launch local-cluster --workers=2 --ps=1 ")
+
+
+@pytest.mark.parametrize("study", ["strategies", "cnn_scaling"])
+def test_every_full_scale_cell_runs_on_one_8_gpu_host(study):
+    s = spec.load(study, report.FORMS, findings.CHECKS)
+    full = cells.expand(s, "full")
+    assert {c.setup.label: c.needs(GPU_HOST) for c in full if c.needs(GPU_HOST)} == {}
+    ps_gpu_8 = [c for c in full if c.setup.devices == 8 and findings.method(c.setup) == "ps_gpu"]
+    assert len(ps_gpu_8) == (5 if study == "strategies" else 0)
 
 
 def test_cnn_scaling_uses_each_model_s_published_configuration():

@@ -74,6 +74,7 @@ def _hardware_config() -> config.HardwareConfig:
         accelerator=FLAGS.accelerator,
         strategy=FLAGS.strategy,
         all_reduce=FLAGS.all_reduce,
+        parameter_device=FLAGS.parameter_device,
         num_gpus=FLAGS.num_gpus,
         tpu=FLAGS.tpu,
         num_cpu_devices=FLAGS.num_cpu_devices,

@@ -105,7 +105,21 @@ def define_read_rate():
 def define_hardware_flags():
     f = flags
     f.DEFINE_enum("accelerator", "auto", list(vocab.ACCELERATORS), "Device kind.")
-    f.DEFINE_enum("strategy", "auto", list(vocab.STRATEGIES), "tf.distribute strategy.")
+    f.DEFINE_enum(
+        "strategy",
+        "auto",
+        list(vocab.STRATEGIES),
+        "tf.distribute strategy. central_storage: synchronous, one process, the variables on "
+        "--parameter_device (tf_cnn_benchmarks' --variable_update=parameter_server); "
+        "parameter_server: TF2's asynchronous cluster of worker and ps tasks (TF_CONFIG).",
+    )
+    f.DEFINE_enum(
+        "parameter_device",
+        None,
+        list(vocab.PARAMETER_DEVICES),
+        "--strategy=central_storage: keep the variables and sum the gradients on the host CPU "
+        "(cpu, the default) or on the first training GPU (gpu; GPUs only).",
+    )
     f.DEFINE_enum(
         "all_reduce",
         "auto",

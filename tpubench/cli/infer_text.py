@@ -38,7 +38,7 @@ def _sweep_title(first: RunRecord) -> str:
     )
     return (
         f"{first.model.name} inference on {first.data.name} — "
-        f"{p.accelerator} / {p.strategy}, {p.num_replicas} replica(s), "
+        f"{p.accelerator} / {p.strategy_text}, {p.num_replicas} replica(s), "
         f"{fmt.compute_mode(first)}; {weights}"
     )
 

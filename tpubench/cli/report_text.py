@@ -53,7 +53,7 @@ def train_summary(record) -> str:
 def _title(rec: RunRecord) -> str:
     p = rec.placement
     return (
-        f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy}, "
+        f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy_text}, "
         f"{_replicas(p)}, {fmt.compute_mode(rec)}, global batch {rec.global_batch_size}"
     )
 

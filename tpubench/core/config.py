@@ -14,6 +14,7 @@ class HardwareConfig:
     accelerator: str = "auto"
     strategy: str = "auto"
     all_reduce: str = "auto"
+    parameter_device: str | None = None  # central_storage: cpu | gpu (None: cpu)
     num_gpus: int | None = None  # None: every visible GPU
     tpu: str | None = None
     num_cpu_devices: int = 1

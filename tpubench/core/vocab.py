@@ -12,13 +12,23 @@ from tpubench.core import precision
 # --accelerator: the device kind a run uses ("auto": TPU, then GPU, then CPU).
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 # --strategy: tf.distribute strategies ("auto": mirrored with several devices).
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "parameter_server", "tpu")
+STRATEGIES = (
+    "auto",
+    "one_device",
+    "mirrored",
+    "central_storage",
+    "multi_worker",
+    "parameter_server",
+    "tpu",
+)
 # Strategies whose run is a cluster: one process per task, TF_CONFIG each.
 CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 # --all_reduce: how replicas sum gradients.  `ring` is multi_worker's only.
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu", "ring")
 # The all-reduce algorithms of a single-host mirrored strategy.
 MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
+# --parameter_device: where central_storage keeps the variables (gpu: the first training GPU).
+PARAMETER_DEVICES = ("cpu", "gpu")
 # --precision: the names of core/precision.py's Precision values.
 PRECISIONS = precision.NAMES
 # --data_format: how image tensors are laid out in a network that can choose.

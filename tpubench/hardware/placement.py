@@ -20,13 +20,17 @@ class Placement:
     """What a built strategy runs on (goes into the run record)."""
 
     accelerator: str  # cpu | gpu | tpu
-    strategy: str  # one_device | mirrored | multi_worker | parameter_server | tpu
+    strategy: str  # one_device | mirrored | central_storage | multi_worker | parameter_server | tpu
     num_replicas: int  # replicas in sync (per step)
     devices: tuple[str, ...]
     all_reduce: str
     num_workers: int = 1
     is_chief: bool = True
     cluster: dict | None = None
+    # central_storage: where the variables live (--parameter_device: cpu | gpu),
+    # and that device's TensorFlow name.
+    parameter_device: str | None = None
+    variable_device: str | None = None
 
 
 def tf():
@@ -99,6 +103,28 @@ def check_applicable(hw, accelerator: str) -> None:
             f"--tpu={hw.tpu} names a TPU but --accelerator={accelerator}; use --accelerator=tpu "
             "or auto"
         )
+    check_central_storage(hw, accelerator)
+
+
+def check_central_storage(hw, accelerator: str) -> None:
+    """--parameter_device belongs to central_storage, whose gradients go to that device."""
+    if hw.parameter_device and hw.strategy != "central_storage":
+        raise errors.UsageError(
+            f"--parameter_device={hw.parameter_device} applies to --strategy=central_storage "
+            f"but the strategy is {hw.strategy}; drop it or use --strategy=central_storage"
+        )
+    if hw.strategy != "central_storage":
+        return
+    if hw.all_reduce != "auto":
+        raise errors.UsageError(
+            f"--all_reduce={hw.all_reduce} does not apply to --strategy=central_storage (the "
+            "gradients are summed on the parameter device); drop it or use --strategy=mirrored"
+        )
+    if hw.parameter_device == "gpu" and accelerator != "gpu":
+        raise errors.UsageError(
+            "--parameter_device=gpu keeps the variables on the first training GPU but the "
+            f"accelerator is {accelerator}; accepted here: --parameter_device=cpu"
+        )
 
 
 def known_accelerator(hw) -> str | None:
@@ -128,7 +154,11 @@ def check_early(hw, global_batch_size: int | None) -> None:
     if accelerator is None:
         return
     check_applicable(hw, accelerator)
-    single_host = not os.environ.get("TF_CONFIG") and hw.strategy in ("auto", "mirrored")
+    single_host = not os.environ.get("TF_CONFIG") and hw.strategy in (
+        "auto",
+        "mirrored",
+        "central_storage",
+    )
     if accelerator == "cpu" and single_host and global_batch_size is not None:
         check_batch(global_batch_size, hw.num_cpu_devices)
 

@@ -268,7 +268,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCo
         "precision": _or(rec.config.precision, "fp32"),
         "xla": bool(rec.config.xla),
         "accelerator": placement.accelerator or hw.accelerator,
-        "strategy": placement.strategy or hw.strategy,
+        "strategy": placement.strategy_text or hw.strategy,
         "replicas": _or(placement.num_replicas, 1),
         "workers": _or(placement.num_workers, 1),
         "all_reduce": placement.all_reduce or hw.all_reduce,

@@ -92,6 +92,7 @@ _TEXTS = (
     "placement.accelerator",
     "placement.strategy",
     "placement.all_reduce",
+    "placement.parameter_device",
     "software.tensorflow",
     "finished",
     "started",

@@ -73,11 +73,19 @@ class Placement:
     num_replicas: int | None = None
     num_workers: int | None = None
     all_reduce: str | None = None
+    parameter_device: str | None = None  # central_storage: where the variables lived
 
     @property
     def parameter_server(self) -> bool:
         """Workers stepping on their own batch shares (the rate is split by workers)."""
         return self.strategy == "parameter_server" and bool(self.num_workers)
+
+    @property
+    def strategy_text(self) -> str | None:
+        """The strategy as tables show it: central_storage names its variables' device."""
+        if self.strategy == "central_storage" and self.parameter_device:
+            return f"{self.strategy}/{self.parameter_device}"
+        return self.strategy
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@
     band: at most 0.9x       cheapest: the setup's $/epoch over the next cheapest's;
                              slowest: its rate over the slowest other's
     (`>=` and `<=` work too, quoted: YAML reads a bare `>` as a block.)
-    best_method: its `expect` list of methods is its band.
+    best_method: its `expect` list of methods is its band (`except`: methods left out).
 
 A band must accept fewer than half of the outcomes the finding could see,
 or it would pass on a coin toss.  What it could see, from its own sweep:
@@ -75,8 +75,11 @@ def method(setup) -> str | None:
     """How a multi-device setup combines gradients: its all-reduce or strategy."""
     if setup.devices < 2:
         return None
-    if setup.strategy == "parameter_server":
-        return f"ps_{setup.variables or 'cpu'}"  # where the parameter servers keep variables
+    where = setup.variables or "cpu"  # where the parameter servers keep the variables
+    if setup.strategy == "central_storage":  # the seeds' synchronous, in-process form
+        return f"ps_{where}"
+    if setup.strategy == "parameter_server":  # TF2's: asynchronous, a cluster of processes
+        return f"async_ps_{where}"
     return setup.all_reduce or setup.strategy or "auto"
 
 
@@ -149,6 +152,8 @@ def outcomes(check: dict, part) -> list[tuple[str, list, int]]:
             if check.get("device") and s.device != check["device"]:
                 continue
             if check.get("devices") and s.devices != check["devices"]:
+                continue
+            if method(s) in check.get("except", []):
                 continue
             if method(s) and method(s) not in methods:
                 methods.append(method(s))

@@ -75,6 +75,8 @@ class Cell:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
             return f"needs {s.vcpus} vCPUs; this host has {len(host.cores)}"
+        # TF2's asynchronous parameter server on a GPU takes one beside the workers';
+        # the synchronous one (central_storage) keeps the variables on the first of them.
         ps_gpu = self.cluster() and device == "gpu" and s.variables == "gpu"
         if ps_gpu and host.gpus < s.devices + 1:
             return (
@@ -87,7 +89,10 @@ class Cell:
         return None
 
     def cluster(self) -> bool:
-        """A parameter-server setup: one local cluster (tpubench-launch local-cluster)."""
+        """TF2's asynchronous parameter servers: one local cluster (tpubench-launch local-cluster).
+
+        The seeds' synchronous form (strategy central_storage) is one process.
+        """
         return self.setup.strategy == "parameter_server"
 
     def batch(self) -> int | None:
@@ -120,6 +125,8 @@ class Cell:
         for key in ("machine", "pricing", "strategy", "all_reduce"):
             if getattr(s, key):
                 out[key] = getattr(s, key)
+        if s.strategy == "central_storage" and s.variables:  # one process, this device's
+            out["parameter_device"] = s.variables
         precision = self.model.precision or s.precision
         if precision:
             out["precision"] = precision

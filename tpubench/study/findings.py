@@ -249,7 +249,7 @@ def _best_method(r, c):
         if c.get("models") and m.cell.model.model not in c["models"]:
             continue
         how = method(m.cell.setup)
-        if how:
+        if how and how not in c.get("except", []):
             table.setdefault((m.cell.model.model, m.cell.setup.devices), {})[how] = m
     chosen: dict = {}
     for (model, n), ms in table.items():
@@ -289,7 +289,7 @@ _KEYS = {
     "slowest": (("part", "setup", "model", "band"), ("among",)),
     "scaling": (("part", "band"), ("device",)),
     "data_ratio": (("part", "a", "b", "band"), ("except", "device")),
-    "best_method": (("part", "expect"), ("device", "devices", "models")),
+    "best_method": (("part", "expect"), ("device", "devices", "models", "except")),
     "sizing": (("part", "band"), ()),
     "unmeasurable": (("needs",), ()),
 }

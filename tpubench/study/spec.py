@@ -105,7 +105,7 @@ class Setup:
     precision: str | None = None
     strategy: str | None = None
     all_reduce: str | None = None
-    variables: str | None = None  # parameter servers: variables on their cpu or gpu
+    variables: str | None = None  # parameter servers: variables on the cpu or a gpu
     memory: str | None = None  # --memory_limit: a cap on the run's memory, "1GiB"
     read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
     models: tuple[str, ...] = ()  # only these models (default all)
@@ -304,10 +304,10 @@ def _setup(item, where: str) -> Setup:
     if doc.get("variables") is not None:
         if doc["variables"] not in VARIABLES:
             raise errors.unknown(f"variables in {where}:", str(doc["variables"]), VARIABLES)
-        if doc.get("strategy") != "parameter_server":
+        if doc.get("strategy") not in ("central_storage", "parameter_server"):
             raise errors.UsageError(
                 f"{where}: variables={doc['variables']} is where parameter servers keep them; "
-                "it needs strategy: parameter_server"
+                "it needs strategy: central_storage or parameter_server"
             )
         if doc["variables"] == "gpu" and doc.get("device", "cpu") != "gpu":
             raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")

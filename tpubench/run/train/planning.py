@@ -96,6 +96,13 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
             "all-reduce of batch statistics cannot run inside an XLA-compiled replica step; "
             "drop --xla or sync_batch_norm"
         )
+    if xla and placement.strategy == "central_storage" and placement.num_replicas > 1:
+        raise errors.UsageError(
+            f"--xla with --strategy=central_storage on {placement.num_replicas} replicas: each "
+            "replica's batch-norm and dropout state updates the one copy on the parameter "
+            "device, which cannot happen inside an XLA-compiled replica step; drop --xla or "
+            "use --strategy=mirrored"
+        )
     ps = placement.strategy == "parameter_server"
     replicas = placement.num_workers if ps else placement.num_replicas
     batch = cfg.global_batch_size or spec.default_batch_size * replicas
@@ -138,7 +145,7 @@ def resolve_xla(cfg: TrainConfig, placement, synced: bool) -> tuple[bool, str | 
 
     --xla/--noxla as given; unset, on where the precision asks for it on a
     GPU (bf16: `precision.gpu_xla`), except where XLA cannot compile the step:
-    synchronized batch norm over several replicas, parameter servers.
+    synchronized batch norm over several replicas, parameter servers (either kind).
     """
     if cfg.xla_given:
         return cfg.xla, None
@@ -148,7 +155,7 @@ def resolve_xla(cfg: TrainConfig, placement, synced: bool) -> tuple[bool, str | 
         prec.gpu_xla
         and placement.accelerator == "gpu"
         and not several
-        and placement.strategy != "parameter_server"
+        and placement.strategy not in ("parameter_server", "central_storage")
     ):
         return True, (
             f"{prec.name} on a GPU compiles with XLA unless --noxla: without it TensorFlow "
