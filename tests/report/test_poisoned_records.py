@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import run_cli
 
-from tpubench.storage import records
+from tpubench.storage import record_limits, records
 
 GOOD = sorted((pathlib.Path(__file__).parent / "fixtures" / "threads").glob("*.json"))[0]
 
@@ -56,5 +56,5 @@ def test_each_reader_skips_and_names_the_poisoned_record(tmp_path, poison):
 
 def test_real_records_nest_far_less_than_the_limit():
     fixtures = pathlib.Path(__file__).parent / "fixtures"
-    deepest = max(records._depth(json.loads(p.read_text())) for p in fixtures.rglob("*.json"))
-    assert 5 <= deepest <= records.MAX_DEPTH // 4
+    deepest = max(record_limits.depth(json.loads(p.read_text())) for p in fixtures.rglob("*.json"))
+    assert 5 <= deepest <= record_limits.MAX_DEPTH // 4

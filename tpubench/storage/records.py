@@ -21,7 +21,7 @@ import secrets
 import stat
 
 from tpubench.core import errors
-from tpubench.storage import files, gcs, liveness, record_view, redaction
+from tpubench.storage import files, gcs, liveness, record_limits, record_view, redaction
 
 SCHEMA_VERSION = 1
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
@@ -52,14 +52,9 @@ def redact_flags(values: dict) -> dict:
     return redaction.redact_flags(values)
 
 
-# A run id is a file name: one word of these characters (new_run_id's form),
-# so an id read from a file (a record, a lock) never names a path elsewhere.
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-
-
 def checked_run_id(run_id, where: str = "run id") -> str:
     """RUN_ID when it is one safe file-name word, else a BadRecord naming it."""
-    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+    if not isinstance(run_id, str) or not record_limits.RUN_ID.fullmatch(run_id):
         raise BadRecord(
             f"{where} {_short(run_id)} is not a run id (1-200 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit); it would name a file outside the results directory"
@@ -303,34 +298,12 @@ def parse(text: str, path: str) -> dict:
         raise BadRecord(f"{path} is not a run record (JSON nested too deeply to read)") from None
     except ValueError as e:  # an integer of thousands of digits
         raise BadRecord(f"{path} is not a run record ({str(e).split(';')[0]})") from None
-    if _depth(record) > MAX_DEPTH:  # readers walk records recursively
+    if record_limits.depth(record) > record_limits.MAX_DEPTH:  # readers walk records recursively
         raise BadRecord(
-            f"{path} nests deeper than {MAX_DEPTH} levels, more than any run record; not loaded"
+            f"{path} nests deeper than {record_limits.MAX_DEPTH} levels, more than any run "
+            "record; not loaded"
         )
     return migrate(record, path)
-
-
-# Run records nest about 7 levels deep (a TPU record's per-host timings); a
-# reader's recursion must never meet a file built to exhaust it.
-MAX_DEPTH = 64
-
-
-def _depth(value) -> int:
-    """How deep VALUE's dicts and lists nest (a scalar is 0), without recursing."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            items = item.values()
-        elif isinstance(item, list):
-            items = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            return deepest
-        stack.extend((child, level + 1) for child in items)
-    return deepest
 
 
 # Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
