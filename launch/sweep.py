@@ -75,6 +75,13 @@ class Config:
     command: str = "train"  # the tpubench subcommand each run is
     seconds: float | None = None  # a run's own estimate for the cost preview
     summary: str | None = None  # what describe() says, for a run written out
+    # The label its record carries (--run_label); runs that share one are repeats of
+    # one configuration (a study's cell run N times), each with its own id and files.
+    run_label: str | None = None
+
+    @property
+    def record_label(self) -> str:
+        return self.run_label or self.id
 
     @property
     def strategy(self) -> str | None:

@@ -9,13 +9,41 @@ from tpubench.storage import records
 from tpubench_launch import commands, errors, executors, preview, sweep_file
 
 
-def done_ids(results_dir: str) -> set[str]:
-    """Labels of configurations that already have a finished record."""
-    return {
-        label
+def done_ids(results_dir: str, configs) -> set[str]:
+    """Ids of CONFIGS that already have a finished record.
+
+    Configurations that share a run_label (repeats of one cell) count the
+    finished records carrying it: a record whose model_dir is a configuration's
+    own (it ends in that id) marks that one done, and records without one (an
+    infer run) mark the rest in file order.  With two of three repeats
+    recorded, the third still runs, in its own fresh model_dir.  tune resumes
+    inside: a rerun reuses every trial it recorded, so it is never done.
+    """
+    finished = {
+        label: [f for f in found if f.run.status in records.DONE_STATUSES]
         for label, found in records.by_label(results_dir).items()
-        if any(f.run.status in records.DONE_STATUSES for f in found)
     }
+    groups: dict[str, list] = {}
+    for c in configs:
+        if c.command != "tune":
+            groups.setdefault(c.record_label, []).append(c)
+    done = set()
+    for label, group in groups.items():
+        found = finished.get(label, [])
+        own = {_model_dir_name(f.record) for f in found} & {c.id for c in group}
+        done |= own
+        left = len(found) - len(own)
+        for c in group:
+            if c.id not in own and left > 0:
+                done.add(c.id)
+                left -= 1
+    return done
+
+
+def _model_dir_name(record: dict) -> str | None:
+    config = record.get("config")
+    path = config.get("model_dir") if isinstance(config, dict) else None
+    return path.rstrip("/").rsplit("/", 1)[-1] if isinstance(path, str) and path else None
 
 
 def _check_flag_names(sw, out) -> None:
@@ -78,9 +106,7 @@ def run(
     log_dir = os.path.join(sw.results_dir, "logs")
     if not dry_run:
         ex.before_runs(sw, settings, out)
-    # tune resumes inside: a rerun reuses every trial it recorded, so it always runs.
-    labels = {c.id for c in sw.configs if c.command != "tune"}
-    done = done_ids(sw.results_dir) & labels
+    done = done_ids(sw.results_dir, sw.configs)
     todo = [c for c in sw.configs if c.id not in done]
     skipped = len(sw.configs) - len(todo)
     print(

@@ -22,7 +22,7 @@ import dataclasses
 
 from tpubench_launch import errors, sweep
 
-RUN_KEYS = ("label", "command", "flags", "seconds", *sweep.KEYS)
+RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *sweep.KEYS)
 # Safe in a file name, a shell word and a record: letters, digits, '_', '.', '-'.
 LABEL = sweep.NAME
 
@@ -74,7 +74,13 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
             raise errors.UsageError(
                 f"{where}: seconds={seconds!r} must be a number > 0 and at most 604,800 (a week)"
             )
-        config = sweep.Config(label, settings, flags, cmd, seconds)
+        run_label = run.get("run_label", label)
+        if not isinstance(run_label, str) or not LABEL.match(run_label):
+            raise errors.UsageError(
+                f"{where}: run_label={run_label!r} must be 1-100 letters, digits, '_', '.' or "
+                "'-', starting with a letter or digit"
+            )
+        config = sweep.Config(label, settings, flags, cmd, seconds, run_label=run_label)
         out.append(dataclasses.replace(config, summary=_summary(config)))
     return out
 

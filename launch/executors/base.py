@@ -121,7 +121,7 @@ class CloudExecutor(Executor):
                 results.append((c, e.exit_code, str(e)))
                 print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
                 continue
-            found = records.by_label(sweep.results_dir).get(c.id)
+            found = records.by_label(sweep.results_dir).get(c.record_label)
             what = (
                 f"record: {found[-1].path}" if found else f"no record copied from {plan.config_id}"
             )

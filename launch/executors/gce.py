@@ -144,9 +144,11 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
     if config.command == "tune":  # tune names, places and resumes its own trials
         flags.update(results_dir=s.records)
     elif config.command == "infer":  # infer's --model_dir names weights to read
-        flags.update(results_dir=s.records, run_label=config.id)
+        flags.update(results_dir=s.records, run_label=config.record_label)
     else:
-        flags.update(results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.id)
+        flags.update(
+            results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.record_label
+        )
     return commands.flags_argv(flags)
 
 

@@ -84,7 +84,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             None,
             flags,
             s.queue,
-            run_label=config.id,
+            run_label=config.record_label,
             subcommand=config.command,
         )
         pool = gke_manifests.node_pool_command(
@@ -118,7 +118,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             gpu,
             flags,
             s.queue,
-            run_label=config.id,
+            run_label=config.record_label,
             subcommand=config.command,
             size=size,
         )

@@ -45,12 +45,16 @@ def run_flags(config, results_dir: str) -> dict:
     if config.command == "tune":  # tune names, places and resumes its own trials
         return {**config.train_flags(), "results_dir": results_dir}
     if config.command == "infer":  # infer's --model_dir names weights to read
-        return {**config.train_flags(), "results_dir": results_dir, "run_label": config.id}
+        return {
+            **config.train_flags(),
+            "results_dir": results_dir,
+            "run_label": config.record_label,
+        }
     return {
         **config.train_flags(),
         "results_dir": results_dir,
         "model_dir": labels.model_dir(results_dir, config.id),
-        "run_label": config.id,
+        "run_label": config.record_label,
     }
 
 
@@ -88,7 +92,7 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
                 cluster.run(opts, launcher_argv, out=quiet)
         except errors.TaskFailed as e:
             return e.exit_code, str(e)
-        return 0, _summary(results_dir, config.id)
+        return 0, _summary(results_dir, config.record_label)
     log = os.path.join(log_dir, f"{config.id}.log")
     with process.StopRequests() as stop:
         # SIGTERM on a signal: tpubench checkpoints and records `interrupted`.
@@ -103,7 +107,7 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
     if code != 0:
         said = process.last_error_line(log) or process.describe_exit(code)
         return errors.exit_code_of(code), f"{said} (log: {log})"
-    return 0, _summary(results_dir, config.id)
+    return 0, _summary(results_dir, config.record_label)
 
 
 def _summary(results_dir: str, label: str) -> str:

@@ -16,6 +16,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import sys
 
 import pytest
@@ -300,3 +301,49 @@ def test_ctrl_c_reaches_the_launcher_which_deletes_the_vm(tmp_path):
         "compute instances delete tpubench-study-mine-"
     )
     assert not (tmp_path / "r/report").exists()  # nothing was measured; the rerun resumes
+
+
+def test_a_cloud_cell_repeats_like_a_local_one_and_resumes_its_missing_repeat(tmp_path):
+    """--scale=full with repeats: 2: two runs of the cell on the stand-in VM, each its own
+    sweep entry recording the cell id; with one record gone, a rerun runs only that one."""
+    study = _file(
+        tmp_path,
+        "twice.yaml",
+        MINE.replace("form:", "repeats: 2\nform:").replace("      smoke:", "      full:"),
+    )
+    cloud = _file(tmp_path, "cloud.yaml", CLOUD)
+    buckets, r = tmp_path / "buckets", tmp_path / "r"
+    env = _env(
+        tmp_path,
+        GCLOUD_DOUBLE_BUCKETS=str(buckets),
+        GCLOUD_DOUBLE_SHELL_HOME=str(_vm_home(tmp_path, buckets)),
+    )
+    args = ("study", "run", study, "--scale=full", "--executor=gce", f"--cloud={cloud}")
+    proc, _ = run_cli(*args, "--dry-run", f"--results_dir={r}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 to run (2 run(s): 2 per cell, for an interval)" in proc.stdout.splitlines()[0]
+    runs = yaml.safe_load((r / "launch/gce.yaml").read_text())["runs"]
+    cell = runs[0]["run_label"]
+    assert [(x["label"], x["run_label"]) for x in runs] == [
+        (f"{cell}.r1", cell),
+        (f"{cell}.r2", cell),
+    ]
+    proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    copied = sorted(r.glob("*.json"))
+    assert [json.loads(p.read_text())["run_label"] for p in copied] == [cell, cell]
+    # The first repeat never happened: no record here or in the bucket, no model dir.
+    first = next(
+        p for p in copied if json.loads(p.read_text())["config"]["model_dir"].endswith(".r1")
+    )
+    for lost in (first, buckets / "bkt/tb/records" / first.name):
+        lost.unlink()
+    shutil.rmtree(buckets / "bkt/tb/model_dirs" / f"{cell}.r1")
+    before = len([c for c in _calls(tmp_path, "gcloud") if "instances create" in c])
+    proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 to run (1 run(s): 2 per cell, for an interval)" in proc.stdout
+    assert "2 configuration(s), 1 already recorded" in proc.stdout
+    creates = [c for c in _calls(tmp_path, "gcloud") if "instances create" in c]
+    assert len(creates) == before + 1
+    assert len(list(r.glob("*.json"))) == 2

@@ -1,9 +1,10 @@
 """`tpubench study run NAME --executor=gce|tpu-vm|gke --cloud=FILE`: cells on rented machines.
 
 The study does not talk to the cloud itself: it writes the cells it can run
-there as a tpubench-launch sweep file with `runs:` (one run per cell, its
-label the cell id, its flags the cell's flags less what the launcher owns)
-and runs `tpubench-launch sweep FILE --executor=...` as a process.  The
+there as a tpubench-launch sweep file with `runs:` (one run per repeat of a
+cell, as many as a local study runs; each records the cell id as its
+run_label, and its flags are the cell's less what the launcher owns) and
+runs `tpubench-launch sweep FILE --executor=...` as a process.  The
 launcher rents, runs, copies the records back into the study's results
 directory and always deletes what it created; the study's resume and report
 then work as for local cells (a record's run_label is its cell id).
@@ -163,28 +164,40 @@ def make_plan(study, scale: str, executor: str, cloud: Cloud, gcs_data, results_
         why = needs(c, executor, cloud, gcs_data)
         if why:
             blocked[c.id] = why
-    done = frozenset(execute.done_ids(results_dir)) & {c.id for c in cells}
+    repeats = study.runs_per_cell(scale)  # as many runs per cell as a local study
+    counts = execute.done_counts(results_dir)
+    done = frozenset(c.id for c in cells if counts.get(c.id, 0) >= repeats)
     todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
-    return plan.Plan(tuple(cells), blocked, done, todo)
+    runs = {c.id: repeats - counts.get(c.id, 0) for c in todo}
+    return plan.Plan(tuple(cells), blocked, done, todo, runs, repeats)
 
 
 def header(study, p, scale: str, executor: str, cloud: Cloud, results_dir: str) -> list[str]:
+    runs = sum(n for _, n in p.todo_runs())
+    each = f" ({runs} run(s): {p.repeats} per cell, for an interval)" if p.repeats > 1 else ""
     lines = [
         f"study {study.name}: {len(p.cells)} cell(s) at --scale={scale}; --executor={executor} "
         f"with the machines of {cloud.path} can run {p.runnable}; {len(p.done)} already recorded "
-        f"in {results_dir}; {len(p.todo)} to run"
+        f"in {results_dir}; {len(p.todo)} to run{each}"
     ]
     return lines + [
         f"  not runnable on {executor}: {line}" for line in plan.blocked_lines(p.cells, p.blocked)
     ]
 
 
-def run_entry(cell, cloud: Cloud, gcs_data: str | None) -> dict:
-    """One `runs:` entry: the cell's id, machine, command, estimate and flags."""
+def run_entry(cell, cloud: Cloud, gcs_data: str | None, repeat: int = 1, repeats: int = 1) -> dict:
+    """One `runs:` entry: the cell's id, machine, command, estimate and flags.
+
+    A cell run REPEATS times is that many entries: each its own label (its
+    model dir, VM and log on the launcher's side), all recording the cell id
+    as their run_label, so the launcher resumes by counting that label's
+    records, as a local study does.
+    """
     rent = machine_of(cell, cloud)
     host = remote_host(rent, gcs_data, f"--cloud={cloud.path}")
     flags = cell.flags(host, "", gcs_data)  # `jpeg` reads the gs:// copy there
-    entry = {"label": cell.id, "machine": rent, "command": cell.part.command}
+    label = cell.id if repeats == 1 else f"{cell.id}.r{repeat}"
+    entry = {"label": label, "run_label": cell.id, "machine": rent, "command": cell.part.command}
     seconds = cell.part.scale[cell.scale].get("seconds")
     if seconds:
         entry["seconds"] = seconds
@@ -201,7 +214,11 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
     doc = {
         "name": f"study-{study.name}",
         "results_dir": results_dir,
-        "runs": [run_entry(c, cloud, gcs_data) for c in runnable],
+        "runs": [
+            run_entry(c, cloud, gcs_data, k, p.repeats)
+            for c in runnable
+            for k in range(1, p.repeats + 1)
+        ],
         # One --cloud file serves every executor: GKE's keys go to gke only.
         "cloud": {
             k: v for k, v in cloud.settings.items() if executor == "gke" or k not in GKE_ONLY
