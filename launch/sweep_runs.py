@@ -12,7 +12,7 @@ A run may also give any grid setting (model, batch_size, precision, threads,
 strategy, workers, ps).  Its flags are added to the file's `flags:`; a flag
 set in both places, or by a setting and a flag, is refused.  The label is the
 run's identity: a record carrying it with a done status marks the run done,
-so a user (or `tpubench study`, which writes one run per cell) chooses ids
+so a user (or `tpubench study`, which writes one run per repeat of a cell) chooses ids
 that stay the same from one invocation to the next.
 """
 
