@@ -34,6 +34,7 @@ def train_config() -> config.TrainConfig:
         target_accuracy=FLAGS.target_accuracy,
         stop_at_target=FLAGS.stop_at_target,
         precision=FLAGS.precision,
+        optimizer=FLAGS.optimizer,
         xla=FLAGS.xla,
         xla_given=FLAGS["xla"].present,
         data_format=FLAGS.data_format,

@@ -7,7 +7,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text
+from tpubench.core import errors, safe_text, vocab
 from tpubench.data import resolve
 from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
@@ -23,6 +23,13 @@ def define():
         None,
         "GLOBAL batch size (split over replicas); default: the model's default batch x replicas.",
         lower_bound=1,
+    )
+    f.DEFINE_enum(
+        "optimizer",
+        "model",
+        list(vocab.OPTIMIZERS),
+        "model: the model's own optimizer; sgd (plain, tf_cnn_benchmarks' default), momentum "
+        "(0.9), rmsprop or adam at the model's learning rate (and its schedule).",
     )
     f.DEFINE_integer(
         "train_steps", None, "Training steps (default 300 unless --train_epochs).", lower_bound=1

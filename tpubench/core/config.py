@@ -65,6 +65,7 @@ class TrainConfig:
     target_accuracy: float | None = None
     stop_at_target: bool = True
     precision: str = "fp32"
+    optimizer: str = "model"  # the model's own, or vocab.OPTIMIZERS (model/optim.py `choose`)
     xla: bool = False
     # --xla or --noxla was given; if not, the precision may turn XLA on for a GPU
     # (core/precision.py `gpu_xla`, run/train/planning.resolve_xla).

@@ -12,6 +12,8 @@ from tpubench.core import precision
 # --accelerator: the device kind a run uses ("auto": TPU, then GPU, then CPU).
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 # --strategy: tf.distribute strategies ("auto": mirrored with several devices).
+# --optimizer: the model's own, or one of these (tf_cnn_benchmarks trains with plain SGD).
+OPTIMIZERS = ("model", "sgd", "momentum", "rmsprop", "adam")
 STRATEGIES = (
     "auto",
     "one_device",

@@ -49,6 +49,7 @@ class Runner:
         step_batch: int | None = None,
         train: bool = True,
         data_format: str = "channels_last",
+        optimizer: str = "model",
     ):
         self.spec = spec
         self.params = model_api.RunParams(params)
@@ -64,7 +65,7 @@ class Runner:
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:
-                optimizer = spec.build_optimizer(self.params)
+                optimizer = optim.choose(spec.build_optimizer(self.params), optimizer)
                 if self.precision.loss_scaling:
                     optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer

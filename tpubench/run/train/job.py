@@ -160,6 +160,7 @@ class Job:
             p.xla,
             step_batch=p.params["per_replica_batch_size"] if ps else None,
             data_format=p.data_format,
+            optimizer=cfg.optimizer,
         )
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
             self.record["xla_scope"] = self.runner.xla_scope
