@@ -7,7 +7,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text
+from tpubench.core import errors, safe_text, vocab
 from tpubench.data import resolve
 from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
@@ -23,6 +23,20 @@ def define():
         None,
         "GLOBAL batch size (split over replicas); default: the model's default batch x replicas.",
         lower_bound=1,
+    )
+    f.DEFINE_integer(
+        "per_replica_batch_size",
+        None,
+        "Batch size PER REPLICA (per GPU, TPU core or CPU device; tf_cnn_benchmarks' "
+        "--batch_size): the global batch is this x replicas.  Not with --batch_size.",
+        lower_bound=1,
+    )
+    f.DEFINE_enum(
+        "optimizer",
+        "model",
+        vocab.OPTIMIZERS,
+        "The optimizer: the model's own (model), or sgd (plain, tf_cnn_benchmarks' default), "
+        "momentum (0.9), rmsprop or adam at the model's learning rate and gradient clipping.",
     )
     f.DEFINE_integer(
         "train_steps", None, "Training steps (default 300 unless --train_epochs).", lower_bound=1

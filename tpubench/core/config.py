@@ -56,6 +56,9 @@ class TrainConfig:
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
     global_batch_size: int | None = None  # --batch_size; None: the model's default
+    # --per_replica_batch_size: one replica's batch; the global one is this x replicas.
+    per_replica_batch_size: int | None = None
+    optimizer: str = "model"  # --optimizer: the model's own, or vocab.OPTIMIZERS' others
     train_steps: int | None = None
     train_epochs: float | None = None
     steps_per_loop: int = 1

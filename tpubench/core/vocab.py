@@ -31,6 +31,9 @@ MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "re
 PARAMETER_DEVICES = ("cpu", "gpu")
 # --precision: the names of core/precision.py's Precision values.
 PRECISIONS = precision.NAMES
+# --optimizer: the model's own ("model"), or one a published seed trained with
+# (tpubench/model/optimizer_choice.py gives each one's hyperparameters).
+OPTIMIZERS = ("model", "sgd", "momentum", "rmsprop", "adam")
 # --data_format: how image tensors are laid out in a network that can choose.
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).

@@ -1,7 +1,7 @@
 """A study's report in the study's own form, beside its published figures.
 
 Forms: `relative` (time and cost against a baseline machine, the CPU-vs-GPU
-study's charts), `devices` ($/hour, examples/s and $/epoch per device),
+study's charts), `devices` ($/hour, examples/s and $/epoch per device, and per GPU or TPU chip),
 `knee` (rate against host vCPUs), `scaling` (images/s per device count
 against ideal) and `strategies` (rate per gradient method and device
 count).  Published rows sit in their own labelled table and never enter a
@@ -131,13 +131,29 @@ def _devices(results, part, _form) -> list[str]:
                     s.label,
                     m.cell.model.model,
                     str(m.batch or "default"),
+                    str(m.per_replica_batch or "—"),
                     m.cell.model.precision or s.precision or _precision(part),
                     _usd(m.usd_hour),
                     _rate_ci(m),
+                    str(m.chips or "—"),
+                    _rate(m.per_chip(m.rate)),
+                    _usd(m.per_chip(m.usd_hour)),
                     _usd(m.usd_epoch),
                 ]
             )
-    header = ["setup", "model", "batch", "precision", "$/hour", "examples/s", "$/epoch"]
+    header = [
+        "setup",
+        "model",
+        "global batch",
+        "batch per replica",
+        "precision",
+        "$/hour",
+        "examples/s",
+        "chips",
+        "examples/s per chip",
+        "$/chip-hour",
+        "$/epoch",
+    ]
     return _table(header, rows) + [""] if rows else []
 
 
