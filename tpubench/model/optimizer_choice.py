@@ -57,7 +57,7 @@ def learning_rate(own):
     rate = getattr(own, "_learning_rate", None)
     if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
         return rate
-    return float(own.learning_rate)
+    return float(keras.ops.convert_to_numpy(own.learning_rate))  # a (mirrored) variable
 
 
 def describe(name: str, own) -> str:

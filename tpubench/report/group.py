@@ -90,6 +90,7 @@ _PRIMARY = (
     "dataset",
     "tiny",
     "precision",
+    "optimizer",
     "xla",
     "accelerator",
     "replicas",

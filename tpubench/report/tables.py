@@ -182,6 +182,10 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
         csv_rows,
         notes,
         brief,
+        # dropped to fit last-first: the per-chip rate outlasts $/hour, $/chip-hour does not
+        lesser=(*render.LESSER[:1], "ex/s per chip", "$/hour", "$/chip-hour", *render.LESSER[2:])
+        if chips
+        else None,
     )
 
 
@@ -210,7 +214,7 @@ def batches(series: list[compare.BatchSeries]) -> Table:
     """Throughput, cost and convergence of each series over its batch sizes."""
     columns = [
         "series",
-        "batch",
+        "global batch",
         "examples/sec",
         "interval",
         "$/M examples",
