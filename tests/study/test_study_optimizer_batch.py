@@ -92,3 +92,43 @@ def test_an_unknown_optimizer_is_refused_naming_the_choices(tmp_path, where):
     }[where]
     with pytest.raises(errors.UsageError, match=r"unknown optimizer in .*'lamb'.*sgd"):
         _cells(tmp_path, bad)
+
+
+def test_tpu_vs_gpu_report_gives_per_chip_figures_for_accelerator_cells():
+    """A v2-8 (4 chips, $4.50/h) and one GPU ($3.00/h) compare per chip; the CPU row has none."""
+    from tpubench.study import measured
+
+    study = spec.load("tpu_vs_gpu", report.FORMS, findings.CHECKS)
+    by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "resnet50"}
+    got = {}
+    for label, rate, usd, chips in (
+        ("Cloud TPU", 2000.0, 4.50, 4),
+        ("1 GPU", 400.0, 3.00, 1),
+        ("CPU (this host)", 10.0, 0.095, None),
+    ):
+        got[by[label].id] = measured.Measured(
+            cell=by[label],
+            trials=1,
+            rate=rate,
+            usd_hour=usd,
+            usd_epoch=None,
+            sec_epoch=None,
+            usd_million=None,
+            accelerator="tpu",
+            machine="m",
+            pricing="on_demand",
+            paths=(),
+            batch=by[label].batch(),
+            chips=chips,
+        )
+    results = measured.Results(study, "full", GPU_HOST, "runs", tuple(by.values()), got, {})
+    lines = report.render(results, []).splitlines()
+    header = next(r for r in lines if r.startswith("| setup |"))
+    assert header == (
+        "| setup | model | global batch | precision | $/hour | examples/s | chips "
+        "| examples/s per chip | $/chip-hour | $/epoch |"
+    )
+    rows = {r.split(" | ")[0].strip("| "): r.split(" | ")[6:9] for r in lines if "| resnet50 |" in r}
+    assert rows["Cloud TPU"] == ["4", "500.0", "$1.12"]  # $4.50 / 4 chips = $1.125
+    assert rows["1 GPU"] == ["1", "400.0", "$3.00"]
+    assert rows["CPU (this host)"] == ["—", "—", "—"]

@@ -51,12 +51,13 @@ def train_summary(record) -> str:
 
 
 def _title(rec: RunRecord) -> str:
-    p, per = rec.placement, rec.per_replica_batch_size
+    p, per, chosen = rec.placement, rec.per_replica_batch_size, rec.config.optimizer
+    several = per and rec.global_batch_size and per != rec.global_batch_size
     return (
         f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy_text}, "
         f"{_replicas(p)}, {fmt.compute_mode(rec)}, global batch {rec.global_batch_size}"
-        + (f" ({per} per {'worker' if p.parameter_server else 'replica'})" if per else "")
-        + (f", optimizer {rec.model.optimizer}" if rec.model.optimizer else "")
+        + (f" ({per} per {'worker' if p.parameter_server else 'replica'})" if several else "")
+        + (f", optimizer {chosen}" if chosen not in (None, "model") else "")
     )
 
 
@@ -71,10 +72,11 @@ def _results_table(rec: RunRecord) -> Table:
 
 
 def _per_chip(rec: RunRecord) -> str:
-    """'; per chip 1,234.5 of 8' on an accelerator machine (the first priced), else ''."""
+    """'; per chip 1,234.5 of 4' on an accelerator machine (the first priced) whose chips
+    are not its replicas (a tpu-v2-8: 8 TensorCore replicas, 4 chips), else ''."""
     first = rec.cost.machines[0] if rec.cost.machines else None
     chips = first.num_accelerators if first else None
-    if not chips or not rec.results.examples_per_sec:
+    if not chips or not rec.results.examples_per_sec or chips == rec.placement.num_replicas:
         return ""
     return f"; per chip {fmt.num(rec.results.examples_per_sec / chips)} of {chips}"
 

@@ -52,7 +52,6 @@ class Measured:
     rate_ci: tuple[float, float] | None = None
     usd_epoch_ci: tuple[float, float] | None = None
     busy: bool = False  # measured while the neighbours used a share of the host
-    per_replica_batch: int | None = None  # one replica's (one GPU's, one TPU core's) batch
     chips: int | None = None  # the machine's GPUs or TPU chips (None: CPU only)
 
     def per_chip(self, value: float | None) -> float | None:
@@ -208,6 +207,5 @@ def _mean(cell, runs: list, busy: bool) -> Measured:
         rate_ci=interval(numbers(r.examples_per_sec for r in runs)),
         usd_epoch_ci=interval(numbers(r.usd_per_epoch for r in runs)),
         busy=busy,
-        per_replica_batch=first.dims.get("per_replica_batch"),
         chips=first.chips,
     )

@@ -123,37 +123,24 @@ def _precision(part) -> str:
 
 
 def _devices(results, part, _form) -> list[str]:
-    rows = []
-    for s in _setups(results, part):
-        for m in results.of(part.name, setup=s.label):
-            rows.append(
-                [
-                    s.label,
-                    m.cell.model.model,
-                    str(m.batch or "default"),
-                    str(m.per_replica_batch or "—"),
-                    m.cell.model.precision or s.precision or _precision(part),
-                    _usd(m.usd_hour),
-                    _rate_ci(m),
-                    str(m.chips or "—"),
-                    _rate(m.per_chip(m.rate)),
-                    _usd(m.per_chip(m.usd_hour)),
-                    _usd(m.usd_epoch),
-                ]
-            )
-    header = [
-        "setup",
-        "model",
-        "global batch",
-        "batch per replica",
-        "precision",
-        "$/hour",
-        "examples/s",
-        "chips",
-        "examples/s per chip",
-        "$/chip-hour",
-        "$/epoch",
+    measured = [(s, m) for s in _setups(results, part) for m in results.of(part.name, setup=s.label)]
+    # Accelerator machines also per GPU or TPU chip, so a v2-8 (4 chips) and a v5e-8 (8) compare.
+    chips = any(m.chips for _, m in measured)
+    rows = [
+        [
+            s.label,
+            m.cell.model.model,
+            str(m.batch or "default"),
+            m.cell.model.precision or s.precision or _precision(part),
+            _usd(m.usd_hour),
+            _rate_ci(m),
+            *([str(m.chips or "—"), _rate(m.per_chip(m.rate)), _usd(m.per_chip(m.usd_hour))] * chips),
+            _usd(m.usd_epoch),
+        ]
+        for s, m in measured
     ]
+    header = ["setup", "model", "global batch", "precision", "$/hour", "examples/s"]
+    header += ["chips", "examples/s per chip", "$/chip-hour"] * chips + ["$/epoch"]
     return _table(header, rows) + [""] if rows else []
 
 
