@@ -147,7 +147,11 @@ def test_other_networks_are_refused_unless_asked():
 @pytest.mark.parametrize(
     "other, label, note",
     [
-        ("mlp-b256", "global batch=256", "differ in batch size (128 in 1 run, 256 in 1 run); compared"),
+        (
+            "mlp-b256",
+            "global batch=256",
+            "differ in batch size (128 in 1 run, 256 in 1 run); compared",
+        ),
         ("mlp-bf16", "precision=bf16", "differ in precision (bf16 in 1 run, fp32 in 1 run); com"),
     ],
 )

@@ -128,7 +128,9 @@ def test_tpu_vs_gpu_report_gives_per_chip_figures_for_accelerator_cells():
         "| setup | model | global batch | precision | $/hour | examples/s | chips "
         "| examples/s per chip | $/chip-hour | $/epoch |"
     )
-    rows = {r.split(" | ")[0].strip("| "): r.split(" | ")[6:9] for r in lines if "| resnet50 |" in r}
+    rows = {
+        r.split(" | ")[0].strip("| "): r.split(" | ")[6:9] for r in lines if "| resnet50 |" in r
+    }
     assert rows["Cloud TPU"] == ["4", "500.0", "$1.12"]  # $4.50 / 4 chips = $1.125
     assert rows["1 GPU"] == ["1", "400.0", "$3.00"]
     assert rows["CPU (this host)"] == ["—", "—", "—"]

@@ -77,7 +77,9 @@ def summarize(g: group_lib.Group) -> Summary:
         price_dates=tuple(sorted({d for r in runs for d in r.price_dates})),
         pricing=", ".join(sorted({r.pricing for r in runs if r.pricing})) or "n/a",
         input_verdicts=tuple(sorted({r.input_verdict for r in runs if r.input_verdict})),
-        rate_per_chip=stats.median_interval([r.examples_per_sec / r.chips for r in runs if r.chips]),
+        rate_per_chip=stats.median_interval(
+            [r.examples_per_sec / r.chips for r in runs if r.chips]
+        ),
         usd_per_chip_hour=stats.median_interval(
             [r.usd_per_hour / r.chips for r in runs if r.chips and r.usd_per_hour is not None]
         ),

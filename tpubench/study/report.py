@@ -123,7 +123,9 @@ def _precision(part) -> str:
 
 
 def _devices(results, part, _form) -> list[str]:
-    measured = [(s, m) for s in _setups(results, part) for m in results.of(part.name, setup=s.label)]
+    measured = [
+        (s, m) for s in _setups(results, part) for m in results.of(part.name, setup=s.label)
+    ]
     # Accelerator machines also per GPU or TPU chip, so a v2-8 (4 chips) and a v5e-8 (8) compare.
     chips = any(m.chips for _, m in measured)
     rows = [
@@ -134,7 +136,10 @@ def _devices(results, part, _form) -> list[str]:
             m.cell.model.precision or s.precision or _precision(part),
             _usd(m.usd_hour),
             _rate_ci(m),
-            *([str(m.chips or "—"), _rate(m.per_chip(m.rate)), _usd(m.per_chip(m.usd_hour))] * chips),
+            *(
+                [str(m.chips or "—"), _rate(m.per_chip(m.rate)), _usd(m.per_chip(m.usd_hour))]
+                * chips
+            ),
             _usd(m.usd_epoch),
         ]
         for s, m in measured

@@ -163,7 +163,9 @@ class Job:
             data_format=p.data_format,
             optimizer=cfg.optimizer,
         )
-        self.record["model"]["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
+        self.record["model"]["optimizer"] = optimizer_choice.describe(
+            cfg.optimizer, self.runner.optimizer
+        )
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
             self.record["xla_scope"] = self.runner.xla_scope
         if stopping.needed(p.placement):
