@@ -147,7 +147,11 @@ def test_other_networks_are_refused_unless_asked():
 @pytest.mark.parametrize(
     "other, label, note",
     [
-        ("mlp-b256", "batch=256", "differ in batch size (128 in 1 run, 256 in 1 run); compared"),
+        (
+            "mlp-b256",
+            "global batch=256",
+            "differ in batch size (128 in 1 run, 256 in 1 run); compared",
+        ),
         ("mlp-bf16", "precision=bf16", "differ in precision (bf16 in 1 run, fp32 in 1 run); com"),
     ],
 )
@@ -163,10 +167,10 @@ def test_batch_and_precision_are_configurations_by_default(other, label, note):
 def test_batch_sweep_labels_show_batch_and_precision():
     labels = [g.label for g in _groups("batches")]
     assert labels == [
-        "mnist_mlp · gcp:n1-standard-1 · batch=64 · precision=fp32",
-        "mnist_mlp · gcp:n1-standard-1 · batch=128 · precision=fp32",
-        "mnist_mlp · gcp:n1-standard-1 · batch=256 · precision=bf16",
-        "mnist_mlp · gcp:n1-standard-1 · batch=256 · precision=fp32",
+        "mnist_mlp · gcp:n1-standard-1 · global batch=64 · precision=fp32",
+        "mnist_mlp · gcp:n1-standard-1 · global batch=128 · precision=fp32",
+        "mnist_mlp · gcp:n1-standard-1 · global batch=256 · precision=bf16",
+        "mnist_mlp · gcp:n1-standard-1 · global batch=256 · precision=fp32",
     ]
 
 

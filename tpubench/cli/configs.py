@@ -17,6 +17,12 @@ def train_config() -> config.TrainConfig:
         raise errors.UsageError(
             "--compare_synthetic runs real data against synthetic; drop --use_synthetic_data"
         )
+    if FLAGS.batch_size is not None and FLAGS.per_replica_batch_size is not None:
+        raise errors.UsageError(
+            f"--batch_size={FLAGS.batch_size} with --per_replica_batch_size="
+            f"{FLAGS.per_replica_batch_size}: give one (--batch_size is the global batch, "
+            "--per_replica_batch_size one replica's)"
+        )
     if FLAGS.train_epochs is not None and FLAGS.train_epochs <= 0:
         raise errors.UsageError(f"--train_epochs={FLAGS.train_epochs} must be > 0")
     return config.TrainConfig(
@@ -25,6 +31,7 @@ def train_config() -> config.TrainConfig:
         params=values.parse_params(FLAGS.params),
         tiny=FLAGS.tiny,
         global_batch_size=FLAGS.batch_size,
+        per_replica_batch_size=FLAGS.per_replica_batch_size,
         train_steps=FLAGS.train_steps,
         train_epochs=FLAGS.train_epochs,
         steps_per_loop=FLAGS.steps_per_loop,

@@ -51,10 +51,13 @@ def train_summary(record) -> str:
 
 
 def _title(rec: RunRecord) -> str:
-    p = rec.placement
+    p, per, chosen = rec.placement, rec.per_replica_batch_size, rec.config.optimizer
+    several = per and rec.global_batch_size and per != rec.global_batch_size
     return (
         f"{rec.model.name} on {rec.data.name} — {p.accelerator} / {p.strategy_text}, "
         f"{_replicas(p)}, {fmt.compute_mode(rec)}, global batch {rec.global_batch_size}"
+        + (f" ({per} per {'worker' if p.parameter_server else 'replica'})" if several else "")
+        + (f", optimizer {chosen}" if chosen not in (None, "model") else "")
     )
 
 
@@ -68,6 +71,16 @@ def _results_table(rec: RunRecord) -> Table:
     return t
 
 
+def _per_chip(rec: RunRecord) -> str:
+    """'; per chip 1,234.5 of 4' on an accelerator machine (the first priced) whose chips
+    are not its replicas (a tpu-v2-8: 8 TensorCore replicas, 4 chips), else ''."""
+    first = rec.cost.machines[0] if rec.cost.machines else None
+    chips = first.num_accelerators if first else None
+    if not chips or not rec.results.examples_per_sec or chips == rec.placement.num_replicas:
+        return ""
+    return f"; per chip {fmt.num(rec.results.examples_per_sec / chips)} of {chips}"
+
+
 def _timing(rec: RunRecord):
     """Throughput, step times, start-up and wall time, writes."""
     r, ps = rec.results, rec.placement.parameter_server
@@ -75,7 +88,7 @@ def _timing(rec: RunRecord):
     yield (
         "examples/sec",
         f"{fmt.num(rate)}  (per {'worker' if ps else 'replica'} "
-        f"{fmt.num(r.examples_per_sec_per_replica)})"
+        f"{fmt.num(r.examples_per_sec_per_replica)}{_per_chip(rec)})"
         if rate
         else r.note or "n/a",
     )
@@ -196,12 +209,13 @@ def _cost(console, rec: RunRecord) -> None:
         return
     basis = money.record_basis(cost)
     shown = money.on_basis(cost.machines, basis)
-    headers = ("$/hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
+    headers = ("$/hour", "$/chip-hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
     rows = [
         (
             row.machine,
             [
                 row.usd_per_hour,
+                row.raw.get("usd_per_chip_hour"),
                 row.usd_per_epoch,
                 row.usd_per_million_examples,
                 row.usd_run,
@@ -219,7 +233,7 @@ def _cost(console, rec: RunRecord) -> None:
         basis,
         headers,
         rows,
-        droppable=() if aimed else ("$ to target",),
+        droppable=("$/chip-hour",) + (() if aimed else ("$ to target",)),
     )
     console.print(c)
     if dropped:

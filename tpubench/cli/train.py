@@ -32,6 +32,13 @@ def define():
         "(0.9), rmsprop or adam at the model's learning rate (and its schedule).",
     )
     f.DEFINE_integer(
+        "per_replica_batch_size",
+        None,
+        "Batch size PER REPLICA (per GPU, TPU core or CPU device; tf_cnn_benchmarks' "
+        "--batch_size): the global batch is this x replicas.  Not with --batch_size.",
+        lower_bound=1,
+    )
+    f.DEFINE_integer(
         "train_steps", None, "Training steps (default 300 unless --train_epochs).", lower_bound=1
     )
     f.DEFINE_float(

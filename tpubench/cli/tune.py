@@ -93,6 +93,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
             f"--{name} is set by tune for each trial; accepted: leave it out (--trial_steps "
             "sets the length of a short trial)"
         )
+    if "per_replica_batch_size" in fixed:  # the batch axis is global; one spelling of it
+        raise errors.UsageError(
+            f"--per_replica_batch_size={FLAGS.per_replica_batch_size}: tune searches global batch "
+            "sizes; accepted: --batch_size=N (global, fixes the axis) or --batch_sizes"
+        )
     if batch_sizes and "batch_size" in fixed:
         raise errors.UsageError("--batch_sizes and --batch_size both given; give one of them")
     if FLAGS.max_repeats < FLAGS.repeats:

@@ -56,6 +56,8 @@ class TrainConfig:
     params: tuple[tuple[str, Any], ...] = ()
     tiny: bool = False
     global_batch_size: int | None = None  # --batch_size; None: the model's default
+    # --per_replica_batch_size: one replica's batch; the global one is this x replicas.
+    per_replica_batch_size: int | None = None
     train_steps: int | None = None
     train_epochs: float | None = None
     steps_per_loop: int = 1
@@ -65,7 +67,7 @@ class TrainConfig:
     target_accuracy: float | None = None
     stop_at_target: bool = True
     precision: str = "fp32"
-    optimizer: str = "model"  # the model's own, or vocab.OPTIMIZERS (model/optim.py `choose`)
+    optimizer: str = "model"  # the model's own, or vocab.OPTIMIZERS (model/optimizer_choice.py)
     xla: bool = False
     # --xla or --noxla was given; if not, the precision may turn XLA on for a GPU
     # (core/precision.py `gpu_xla`, run/train/planning.resolve_xla).

@@ -11,9 +11,10 @@ from tpubench.core import precision
 
 # --accelerator: the device kind a run uses ("auto": TPU, then GPU, then CPU).
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
-# --strategy: tf.distribute strategies ("auto": mirrored with several devices).
-# --optimizer: the model's own, or one of these (tf_cnn_benchmarks trains with plain SGD).
+# --optimizer: the model's own, or one of these (tf_cnn_benchmarks trains with plain SGD;
+# model/optimizer_choice.py gives each one's hyperparameters).
 OPTIMIZERS = ("model", "sgd", "momentum", "rmsprop", "adam")
+# --strategy: tf.distribute strategies ("auto": mirrored with several devices).
 STRATEGIES = (
     "auto",
     "one_device",

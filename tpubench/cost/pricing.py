@@ -65,12 +65,16 @@ class HourlyPrice:
       pricing: 'on_demand', 'spot' or 'override' (`--price_per_hour`).
       lines: one line per part; empty for an override.
       machine: the machine description (canonical spelling), '' if none.
+      accelerators: the GPUs or TPU chips the catalog says the machine
+        carries (4 for a tpu-v2-8, 8 for a tpu-v5e-8; 0 for a CPU machine),
+        None for an override, which names no catalog machine.
     """
 
     usd_per_hour: float
     pricing: str
     lines: tuple[PriceLine, ...]
     machine: str
+    accelerators: int | None = None
 
     def to_dict(self) -> dict:
         """Returns JSON-friendly values for run records."""
@@ -135,7 +139,8 @@ def hourly(
             )
         )
     total = math.fsum(line.subtotal for line in lines)
-    return HourlyPrice(total, pricing, tuple(lines), parsed.spec)
+    chips = parsed.accelerators(catalog).count
+    return HourlyPrice(total, pricing, tuple(lines), parsed.spec, chips)
 
 
 def override(usd_per_hour: float, machine_spec: str | None = None) -> HourlyPrice:
@@ -192,12 +197,15 @@ def summarize(
       examples_per_epoch: examples in one training epoch.
       run_seconds: wall time the machine was held for the run.
       seconds_to_target: time to reach `--target_accuracy`, None if not reached.
-      num_accelerators: accelerators of the machine (0 for CPU only).
+      num_accelerators: accelerators the run held (0 for CPU only); the
+        catalog's count for the priced machine wins when it has one (a
+        tpu-v2-8 is 4 chips however many TensorCores ran replicas).
 
     Returns:
       A JSON-friendly dict: usd_per_hour, hours_per_epoch, usd_per_epoch,
       usd_run, usd_to_target, usd_per_million_examples, examples_per_usd,
-      usd_per_accelerator_hour, num_accelerators, pricing, machine, rows.
+      usd_per_accelerator_hour, num_accelerators, examples_per_sec_per_chip,
+      usd_per_chip_hour, pricing, machine, rows.
     """
     usd_h = price.usd_per_hour
     rate_ok = _positive(examples_per_sec) and _positive(usd_h)
@@ -216,9 +224,26 @@ def summarize(
         ),
         "usd_per_million_examples": 1e6 / examples_per_sec / 3600.0 * usd_h if rate_ok else None,
         "examples_per_usd": examples_per_sec * 3600.0 / usd_h if rate_ok else None,
-        "num_accelerators": num_accelerators,
-        "usd_per_accelerator_hour": usd_h / num_accelerators if num_accelerators > 0 else None,
+        **per_chip(price, examples_per_sec, num_accelerators, "examples_per_sec_per_chip"),
         "rows": [line.to_dict() for line in price.lines],
+    }
+
+
+def chips(price: HourlyPrice, num_accelerators: int) -> int:
+    """The machine's GPUs or TPU chips: the catalog's count, else the run's NUM_ACCELERATORS."""
+    return price.accelerators or max(int(num_accelerators or 0), 0)
+
+
+def per_chip(price: HourlyPrice, rate: float, num_accelerators: int, rate_key: str) -> dict:
+    """Per-accelerator figures, so a 4-chip and an 8-chip machine compare: the chips,
+    RATE per chip (as RATE_KEY) and $ per chip-hour; None on a CPU-only machine."""
+    n = chips(price, num_accelerators)
+    usd_h = price.usd_per_hour
+    return {
+        "num_accelerators": n,
+        "usd_per_accelerator_hour": usd_h / n if n > 0 else None,
+        rate_key: rate / n if n > 0 and _positive(rate) else None,
+        "usd_per_chip_hour": usd_h / n if n > 0 and _positive(usd_h) else None,
     }
 
 
@@ -256,7 +281,6 @@ def summarize_inference(
         ),
         "predictions_per_usd": predictions_per_sec * 3600.0 / usd_h if rate_ok else None,
         "usd_run": run_seconds / 3600.0 * usd_h if _positive(run_seconds) else None,
-        "num_accelerators": num_accelerators,
-        "usd_per_accelerator_hour": usd_h / num_accelerators if num_accelerators > 0 else None,
+        **per_chip(price, predictions_per_sec, num_accelerators, "predictions_per_sec_per_chip"),
         "rows": [line.to_dict() for line in price.lines],
     }

@@ -21,32 +21,6 @@ def _tf_variable(v):
     return v.value if isinstance(v, keras.Variable) else v
 
 
-def choose(model_optimizer, name: str = "model"):
-    """The optimizer NAME (core/vocab.OPTIMIZERS) at MODEL_OPTIMIZER's learning rate.
-
-    "model" keeps the model's own.  The others take its learning rate (a
-    schedule stays a schedule) and weight decay: `sgd` is plain SGD (no
-    momentum), as tf_cnn_benchmarks trains by default; `momentum` is SGD with
-    momentum 0.9 (the fused update below); `rmsprop` and `adam` are Keras's
-    with their default hyperparameters.
-    """
-    if name == "model":
-        return model_optimizer
-    learning_rate = model_optimizer._learning_rate  # the value or schedule it was built with
-    if not isinstance(learning_rate, keras.optimizers.schedules.LearningRateSchedule):
-        learning_rate = float(keras.ops.convert_to_numpy(model_optimizer.learning_rate))
-    common = {"learning_rate": learning_rate, "weight_decay": model_optimizer.weight_decay}
-    if name == "sgd":
-        return MomentumSGD(momentum=0.0, **common)
-    if name == "momentum":
-        return MomentumSGD(momentum=0.9, **common)
-    if name == "rmsprop":
-        return keras.optimizers.RMSprop(**common)
-    if name == "adam":
-        return keras.optimizers.Adam(**common)
-    raise ValueError(f"unknown optimizer {name!r}")
-
-
 @keras.saving.register_keras_serializable(package="tpubench")
 class MomentumSGD(keras.optimizers.SGD):
     """Keras 3 SGD whose TensorFlow update is one fused kernel per variable.

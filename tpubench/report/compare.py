@@ -36,6 +36,10 @@ class Summary:
     price_dates: tuple[str, ...]
     pricing: str
     input_verdicts: tuple[str, ...]
+    # Per GPU or TPU chip (accelerator machines only), so a 4-chip and an 8-chip
+    # machine compare: examples/sec per chip and $ per chip-hour.
+    rate_per_chip: stats.Interval | None = None
+    usd_per_chip_hour: stats.Interval | None = None
 
     @property
     def label(self) -> str:
@@ -73,6 +77,12 @@ def summarize(g: group_lib.Group) -> Summary:
         price_dates=tuple(sorted({d for r in runs for d in r.price_dates})),
         pricing=", ".join(sorted({r.pricing for r in runs if r.pricing})) or "n/a",
         input_verdicts=tuple(sorted({r.input_verdict for r in runs if r.input_verdict})),
+        rate_per_chip=stats.median_interval(
+            [r.examples_per_sec / r.chips for r in runs if r.chips]
+        ),
+        usd_per_chip_hour=stats.median_interval(
+            [r.usd_per_hour / r.chips for r in runs if r.chips and r.usd_per_hour is not None]
+        ),
     )
 
 

@@ -27,6 +27,7 @@ DIMENSIONS = (
     "batch",
     "per_replica_batch",
     "precision",
+    "optimizer",
     "xla",
     "accelerator",
     "strategy",
@@ -41,6 +42,7 @@ DIMENSIONS = (
 MIXABLE = ("params", "batch_size", "precision")
 # Shown as "name=value" in labels; machine and model show their value alone.
 _SHORT = {
+    "batch": "global batch",
     "per_replica_batch": "batch/replica",
     "steps_per_loop": "loop",
     "inter_threads": "inter",
@@ -88,6 +90,7 @@ _PRIMARY = (
     "dataset",
     "tiny",
     "precision",
+    "optimizer",
     "xla",
     "accelerator",
     "replicas",

@@ -63,6 +63,7 @@ class Run:
     finished: str | None
     input_verdict: str | None
     input_ratio: float | None
+    chips: int | None = None  # the machine's GPUs or TPU chips; None on a CPU-only machine
     serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
     # Every machine of the record on every basis: training advise prices their names anew.
     all_machines: tuple[record_view.MachineCost, ...] = ()
@@ -246,9 +247,15 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         finished=rec.finished or rec.started,
         input_verdict=rec.results.input_diagnosis.verdict if rec.results.input_diagnosis else None,
         input_ratio=rec.results.input_diagnosis.ratio if rec.results.input_diagnosis else None,
+        chips=_chips(first),
         serving=scenario_fields.serving(rec, first, pricing),
     )
     return run, ""
+
+
+def _chips(cost: record_view.MachineCost) -> int | None:
+    n = cost.num_accelerators
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
 def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCost) -> dict:
@@ -266,6 +273,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCo
         "batch": rec.global_batch_size,
         "per_replica_batch": rec.per_replica_batch_size,
         "precision": _or(rec.config.precision, "fp32"),
+        "optimizer": _or(rec.config.optimizer, "model"),
         "xla": bool(rec.config.xla),
         "accelerator": placement.accelerator or hw.accelerator,
         "strategy": placement.strategy_text or hw.strategy,

@@ -94,7 +94,7 @@ def terminal(t, width: int | None = None) -> str:
     while len(keep) > 2 and _natural_width(t, keep) > width:
         # Intervals and the lesser columns go first (the files keep them), then from the right.
         spans = [i for i in keep[1:] if "interval" in t.columns[i]]
-        order = _LESSER if getattr(t, "lesser", None) is None else t.lesser
+        order = LESSER if getattr(t, "lesser", None) is None else t.lesser
         lesser = [i for i in keep[1:] if t.columns[i] in order]
         kept = getattr(t, "kept", ())
         rest = [i for i in keep[1:] if t.columns[i] not in kept] or keep
@@ -119,7 +119,7 @@ def terminal(t, width: int | None = None) -> str:
     return out.getvalue().rstrip() + "\n"
 
 
-_LESSER = (
+LESSER = (
     "trials",
     "$/hour",
     "$ to target",

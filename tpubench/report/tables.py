@@ -71,6 +71,8 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
         "step_ms_p50_median",
         "seconds_per_epoch_median",
         "usd_per_hour_median",
+        "examples_per_sec_per_chip_median",
+        "usd_per_chip_hour_median",
         "usd_per_epoch_median",
         "usd_per_epoch_low",
         "usd_per_epoch_high",
@@ -127,6 +129,8 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
                 _m(s.step_ms),
                 _m(s.epoch_seconds),
                 _m(s.usd_per_hour),
+                _m(s.rate_per_chip),
+                _m(s.usd_per_chip_hour),
                 *interval_csv(s.usd_per_epoch),
                 _m(s.usd_per_million),
                 _m(s.accuracy),
@@ -149,6 +153,13 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
     ]
     if any(s.target_reached and s.group.model in marked for s in summaries):
         notes.append(CONVERGENCE_NOTE)
+    chips = any(s.rate_per_chip for s in summaries)
+    if chips:  # accelerator machines: per GPU or TPU chip beside per machine
+        at = columns.index("$/hour") + 1
+        columns[at:at] = ["ex/s per chip", "$/chip-hour"]
+        for s, row in zip(summaries, rows, strict=True):
+            row[at:at] = [render.num(_m(s.rate_per_chip)), render.money(_m(s.usd_per_chip_hour))]
+        notes.append(CHIP_NOTE)
     brief = (
         "configuration",
         "trials",
@@ -156,6 +167,7 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
         "interval",
         "time/epoch",
         "$/hour",
+        *(("ex/s per chip", "$/chip-hour") if chips else ()),
         "$/epoch",
         "accuracy",
         "to target (s)",
@@ -170,9 +182,17 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
         csv_rows,
         notes,
         brief,
+        # dropped to fit last-first: the per-chip rate outlasts $/hour, $/chip-hour does not
+        lesser=(*render.LESSER[:1], "ex/s per chip", "$/hour", "$/chip-hour", *render.LESSER[2:])
+        if chips
+        else None,
     )
 
 
+CHIP_NOTE = (
+    "per chip: a machine's examples/sec and $/hour over its GPUs or TPU chips (the price "
+    "catalog's count: a tpu-v2-8 is 4 chips, a tpu-v5e-8 8); n/a on CPU-only machines."
+)
 CONVERGENCE_NOTE = (
     "* batch size differs among this model's configurations: time and $ to the target "
     "accuracy include convergence, which can change with the batch (a larger batch may need "
@@ -194,7 +214,7 @@ def batches(series: list[compare.BatchSeries]) -> Table:
     """Throughput, cost and convergence of each series over its batch sizes."""
     columns = [
         "series",
-        "batch",
+        "global batch",
         "examples/sec",
         "interval",
         "$/M examples",

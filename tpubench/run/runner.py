@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
-from tpubench.model import layers, model_api, optim
+from tpubench.model import layers, model_api, optim, optimizer_choice
 from tpubench.model.model_api import Mode
 
 
@@ -37,6 +37,8 @@ class Runner:
         network only (no optimizer slots in memory).
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
+      optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
+        replaces it at the model's learning rate (model/optimizer_choice.py).
     """
 
     def __init__(
@@ -65,7 +67,8 @@ class Runner:
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:
-                optimizer = optim.choose(spec.build_optimizer(self.params), optimizer)
+                own = spec.build_optimizer(self.params)
+                optimizer = optimizer_choice.choose(optimizer, own)
                 if self.precision.loss_scaling:
                     optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer

@@ -184,6 +184,7 @@ class MachineCost:
     usd_per_million_predictions: float | None = None
     usd_run: float | None = None
     usd_to_target: float | None = None
+    num_accelerators: int | None = None  # GPUs or TPU chips of the machine (0: CPU only)
     rows: tuple[PriceRow, ...] = _rows(PriceRow)
     raw: dict = _raw()
 

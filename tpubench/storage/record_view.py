@@ -58,6 +58,7 @@ class Config:
     xla: bool = False
     tiny: bool = False
     steps_per_loop: int | None = None
+    optimizer: str | None = None  # --optimizer ("model": the model's own); older records: none
     model_dir: str | None = None
     results_dir: str | None = None
     hardware: HardwareFlags = _sub(HardwareFlags)
@@ -95,6 +96,7 @@ class Model:
     target_metric: str | None = None
     data_format: str | None = None
     fitted_to_data: dict | None = None
+    optimizer: str | None = None  # what trained: "sgd", or "model (RMSprop)"
 
 
 @dataclasses.dataclass(frozen=True)

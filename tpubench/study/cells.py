@@ -96,10 +96,21 @@ class Cell:
         return self.setup.strategy == "parameter_server"
 
     def batch(self) -> int | None:
-        per = self.model.batch_per_device or self.setup.batch_per_device
+        """The global batch: the one named, else the batch per device x the setup's devices."""
+        per = self.per_device()
         if self.model.batch_size or self.setup.batch_size:
             return self.model.batch_size or self.setup.batch_size
         return per * self.setup.devices if per else None
+
+    def per_device(self) -> int | None:
+        """The batch per device (tf_cnn_benchmarks' --batch_size) when no global one is named."""
+        if self.model.batch_size or self.setup.batch_size:
+            return None
+        return self.model.batch_per_device or self.setup.batch_per_device
+
+    def optimizer(self) -> str | None:
+        """--optimizer: the model item's, else the setup's, else the part's (None: the model's)."""
+        return self.model.optimizer or self.setup.optimizer or self.part.optimizer
 
     def flags(self, host: Host, results_dir: str, jpeg_dir: str | None) -> dict:
         """The tpubench flags of this cell, in order: machine, model, data, scale."""
@@ -130,8 +141,12 @@ class Cell:
         precision = self.model.precision or s.precision
         if precision:
             out["precision"] = precision
-        if self.batch():
+        if self.per_device():  # exact per device whatever the strategy makes of the devices
+            out["per_replica_batch_size"] = self.per_device()
+        elif self.batch():
             out["batch_size"] = self.batch()
+        if self.optimizer() and cmd == "train":
+            out["optimizer"] = self.optimizer()
         if self.data == "synthetic":
             out["use_synthetic_data"] = True
         elif self.data == "real" and cmd == "infer":
@@ -140,10 +155,14 @@ class Cell:
             out["data_dir"] = jpeg_dir
         elif self.data == "jpeg_gs":
             out["data_dir"] = host.gcs_data
-        out.update(self.part.flags)
-        out.update(
-            {k: v for k, v in self.part.scale[self.scale].items() if k not in spec.SCALE_KEYS}
-        )
+        given = {
+            **self.part.flags,
+            **{k: v for k, v in self.part.scale[self.scale].items() if k not in spec.SCALE_KEYS},
+        }
+        if given.keys() & set(BATCH_FLAGS):  # a scale's own batch replaces the cell's
+            for key in BATCH_FLAGS:
+                out.pop(key, None)
+        out.update(given)
         out["results_dir"] = results_dir
         if cmd == "train":  # infer's --model_dir names weights to read, not a place to write
             out["model_dir"] = labels.model_dir(results_dir, self.id)
@@ -180,11 +199,17 @@ class Cell:
         return shlex.join(argv)
 
 
-def _settings(setup: spec.Setup) -> dict:
-    """SETUP as its cell ids hash it: keys added since ids began count only when set,
-    so the cells recorded before them keep their ids (and their records)."""
-    out = dataclasses.asdict(setup)
-    for key in ("variables", "memory", "read_mb_per_s"):
+# The train flags that size a batch: a part's or scale's own replaces the cell's.
+BATCH_FLAGS = ("batch_size", "per_replica_batch_size")
+# Keys added since ids began: they count in an id only when set, so the cells
+# recorded before them keep their ids (and their records).
+_LATER_KEYS = ("variables", "memory", "read_mb_per_s", "optimizer")
+
+
+def _settings(item) -> dict:
+    """A setup or model item as its cell ids hash it (keys added later only when set)."""
+    out = dataclasses.asdict(item)
+    for key in _LATER_KEYS:
         if out.get(key) is None:
             out.pop(key, None)
     return out
@@ -206,7 +231,7 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                 for data in part.data:
                     settings = {
                         "part": part.name,
-                        "model": dataclasses.asdict(item),
+                        "model": _settings(item),
                         "data": data,
                         "setup": _settings(setup),
                         "flags": part.flags,
@@ -219,6 +244,8 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                             if k not in ("models", "setups", "seconds")
                         },
                     }
+                    if part.optimizer:  # added later: only when set, as _settings
+                        settings["optimizer"] = part.optimizer
                     ident = labels.stable_id(study.name, settings)
                     cells.append(Cell(ident, study.name, part, item, data, setup, scale))
     return cells

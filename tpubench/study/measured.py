@@ -52,6 +52,11 @@ class Measured:
     rate_ci: tuple[float, float] | None = None
     usd_epoch_ci: tuple[float, float] | None = None
     busy: bool = False  # measured while the neighbours used a share of the host
+    chips: int | None = None  # the machine's GPUs or TPU chips (None: CPU only)
+
+    def per_chip(self, value: float | None) -> float | None:
+        """VALUE (a rate, a $/hour) per GPU or TPU chip; None on a CPU-only machine."""
+        return value / self.chips if self.chips and value is not None else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,4 +207,5 @@ def _mean(cell, runs: list, busy: bool) -> Measured:
         rate_ci=interval(numbers(r.examples_per_sec for r in runs)),
         usd_epoch_ci=interval(numbers(r.usd_per_epoch for r in runs)),
         busy=busy,
+        chips=first.chips,
     )

@@ -1,7 +1,7 @@
 """A study's report in the study's own form, beside its published figures.
 
 Forms: `relative` (time and cost against a baseline machine, the CPU-vs-GPU
-study's charts), `devices` ($/hour, examples/s and $/epoch per device),
+study's charts), `devices` ($/hour, examples/s and $/epoch per device, and per GPU or TPU chip),
 `knee` (rate against host vCPUs), `scaling` (images/s per device count
 against ideal) and `strategies` (rate per gradient method and device
 count).  Published rows sit in their own labelled table and never enter a
@@ -123,21 +123,29 @@ def _precision(part) -> str:
 
 
 def _devices(results, part, _form) -> list[str]:
-    rows = []
-    for s in _setups(results, part):
-        for m in results.of(part.name, setup=s.label):
-            rows.append(
-                [
-                    s.label,
-                    m.cell.model.model,
-                    str(m.batch or "default"),
-                    m.cell.model.precision or s.precision or _precision(part),
-                    _usd(m.usd_hour),
-                    _rate_ci(m),
-                    _usd(m.usd_epoch),
-                ]
-            )
-    header = ["setup", "model", "batch", "precision", "$/hour", "examples/s", "$/epoch"]
+    measured = [
+        (s, m) for s in _setups(results, part) for m in results.of(part.name, setup=s.label)
+    ]
+    # Accelerator machines also per GPU or TPU chip, so a v2-8 (4 chips) and a v5e-8 (8) compare.
+    chips = any(m.chips for _, m in measured)
+    rows = [
+        [
+            s.label,
+            m.cell.model.model,
+            str(m.batch or "default"),
+            m.cell.model.precision or s.precision or _precision(part),
+            _usd(m.usd_hour),
+            _rate_ci(m),
+            *(
+                [str(m.chips or "—"), _rate(m.per_chip(m.rate)), _usd(m.per_chip(m.usd_hour))]
+                * chips
+            ),
+            _usd(m.usd_epoch),
+        ]
+        for s, m in measured
+    ]
+    header = ["setup", "model", "global batch", "precision", "$/hour", "examples/s"]
+    header += ["chips", "examples/s per chip", "$/chip-hour"] * chips + ["$/epoch"]
     return _table(header, rows) + [""] if rows else []
 
 

@@ -50,7 +50,7 @@ TOP_KEYS = (
 # Runs per cell at --scale=full unless the file says more: a verdict needs an
 # interval, and an interval needs repeats.  --scale=smoke runs each cell once.
 REPEATS = 3
-PART_KEYS = ("name", "command", "models", "data", "setups", "flags", "scale")
+PART_KEYS = ("name", "command", "models", "data", "setups", "optimizer", "flags", "scale")
 SETUP_KEYS = (
     "label",
     "device",
@@ -61,6 +61,7 @@ SETUP_KEYS = (
     "batch_size",
     "batch_per_device",
     "precision",
+    "optimizer",
     "strategy",
     "all_reduce",
     "variables",
@@ -68,7 +69,7 @@ SETUP_KEYS = (
     "read_mb_per_s",
     "models",
 )
-MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision")
+MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
 COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
 DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
 DEVICES = vocab.ACCELERATORS
@@ -103,6 +104,7 @@ class Setup:
     batch_size: int | None = None
     batch_per_device: int | None = None
     precision: str | None = None
+    optimizer: str | None = None  # --optimizer (None: the part's, else the model's own)
     strategy: str | None = None
     all_reduce: str | None = None
     variables: str | None = None  # parameter servers: variables on the cpu or a gpu
@@ -117,6 +119,7 @@ class ModelItem:
     batch_size: int | None = None
     batch_per_device: int | None = None
     precision: str | None = None
+    optimizer: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +131,7 @@ class Part:
     setups: tuple[Setup, ...]
     flags: dict
     scale: dict  # scale name -> {flag: value, jpeg_examples: N}
+    optimizer: str | None = None  # every train cell's --optimizer, unless a setup or model says
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,7 +280,8 @@ def _part(doc, where: str, known_flags) -> Part:
         for label in values.get("setups", []):
             if label not in labels:
                 raise errors.unknown(f"setup label in {where}.scale.{s}.setups:", label, labels)
-    return Part(name, command, models, data, setups, flags, scales)
+    _values({k: doc[k] for k in ("optimizer",) if k in doc}, where)  # train cells take it
+    return Part(name, command, models, data, setups, flags, scales, doc.get("optimizer"))
 
 
 def _model(item, where: str) -> ModelItem:
@@ -338,6 +343,8 @@ def _values(doc: dict, where: str) -> None:
         raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
     if doc.get("precision", "fp32") not in PRECISIONS:
         raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), PRECISIONS)
+    if doc.get("optimizer", "model") not in vocab.OPTIMIZERS:
+        raise errors.unknown(f"optimizer in {where}:", str(doc.get("optimizer")), vocab.OPTIMIZERS)
     for k in ("machine", "model"):
         if k in doc and (not isinstance(doc[k], str) or not doc[k].strip()):
             raise errors.UsageError(f"{where}: {k}={doc[k]!r} must be a non-empty string")

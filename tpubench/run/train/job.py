@@ -145,6 +145,7 @@ class Job:
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
         from tpubench.hardware import hostcpu
+        from tpubench.model import optimizer_choice
         from tpubench.run import progress as progress_lib
         from tpubench.run import runner as runner_lib
         from tpubench.run import stopping
@@ -161,6 +162,9 @@ class Job:
             step_batch=p.params["per_replica_batch_size"] if ps else None,
             data_format=p.data_format,
             optimizer=cfg.optimizer,
+        )
+        self.record["model"]["optimizer"] = optimizer_choice.describe(
+            cfg.optimizer, self.runner.optimizer
         )
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
             self.record["xla_scope"] = self.runner.xla_scope

@@ -105,7 +105,10 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         )
     ps = placement.strategy == "parameter_server"
     replicas = placement.num_workers if ps else placement.num_replicas
-    batch = cfg.global_batch_size or spec.default_batch_size * replicas
+    # --per_replica_batch_size (or the model's default) times the replicas the strategy has.
+    batch = (
+        cfg.global_batch_size or (cfg.per_replica_batch_size or spec.default_batch_size) * replicas
+    )
     session.check_batch(batch, replicas)
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")
