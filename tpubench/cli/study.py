@@ -36,6 +36,13 @@ def define():
         "zone, bucket, image, ...) and machines: (setup label -> machine to rent).",
     )
     f.DEFINE_string(
+        "plan_for",
+        None,
+        "run --dry-run: plan for this catalog machine instead of this host (e.g. "
+        "gcp:a3-highgpu-8g, gcp:tpu-v5e-8, gcp:n1-standard-64): which cells it could run, "
+        "which not and why, and their commands.",
+    )
+    f.DEFINE_string(
         "results_dir", None, "Records, logs and the report (default runs/studies/NAME)."
     )
     f.DEFINE_string("gcs_data", None, "gs:// copy of the JPEG photos, for the gs:// cells.")
@@ -215,6 +222,13 @@ def _check_args(args: list[str]) -> None:
         raise errors.UsageError(
             f"--cloud={FLAGS.cloud} is for --executor=gce, tpu-vm or gke; local cells run here"
         )
+    if FLAGS.plan_for is not None and (
+        args[0] != "run" or not FLAGS["dry-run"].value or FLAGS.executor != "local"
+    ):
+        raise errors.UsageError(
+            f"--plan_for={FLAGS.plan_for} plans a machine that is not this one: it goes with "
+            "`tpubench study run NAME --dry-run` (local executor) only"
+        )
     if FLAGS.gcs_data and not FLAGS.gcs_data.startswith("gs://"):
         raise errors.UsageError(f"--gcs_data={FLAGS.gcs_data} must be a gs://BUCKET/PATH")
 
@@ -230,9 +244,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
     results_dir = FLAGS.results_dir or os.path.join("runs", "studies", study.name)
     if "://" in results_dir:
         raise errors.UsageError(f"--results_dir={results_dir}: a study's records stay local")
-    host = cells.probe(FLAGS.gcs_data)
+    host = cells.probe(FLAGS.gcs_data) if FLAGS.plan_for is None else _planned_host()
     if args[0] == "run" and FLAGS.executor != "local":
-        return _run_remote(study, host, results_dir)
+        from tpubench.cli import study_remote
+
+        return study_remote.run(study, host, results_dir, _report)
     scale = _report_scale(study, results_dir) if args[0] == "report" else FLAGS.scale
     p = plan.make(study, scale, host, results_dir)
     failed = []
@@ -252,13 +268,20 @@ def main(args: list[str], full_argv: list[str]) -> int:
     return 0
 
 
+def _planned_host():
+    """--plan_for's machine as a Host: its GPUs, TPU and vCPUs from the catalog name."""
+    from tpubench.study import remote
+
+    return remote.remote_host(FLAGS.plan_for.strip(), FLAGS.gcs_data, "--plan_for")
+
+
 def _run(study, p, host, results_dir: str) -> list | None:
     """Runs the cells to run; None for a dry run, else the cells that failed."""
     from tpubench.study import execute, plan
 
     scale = FLAGS.scale
     print("\n".join(plan.header(study, p, scale, host, results_dir)))
-    print("\n".join(plan.preview(study, p, scale)), flush=True)
+    print("\n".join(plan.preview(study, p, scale, host.machine)), flush=True)
     jpeg = _jpeg(p, scale, results_dir)
     jpeg_dir = jpeg[0] if jpeg else None
     if FLAGS["dry-run"].value:
@@ -280,58 +303,6 @@ def _run(study, p, host, results_dir: str) -> list | None:
         p.todo_runs(), host, results_dir, jpeg_dir, sys.stdout, rerun_busy=p.repeats > 1
     )
     return [(c, s, w) for c, s, w in done if s not in execute.DONE]
-
-
-def _run_remote(study, host, results_dir: str) -> int:
-    """The cells --executor can run, through tpubench-launch; then the report."""
-    from tpubench.core import errors
-    from tpubench.study import remote
-
-    executor, scale, dry = FLAGS.executor, FLAGS.scale, FLAGS["dry-run"].value
-    cloud = remote.load_cloud(FLAGS.cloud, executor)
-    p = remote.make_plan(study, scale, executor, cloud, FLAGS.gcs_data, results_dir)
-
-    def needs(cell):  # what the report says an unmeasured cell needs: this executor's view
-        return p.blocked.get(cell.id)
-
-    print("\n".join(remote.header(study, p, scale, executor, cloud, results_dir)), flush=True)
-    if p.runnable == 0:
-        print(f"nothing for --executor={executor} to run; the report covers what is recorded")
-    else:
-        path = remote.write_sweep(study, p, executor, cloud, FLAGS.gcs_data, results_dir)
-        code = remote.launch(path, executor, dry, sys.stdout, trust_code=FLAGS.trust_code)
-        if dry or code == 2:  # 2: the launcher refused the file and said why in one line
-            return code
-        if code == 130:
-            raise errors.InterruptedRun(
-                "interrupted; tpubench-launch deleted what it created; run the same command "
-                "again to run the cells not yet recorded"
-            )
-        if code:
-            _report(
-                study,
-                plan_here(study, host, results_dir),
-                host,
-                results_dir,
-                needs,
-                f"on {executor}",
-            )
-            err = errors.TpubenchError(
-                f"tpubench-launch exited with code {code} (its lines above say which cells "
-                "failed); run the same command again to retry them (recorded cells are skipped)"
-            )
-            err.exit_code = code
-            raise err
-    if dry:
-        return 0
-    _report(study, plan_here(study, host, results_dir), host, results_dir, needs, f"on {executor}")
-    return 0
-
-
-def plan_here(study, host, results_dir: str):
-    from tpubench.study import plan
-
-    return plan.make(study, FLAGS.scale, host, results_dir)
 
 
 def _report_scale(study, results_dir: str) -> str:

@@ -21,13 +21,21 @@ from tpubench.study import data_bench, spec
 
 @dataclasses.dataclass(frozen=True)
 class Host:
-    """What this machine offers a study: cores, GPUs, a TPU, a gs:// copy of the data."""
+    """What this machine offers a study: cores, GPUs, a TPU, a gs:// copy of the data.
+
+    MACHINE names a catalog machine planned for instead of this host (`study run
+    --dry-run --plan_for=MACHINE`, or the machine a remote cell rents)."""
 
     cores: tuple[int, ...]
     gpus: int
     gpu_name: str
     tpu: bool
     gcs_data: str | None = None
+    machine: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.machine or "this host"
 
     def describe(self) -> str:
         parts = [f"{len(self.cores)} CPU core(s)"]
@@ -70,18 +78,18 @@ class Cell:
         """None when this host can run the cell, else what it needs."""
         s, device = self.setup, self.device(host)
         if device == "gpu" and host.gpus < s.devices:
-            return f"needs {s.devices} GPU(s); this host has {host.gpus}"
+            return f"needs {s.devices} GPU(s); {host.name} has {host.gpus}"
         if device == "tpu" and not host.tpu:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
-            return f"needs {s.vcpus} vCPUs; this host has {len(host.cores)}"
+            return f"needs {s.vcpus} vCPUs; {host.name} has {len(host.cores)}"
         # TF2's asynchronous parameter server on a GPU takes one beside the workers';
         # the synchronous one (central_storage) keeps the variables on the first of them.
         ps_gpu = self.cluster() and device == "gpu" and s.variables == "gpu"
         if ps_gpu and host.gpus < s.devices + 1:
             return (
                 f"needs {s.devices + 1} GPU(s) (one for the parameter server); "
-                f"this host has {host.gpus}"
+                f"{host.name} has {host.gpus}"
             )
         # A part that compares local disk with gs:// runs neither alone.
         if "jpeg_gs" in self.part.data and not host.gcs_data:

@@ -43,12 +43,13 @@ def header(study, plan: Plan, scale: str, host, results_dir: str) -> list[str]:
     runs = sum(plan.runs.values())
     each = f" ({runs} run(s): {plan.repeats} per cell, for an interval)" if plan.repeats > 1 else ""
     lines = [
-        f"study {study.name}: {len(plan.cells)} cell(s) at --scale={scale}; this host "
+        f"study {study.name}: {len(plan.cells)} cell(s) at --scale={scale}; {host.name} "
         f"({host.describe()}) can run {plan.runnable}; {len(plan.done)} already recorded in "
         f"{results_dir}; {len(plan.todo)} to run{each}"
     ]
+    where = f"on {host.machine}" if host.machine else "here"
     return lines + [
-        f"  not runnable here: {line}" for line in blocked_lines(plan.cells, plan.blocked)
+        f"  not runnable {where}: {line}" for line in blocked_lines(plan.cells, plan.blocked)
     ]
 
 
@@ -65,18 +66,21 @@ def blocked_lines(cells: list, blocked: dict) -> list[str]:
     return out
 
 
-def _hourly(setup, cat) -> tuple[float | None, str]:
-    if not setup.machine:
+def _hourly(setup, cat, planned: str | None = None) -> tuple[float | None, str]:
+    """$/hour of SETUP's machine, else of the PLANNED one (--plan_for), else none yet."""
+    machine = setup.machine or planned
+    if not machine:
         return None, "priced at run time from the detected hardware"
     try:
-        price = pricing.hourly(setup.machine, cat, setup.pricing or "on_demand")
+        price = pricing.hourly(machine, cat, setup.pricing or "on_demand")
     except errors.TpubenchError as e:
         return None, errors.one_line(e)
-    return price.usd_per_hour, f"{setup.machine} ({setup.pricing or 'on_demand'})"
+    return price.usd_per_hour, f"{machine} ({setup.pricing or 'on_demand'})"
 
 
-def preview(study, plan: Plan, scale: str) -> list[str]:
-    """Per setup: cells to run, $/hour of its priced machine, estimated time and $."""
+def preview(study, plan: Plan, scale: str, planned: str | None = None) -> list[str]:
+    """Per setup: cells to run, $/hour of its priced machine (PLANNED for a setup that names
+    none), estimated time and $."""
     cat = catalog.load()
     rows, total_s, total_usd, estimated = [], 0.0, 0.0, []
     labels = [f"{c.part.name} · {c.setup.label}" for c in plan.todo]
@@ -87,7 +91,7 @@ def preview(study, plan: Plan, scale: str) -> list[str]:
             todo = [c for c in plan.todo if c.part is part and c.setup is setup]
             if not todo:
                 continue
-            usd_h, what = _hourly(setup, cat)
+            usd_h, what = _hourly(setup, cat, planned)
             n_runs = sum(plan.runs.get(c.id, 1) for c in todo)
             secs = per_cell * n_runs if per_cell else None
             usd = usd_h * secs / 3600 if usd_h is not None and secs else None

@@ -40,6 +40,15 @@ EXECUTORS = ("gce", "tpu-vm", "gke")
 LAUNCHER_OWNS = ("results_dir", "model_dir", "run_label", "machine", "tpu")
 GKE_ONLY = ("image", "namespace", "queue")
 _VCPUS = re.compile(r"-(\d+)$")
+# GPU machine types named by their GPU count (a3-highgpu-8g), not their vCPUs: vCPUs per GPU.
+_VCPUS_PER_GPU = {
+    "a2-highgpu": 12,
+    "a2-megagpu": 6,
+    "a2-ultragpu": 12,
+    "a3-highgpu": 26,
+    "a3-megagpu": 26,
+    "a3-edgegpu": 26,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,9 +118,13 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
     except errors.TpubenchError as e:
         raise errors.UsageError(f"{where}: machine {machine!r}: {errors.one_line(e)}") from None
     host = machine.split("+")[0].split("@")[0]
-    vcpus = _VCPUS.search(host)
+    found = _VCPUS.search(host)
     kind = acc.kind if acc.kind in ("gpu", "tpu") else "cpu"
-    return kind, acc.count, acc.name, int(vcpus.group(1)) if vcpus and kind != "tpu" else None
+    vcpus = int(found.group(1)) if found and kind != "tpu" else None
+    family = host.split(":")[-1].rsplit("-", 1)[0]
+    if family in _VCPUS_PER_GPU and kind == "gpu":
+        vcpus = _VCPUS_PER_GPU[family] * acc.count
+    return kind, acc.count, acc.name, vcpus
 
 
 def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
@@ -149,11 +162,12 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
 
 
 def remote_host(machine: str, gcs_data: str | None, where: str) -> cells_lib.Host:
-    """The rented machine as a Host, so a cell's flags are computed for it."""
+    """The rented (or planned-for) machine as a Host, so a cell's flags and what it needs
+    are computed for it (a TPU slice's host vCPUs are not known: counted as 1)."""
     kind, count, name, vcpus = shape(machine, where)
     cores = tuple(range(vcpus or 1))
     gpus = count if kind == "gpu" else 0
-    return cells_lib.Host(cores, gpus, name if gpus else "", kind == "tpu", gcs_data)
+    return cells_lib.Host(cores, gpus, name if gpus else "", kind == "tpu", gcs_data, machine)
 
 
 def make_plan(study, scale: str, executor: str, cloud: Cloud, gcs_data, results_dir):
