@@ -131,3 +131,25 @@ def test_data_list_descriptions_stand_on_their_own():
         what = r["what"].lower()
         assert "docstring" not in what and "see the module" not in what, r
         assert len(what.split()) >= 6, f"{r['dataset']}: {r['what']!r} says too little"
+
+
+def test_studies_md_says_what_each_seed_ran_for_every_setup_of_every_study():
+    """docs/studies.md's seed-vs-tpubench tables cover each shipped study and name every
+    setup label of its file, so a study that gains a setup gains a row."""
+    from tpubench.study import spec
+
+    text = (ROOT / "docs" / "studies.md").read_text()
+    section = text.split("## What each seed ran, and what tpubench runs for it", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    tables = {
+        block.split(" ", 1)[0]: block for block in section.split("\n### ")[1:]
+    }  # study name -> its subsection
+    names = spec.shipped()
+    assert sorted(tables) == sorted(names)
+    for name in names:
+        study = spec.load(str(spec.shipped_dir() / f"{name}.yaml"))
+        assert "| cells | the seed ran | tpubench runs |" in tables[name], name
+        missing = {
+            s.label for p in study.parts for s in p.setups if f"`{s.label}`" not in tables[name]
+        }
+        assert missing == set(), (name, missing)
