@@ -216,6 +216,15 @@ def test_published_rows_stay_apart(tmp_path):
         1658,
         2778,
     ]
+    # RiseML's one Cloud TPU was a v2-8: 4 chips, so 21,402/s is 5,350.5/s a chip.
+    riseml = [r for r in pub if r["set"] == "riseml"]
+    assert [(int(r["chips"]), float(r["examples_per_sec_per_chip"])) for r in riseml] == [
+        (4, 5350.5),
+        (1, 1658),
+        (1, 2778),
+    ]
+    aws = [r for r in pub if r["set"] == "tf-k80-distributed"]
+    assert [float(r["examples_per_sec_per_chip"]) for r in aws][-1] == pytest.approx(2744 / 64)
     assert {r["kind"] for r in _csv(tmp_path / "summary.csv")} == {"measured"}
     assert len(report.summaries) == 3  # published figures never become measured groups
     fig, plotted, _ = report.figures["scaling"]

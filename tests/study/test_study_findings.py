@@ -139,6 +139,17 @@ def test_published_rows_are_labelled_and_apart_from_measured_ones():
     assert "1,234" not in published_part
 
 
+def test_a_published_device_of_several_chips_is_also_given_per_chip():
+    """RiseML's one Cloud TPU was a v2-8 (4 chips): its row shows 21,402/s and 5,350 a chip,
+    the GPUs' (one chip each) the same rate twice."""
+    rates = {("train", "bilstm1024", "synthetic", "1 GPU"): 2500.0}
+    text = report.render(_results("tpu_vs_gpu", rates, GPU_HOST), [])
+    published_part = text.split("## Published")[1].split("## Findings")[0]
+    assert "| 1 dev | 1 dev, per chip | note |" in published_part
+    assert "| synthetic | 1024 | 21,402 | 5,350 | did not converge in the study |" in published_part
+    assert "| published: V100 |" in published_part and "| 128 | 2,778 | 2,778 |" in published_part
+
+
 def test_cell_ids_survive_setup_keys_added_later():
     """A key added to setups (here `variables`) leaves the ids of cells that do not set it
     as they were, so their records still count as done (this id was recorded before)."""

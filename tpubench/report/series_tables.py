@@ -114,6 +114,8 @@ def published_table(figures: list[published.Figure]) -> tables.Table:
         "batch/device",
         "data",
         "examples/sec",
+        "chips",
+        "ex/s per chip",
         "note",
     ]
     rows = [
@@ -125,6 +127,8 @@ def published_table(figures: list[published.Figure]) -> tables.Table:
             str(f.batch_per_device),
             f.data,
             render.num(f.examples_per_sec),
+            str(f.chips),
+            render.num(f.examples_per_sec_per_chip),
             f.note,
         ]
         for f in figures
@@ -139,6 +143,8 @@ def published_table(figures: list[published.Figure]) -> tables.Table:
         "batch_per_device",
         "data",
         "examples_per_sec",
+        "chips",
+        "examples_per_sec_per_chip",
         "note",
     ]
     csv_rows = [
@@ -152,6 +158,8 @@ def published_table(figures: list[published.Figure]) -> tables.Table:
             f.batch_per_device,
             f.data,
             f.examples_per_sec,
+            f.chips,
+            f.examples_per_sec_per_chip,
             f.note,
         ]
         for f in figures

@@ -285,11 +285,21 @@ def _published(study) -> list[str]:
     if not figs:
         return []
     counts = sorted({f.devices for f in figs})
+    # A device of several chips (RiseML's v2-8) also per chip, to compare with per-chip rows.
+    per_chip = any(f.chips_per_device > 1 for f in figs)
     series: dict = {}
     for f in figs:
         key = (f"published: {f.hardware}", f.model, f.data, str(f.batch_per_device), f.note)
-        series.setdefault(key, {})[f.devices] = f.examples_per_sec
-    rows = [[*key[:4], *[_rate(v.get(n)) for n in counts], key[4]] for key, v in series.items()]
+        series.setdefault(key, {})[f.devices] = f
+    rows = [
+        [
+            *key[:4],
+            *[_rate(v[n].examples_per_sec if n in v else None) for n in counts],
+            *[_rate(v[n].examples_per_sec_per_chip if n in v else None) for n in counts] * per_chip,
+            key[4],
+        ]
+        for key, v in series.items()
+    ]
     sources = ", ".join(dict.fromkeys(f.source for f in figs))
     out = [
         "## Published (labelled; never in a measured figure or mean)",
@@ -297,7 +307,8 @@ def _published(study) -> list[str]:
         f"examples/s by device count, as printed by {sources}.",
         "",
     ]
-    header = ["hardware", "model", "data", "batch/device", *[f"{n} dev" for n in counts], "note"]
+    header = ["hardware", "model", "data", "batch/device", *[f"{n} dev" for n in counts]]
+    header += [f"{n} dev, per chip" for n in counts] * per_chip + ["note"]
     return out + _table(header, rows) + [""]
 
 
