@@ -154,13 +154,22 @@ def _end(code: int) -> int:
 
 
 def _cap_memory(command: str) -> None:
-    """--memory_limit: the rest of the command runs in a capped child (before TensorFlow loads)."""
-    if "memory_limit" not in flags_lib.defined() or not flags_lib.FLAGS.memory_limit:
-        return
-    if command not in ("train", "infer"):  # tune passes it on: each trial caps itself
+    """--memory_limit: the rest of the command runs in a capped child (before TensorFlow loads).
+
+    A LoadGen scenario (`infer --scenario`) runs in a guarded child even uncapped: LoadGen
+    aborts the process on its own checks, and only a parent can then mark the record failed.
+    """
+    defined = flags_lib.defined()
+    loadgen = command == "infer" and "scenario" in defined and bool(flags_lib.FLAGS.scenario)
+    if "memory_limit" not in defined or not flags_lib.FLAGS.memory_limit:
+        if not loadgen:
+            return
+        limit = None
+    elif command not in ("train", "infer"):  # tune passes it on: each trial caps itself
         memory_cap.parse(flags_lib.FLAGS.memory_limit)
         return
-    limit = memory_cap.parse(flags_lib.FLAGS.memory_limit)
+    else:
+        limit = memory_cap.parse(flags_lib.FLAGS.memory_limit)
     results_dir = getattr(flags_lib.FLAGS, "results_dir", None)
     # What a record needs if the capped child dies before writing its own.
     base = {"argv": records.redact_argv(sys.argv)}

@@ -142,12 +142,15 @@ def reached(record: dict) -> bool:
     )
 
 
-def run_capped(limit: int, results_dir: str | None, command: str, base: dict | None = None) -> None:
+def run_capped(
+    limit: int | None, results_dir: str | None, command: str, base: dict | None = None
+) -> None:
     """Returns in a child process capped at LIMIT bytes; the parent never returns.
 
     The parent exits with the child's exit code; when the child died of a
     signal, it marks the child's `running` records in RESULTS_DIR failed and
-    prints one line naming the cap.
+    prints one line naming the cap.  LIMIT None: no cap, only the guard (a
+    LoadGen test, whose native aborts no Python code outlives).
     """
     sys.stdout.flush()
     sys.stderr.flush()
@@ -194,7 +197,7 @@ def run_capped(limit: int, results_dir: str | None, command: str, base: dict | N
 def report_death(
     pid: int,
     signum: int,
-    limit: int,
+    limit: int | None,
     results_dir: str | None,
     command: str,
     base: dict | None = None,
@@ -206,10 +209,17 @@ def report_death(
     label): without it a study would run that cell again on every resume.
     """
     name = signal.Signals(signum).name if signum in signal.Signals.__members__.values() else signum
-    error = (
-        f"the run died ({name}) under its memory cap of {shown(limit)} (--memory_limit, "
-        "RLIMIT_DATA): an allocation the cap refused; give a larger --memory_limit"
-    )
+    if limit is None:
+        error = (
+            f"the run died ({name}) before it could write its end: a native abort or fatal "
+            "signal inside LoadGen or TensorFlow (or someone sent it); its record and "
+            "LoadGen's logs so far are kept"
+        )
+    else:
+        error = (
+            f"the run died ({name}) under its memory cap of {shown(limit)} (--memory_limit, "
+            "RLIMIT_DATA): an allocation the cap refused; give a larger --memory_limit"
+        )
     path = _leave_record(pid, error, limit, results_dir, command, base)
     where = f" [run record: {path}]" if path else ""
     print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
@@ -217,7 +227,12 @@ def report_death(
 
 
 def _leave_record(
-    pid: int, error: str, limit: int, results_dir: str | None, command: str, base: dict | None
+    pid: int,
+    error: str,
+    limit: int | None,
+    results_dir: str | None,
+    command: str,
+    base: dict | None,
 ) -> str | None:
     """The record of child PID that failed at its cap: its `running` ones marked failed, its
     own failed one as written, or (none at all: it failed in TensorFlow's start-up) a new
@@ -249,7 +264,7 @@ def _records(results_dir: str):
             continue
 
 
-def _died_early(base: dict, command: str, error: str, limit: int) -> dict:
+def _died_early(base: dict, command: str, error: str, limit: int | None) -> dict:
     model = base.get("model") or {}
     now = records.now_iso()
     return {
@@ -261,18 +276,19 @@ def _died_early(base: dict, command: str, error: str, limit: int) -> dict:
         "error": error,
         "started": now,
         "finished": now,
-        "memory_limit_bytes": limit,
+        **({"memory_limit_bytes": limit} if limit else {}),
     }
 
 
-def mark_failed(pid: int, error: str, limit: int, results_dir: str) -> list[str]:
+def mark_failed(pid: int, error: str, limit: int | None, results_dir: str) -> list[str]:
     """Records in RESULTS_DIR that process PID left `running`, rewritten as failed."""
     marked = []
     for _path, record in _records(results_dir):
         if record.get("status") != "running" or record.get("pid") != pid:
             continue
         record.update(status="failed", error=error, finished=records.now_iso())
-        record.setdefault("memory_limit_bytes", limit)
+        if limit:
+            record.setdefault("memory_limit_bytes", limit)
         marked.append(records.write(record, results_dir))
     return marked
 
@@ -324,11 +340,13 @@ def _forward(pid: int, signum: int) -> None:
         os.kill(pid, signum)
 
 
-def _become_capped(limit: int) -> None:
+def _become_capped(limit: int | None) -> None:
     faulthandler.disable()  # an abort at the cap: the parent's one line, not a stack dump
     os.setpgid(0, 0)  # signals reach the child once: through the parent
     with contextlib.suppress(OSError, AttributeError):  # die with the parent (SIGKILLed)
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if limit is None:  # guarded only
+        return
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY and limit > hard:
         raise errors.UsageError(

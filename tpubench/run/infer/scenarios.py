@@ -20,7 +20,7 @@ import time
 from tpubench.core import bounds, errors
 from tpubench.core.config import ScenarioConfig
 from tpubench.run import interrupts
-from tpubench.run.infer import loadgen_conf, loadgen_log, signal_watch
+from tpubench.run.infer import loadgen_conf, loadgen_log, loadgen_memory, signal_watch
 
 
 def import_loadgen(scenario: str):
@@ -54,6 +54,7 @@ class Harness:
 
     def run(self, test_settings, name: str, scenario: str) -> dict:
         """One LoadGen test; LoadGen's summary of it, with where its logs were kept."""
+        loadgen_memory.check(self._lg, test_settings, name)  # before LoadGen schedules it
         workdir = tempfile.mkdtemp(prefix="tpubench-loadgen-")
         try:
             log = self._lg.LogSettings()
@@ -127,8 +128,8 @@ class Capacity:
 
 
 # LoadGen keeps a record per query it schedules (its metadata, the samples'
-# indices, the response times): a few hundred bytes, counted generously.
-SCHEDULE_BYTES_PER_QUERY = 512
+# indices, the response times): measured in loadgen_memory.py.
+SCHEDULE_BYTES_PER_QUERY = loadgen_memory.PER_QUERY["Server"]
 
 
 def check_schedule(sc: ScenarioConfig, rules) -> None:
