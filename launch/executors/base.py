@@ -74,7 +74,18 @@ class CloudExecutor(Executor):
     own_settings: ClassVar[tuple[str, ...]] = ()
     title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # One set of checks for every rented-machine executor: a subclass says which
+        # `cloud:` keys it needs (`required`, `example`) and never replaces the checks.
+        if "settings" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__name__}: a cloud executor does not override settings(); set "
+                "`required` and `example` (the shared checks of cloud.settings run for all)"
+            )
+
     def settings(self, sweep) -> cloud.Settings:
+        """The `cloud:` mapping through cloud.settings: names, numbers, bucket, package, data."""
         owned = {
             key: (other.name, other.title or other.name)
             for other in cloud_executors()

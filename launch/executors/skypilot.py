@@ -34,31 +34,6 @@ ACCELERATORS = {
 }
 
 
-def settings(sweep) -> cloud.Settings:
-    """The sweep's `cloud:` mapping for SkyPilot: only `bucket` is required.
-
-    Raises:
-      UsageError: an unknown key, no bucket or not a gs:// one.
-    """
-    raw = dict(sweep.cloud)
-    for key in raw:
-        if key not in cloud.SETTINGS:
-            raise errors.unknown(f"key in {sweep.path}: cloud.", key, cloud.SETTINGS)
-    bucket = str(raw.get("bucket") or "")
-    if not bucket.startswith("gs://"):
-        raise errors.UsageError(
-            f"{sweep.path}: cloud.bucket={bucket or '(none)'}: --executor=skypilot needs a gs:// "
-            "bucket for records and model dirs (e.g. cloud: {bucket: gs://my-bucket/tb})"
-        )
-    if raw.get("package") and not os.path.isfile(raw["package"]):
-        raise errors.UsageError(f"{sweep.path}: cloud.package={raw['package']} is not a file")
-    if raw.get("package"):
-        raw["package"] = os.path.abspath(raw["package"])
-    raw.setdefault("project", "")
-    raw.setdefault("zone", "")
-    return cloud.Settings(**{k: v for k, v in raw.items() if v is not None})
-
-
 def resources(config, s: cloud.Settings) -> tuple[dict, str]:
     """(SkyPilot resources, tpubench extra to install) for CONFIG's machine."""
     machine = config.settings.get("machine")
@@ -178,7 +153,8 @@ def check_sky() -> None:
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
 
-    settings = staticmethod(settings)  # only a bucket is required
+    required = ("bucket",)  # SkyPilot chooses the zone; the project is gcloud's
+    example = "cloud: {bucket: gs://my-bucket/tb}"
 
     def check_tools(self) -> None:
         cloud.check_gcloud()

@@ -2,6 +2,7 @@
 each task YAML accepted by SkyPilot's own task schema."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -27,7 +28,7 @@ def _tasks(tmp_path, text=SWEEP):
     path = tmp_path / "spot.yaml"
     path.write_text(text)
     sw = sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
-    s = skypilot.settings(sw)
+    s = skypilot.SkyPilot().settings(sw)
     return [skypilot.task(c, sw, s) for c in sw.configs]
 
 
@@ -120,3 +121,43 @@ def test_what_skypilot_does_not_run_is_one_line(tmp_path, grid, expect):
     )
     with pytest.raises(errors.UsageError, match=expect):
         _tasks(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    "cloud,expect",
+    [
+        (
+            "{bucket: gs://my-bucket/tb, port: abc}",
+            "cloud.port='abc' is refused; accepted: a whole",
+        ),
+        ("{bucket: gs:/my-bucket/tb}", "cloud.bucket="),
+        ("{bucket: gs://my-bucket/tb, spot: 'yes'}", "cloud.spot='yes' must be true or false"),
+        ("{bucket: gs://b/tb, name_prefix: Bad_Prefix}", "cloud.name_prefix='Bad_Prefix'"),
+        ("{bucket: gs://b/tb, image: us-docker.pkg.dev/p/r/i}", "cloud.image is a GKE setting"),
+        ("{zone: us-central1-a}", "--executor=skypilot needs cloud.bucket"),
+    ],
+)
+def test_skypilot_gets_the_cloud_checks_every_executor_gets(tmp_path, cloud, expect):
+    """The same checks as gce and tpu-vm (names, numbers, the bucket, keys of another
+    executor): a string where the port belongs is one line, not a traceback."""
+    text = SWEEP.replace("cloud: {bucket: gs://my-bucket/tb, spot: true}", f"cloud: {cloud}")
+    with pytest.raises(errors.UsageError, match=re.escape(expect)):
+        _tasks(tmp_path, text)
+
+
+def test_data_off_gs_is_refused_for_skypilot_as_for_the_other_cloud_executors(tmp_path):
+    text = SWEEP.replace("use_synthetic_data: true", "data_dir: /home/me/imagenet")
+    with pytest.raises(errors.UsageError, match="must be on gs:// for --executor=skypilot"):
+        _tasks(tmp_path, text)
+
+
+def test_a_cloud_executor_cannot_replace_the_shared_checks():
+    from tpubench_launch.executors import base
+
+    with pytest.raises(TypeError, match="does not override settings"):
+
+        class Lax(base.CloudExecutor):  # noqa: F841 - defining it is the test
+            name = "lax"
+
+            def settings(self, sweep):
+                return None
