@@ -139,13 +139,15 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
     table = shipped.load()
     for n in names:
         shipped.check_known(n, model_modules)  # a model name is an identifier, before any import
-    if not model_modules:
+    # Models of one's own: a --model_module, or an installed package's entry point.
+    own = bool(model_modules) or bool(registry.plugin_names())
+    if not own:
         for n in names:
             if n not in table["models"]:
                 raise errors.unknown("model", n, shipped.names(table))
     wanted = list(names) or shipped.names(table)
     found = {n: shipped.row(n, tiny, table) for n in wanted}
-    if model_modules or None in found.values():
+    if own or None in found.values():
         for module in model_modules:
             registry.load_module(module)
         for n in names:

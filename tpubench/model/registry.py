@@ -3,11 +3,20 @@
 Model modules live in the `tpubench_models` package (the repository's
 `models/` folder) and call `register(spec)` at import.  Lookups import that
 package lazily, so `tpubench prices` or a report never pays for TensorFlow.
+
+An installed package adds models the Python way, through the entry-point
+group `tpubench.models` (`NAME = module` or `NAME = module:SPEC` in its
+pyproject's `[project.entry-points."tpubench.models"]`): the name is known
+from the package's metadata alone (listing and did-you-mean import nothing),
+and `--model=NAME` imports that one entry, whose module registers the model
+(or whose object is the ModelSpec).  `--model_module` stays for a file or a
+module that is not installed.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import math
 import os
@@ -22,6 +31,32 @@ from tpubench.model.model_api import ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
 _LOADED = False
+GROUP = "tpubench.models"  # the entry-point group installed packages register models under
+
+
+def plugin_names() -> dict[str, object]:
+    """{model name: entry point} that installed packages declare under GROUP (no import)."""
+    found = {}
+    for entry in importlib.metadata.entry_points(group=GROUP):
+        if names_lib.is_model_name(entry.name):
+            found.setdefault(entry.name, entry)
+    return found
+
+
+def _load_plugin(name: str, entry) -> None:
+    """Imports the entry point NAME; its module registers the model, or it is the spec."""
+    where = f"model {name!r} of the installed package {_package(entry)} (entry point {entry.value})"
+    try:
+        loaded = entry.load()
+    except Exception as e:  # noqa: BLE001 - a plug-in's import is its own code: one line
+        raise errors.UsageError(f"{where} failed to import: {errors.describe(e, 200)}") from None
+    if isinstance(loaded, ModelSpec) and loaded.name not in _REGISTRY:
+        register(loaded)
+    if name not in _REGISTRY:
+        raise errors.UsageError(
+            f"{where} registered no model of that name (its module must call "
+            "tpubench.model.registry.register, or the entry point name the ModelSpec)"
+        )
 
 
 def register(spec: ModelSpec) -> ModelSpec:
@@ -71,19 +106,31 @@ def load_module(name_or_path: str) -> None:
         ) from None
 
 
+def _package(entry) -> str:
+    dist = getattr(entry, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else "(unknown)"
+
+
 def names() -> list[str]:
-    """Registered model names, sorted."""
+    """Registered model names (installed packages' entry points loaded too), sorted."""
     _load_builtin()
+    for name, entry in plugin_names().items():
+        if name not in _REGISTRY:
+            _load_plugin(name, entry)
     return sorted(_REGISTRY)
 
 
 def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
+    plugins = plugin_names()
     if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
-        raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(shipped.names())))
+        known = set(_REGISTRY) | set(shipped.names()) | set(plugins)
+        raise errors.unknown("model", name, sorted(known))
     _load_builtin()
+    if name not in _REGISTRY and name in plugins:
+        _load_plugin(name, plugins[name])
     if name not in _REGISTRY:
-        raise errors.unknown("model", name, _REGISTRY)
+        raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(plugins)))
     return _REGISTRY[name]
 
 

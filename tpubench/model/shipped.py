@@ -73,11 +73,14 @@ def check_known(name: str, model_modules=()) -> None:
     import importlib.util
 
     from tpubench.core import errors
+    from tpubench.model import registry  # no TensorFlow: entry points are package metadata
 
     check_name(name)  # `os.path`, `.evil`, `../x` never reach an importer
     known = names()
-    if model_modules or not known or name in known:
+    plugins = registry.plugin_names()  # installed packages' models (docs/adding_a_model.md)
+    if model_modules or not known or name in known or name in plugins:
         return
+    known = sorted(set(known) | set(plugins))
     if importlib.util.find_spec(f"tpubench_models.{name}") is None:
         raise errors.unknown("model", name, known)
 
