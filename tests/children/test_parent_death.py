@@ -14,12 +14,15 @@ from tpubench.children import process
 
 CHILD = textwrap.dedent(
     """
-    import pathlib, signal, sys, time
+    import os, pathlib, signal, sys, time
+    def say(path, text):  # whole or not at all: the test may look at any moment
+        pathlib.Path(path + ".tmp").write_text(text)
+        os.replace(path + ".tmp", path)
     def on_term(*_):
-        pathlib.Path(sys.argv[1]).write_text("SIGTERM")
+        say(sys.argv[1], "SIGTERM")
         sys.exit(0)
     signal.signal(signal.SIGTERM, on_term)
-    pathlib.Path(sys.argv[1] + ".up").write_text("up")
+    say(sys.argv[1] + ".up", "up")
     time.sleep(120)
     """
 )

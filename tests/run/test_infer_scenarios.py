@@ -24,6 +24,11 @@ pytest.importorskip("mlperf_loadgen", reason="the loadgen extra (mlcommons-loadg
 SHORT = ["--tiny", "--num_warmup_batches=2", "--num_batches=30", "--qsl_samples=128"]
 
 
+# The server fixture's bound: loose enough that a loaded host (a test suite beside other
+# work) still finds a VALID QPS; the behaviour checked does not depend on it.
+BOUND, BOUND_S = "200ms", 0.2
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     results = tmp_path_factory.mktemp("server") / "runs"
@@ -31,7 +36,7 @@ def server(tmp_path_factory):
         "infer",
         *SHORT,
         "--scenario=server",
-        "--latency_bound=50ms",
+        f"--latency_bound={BOUND}",
         "--batch_size=32",
         "--min_duration=2s",
         "--qps_search_runs=5",
@@ -47,8 +52,8 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
     lg = rec["loadgen"]
     best = lg["summary"]
     assert best["validity"] == "VALID" and best["scenario"] == "Server"
-    assert best["target_latency_seconds"] == 0.05 and best["target_latency_percentile"] == 99.0
-    assert best["latency_seconds"]["p99"] <= 0.05
+    assert best["target_latency_seconds"] == BOUND_S and best["target_latency_percentile"] == 99.0
+    assert best["latency_seconds"]["p99"] <= BOUND_S
     # The result is a confirmation run: VALID, at or below the search's highest VALID QPS.
     search = [r for r in lg["runs"] if r["run"].startswith("server-")]
     valid = [r["target_qps"] for r in search if r["validity"] == "VALID"]
@@ -84,7 +89,7 @@ def test_server_finds_a_qps_loadgen_calls_valid(server):
     # mnist_mlp is no MLPerf benchmark: MLPerf's rules are not met or unmet, they do not apply.
     assert s["meets_mlperf_minimums"] is None
     assert s["note"] == "mnist_mlp has no MLPerf Inference benchmark: MLPerf's rules do not apply"
-    assert s["latency_bound_seconds"] == 0.05 and s["max_batch_size"] == 32
+    assert s["latency_bound_seconds"] == BOUND_S and s["max_batch_size"] == 32
     # $ per million predictions at the sustained QPS, beside the closed loop's.
     row = rec["cost"]["machines"][0]
     expected = row["usd_per_hour"] / (rec["results"]["examples_per_sec"] * 3600) * 1e6
@@ -109,17 +114,17 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     proc, _ = run_cli("report", results, f"--output={tmp_path}")
     assert proc.returncode == 0, proc.stderr
     assert "MLPerf LoadGen scenarios" in proc.stdout
-    assert "mnist_mlp [infer server]" in proc.stdout and "p99<=50ms" in proc.stdout
+    assert "mnist_mlp [infer server]" in proc.stdout and f"p99<={BOUND}" in proc.stdout
     # The chart of the curve: every run a point, the bound and the confirmed QPS with it.
     chart = json.loads(Image.open(tmp_path / "serving_curve.png").text["tpubench:series"])
-    assert len(chart) == 1 and chart[0]["bound_seconds"] == 0.05
+    assert len(chart) == 1 and chart[0]["bound_seconds"] == BOUND_S
     assert chart[0]["confirmed_qps"] == pytest.approx(rec["results"]["examples_per_sec"])
     assert [p["qps"] for p in chart[0]["points"]] == [p["qps"] for p in rec["loadgen"]["curve"]]
     assert "serving_curve.png" in (tmp_path / "report.md").read_text()
     qps = rec["results"]["examples_per_sec"]
     load = round(2.5 * qps)
     proc, _ = run_cli(
-        "advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=50ms"
+        "advise", results, "--model=mnist_mlp", f"--qps={load}", f"--latency_bound={BOUND}"
     )
     assert proc.returncode == 0, proc.stderr
     said = " ".join(proc.stdout.split())  # lines folded at 100 columns
@@ -130,8 +135,8 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     machines, each = int(m[1]), float(m[2].replace(",", ""))
     assert machines == math.ceil(load / each) and each == pytest.approx(qps, rel=1e-3)
     best = rec["loadgen"]["summary"]["run"]
-    assert f"QPS per machine: LoadGen VALID confirmation ({best}) at p99<=50ms" in said
-    # A looser bound: LoadGen's VALID at 50 ms holds there too, and counts the same.
+    assert f"QPS per machine: LoadGen VALID confirmation ({best}) at p99<={BOUND}" in said
+    # A looser bound: LoadGen's VALID at the fixture's bound holds there too, and counts the same.
     proc, _ = run_cli("advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=1s")
     assert proc.returncode == 0, proc.stderr
     assert f"{machines} machine(s) at {m[2]} QPS each" in " ".join(proc.stdout.split())
@@ -140,7 +145,7 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     assert proc.returncode == 2
     line = one_line_error(proc)
     assert "no server-scenario record of mnist_mlp with a LoadGen VALID confirmation" in line
-    assert "LoadGen judged it at p99<=50ms, looser than the p99<=0.001ms asked" in line
+    assert f"LoadGen judged it at p99<={BOUND}, looser than the p99<=0.001ms asked" in line
 
 
 def test_a_bound_no_batch_meets_is_one_line(tmp_path):
