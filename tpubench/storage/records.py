@@ -18,9 +18,8 @@ import math
 import os
 import re
 import secrets
-import stat
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.storage import files, gcs, liveness, record_limits, record_view, redaction
 
 SCHEMA_VERSION = 1
@@ -258,12 +257,18 @@ def read_text(path: str) -> str:
             data = gcs.read_bytes(path, limit=limit)
         else:
             # Only regular files: a FIFO or device named *.json would block or never end.
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                raise errors.UsageError(f"{path} is not a regular file")
-            with open(path, "rb") as f:
+            with safe_files.open_regular(
+                path, "", limit, f"a run record is at most {limit // 2**20} MiB"
+            ) as f:
                 data = f.read(limit + 1)
+    except safe_files.Unreadable as e:
+        raise errors.UsageError(
+            f"cannot read run record {path}: {e.error.strerror or e.error}"
+        ) from None
     except errors.UsageError as e:
-        if "more than" in str(e) or "regular file" in str(e):
+        if not gcs.is_gcs(path):  # not a regular file, or too large
+            raise BadRecord(str(e)) from None
+        if "more than" in str(e):
             raise BadRecord(f"{e}; a run record is at most {limit // 2**20} MiB") from None
         raise
     except OSError as e:
