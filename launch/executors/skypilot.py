@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from tpubench_launch import errors, executors, tpus
+from tpubench_launch import cloud_names, errors, executors, tpus
 from tpubench_launch.executors import base, cloud, gce
 
 # GCE accelerator type -> SkyPilot accelerator name.
@@ -34,26 +34,23 @@ ACCELERATORS = {
 }
 
 
-def settings(sweep) -> cloud.Settings:
+def read_settings(sweep) -> cloud.Settings:
     """The sweep's `cloud:` mapping for SkyPilot: only `bucket` is required.
 
     Raises:
-      UsageError: an unknown key, no bucket or not a gs:// one.
+      UsageError: an unknown key or one outside its format, no bucket or not a gs:// one.
     """
     raw = dict(sweep.cloud)
     for key in raw:
         if key not in cloud.SETTINGS:
             raise errors.unknown(f"key in {sweep.path}: cloud.", key, cloud.SETTINGS)
+    cloud_names.check(raw, f"{sweep.path}: ")
     bucket = str(raw.get("bucket") or "")
     if not bucket.startswith("gs://"):
         raise errors.UsageError(
             f"{sweep.path}: cloud.bucket={bucket or '(none)'}: --executor=skypilot needs a gs:// "
             "bucket for records and model dirs (e.g. cloud: {bucket: gs://my-bucket/tb})"
         )
-    if raw.get("package") and not os.path.isfile(raw["package"]):
-        raise errors.UsageError(f"{sweep.path}: cloud.package={raw['package']} is not a file")
-    if raw.get("package"):
-        raw["package"] = os.path.abspath(raw["package"])
     raw.setdefault("project", "")
     raw.setdefault("zone", "")
     return cloud.Settings(**{k: v for k, v in raw.items() if v is not None})
@@ -115,9 +112,10 @@ def task(config, sweep, s: cloud.Settings) -> dict:
     if config.is_cluster:
         doc["num_nodes"] = config.workers
     doc["resources"] = res
-    if s.package:
-        doc["file_mounts"] = {f"~/{os.path.basename(s.package)}": s.package}
-    doc["setup"] = cloud.install_script(s, extra)
+    setup = cloud.install_script(s, extra)
+    if s.install.local:  # the package file on every node, installed by its hash
+        doc["file_mounts"] = {f"~/{s.install.remote}": s.install.local}
+    doc["setup"] = setup
     run = cloud.run_script(flags, f"tpubench-{config.id}.log")
     doc["run"] = (tf_config_script(s.port) + run) if config.is_cluster else run
     return doc
@@ -178,7 +176,7 @@ def check_sky() -> None:
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
 
-    settings = staticmethod(settings)  # only a bucket is required
+    read_settings = staticmethod(read_settings)  # only a bucket is required
 
     def check_tools(self) -> None:
         cloud.check_gcloud()

@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from tpubench_launch import errors, sweep_file
+from tpubench_launch import errors, executors, sweep_file
 from tpubench_launch.executors import skypilot
 
 SWEEP = """
@@ -27,7 +27,7 @@ def _tasks(tmp_path, text=SWEEP):
     path = tmp_path / "spot.yaml"
     path.write_text(text)
     sw = sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
-    s = skypilot.settings(sw)
+    s = executors.REGISTRY.get("skypilot").settings(sw, dry_run=True)
     return [skypilot.task(c, sw, s) for c in sw.configs]
 
 
@@ -46,7 +46,8 @@ def test_task_yamls_pass_skypilots_own_schema(tmp_path):
         assert "--pricing=spot" in t["run"]
     gpu, cpu, tpu = (t["resources"] for t in tasks)
     assert gpu["instance_type"] == "n1-standard-8" and gpu["accelerators"] == {"V100": 2}
-    assert "accelerators" not in cpu and "tpubench[cpu]" in tasks[1]["setup"]
+    assert "accelerators" not in cpu and "-py3-none-any.whl[cpu]" in tasks[1]["setup"]
+    assert all("--require-hashes" in t["setup"] and t["file_mounts"] for t in tasks)
     assert tpu["accelerators"] == "tpu-v5litepod-8" and tpu["accelerator_args"]["tpu_vm"]
     assert "--tpu=local" in tasks[2]["run"]
     bad = dict(tasks[0], resourcez={})
