@@ -251,25 +251,18 @@ def _short(value) -> str:
 
 def read_text(path: str) -> str:
     """The text of one record file (local or gs://), refusing anything over MAX_RECORD_BYTES."""
-    limit = MAX_RECORD_BYTES
+    limit, local = MAX_RECORD_BYTES, not gcs.is_gcs(path)
+    what = f"a run record is at most {limit >> 20} MiB"
     try:
-        if gcs.is_gcs(path):
-            data = gcs.read_bytes(path, limit=limit)
+        if local:  # only a regular file: a FIFO or device named *.json would block or never end
+            data = safe_files.read_bytes(path, "", limit, what)
         else:
-            # Only regular files: a FIFO or device named *.json would block or never end.
-            with safe_files.open_regular(
-                path, "", limit, f"a run record is at most {limit // 2**20} MiB"
-            ) as f:
-                data = f.read(limit + 1)
+            data = gcs.read_bytes(path, limit=limit)
     except safe_files.Unreadable as e:
-        raise errors.UsageError(
-            f"cannot read run record {path}: {e.error.strerror or e.error}"
-        ) from None
+        raise errors.UsageError(f"cannot read run record {path}: {e.error.strerror}") from None
     except errors.UsageError as e:
-        if not gcs.is_gcs(path):  # not a regular file, or too large
-            raise BadRecord(str(e)) from None
-        if "more than" in str(e):
-            raise BadRecord(f"{e}; a run record is at most {limit // 2**20} MiB") from None
+        if local or "more than" in str(e):  # not a regular file, or too large
+            raise BadRecord(str(e) + ("" if local else f"; {what}")) from None
         raise
     except OSError as e:
         raise errors.UsageError(f"cannot read run record {path}: {e.strerror or e}") from None
