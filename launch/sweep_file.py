@@ -11,7 +11,7 @@ import pathlib
 
 from tpubench.core import errors as core_errors
 from tpubench.core import safe_files, safe_yaml
-from tpubench_launch import errors, executors, sweep, sweep_runs, trust
+from tpubench_launch import cloud_names, errors, executors, sweep, sweep_runs, trust
 
 TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
 MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
@@ -86,6 +86,7 @@ def load(
     cloud = _mapping(doc, "cloud", path)
     # Whatever the executor: a file that chooses the code the machines run needs trust.
     # What it chooses is printed before the runs (executors' code_lines), not warned of here.
+    cloud_names.check(cloud, f"{path}: ")  # the formats first: a bad value is named as such
     trust.check_cloud(path, cloud, trust_code)
     return sweep.Sweep(
         warnings=tuple(warned),
