@@ -88,3 +88,11 @@ def test_a_missing_file_is_unreadable_with_the_systems_words(tmp_path):
     with pytest.raises(safe_files.Unreadable) as e:
         safe_files.read_bytes(str(tmp_path / "nope"), "k", 10, "x")
     assert "No such file" in str(e.value) and e.value.error.errno == 2
+
+
+def test_a_data_dirs_manifest_that_is_a_fifo_is_refused_at_once(tmp_path):
+    from tpubench.data import manifest
+
+    os.mkfifo(tmp_path / manifest.MANIFEST)
+    with _within(60), pytest.raises(errors.UsageError, match="FIFO"):  # 60: TensorFlow loads
+        manifest.read(str(tmp_path))
