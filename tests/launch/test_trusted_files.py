@@ -187,10 +187,11 @@ machines:
 """
 
 
-def test_study_run_refuses_a_cloud_file_naming_code_without_trust_code(tmp_path):
+@pytest.mark.parametrize("executor,study", [("gce", "cpu_vs_gpu"), ("tpu-vm", "tpu_vs_gpu")])
+def test_study_run_refuses_a_cloud_file_naming_code_without_trust_code(tmp_path, executor, study):
     cloud = tmp_path / "cloud.yaml"
     cloud.write_text(STUDY_CLOUD + "package_index_version: '1.2.3'\n")
-    args = ("study", "run", "tpu_vs_gpu", "--scale=smoke", "--executor=tpu-vm", f"--cloud={cloud}")
+    args = ("study", "run", study, "--scale=smoke", f"--executor={executor}", f"--cloud={cloud}")
     env = {"PATH": f"{BIN}:{os.environ['PATH']}", "GCLOUD_DOUBLE_LOG": str(tmp_path / "g.jsonl")}
     proc, _ = run_cli(*args, "--dry-run", f"--results_dir={tmp_path / 'r'}", env=env)
     assert proc.returncode == 2
@@ -204,6 +205,28 @@ def test_study_run_refuses_a_cloud_file_naming_code_without_trust_code(tmp_path)
     )
     assert proc.returncode == 0, proc.stderr
     assert "# every VM installs tpubench==1.2.3 from the package index" in proc.stdout
-    assert "tpubench-venv/bin/pip install -q '\"'\"'tpubench[tpu]==1.2.3'\"'\"'" in proc.stdout
+    extra = "tpu" if executor == "tpu-vm" else "cpu"
+    assert f"install -q '\"'\"'tpubench[{extra}]==1.2.3'\"'\"'" in proc.stdout
     assert ".whl" not in proc.stdout  # nothing copied: the index's release is installed
     assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_study_run_on_gce_installs_the_wheel_built_here_by_its_hash(tmp_path):
+    """No package key: the dry run names the wheel of the tpubench that runs here and its hash."""
+    from tpubench_launch import wheel
+
+    cloud = tmp_path / "cloud.yaml"
+    cloud.write_text(STUDY_CLOUD)
+    r = tmp_path / "r"
+    proc, _ = run_cli(
+        "study", "run", "cpu_vs_gpu", "--scale=smoke", "--executor=gce", f"--cloud={cloud}",
+        "--dry-run", f"--results_dir={r}",
+        env={"PATH": f"{BIN}:{os.environ['PATH']}", "GCLOUD_DOUBLE_LOG": str(tmp_path / "g")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    built = wheel.build(str(tmp_path / "expected"))
+    name = pathlib.Path(built.path).name
+    assert f"into {r}/package/{name}, by its sha256 {built.sha256}\n" in proc.stdout
+    vms = proc.stdout.count("gcloud compute instances create ")
+    assert vms and proc.stdout.count(f"./{name} --hash=sha256:{built.sha256}") == vms
+    assert not (r / "package").exists()  # a dry run: built aside, nothing written

@@ -62,7 +62,7 @@ def _check_flagfiles(args: list[str], depth: int, reads: list[int]) -> None:
                 path, "--flagfile", MAX_FLAGFILE_BYTES, "a text file with one --flag=value per line"
             )
         except safe_files.Unreadable as e:
-            raise errors.UsageError(f"--flagfile={path}: {e.error.strerror}") from None
+            raise errors.UsageError(f"--flagfile={path}: {e.error.strerror or e}") from None
         lines = [x.strip() for x in text.splitlines()]
         _check_flagfiles([x for x in lines if x and not x.startswith("#")], depth + 1, reads)
 

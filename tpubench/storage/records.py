@@ -259,7 +259,7 @@ def read_text(path: str) -> str:
         else:
             data = gcs.read_bytes(path, limit=limit)
     except safe_files.Unreadable as e:
-        raise errors.UsageError(f"cannot read run record {path}: {e.error.strerror}") from None
+        raise errors.UsageError(f"cannot read run record {path}: {e.error.strerror or e}") from None
     except errors.UsageError as e:
         if local or "more than" in str(e):  # not a regular file, or too large
             raise BadRecord(str(e) + ("" if local else f"; {what}")) from None
