@@ -107,7 +107,8 @@ def parser() -> argparse.ArgumentParser:
         "--trust-code",
         action="store_true",
         help="run a sweep file whose flags name model_module or flagfile (code every run "
-        "imports); without it such a file is refused",
+        "imports) or whose cloud: chooses code (package, package_index_version, image, "
+        "image_family, image_project); without it such a file is refused",
     )
 
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")

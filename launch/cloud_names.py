@@ -34,6 +34,15 @@ _RULES = {
         re.compile(r"[a-z0-9][-a-z0-9._]{0,62}"),
         "1-63 lowercase letters, digits, '-', '_' or '.' (a TPU runtime version)",
     ),
+    # pip's own forms: a release (quoted in YAML: 1.10 would be a number) and a digest.
+    "package_index_version": (
+        re.compile(r"[0-9][0-9A-Za-z.+!-]{0,63}"),
+        "a tpubench release such as '1.2.3', in quotes (the exact version pip installs)",
+    ),
+    "package_sha256": (
+        re.compile(r"[0-9a-f]{64}"),
+        "64 lowercase hex digits (the sha256 of the package file, as `pip hash` prints it)",
+    ),
     # The head of every VM and TPU name (vm_name adds '-SWEEP-ID'): <= 40 leaves room.
     "name_prefix": (
         re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?"),

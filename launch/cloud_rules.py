@@ -4,6 +4,7 @@ tpubench never imports the launcher; `tpubench study run --executor=...`
 asks it here what a --cloud file may hold and whether FILE's values keep the
 launcher's formats (cloud_names.py), and reads one JSON object back:
 {"settings": [...], "required": {executor: [...]}, "examples": {executor: "..."},
+"code_keys": {key: what it chooses} (keys that need --trust_code: trust.py),
 "problem": the one line naming the first bad value, with PREFIX, or null}.
 """
 
@@ -13,7 +14,7 @@ import json
 import sys
 
 from tpubench.core import safe_yaml
-from tpubench_launch import cloud_names, errors
+from tpubench_launch import cloud_names, errors, trust
 from tpubench_launch.executors import base, cloud
 
 
@@ -31,6 +32,7 @@ def rules(doc, prefix: str) -> dict:
         "required": {e.name: list(e.required) for e in rented},
         # an executor's own example; the others are the VMs' (study keeps its short one)
         "examples": {e.name: e.example for e in rented if e.example != cloud.EXAMPLE},
+        "code_keys": dict(trust.CODE_SETTINGS),
         "problem": problem,
     }
 

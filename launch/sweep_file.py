@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pathlib
 
-from tpubench.core import safe_yaml
-from tpubench_launch import errors, executors, sweep, sweep_runs, trust
+from tpubench.core import errors as core_errors
+from tpubench.core import safe_files, safe_yaml
+from tpubench_launch import cloud_names, errors, executors, sweep, sweep_runs, trust
 
 TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
 MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
@@ -28,7 +29,10 @@ def load(
     Raises:
       UsageError: unreadable file, bad YAML, unknown keys or bad values (one
         line naming the key and what is accepted); flags that load code
-        (model_module, flagfile) unless TRUST_CODE (launch/trust.py).
+        (model_module, flagfile) or cloud settings that choose it (package,
+        image, ...) unless TRUST_CODE (launch/trust.py); for the local
+        executor, a file flag (price_catalog, user_conf) that is not a
+        regular file of bounded size (core/safe_files.py).
     """
     executors.REGISTRY.get(executor)  # an unknown name is refused before the file is read
     p = pathlib.Path(path)
@@ -74,6 +78,16 @@ def load(
         for line in trust.check(path, where, c.fixed_flags, trust_code):
             if line not in warned:
                 warned.append(line)
+        if executor == "local":  # a file the runs read here: regular and bounded, or refused
+            try:
+                safe_files.check_flags(c.fixed_flags, f"{path}: {where}")
+            except core_errors.UsageError as e:
+                raise errors.UsageError(str(e)) from None
+    cloud = _mapping(doc, "cloud", path)
+    # Whatever the executor: a file that chooses the code the machines run needs trust.
+    # What it chooses is printed before the runs (executors' code_lines), not warned of here.
+    cloud_names.check(cloud, f"{path}: ")  # the formats first: a bad value is named as such
+    trust.check_cloud(path, cloud, trust_code)
     return sweep.Sweep(
         warnings=tuple(warned),
         name=name,
@@ -81,7 +95,7 @@ def load(
         results_dir=results_dir or str(doc.get("results_dir") or f"runs/sweeps/{name}"),
         configs=tuple(configs),
         estimate=_mapping(doc, "estimate", path),
-        cloud=_mapping(doc, "cloud", path),
+        cloud=cloud,
         command=command,
     )
 

@@ -102,7 +102,7 @@ def run(
         )
     _check_flag_names(sw, out)  # before any VM exists: a misspelt flag costs nothing
     ex = executors.REGISTRY.get(executor)
-    settings = ex.settings(sw)
+    settings = ex.settings(sw, dry_run=dry_run)
     log_dir = os.path.join(sw.results_dir, "logs")
     if not dry_run:
         ex.before_runs(sw, settings, out)
@@ -114,6 +114,8 @@ def run(
         f"{sw.results_dir}, {len(todo)} to run (--executor={executor})",
         file=out,
     )
+    for line in ex.code_lines(settings):
+        print(line, file=out)
     pricing = (
         "spot"
         if settings and settings.spot

@@ -1,11 +1,15 @@
-"""Flags in a sweep file that make a run import and run code: refused unless --trust-code.
+"""What in a sweep file makes a run import or install code: refused unless --trust-code.
 
 A sweep file is data from anywhere (a colleague, a repository).  Every
 configuration becomes a `tpubench` command line, so a `model_module` (a
 Python file the run imports) or a `flagfile` (which may name one) in its
-flags would run that code in every run with no word to the user.  The rule
-is tpubench's own (tpubench/core/code_flags.py); this is its launcher
-spelling.
+flags would run that code in every run with no word to the user.  And its
+`cloud:` mapping may choose the code itself: the package each VM installs,
+the container image each GKE pod runs, the boot image each VM starts from.
+The rules are tpubench's own (tpubench/core/code_flags.py); this is their
+launcher spelling, and `CODE_SETTINGS` is the one list of such cloud keys
+(`tpubench study` asks for it through cloud_rules.py).  sweep_file.load
+applies both to every file, whatever the executor.
 """
 
 from __future__ import annotations
@@ -16,11 +20,29 @@ from tpubench_launch import errors
 
 CODE_FLAGS = code_flags.CODE_FLAGS
 named = code_flags.named
+TRUST_FLAG = "--trust-code"
+# cloud: key -> what its value chooses.  Not here: tpu_runtime (one of Google's
+# TPU runtime images, by version), package_sha256 (it narrows what is installed).
+CODE_SETTINGS = {
+    "package": "the tpubench package every VM installs",
+    "package_index_version": "the tpubench release every VM installs from the package index",
+    "image": "the container image every GKE pod runs",
+    "image_family": "the boot image every GCE VM starts from",
+    "image_project": "the project of the boot image every GCE VM starts from",
+}
 
 
 def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
     """UsageError for the first code-loading flag unless TRUSTED; else the warning lines."""
     try:
-        return code_flags.check(path, where, flags, trusted, "--trust-code", "every run")
+        return code_flags.check(path, where, flags, trusted, TRUST_FLAG, "every run")
     except core_errors.UsageError as e:  # the launcher's own error, which its CLI prints
+        raise errors.UsageError(str(e)) from None
+
+
+def check_cloud(path: str, cloud: dict, trusted: bool) -> list[str]:
+    """UsageError for the first cloud key that chooses code unless TRUSTED; else warnings."""
+    try:
+        return code_flags.check_settings(path, "cloud.", cloud, CODE_SETTINGS, trusted, TRUST_FLAG)
+    except core_errors.UsageError as e:
         raise errors.UsageError(str(e)) from None

@@ -205,6 +205,7 @@ def test_sweep_cloud_executor_against_the_test_doubles(executor, first, last, tm
             "sweep",
             "s.yaml",
             f"--executor={executor}",
+            *(["--trust-code"] if executor == "gke" else []),  # cloud.image: the pods' code
             cwd=tmp_path,
             env=_doubles(tmp_path),
         )

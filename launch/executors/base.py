@@ -2,22 +2,25 @@
 
 `sweep_run.run` drives any executor through these methods in this order:
 `settings` (the sweep file's `cloud:` mapping, checked before anything
-starts), `before_runs` (tools on PATH, records from earlier runs; skipped by
-a dry run), `plans` (one per configuration, all checked up front, so a bad
-configuration launches nothing), `vms`/`overhead_seconds`/`preview_title`
-(the cost preview), then `dry_run_lines` or `execute`.  `CloudExecutor`
-holds what every rented-machine executor shares: a `cloud.Plan` per
-configuration, run with its teardown always happening.
+starts; for rented VMs also the package each installs), `code_lines` (what
+chooses the code the machines run, printed before the runs), `before_runs`
+(tools on PATH, records from earlier runs; skipped by a dry run), `plans`
+(one per configuration, all checked up front, so a bad configuration
+launches nothing), `vms`/`overhead_seconds`/`preview_title` (the cost
+preview), then `dry_run_lines` or `execute`.  `CloudExecutor` holds what
+every rented-machine executor shares: a `cloud.Plan` per configuration, run
+with its teardown always happening.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 import os
 from typing import ClassVar
 
 from tpubench.storage import records
-from tpubench_launch import commands, errors
+from tpubench_launch import commands, errors, package
 from tpubench_launch.executors import cloud
 
 
@@ -26,9 +29,16 @@ class Executor(abc.ABC):
 
     name: ClassVar[str]  # the --executor value
 
-    def settings(self, sweep) -> cloud.Settings | None:
-        """The sweep file's `cloud:` settings, checked; None where none are needed."""
+    def settings(self, sweep, dry_run: bool = False) -> cloud.Settings | None:
+        """The sweep file's `cloud:` settings, checked; None where none are needed.
+
+        DRY_RUN: nothing may be written (a wheel is built in a temporary folder).
+        """
         return None
+
+    def code_lines(self, settings) -> list[str]:
+        """What chooses the code the runs' machines run: printed before the runs (and dry run)."""
+        return []
 
     def before_runs(self, sweep, settings, out) -> None:  # noqa: B027 - optional hook
         """Checks and fetches before real runs (never called by a dry run)."""
@@ -74,17 +84,20 @@ class CloudExecutor(Executor):
     own_settings: ClassVar[tuple[str, ...]] = ()
     title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
 
+    installs_package: ClassVar[bool] = True  # False: the machines bring tpubench (an image)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         # One set of checks for every rented-machine executor: a subclass says which
         # `cloud:` keys it needs (`required`, `example`) and never replaces the checks.
-        if "settings" in cls.__dict__:
-            raise TypeError(
-                f"{cls.__name__}: a cloud executor does not override settings(); set "
-                "`required` and `example` (the shared checks of cloud.settings run for all)"
-            )
+        for method in ("settings", "read_settings"):
+            if method in cls.__dict__:
+                raise TypeError(
+                    f"{cls.__name__}: a cloud executor does not override {method}(); set "
+                    "`required` and `example` (the shared checks of cloud.settings run for all)"
+                )
 
-    def settings(self, sweep) -> cloud.Settings:
+    def read_settings(self, sweep) -> cloud.Settings:
         """The `cloud:` mapping through cloud.settings: names, numbers, bucket, package, data."""
         owned = {
             key: (other.name, other.title or other.name)
@@ -92,6 +105,24 @@ class CloudExecutor(Executor):
             for key in other.own_settings
         }
         return cloud.settings(sweep, self.name, self.required, self.example, owned)
+
+    def settings(self, sweep, dry_run: bool = False) -> cloud.Settings:
+        """read_settings, then the package every VM installs (package.py), chosen once per
+        sweep run: the default wheel is built here once for all its VMs."""
+        s = self.read_settings(sweep)
+        if not self.installs_package:
+            return s
+        chosen = package.resolve(dict(sweep.cloud), sweep.path, sweep.results_dir, dry_run)
+        return dataclasses.replace(s, install=chosen)
+
+    def code_lines(self, settings) -> list[str]:
+        lines = [f"# {settings.install.describe()}"] if settings.install else []
+        if settings.image_family or settings.image_project:
+            lines.append(
+                f"# boot image: family {settings.image_family or '(default)'} of project "
+                f"{settings.image_project or '(default)'}, chosen by the sweep file's cloud:"
+            )
+        return lines
 
     def check_tools(self) -> None:
         cloud.check_gcloud()

@@ -22,7 +22,7 @@ import sys
 import time
 
 from tpubench.children import process as procs
-from tpubench_launch import cloud_names, commands, errors
+from tpubench_launch import cloud_names, commands, errors, package
 
 SETTINGS = (
     "project",
@@ -30,6 +30,8 @@ SETTINGS = (
     "bucket",
     "spot",
     "package",
+    "package_index_version",
+    "package_sha256",
     "image_family",
     "image_project",
     "tpu_runtime",
@@ -44,7 +46,7 @@ SETTINGS = (
 # What a VM executor cannot do without; an executor declares its own (base.CloudExecutor).
 REQUIRED = ("project", "zone", "bucket")
 EXAMPLE = "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
-VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
+VENV = package.VENV  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
 
@@ -54,7 +56,9 @@ class Settings:
     zone: str
     bucket: str  # gs://... : records under records/, model dirs under model_dirs/
     spot: bool = False
-    package: str | None = None  # a local wheel/sdist to install instead of PyPI's tpubench
+    package: str | None = None  # a local wheel/sdist to install (package.py)
+    package_index_version: str | None = None  # or this tpubench release from the index
+    package_sha256: str | None = None  # the hash the installed file must have
     image_family: str | None = None
     image_project: str | None = None
     tpu_runtime: str | None = None
@@ -65,6 +69,7 @@ class Settings:
     image: str | None = None  # gke: a container image with tpubench installed
     namespace: str | None = None  # gke: default kubectl's current namespace
     queue: str | None = None  # gke: a Kueue LocalQueue
+    install: package.Package | None = None  # what each VM installs (base.CloudExecutor.settings)
 
     @property
     def records(self) -> str:
@@ -126,14 +131,6 @@ def settings(
         raise errors.UsageError(
             f"{sweep.path}: cloud.bucket={raw['bucket']} must be a gs:// path (VMs write there)"
         )
-    if raw.get("package") and not os.path.isfile(raw["package"]):
-        raise errors.UsageError(
-            f"{sweep.path}: cloud.package={raw['package']} is not a file (build one with "
-            "`pip wheel --no-deps -w dist .`)"
-        )
-    if raw.get("package"):
-        # Absolute: a name starting with '-' is no gcloud option, one with ':' no remote path.
-        raw["package"] = os.path.abspath(raw["package"])
     data_dir = sweep.configs[0].fixed_flags.get("data_dir") if sweep.configs else None
     if data_dir and not str(data_dir).startswith("gs://"):
         raise errors.UsageError(
@@ -165,15 +162,10 @@ def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> s
 
 
 def install_script(s: Settings, extra: str) -> str:
-    """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it."""
-    spec = f"./{os.path.basename(s.package)}" if s.package else "tpubench"
-    pip = f"{VENV}/bin/pip"
-    return (
-        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then "
-        "sudo apt-get -qq update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
-        f"python3 -m venv {VENV}; {pip} install -q --upgrade pip; "
-        + commands.shell([pip, "install", "-q", f"{spec}[{extra}]"])
-    )
+    """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it, as package.py installs it."""
+    if s.install is None:  # every rented-VM executor resolves it in CloudExecutor.settings
+        raise errors.UsageError("no tpubench package was chosen for the VMs (a launcher bug)")
+    return package.install_script(s.install, extra)
 
 
 def run_script(

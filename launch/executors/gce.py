@@ -100,9 +100,9 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
 
     setup = [create]
     script = cloud.install_script(s, "gpu" if has_gpu else "cpu")
-    for name in names:
-        if s.package:
-            setup.append(["gcloud", "compute", "scp", s.package, f"{name}:~", *s.ssh])
+    for name in names:  # the package file to each VM, then its install by hash
+        if s.install.local:
+            setup.append(["gcloud", "compute", "scp", s.install.local, f"{name}:~", *s.ssh])
         setup.append(["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"])
 
     flags = remote_flags(config, s)

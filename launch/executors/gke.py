@@ -184,6 +184,10 @@ class Gke(base.CloudExecutor):
     own_settings = ("image", "namespace", "queue")
     machines = "node"
     setup = "schedule, pull the image and delete"
+    installs_package = False  # the image holds tpubench
+
+    def code_lines(self, settings) -> list[str]:
+        return [f"# every pod runs the container image {settings.image} (cloud.image)"]
 
     def check_tools(self) -> None:
         cloud.check_gcloud()

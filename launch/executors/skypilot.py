@@ -90,9 +90,10 @@ def task(config, sweep, s: cloud.Settings) -> dict:
     if config.is_cluster:
         doc["num_nodes"] = config.workers
     doc["resources"] = res
-    if s.package:
-        doc["file_mounts"] = {f"~/{os.path.basename(s.package)}": s.package}
-    doc["setup"] = cloud.install_script(s, extra)
+    setup = cloud.install_script(s, extra)
+    if s.install.local:  # the package file on every node, installed by its hash
+        doc["file_mounts"] = {f"~/{s.install.remote}": s.install.local}
+    doc["setup"] = setup
     run = cloud.run_script(flags, f"tpubench-{config.id}.log")
     doc["run"] = (tf_config_script(s.port) + run) if config.is_cluster else run
     return doc

@@ -35,9 +35,9 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     create.append(f"--labels=tpubench-config={config.id}")
     every = "--worker=all"
     setup = [create]
-    if s.package:
-        setup.append([*base, "scp", s.package, f"{name}:", every, *s.ssh])
     install = cloud.install_script(s, "tpu")
+    if s.install.local:  # the package file to every host, then its install by hash
+        setup.append([*base, "scp", s.install.local, f"{name}:", every, *s.ssh])
     setup.append([*base, "ssh", name, every, *s.ssh, f"--command={install}"])
 
     # --tpu=local makes no API calls but sees only its own host's chips.

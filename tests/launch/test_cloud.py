@@ -5,6 +5,8 @@ double (it records each call and can be told to fail or stall); it is put
 first on PATH so the launcher runs its real code path against it.
 """
 
+import hashlib
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -15,6 +17,8 @@ import sys
 import time
 
 import pytest
+
+from tpubench_launch import wheel
 
 BIN = pathlib.Path(__file__).resolve().parent / "bin"
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main"]
@@ -39,12 +43,26 @@ TRAIN = (
     "--tiny --pricing=spot --results_dir=gs://bkt/tb/records "
     f"--model_dir=gs://bkt/tb/model_dirs/{CPU_ID} --run_label={CPU_ID}"
 )
-INSTALL = (
-    "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then sudo apt-get -qq "
-    "update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; python3 -m venv "
-    "tpubench-venv; tpubench-venv/bin/pip install -q --upgrade pip; tpubench-venv/bin/pip "
-    "install -q 'tpubench[cpu]'"
-)
+WHEEL = f"tpubench-{importlib.metadata.version('tpubench')}-py3-none-any.whl"
+
+
+def install_script(sha256: str, extra: str = "cpu") -> str:
+    """What each VM runs: the wheel built here installed alone by its hash, then its deps."""
+    return (
+        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then sudo apt-get -qq "
+        "update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; python3 -m venv "
+        "tpubench-venv; tpubench-venv/bin/pip install -q --upgrade pip; "
+        f"printf '%s\\n' './{WHEEL} --hash=sha256:{sha256}' > tpubench-requirements.txt; "
+        "tpubench-venv/bin/pip install -q --no-deps --require-hashes -r tpubench-requirements.txt; "
+        f"tpubench-venv/bin/pip install -q './{WHEEL}[{extra}]'"
+    )
+
+
+def built_wheel(tmp_path, sweep="cpu") -> tuple[pathlib.Path, str]:
+    """Where the launcher puts its wheel for SWEEP, and the sha256 of a build of the same files
+    (the build is reproducible: a dry run's hash is the real run's)."""
+    path = tmp_path / "runs" / "sweeps" / sweep / "package" / WHEEL
+    return path, wheel.build(str(tmp_path / "expected-wheel")).sha256
 
 
 def _sweep_file(tmp_path, text=CPU_SWEEP, name="sweep.yaml"):
@@ -80,14 +98,17 @@ def _dry_run_commands(stdout):
     return [x for x in body.splitlines() if not x.startswith("#")]
 
 
-def expected_cpu_commands():
+def expected_cpu_commands(tmp_path):
     log = f"runs/sweeps/cpu/logs/{CPU_ID}/{VM}.log"
+    wheel, sha256 = built_wheel(tmp_path)
+    install = install_script(sha256)
     return [
         f"gcloud compute instances create {VM} {WHERE} --machine-type=c2-standard-8 "
         "--image-family=debian-12 --image-project=debian-cloud --boot-disk-size=100GB "
         "--scopes=cloud-platform --provisioning-model=SPOT --instance-termination-action=DELETE "
         f"--labels=tpubench-config={CPU_ID}",
-        f"gcloud compute ssh {VM} {WHERE} --quiet {shlex.quote('--command=' + INSTALL)}",
+        f"gcloud compute scp {wheel} '{VM}:~' {WHERE} --quiet",
+        f"gcloud compute ssh {VM} {WHERE} --quiet {shlex.quote('--command=' + install)}",
         f"gcloud compute ssh {VM} {WHERE} --quiet "
         + shlex.quote(
             f"--command=set -o pipefail; cd ~; {TRAIN} 2>&1 | tee ~/tpubench-{CPU_ID}.log"
@@ -101,7 +122,11 @@ def expected_cpu_commands():
 def test_gce_dry_run_prints_the_exact_commands_and_the_cost_preview(tmp_path):
     out = _launch(tmp_path, "sweep", _sweep_file(tmp_path), "--executor=gce", "--dry-run")
     assert out.returncode == 0, out.stderr
-    assert _dry_run_commands(out.stdout) == expected_cpu_commands()
+    assert _dry_run_commands(out.stdout) == expected_cpu_commands(tmp_path)
+    path, sha256 = built_wheel(tmp_path)
+    said = f"# every VM installs tpubench {importlib.metadata.version('tpubench')}, built here"
+    assert said in out.stdout and f"into {path}, by its sha256 {sha256}\n" in out.stdout
+    assert not path.parent.exists()  # a dry run writes nothing: its wheel was built aside
     assert _calls(tmp_path) == []  # a dry run calls no gcloud
     # c2-standard-8 spot is $0.129/h (catalog); 60 s run + 300 s VM overhead.
     row = next(x for x in out.stdout.splitlines() if x.startswith(CPU_ID))
@@ -116,8 +141,10 @@ def test_gce_runs_the_dry_run_commands_in_order(tmp_path):
     # First the records already in the bucket (resume), then exactly the dry run's commands.
     assert calls == [
         "gcloud storage rsync gs://bkt/tb/records runs/sweeps/cpu",
-        *expected_cpu_commands(),
+        *expected_cpu_commands(tmp_path),
     ]
+    path, sha256 = built_wheel(tmp_path)  # the file copied is the one hashed
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
     copied = tmp_path / f"runs/sweeps/cpu/logs/{CPU_ID}/{VM}.log"
     assert "copied by the gcloud TEST DOUBLE" in copied.read_text()
 

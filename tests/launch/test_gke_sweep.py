@@ -18,7 +18,9 @@ import yaml
 from conftest import sigint_when
 
 BIN = pathlib.Path(__file__).resolve().parent / "bin"
-LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
+# cloud.image chooses the code every pod runs: the sweeps here are trusted (test_package.py
+# holds the refusal without --trust-code).
+LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep", "--trust-code"]
 SWEEP = """
 name: gk
 runs:

@@ -2,11 +2,14 @@
 
 The gcloud TEST DOUBLE (tests/launch/bin/gcloud) runs each `ssh --command`
 script with bash, as the VM would, in a stand-in home directory whose
-`python3` and `tpubench-venv/bin/{pip,python}` only record their argv.  A
-hostile package file name and hostile flag values must reach those
-programs verbatim and must not create the marker files they try to create.
+`python3` and `tpubench-venv/bin/{pip,python}` only record their argv.
+Hostile flag values must reach those programs verbatim and must not create
+the marker files they try to create; a hostile package file name is
+refused before anything starts (a name pip could not take either).
 """
 
+import hashlib
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -37,8 +40,8 @@ cloud:
   project: proj-42
   zone: us-central1-a
   bucket: gs://bkt/tb
-  package: {json.dumps(PACKAGE)}
 """
+WHEEL = f"tpubench-{importlib.metadata.version('tpubench')}-py3-none-any.whl"
 
 RECORDER = """#!{python}
 import json, os, sys
@@ -57,21 +60,24 @@ def _vm_home(tmp_path) -> pathlib.Path:
     return home
 
 
-def test_hostile_values_reach_the_vm_as_one_word_and_run_nothing(tmp_path):
-    (tmp_path / PACKAGE).write_bytes(b"not really a wheel")
-    (tmp_path / "sweep.yaml").write_text(SWEEP)
-    home = _vm_home(tmp_path)
+def _launch(tmp_path, home, *args):
     env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
     env["GCLOUD_DOUBLE_LOG"] = str(tmp_path / "gcloud-calls.jsonl")
     env["GCLOUD_DOUBLE_SHELL_HOME"] = str(home)
-    proc = subprocess.run(
-        [*LAUNCH, "sweep", "sweep.yaml", "--executor=gce"],
+    return subprocess.run(
+        [*LAUNCH, "sweep", "sweep.yaml", "--executor=gce", *args],
         capture_output=True,
         text=True,
         env=env,
         cwd=tmp_path,
         timeout=120,
     )
+
+
+def test_hostile_values_reach_the_vm_as_one_word_and_run_nothing(tmp_path):
+    (tmp_path / "sweep.yaml").write_text(SWEEP)
+    home = _vm_home(tmp_path)
+    proc = _launch(tmp_path, home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     pwned = sorted(
@@ -81,7 +87,15 @@ def test_hostile_values_reach_the_vm_as_one_word_and_run_nothing(tmp_path):
 
     calls = [json.loads(x) for x in (home / "argv.jsonl").read_text().splitlines()]
     pip_install = [c for c in calls if c[0] == "pip" and "--upgrade" not in c]
-    assert pip_install == [["pip", "install", "-q", f"./{PACKAGE}[cpu]"]]
+    # The wheel built here alone, by its hash (pip checks it), then its dependencies.
+    pinned = ["--no-deps", "--require-hashes", "-r", "tpubench-requirements.txt"]
+    assert pip_install == [
+        ["pip", "install", "-q", *pinned],
+        ["pip", "install", "-q", f"./{WHEEL}[cpu]"],
+    ]
+    wheel = tmp_path / "runs" / "sweeps" / "hostile" / "package" / WHEEL
+    sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert (home / "tpubench-requirements.txt").read_text() == f"./{WHEEL} --hash=sha256:{sha256}\n"
     train = [c for c in calls if c[0] == "python" and "train" in c]
     assert len(train) == 1
     argv = train[0]
@@ -90,5 +104,18 @@ def test_hostile_values_reach_the_vm_as_one_word_and_run_nothing(tmp_path):
     assert f"--dataset={LABEL_FREE_TEXT}" in argv
     # The package is copied by its absolute path: no name can pass for an option.
     scp = [json.loads(x) for x in (tmp_path / "gcloud-calls.jsonl").read_text().splitlines()]
-    copied = [c for c in scp if "scp" in c and str(tmp_path / PACKAGE) in c]
+    copied = [c for c in scp if "scp" in c and str(wheel) in c]
     assert len(copied) == 1
+
+
+def test_a_hostile_package_file_name_is_refused_in_one_line(tmp_path):
+    (tmp_path / PACKAGE).write_bytes(b"not really a wheel")
+    text = SWEEP + f"  package: {json.dumps(PACKAGE)}\n"
+    (tmp_path / "sweep.yaml").write_text(text)
+    home = _vm_home(tmp_path)
+    proc = _launch(tmp_path, home, "--trust-code")
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"tpubench-launch sweep: error: sweep.yaml: cloud.package={PACKAGE!r}")
+    assert "accepted: a wheel or sdist file name" in line
+    assert not (tmp_path / "gcloud-calls.jsonl").exists() and not (home / "argv.jsonl").exists()

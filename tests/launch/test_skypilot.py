@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from tpubench_launch import errors, sweep_file
+from tpubench_launch import errors, executors, sweep_file
 from tpubench_launch.executors import skypilot
 
 SWEEP = """
@@ -28,7 +28,7 @@ def _tasks(tmp_path, text=SWEEP):
     path = tmp_path / "spot.yaml"
     path.write_text(text)
     sw = sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
-    s = skypilot.SkyPilot().settings(sw)
+    s = executors.REGISTRY.get("skypilot").settings(sw, dry_run=True)
     return [skypilot.task(c, sw, s) for c in sw.configs]
 
 
@@ -47,7 +47,8 @@ def test_task_yamls_pass_skypilots_own_schema(tmp_path):
         assert "--pricing=spot" in t["run"]
     gpu, cpu, tpu = (t["resources"] for t in tasks)
     assert gpu["instance_type"] == "n1-standard-8" and gpu["accelerators"] == {"V100": 2}
-    assert "accelerators" not in cpu and "tpubench[cpu]" in tasks[1]["setup"]
+    assert "accelerators" not in cpu and "-py3-none-any.whl[cpu]" in tasks[1]["setup"]
+    assert all("--require-hashes" in t["setup"] and t["file_mounts"] for t in tasks)
     assert tpu["accelerators"] == "tpu-v5litepod-8" and tpu["accelerator_args"]["tpu_vm"]
     assert "--tpu=local" in tasks[2]["run"]
     bad = dict(tasks[0], resourcez={})
@@ -133,7 +134,7 @@ def test_what_skypilot_does_not_run_is_one_line(tmp_path, grid, expect):
         ("{bucket: gs:/my-bucket/tb}", "cloud.bucket="),
         ("{bucket: gs://my-bucket/tb, spot: 'yes'}", "cloud.spot='yes' must be true or false"),
         ("{bucket: gs://b/tb, name_prefix: Bad_Prefix}", "cloud.name_prefix='Bad_Prefix'"),
-        ("{bucket: gs://b/tb, image: us-docker.pkg.dev/p/r/i}", "cloud.image is a GKE setting"),
+        ("{bucket: gs://b/tb, namespace: ml}", "cloud.namespace is a"),
         ("{zone: us-central1-a}", "--executor=skypilot needs cloud.bucket"),
     ],
 )

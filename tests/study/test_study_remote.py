@@ -146,9 +146,12 @@ def test_tpu_vm_and_gke_dry_runs_pick_their_cells(tmp_path):
         ("tpu-vm", ["1 GPU (1 cell(s)): needs --executor=gce or --executor=gke"], 1),
         ("gke", [], 2),
     ]:
+        # cloud.image chooses the code every GKE pod runs: trusted here (a --cloud file
+        # naming it is refused without --trust_code: tests/launch/test_trusted_files.py).
+        trust = ["--trust_code"] if executor == "gke" else []
         proc, _ = run_cli(
             "study", "run", "tpu_vs_gpu", "--scale=smoke", f"--executor={executor}",
-            f"--cloud={cloud}", "--dry-run", f"--results_dir={r}", env=_env(tmp_path),
+            f"--cloud={cloud}", "--dry-run", f"--results_dir={r}", *trust, env=_env(tmp_path),
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
@@ -163,7 +166,8 @@ def test_tpu_vm_and_gke_dry_runs_pick_their_cells(tmp_path):
             create = commands[0].split()
             assert create[:5] == ["gcloud", "compute", "tpus", "tpu-vm", "create"]
             assert "--accelerator-type=v5litepod-8" in create
-            assert "--precision=bf16" in commands[2] and "--tpu=local" in commands[2]
+            assert commands[1].split()[4] == "scp"  # the wheel built here, installed by hash
+            assert "--precision=bf16" in commands[3] and "--tpu=local" in commands[3]
         else:
             assert [c.split()[1] for c in commands if c.startswith("kubectl")] == [
                 "apply", "delete", "apply", "delete",

@@ -10,9 +10,8 @@ argument and what is accepted.  Pure Python.
 from __future__ import annotations
 
 import os
-import stat
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 
 MAX_FLAGFILE_BYTES = 1 << 20  # a flag file is a few lines; 1 MiB is far past any real one
 _MAX_DEPTH = 10  # flag files naming flag files
@@ -58,27 +57,13 @@ def _check_flagfiles(args: list[str], depth: int, reads: list[int]) -> None:
             raise errors.UsageError(
                 f"--flagfile={path}: flag files nest deeper than {_MAX_DEPTH} levels"
             )
-        try:
-            info = os.stat(path)
-        except OSError as e:
-            raise errors.UsageError(f"--flagfile={path}: {e.strerror}") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise errors.UsageError(
-                f"--flagfile={path} is not a regular file (a device, pipe or directory); "
-                "accepted: a text file with one --flag=value per line"
+        try:  # a regular file of bounded size, checked on the open descriptor
+            text = safe_files.read_text(
+                path, "--flagfile", MAX_FLAGFILE_BYTES, "a text file with one --flag=value per line"
             )
-        if info.st_size > MAX_FLAGFILE_BYTES:
-            raise errors.UsageError(
-                f"--flagfile={path} holds {info.st_size:,} bytes; accepted: a text file of "
-                f"flags of at most {MAX_FLAGFILE_BYTES:,} bytes"
-            )
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = [x.strip() for x in f.read(MAX_FLAGFILE_BYTES + 1).splitlines()]
-        except UnicodeDecodeError:
-            raise errors.UsageError(f"--flagfile={path} is not UTF-8 text") from None
-        except OSError as e:
-            raise errors.UsageError(f"--flagfile={path}: {e.strerror}") from None
+        except safe_files.Unreadable as e:
+            raise errors.UsageError(f"--flagfile={path}: {e.error.strerror or e}") from None
+        lines = [x.strip() for x in text.splitlines()]
         _check_flagfiles([x for x in lines if x and not x.startswith("#")], depth + 1, reads)
 
 

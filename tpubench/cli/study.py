@@ -167,8 +167,9 @@ def _check_names(study) -> None:
 
 
 def _check_code(study) -> None:
-    """A study file naming code (model_module, flagfile) runs only with --trust_code."""
-    from tpubench.core import code_flags
+    """A study file naming code (model_module, flagfile) runs only with --trust_code; a file
+    its local cells read (price_catalog, user_conf) must be a regular file of bounded size."""
+    from tpubench.core import code_flags, safe_files
 
     warned = []
     for part in study.parts:
@@ -179,6 +180,8 @@ def _check_code(study) -> None:
                 study.path, f"parts ({part.name}): {where}", values, FLAGS.trust_code
             )
             warned += [x for x in lines if x not in warned]
+            if FLAGS.executor == "local":
+                safe_files.check_flags(values, f"{study.path}: parts ({part.name}): {where}")
     for line in warned:
         print(line, file=sys.stderr, flush=True)
 

@@ -19,7 +19,7 @@ def run(study, host, results_dir: str, report) -> int:
     from tpubench.study import plan, remote
 
     executor, scale, dry = FLAGS.executor, FLAGS.scale, FLAGS["dry-run"].value
-    cloud = remote.load_cloud(FLAGS.cloud, executor)
+    cloud = remote.load_cloud(FLAGS.cloud, executor, FLAGS.trust_code)
     p = remote.make_plan(study, scale, executor, cloud, FLAGS.gcs_data, results_dir)
 
     def needs(cell):  # what the report says an unmeasured cell needs: this executor's view

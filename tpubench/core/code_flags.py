@@ -61,3 +61,39 @@ def check(
         f"--{key}={safe_text.shown(code)}"
         for key, code in found
     ]
+
+
+def check_settings(
+    path: str,
+    where: str,
+    settings: dict,
+    code_keys: dict[str, str],
+    trusted: bool,
+    trust_flag: str = "--trust_code",
+) -> list[str]:
+    """Refuses cloud SETTINGS (read from PATH) that choose code unless TRUSTED.
+
+    A cloud: mapping or --cloud file may choose what runs on the user's
+    machines: the package each VM installs, the container image of each pod,
+    the boot image of each VM.  CODE_KEYS maps each such key to what it
+    chooses (the launcher's list: launch/trust.py).
+
+    Returns:
+      One warning line per key set, when trusted (the caller prints them).
+
+    Raises:
+      UsageError: the first such key, naming PATH, the key, its value and the flag.
+    """
+    found = [(k, settings[k]) for k in code_keys if settings.get(k) not in (None, "")]
+    if found and not trusted:
+        key, value = found[0]
+        raise errors.UsageError(
+            f"{safe_text.shown(path)}: {where}{key}={safe_text.shown(str(value))} chooses "
+            f"{code_keys[key]}: code that would run on your machines; refused: check it, then "
+            f"pass {trust_flag}"
+        )
+    return [
+        f"warning: {trust_flag} given: {safe_text.shown(path)} chooses {code_keys[key]}: "
+        f"{where}{key}={safe_text.shown(str(value))}"
+        for key, value in found
+    ]

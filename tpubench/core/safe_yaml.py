@@ -7,17 +7,20 @@ size, overflows the stack on deep nesting, and passes control, bidi and
 zero-width characters through to the console.  `loads`/`load` refuse all
 five with a `Refused` naming the line(s) and what is accepted.
 
-This module imports only PyYAML and the standard library: sweep files
-(tpubench-launch), study files and --cloud files (tpubench study) all go
-through it, and each caller turns `Refused` into its own one-line error.
+This module imports only PyYAML, the standard library and core/safe_files.py
+(a FIFO, a device or a directory in place of the file is refused before a
+byte is read): sweep files (tpubench-launch), study files and --cloud files
+(tpubench study) all go through it, and each caller turns `Refused` into its
+own one-line error.
 """
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import yaml
+
+from tpubench.core import errors, safe_files
 
 MAX_BYTES = 1 << 20  # a sweep file is a page; 1 MiB is far past any real one
 MAX_DEPTH = 50  # nesting of mappings and lists
@@ -116,14 +119,24 @@ def loads(text: str, name: str = "<yaml>"):
 
 
 def load(path: str):
-    """The value of the YAML file PATH; Refused (not OSError) for a file too large to read."""
-    p = pathlib.Path(path)
-    size = p.stat().st_size
-    if size > MAX_BYTES:
-        raise Refused(f"{path} holds {size:,} bytes; accepted: at most {MAX_BYTES:,} bytes")
+    """The value of the YAML file PATH.
+
+    Raises:
+      OSError: no such file, or unreadable.
+      Refused: not a regular file (a FIFO would hang, /dev/zero never end),
+        too large, not UTF-8, or refused by `loads`.
+    """
     try:
-        with p.open(encoding="utf-8") as f:
-            text = f.read(MAX_BYTES + 1)
+        with safe_files.open_regular(path, "", MAX_BYTES, "YAML text") as f:
+            data = f.read(MAX_BYTES + 1)
+    except safe_files.Unreadable as e:  # the callers' own "cannot read FILE: REASON" lines
+        raise e.error from None
+    except errors.UsageError as e:
+        raise Refused(str(e)) from None
+    if len(data) > MAX_BYTES:
+        raise Refused(f"{path} grew past {MAX_BYTES:,} bytes; accepted: at most {MAX_BYTES:,}")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Refused(f"{path} is not UTF-8 text") from None
     return loads(text, str(path))

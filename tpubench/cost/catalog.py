@@ -18,7 +18,7 @@ import importlib.resources
 import os
 from collections.abc import Iterable
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.cost.catalog_rows import (  # noqa: F401 - the format's names, re-exported
     _UNKNOWN_RE,
     COLUMNS,
@@ -189,7 +189,7 @@ def load_user(path: str | None = None) -> list[Row]:
     path = path or user_path()
     if not os.path.exists(path):
         return []
-    return parse(_read_text(path), path)
+    return parse(_read_text(path, "user catalog"), path)
 
 
 def write(rows: Iterable[Row], path: str) -> None:
@@ -238,19 +238,19 @@ def load(path: str | None = None) -> Catalog:
     return Catalog(rows, name)
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, key: str = "--price_catalog") -> str:
+    limit, accepted = safe_files.PATH_FLAGS["price_catalog"]
     if path.startswith("gs://"):
         from tpubench.storage import gcs  # google-cloud-storage: no TensorFlow for prices
 
         try:
-            return gcs.read_bytes(path).decode("utf-8")
+            return gcs.read_bytes(path, limit=limit).decode("utf-8")
         except UnicodeDecodeError as e:
             raise errors.PriceError(f"cannot read price catalog {path}: {e}") from e
-        except errors.DataError as e:
+        except (errors.DataError, errors.UsageError) as e:
             raise errors.PriceError(f"price catalog: {e}") from None
+    # A path from a flag, a sweep or a record: a regular file of bounded size, read once.
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise errors.PriceError(f"cannot read price catalog {path}: {reason}") from e
+        return safe_files.read_text(path, key, limit, accepted)
+    except errors.UsageError as e:
+        raise errors.PriceError(f"cannot read price catalog: {e}") from None

@@ -11,10 +11,11 @@ import dataclasses
 import json
 import os
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+MAX_MANIFEST_BYTES = 32 << 20  # file lists of every split; far past any real manifest
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,8 +131,12 @@ def read(data_dir: str) -> Manifest:
             raise errors.DataError(
                 f"--data_dir={data_dir} has no {MANIFEST}; prepare it with `tpubench data prepare`"
             )
-        with tf.io.gfile.GFile(path, "r") as f:
-            raw = json.loads(f.read())
+        if "://" in path:
+            with tf.io.gfile.GFile(path, "r") as f:
+                raw = json.loads(f.read())
+        else:  # a regular file of bounded size: a FIFO or device there would hang or never end
+            what = f"the {MANIFEST} of `tpubench data prepare`"
+            raw = json.loads(safe_files.read_text(path, "", MAX_MANIFEST_BYTES, what))
     except tf.errors.OpError as e:
         raise errors.DataError(f"cannot read {path}: {e.message.splitlines()[0]}") from None
     except json.JSONDecodeError as e:

@@ -18,9 +18,8 @@ import math
 import os
 import re
 import secrets
-import stat
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.storage import files, gcs, liveness, record_limits, record_view, redaction
 
 SCHEMA_VERSION = 1
@@ -252,19 +251,18 @@ def _short(value) -> str:
 
 def read_text(path: str) -> str:
     """The text of one record file (local or gs://), refusing anything over MAX_RECORD_BYTES."""
-    limit = MAX_RECORD_BYTES
+    limit, local = MAX_RECORD_BYTES, not gcs.is_gcs(path)
+    what = f"a run record is at most {limit >> 20} MiB"
     try:
-        if gcs.is_gcs(path):
-            data = gcs.read_bytes(path, limit=limit)
+        if local:  # only a regular file: a FIFO or device named *.json would block or never end
+            data = safe_files.read_bytes(path, "", limit, what)
         else:
-            # Only regular files: a FIFO or device named *.json would block or never end.
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                raise errors.UsageError(f"{path} is not a regular file")
-            with open(path, "rb") as f:
-                data = f.read(limit + 1)
+            data = gcs.read_bytes(path, limit=limit)
+    except safe_files.Unreadable as e:
+        raise errors.UsageError(f"cannot read run record {path}: {e.error.strerror or e}") from None
     except errors.UsageError as e:
-        if "more than" in str(e) or "regular file" in str(e):
-            raise BadRecord(f"{e}; a run record is at most {limit // 2**20} MiB") from None
+        if local or "more than" in str(e):  # not a regular file, or too large
+            raise BadRecord(str(e) + ("" if local else f"; {what}")) from None
         raise
     except OSError as e:
         raise errors.UsageError(f"cannot read run record {path}: {e.strerror or e}") from None

@@ -25,9 +25,10 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 from tpubench.children import command, process
-from tpubench.core import errors
+from tpubench.core import code_flags, errors
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -58,12 +59,14 @@ class Cloud:
     machines: dict  # setup label -> machine
 
 
-def load_cloud(path: str, executor: str) -> Cloud:
+def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
     """Reads a --cloud file.
 
     Raises:
       UsageError: unreadable, not a mapping, an unknown key, machines not a
-        mapping of setup labels to machine names, or a required key missing.
+        mapping of setup labels to machine names, a required key missing,
+        or a key that chooses code (the package each VM installs, a
+        container or boot image: the launcher's list) unless TRUST_CODE.
     """
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
     if not isinstance(doc, dict):
@@ -88,6 +91,11 @@ def load_cloud(path: str, executor: str) -> Cloud:
             f"(e.g. {rules['examples'].get(executor, 'project: P, zone: Z, bucket: gs://B')})"
         )
     settings = {k: v for k, v in doc.items() if k != "machines"}
+    used = {k: v for k, v in settings.items() if executor == "gke" or k not in GKE_ONLY}
+    for line in code_flags.check_settings(
+        f"--cloud={path}", "", used, rules.get("code_keys", {}), trust_code
+    ):
+        print(line, file=sys.stderr, flush=True)
     return Cloud(path, settings, {str(k): v.strip() for k, v in found.items()})
 
 

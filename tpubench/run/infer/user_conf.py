@@ -19,7 +19,7 @@ import dataclasses
 import os
 import re
 
-from tpubench.core import bounds, errors
+from tpubench.core import bounds, errors, safe_files
 
 SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
 
@@ -125,11 +125,9 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
             f"--user_conf={path}: no such file; give an MLPerf user.conf "
             "(lines 'model.scenario.key = value')"
         )
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise errors.UsageError(f"--user_conf={path}: cannot read it ({e})") from None
+    # A path from a flag or a record: a regular file of bounded size (a FIFO would hang).
+    limit, accepted = safe_files.PATH_FLAGS["user_conf"]
+    lines = safe_files.read_text(path, "--user_conf", limit, accepted).splitlines()
     found: dict[str, tuple[int, int, str, str]] = {}  # key -> (rank, line, text, value)
     for n, line in enumerate(lines, 1):
         words = line.split()
