@@ -16,7 +16,7 @@ import warnings
 from absl import app, logging
 from absl import flags as absl_flags
 
-from tpubench.cli import argv_checks, subcommands, tflog
+from tpubench.cli import argv_checks, help_text, subcommands, tflog
 from tpubench.cli import flags as flags_lib
 from tpubench.core import bounds, errors, names, safe_text
 from tpubench.hardware import memory_cap
@@ -49,6 +49,9 @@ def run(argv: list[str] | None = None) -> None:
     if sub.loads_tensorflow:
         tflog.silence(any(a in ("--verbose", "--verbose=true") for a in argv))
     flags_lib.define(sub.name)
+    if sub.name in help_text.GROUPED and {"--help", "-h", "--helpshort", "-?"} & set(argv[2:]):
+        print(help_text.grouped(sub.name, flags_lib.defined()))  # in groups, common first
+        sys.exit(0)
     # absl's --helpshort lists the "main module's" key flags: make this
     # subcommand's flags that module's, so --helpshort shows them.
     for name in sorted(flags_lib.defined()):
