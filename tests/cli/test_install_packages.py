@@ -10,7 +10,7 @@ import pytest
 
 tomllib = pytest.importorskip("tomllib", reason="Python 3.11's TOML reader")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_every_folder_with_files_that_install_is_a_declared_package():
