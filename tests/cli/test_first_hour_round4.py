@@ -185,7 +185,10 @@ def test_a_study_of_ideal_cell_says_when_it_is_not_significant():
     )
 
 
-def test_a_refused_run_is_recorded_and_runs_lists_it_apart(tmp_path):
+def test_a_refused_run_leaves_no_record_and_runs_lists_old_refused_ones_apart(tmp_path):
+    """A usage error before TensorFlow loads never started a run: one line, no record.
+    Records of refusals (`"refused": true`, as earlier versions wrote them and as a refusal
+    after TensorFlow loaded still does) are listed apart by `runs`."""
     import shutil
 
     from conftest import NO_TF_CLI, one_line_error
@@ -204,17 +207,20 @@ def test_a_refused_run_is_recorded_and_runs_lists_it_apart(tmp_path):
         env=env,
         cwd=tmp_path,
     )
-    assert proc.returncode == 2 and "n1-standard-7" in one_line_error(proc)
-    (refused,) = [p for p in runs.glob("*.json") if p.name != "cnn-t1-0.json"]
-    record = json.loads(refused.read_text())
-    assert record["status"] == "failed" and record["refused"] is True
+    line = one_line_error(proc)
+    assert proc.returncode == 2 and "n1-standard-7" in line and "run record" not in line
+    assert sorted(p.name for p in runs.glob("*.json")) == ["cnn-t1-0.json"]
+    old = json.loads((runs / "cnn-t1-0.json").read_text())
+    old.update(run_id="old-refusal", status="failed", refused=True, error="unknown price key")
+    old.pop("results", None)
+    (runs / "old-refusal.json").write_text(json.dumps(old))
     proc = subprocess.run(
         [*argv, "runs", "runs"], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stderr
     ran, apart = proc.stdout.split("refused before running (1):")
-    assert "runs/cnn-t1-0.json" in ran and f"runs/{refused.name}" not in ran
-    assert f"runs/{refused.name}" in apart
+    assert "runs/cnn-t1-0.json" in ran and "runs/old-refusal.json" not in ran
+    assert "runs/old-refusal.json" in apart
 
 
 def _tour() -> list[str]:

@@ -52,9 +52,16 @@ def say(message: str) -> None:
 
 
 def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: str) -> None:
-    """A run that failed before TensorFlow loaded still leaves a record; ERROR learns its path."""
+    """A run that failed before TensorFlow loaded leaves a record; ERROR learns its path.
+
+    A usage error (flags, prices or hardware refused) before TensorFlow loads
+    leaves none: no run started, and its one line says all a record would.
+    A cap too small for TensorFlow's start-up is no usage error: it leaves one.
+    """
+    if refused(error):
+        error.record_path = None
+        return
     record.update(status="failed", error=str(error), finished=records.now_iso())
-    mark_refused(record, error)
     try:
         error.record_path = records.write(record, results_dir)
     except Exception:  # noqa: BLE001 - results_dir may be the missing bucket itself
@@ -63,14 +70,20 @@ def write_early_failure(record: dict, error: errors.TpubenchError, results_dir: 
         error.record_path = None
 
 
+def refused(e: BaseException) -> bool:
+    """E refused the flags, prices or hardware asked for: a usage error, in a word."""
+    return isinstance(e, (errors.UsageError, errors.HardwareError, errors.PriceError))
+
+
 def mark_refused(record: dict, e: BaseException) -> None:
     """Marks RECORD `refused` when E refused the flags, prices or hardware asked for.
 
-    Nothing was measured: `tpubench runs` lists such records apart from the
-    runs that failed while running, and they stay on record so that a
-    sweep's results directory accounts for every invocation.
+    Such a refusal after TensorFlow loaded (the strategy or the data refused
+    the flags) comes once the run's record exists; nothing was measured, and
+    `tpubench runs` lists such records apart from the runs that failed while
+    running.  A refusal before TensorFlow loads leaves no record.
     """
-    if isinstance(e, (errors.UsageError, errors.HardwareError, errors.PriceError)):
+    if refused(e):
         record["refused"] = True
 
 
