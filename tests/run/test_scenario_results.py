@@ -207,3 +207,34 @@ def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
         scenarios.check_server(sc, scenarios.Capacity(1000.0, 32, 0.001), name)
     assert str(e.value).startswith("the user.conf's target_qps=50000 is out of reach")
     assert "; lower the user.conf's target_qps, or give none to search" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["single_stream", "multi_stream"])
+def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_more(name):
+    """LoadGen sizes a stream by the expected latency: queries faster than the closed loop
+    said run out early; one more run is sized by LoadGen's own mean, a fifth to spare."""
+    from tpubench.run.infer import infer_scenario
+
+    answers = iter([(0.001, False), (0.001, True)])
+
+    def verdict(s, run):
+        mean, met = next(answers)
+        expected = getattr(s, f"{name}_expected_latency_ns", None)
+        return {"mean_latency_seconds": mean, "min_duration_met": met, "expected": expected}
+
+    h = Scripted(verdict)
+    sc = ScenarioConfig(name=name, samples_per_query=8)
+    closed = {1: {"latency_p50": 0.004}, 8: {"latency_p50": 0.004}}
+    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 8, 1, 8), None)
+    assert [r["run"] for r in h.runs] == [name, f"{name}b"]
+    assert [r["expected"] for r in h.runs] == [4_000_000, 800_000]  # ns: closed p50, 0.8 x mean
+    assert out["rate"] == pytest.approx((1 if name == "single_stream" else 8) / 0.001)
+    # A run that met its duration is not repeated; nor one whose user.conf set the latency.
+    for kept, met in (
+        (ScenarioConfig(name=name, samples_per_query=8), True),
+        (ScenarioConfig(name=name, samples_per_query=8, expected_from_user_conf=True), False),
+    ):
+        answers = iter([(0.001, met)])
+        h = Scripted(verdict)
+        infer_scenario._scenario(h, None, types.SimpleNamespace(), kept, (closed, 8, 1, 8), None)
+        assert len(h.runs) == 1

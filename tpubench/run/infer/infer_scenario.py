@@ -211,6 +211,13 @@ def _scenario(harness, lg, s, sc, args, rules) -> dict:
     expected = closed[batch]["latency_p50"]
     summary = harness.run(loadgen_conf.for_run(lg, s, sc, expected), sc.name, sc.name)
     mean = summary.get("mean_latency_seconds")
+    # LoadGen sizes a stream's schedule by the expected latency: when its queries ran
+    # faster than the closed loop said (a host that got quieter), they ran out before the
+    # minimum duration.  Once more, sized by what LoadGen measured, with a fifth to spare.
+    if mean and not summary.get("min_duration_met") and not sc.expected_from_user_conf:
+        again = loadgen_conf.for_run(lg, s, sc, 0.8 * mean)
+        summary = harness.run(again, f"{sc.name}b", sc.name)
+        mean = summary.get("mean_latency_seconds")
     if not mean:
         raise errors.RunInvalidError(f"LoadGen measured no latency in the {sc.name} scenario")
     per = 1 if sc.name == "single_stream" else sc.samples_per_query
