@@ -15,6 +15,7 @@ module that is not installed.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -34,6 +35,7 @@ _LOADED = False
 GROUP = "tpubench.models"  # the entry-point group installed packages register models under
 
 
+@functools.cache  # the installed packages do not change while a command runs
 def plugin_names() -> dict[str, object]:
     """{model name: entry point} that installed packages declare under GROUP (no import)."""
     found = {}
@@ -122,15 +124,16 @@ def names() -> list[str]:
 
 def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
-    plugins = plugin_names()
     if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
-        known = set(_REGISTRY) | set(shipped.names()) | set(plugins)
+        known = set(_REGISTRY) | set(shipped.names()) | set(plugin_names())
         raise errors.unknown("model", name, sorted(known))
     _load_builtin()
-    if name not in _REGISTRY and name in plugins:
-        _load_plugin(name, plugins[name])
-    if name not in _REGISTRY:
-        raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(plugins)))
+    if name not in _REGISTRY:  # an installed package's, or unknown
+        plugins = plugin_names()
+        if name in plugins:
+            _load_plugin(name, plugins[name])
+        if name not in _REGISTRY:
+            raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(plugins)))
     return _REGISTRY[name]
 
 
