@@ -213,16 +213,21 @@ def _vm_home(tmp_path, buckets) -> pathlib.Path:
     return home
 
 
+def _stand_in_vm_env(tmp_path, buckets) -> dict:
+    """The gcloud double with its buckets and a stand-in VM home that really runs tpubench."""
+    return _env(
+        tmp_path,
+        GCLOUD_DOUBLE_BUCKETS=str(buckets),
+        GCLOUD_DOUBLE_SHELL_HOME=str(_vm_home(tmp_path, buckets)),
+    )
+
+
 def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
     """One real cell: the launcher's commands, a real tpubench train, the record back, report."""
     study = _file(tmp_path, "mine.yaml", MINE)
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
     buckets, r = tmp_path / "buckets", tmp_path / "r"
-    env = _env(
-        tmp_path,
-        GCLOUD_DOUBLE_BUCKETS=str(buckets),
-        GCLOUD_DOUBLE_SHELL_HOME=str(_vm_home(tmp_path, buckets)),
-    )
+    env = _stand_in_vm_env(tmp_path, buckets)
     args = ("study", "run", study, "--scale=smoke", "--executor=gce", f"--cloud={cloud}")
     proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -317,11 +322,7 @@ def test_a_cloud_cell_repeats_like_a_local_one_and_resumes_its_missing_repeat(tm
     )
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
     buckets, r = tmp_path / "buckets", tmp_path / "r"
-    env = _env(
-        tmp_path,
-        GCLOUD_DOUBLE_BUCKETS=str(buckets),
-        GCLOUD_DOUBLE_SHELL_HOME=str(_vm_home(tmp_path, buckets)),
-    )
+    env = _stand_in_vm_env(tmp_path, buckets)
     args = ("study", "run", study, "--scale=full", "--executor=gce", f"--cloud={cloud}")
     proc, _ = run_cli(*args, "--dry-run", f"--results_dir={r}", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
