@@ -111,3 +111,99 @@ def test_a_capped_run_stops_on_sigterm_with_its_interrupted_record(tmp_path):
     assert [r["status"] for r in records] == ["interrupted"], err
     assert records[0]["memory_limit_bytes"] == 4 * 2**30
     assert records[0]["pid"] != proc.pid  # the capped child ran it
+
+
+def _import_failed_at_the_cap() -> ImportError:
+    try:
+        try:
+            raise MemoryError
+        except MemoryError:
+            raise ImportError("cannot import name 'pywrap_tensorflow'") from None
+    except ImportError as e:
+        e.__context__ = MemoryError()
+        return e
+
+
+@pytest.mark.parametrize(
+    "error, capped",
+    [
+        (MemoryError(), True),
+        # a MemoryError CPython's import machinery lost (CI, under a 300 MB cap)
+        (
+            SystemError(
+                "<function _find_and_load at 0x7f> returned NULL without setting an exception"
+            ),
+            True,
+        ),
+        (SystemError("error return without exception set"), True),
+        (_import_failed_at_the_cap(), True),
+        (RuntimeError("can't start new thread"), True),  # a thread's stack counts too
+        (SystemError("bad argument to internal function"), False),
+        (ImportError("No module named 'tensorflow'"), False),
+        (ValueError("batch size 0"), False),
+    ],
+)
+def test_what_counts_as_the_cap_refusing_an_allocation(monkeypatch, error, capped):
+    monkeypatch.setenv(memory_cap.ENV, "300000000")
+    line = memory_cap.explain(error)
+    assert (line is not None) == capped, line
+    if capped:
+        assert line.startswith("the run reached its memory cap of 300,000,000 bytes")
+    monkeypatch.delenv(memory_cap.ENV)
+    assert memory_cap.explain(error) is None  # uncapped: never the cap
+
+
+# A capped child that ends the way TensorFlow's start-up at a small cap can end: an error the
+# edge's own handler could not catch, or no line at all (Python lost sys.stderr itself).
+_CHILD = """
+import os, sys
+from tpubench.hardware import memory_cap
+memory_cap.run_capped(300 * 2**20, sys.argv[1], "train", {"run_label": "cell-1"})
+sys.stderr.write("MemoryErrorException ignored in sys.unraisablehookMemoryError\\n:\\n:\\n")
+sys.stderr.write("object address  : 0x7f90227bd780\\nlost sys.stderr\\n")
+sys.stderr.flush()
+if sys.argv[2] == "uncaught":
+    raise SystemError("error return without exception set")
+os._exit(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("end", ["uncaught", "1"])
+def test_a_child_that_ends_at_its_cap_without_its_line_still_leaves_one_and_a_record(tmp_path, end):
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path), end],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert proc.returncode == 1, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, proc.stderr  # the noise above is left out
+    assert lines[0].startswith("tpubench train: error: the run ")
+    assert "memory cap of 300 MiB" in lines[0] and f"[run record: {tmp_path}" in lines[0]
+    (path,) = tmp_path.glob("*.json")
+    record = json.loads(path.read_text())
+    assert record["status"] == "failed" and record["run_label"] == "cell-1"
+    assert memory_cap.reached(record) and record["memory_limit_bytes"] == 300 * 2**20
+    if end == "uncaught":
+        assert "SystemError: error return without exception set" in record["error"]
+
+
+def test_a_child_that_fails_with_its_own_line_is_passed_through_untouched(tmp_path):
+    """A usage error's line (no cap reached) is the child's; the parent adds nothing."""
+    child = _CHILD.replace('if sys.argv[2] == "uncaught"', "if False").replace(
+        "os._exit(",
+        'print("tpubench train: error: --batch_size=0 is not accepted", '
+        "file=sys.stderr); sys.stderr.flush(); os._exit(",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", child, str(tmp_path), "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "tpubench train: error: --batch_size=0 is not accepted"
+    assert not list(tmp_path.glob("*.json"))

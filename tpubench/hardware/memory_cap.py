@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import faulthandler
+import functools
 import os
 import re
 import resource
@@ -106,13 +107,39 @@ def explain(e: BaseException) -> str | None:
     cap = active()
     if cap is None:
         return None
-    text = f"{type(e).__name__}: {e}"
-    allocation = isinstance(e, MemoryError) or "ResourceExhausted" in text or "OOM" in text
-    if not allocation and "bad_alloc" not in text and "Cannot allocate memory" not in text:
+    if not any(_refused_allocation(x) for x in _chain(e)):
         return None
     return f"the run reached its memory cap of {shown(cap)} (--memory_limit, RLIMIT_DATA): " + (
         errors.describe(e, 200)
     )
+
+
+def _chain(e: BaseException):
+    """E and the exceptions it was raised from or while handling (an import that failed at
+    the cap raises ImportError or SystemError around the MemoryError)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        yield e
+        e = e.__cause__ or e.__context__
+
+
+def _refused_allocation(e: BaseException) -> bool:
+    text = f"{type(e).__name__}: {e}"
+    if isinstance(e, MemoryError) or "ResourceExhausted" in text or "OOM" in text:
+        return True
+    if "bad_alloc" in text or "Cannot allocate memory" in text:
+        return True
+    # A thread's stack is a private mapping, so RLIMIT_DATA refuses it too.
+    if isinstance(e, RuntimeError) and "can't start new thread" in text:
+        return True
+    # CPython's C code lost the MemoryError it had set; seen under a 300 MB cap as
+    # "error return without exception set" and "<function _find_and_load ...> returned
+    # NULL without setting an exception".  Only a process under its cap asks.
+    return isinstance(e, SystemError) and bool(_LOST_ERROR.search(str(e)))
+
+
+_LOST_ERROR = re.compile(r"without (setting an )?exception( set)?")
 
 
 class CapReached(errors.TpubenchError):
@@ -166,11 +193,12 @@ def run_capped(
             2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False
         )
         _become_capped(limit)
+        sys.excepthook = functools.partial(_uncaught, command)
         return
     os.close(write_end)
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: _forward(pid, signum))
-    held = _pass_stderr(read_end)
+    held, spoke = _pass_stderr(read_end)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -187,11 +215,25 @@ def run_capped(
                 path = _leave_record(pid, error, limit, results_dir, command, base)
                 line += f" [run record: {path}]" if path else ""
             os.write(2, (line + "\n").encode())
+        elif os.WEXITSTATUS(status) != 0 and not spoke:
+            os._exit(
+                report_silent_end(pid, os.WEXITSTATUS(status), limit, results_dir, command, base)
+            )
         os._exit(os.WEXITSTATUS(status))
     died = os.WTERMSIG(status)
     if died in _FORWARDED:  # stopped by a signal this process passed on
         os._exit(128 + died)
     os._exit(report_death(pid, died, limit, results_dir, command, base))
+
+
+def _uncaught(command: str, kind, value, tb) -> None:
+    """An exception no handler caught in the child: at its cap, even the error handler can
+    fail (a SystemError out of tpubench's own edge); one line naming the cap, not a stack."""
+    line = explain(value)
+    if line is None:
+        sys.__excepthook__(kind, value, tb)
+        return
+    os.write(2, f"tpubench {command}: error: {line}\n".encode(errors="replace"))
 
 
 def report_death(
@@ -224,6 +266,30 @@ def report_death(
     where = f" [run record: {path}]" if path else ""
     print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
     return 1
+
+
+def report_silent_end(
+    pid: int,
+    code: int,
+    limit: int | None,
+    results_dir: str | None,
+    command: str,
+    base: dict | None = None,
+) -> int:
+    """The child exited CODE without its error line (at its cap, Python can lose sys.stderr
+    itself): its records are marked failed, or one is left; one line; returns CODE."""
+    if limit is None:
+        error = f"the run ended (exit {code}) without its error line; its record is kept"
+    else:
+        error = (
+            f"the run ended (exit {code}) under its memory cap of {shown(limit)} (--memory_limit, "
+            "RLIMIT_DATA) with no memory left to say why: an allocation the cap refused; "
+            "give a larger --memory_limit"
+        )
+    path = _leave_record(pid, error, limit, results_dir, command, base)
+    where = f" [run record: {path}]" if path else ""
+    print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
+    return code
 
 
 def _leave_record(
@@ -297,7 +363,7 @@ def mark_failed(pid: int, error: str, limit: int | None, results_dir: str) -> li
 _NATIVE_STACK = re.compile(rb"^(\*\*\* Check failure stack trace|\s+@\s+0x)")
 
 
-def _pass_stderr(fd: int) -> bytes | None:
+def _pass_stderr(fd: int) -> tuple[bytes | None, bool]:
     """Copies the child's stderr to this process's, line by line, without native stacks
     (the cause line before them stays; the parent's own line follows).
 
@@ -305,9 +371,10 @@ def _pass_stderr(fd: int) -> bytes | None:
     completes it with the record it leaves (the child may have had no memory
     left to write one).  Python's complaints from a child at its cap ("Exception
     ignored ..." and bare MemoryError lines, hundreds as objects fail to be
-    freed) are left out.
+    freed) are left out.  Also returned: whether the child printed a line of tpubench's own.
     """
     held = None
+    spoke = False
     with os.fdopen(fd, "rb", buffering=0) as pipe:
         pending = b""
         while True:
@@ -318,21 +385,48 @@ def _pass_stderr(fd: int) -> bytes | None:
             pending = lines.pop()
             kept = []
             for line in lines:
-                if _NATIVE_STACK.match(line) or _EXIT_NOISE.match(line):
+                line = _without_noise(line)
+                if line is None:
                     continue
+                spoke = spoke or line.startswith(b"tpubench ")
                 if line.startswith(b"tpubench ") and CAP_WORDS.encode() in line:
                     held = line
                     continue
                 kept.append(line + b"\n")
             if kept:
                 os.write(2, b"".join(kept))
-        if pending and not _NATIVE_STACK.match(pending):
+        pending = _without_noise(pending) if pending else None
+        if pending:
+            spoke = spoke or pending.startswith(b"tpubench ")
             os.write(2, pending)
-    return held
+    return held, spoke
 
 
-# What Python prints when the child at its cap exits with no memory to spare.
-_EXIT_NOISE = re.compile(rb"^(Exception ignored .*|MemoryError:?\s*)$")
+def _without_noise(line: bytes) -> bytes | None:
+    """LINE as the user sees it, or None where it is only noise from a child at its cap."""
+    bare = _GLUED_NOISE.sub(b"", line)
+    if bare != line and not bare.strip():
+        return None
+    if _NATIVE_STACK.match(bare) or _EXIT_NOISE.match(bare):
+        return None
+    return bare
+
+
+# What Python and its allocators print from a child at its cap, line by line: complaints
+# that could not format their object (a bare ":"), CPython's object dump and lost stderr,
+# jemalloc's failed threads, faulthandler's stacks (a traceback's lines have ", in").
+_EXIT_NOISE = re.compile(
+    rb"^(Exception ignored .*|MemoryError:?|:|lost sys\.std(err|out)"
+    rb"|object (address|refcount|type|type name|repr)\s*: .*|<jemalloc>: .*"
+    rb"|Fatal Python error: .*|Python runtime state: .*|(Current thread|Thread) 0x[0-9a-f]+ .*"
+    rb"|  File \".*\", line \d+ in .*|Extension modules: .*)\s*$"
+)
+
+
+# Python's complaints with no memory left for their newline, glued to the next line.
+_GLUED_NOISE = re.compile(
+    rb"^(MemoryError|Exception ignored (on building|in) sys\.unraisablehook( arguments)?)+"
+)
 
 
 def _forward(pid: int, signum: int) -> None:
