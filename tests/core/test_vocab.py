@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tpubench.core import errors, vocab
-from tpubench.study import remote, spec
+from tpubench.study import remote, validate
 from tpubench_launch import executors, sweep
 
 
@@ -24,9 +24,9 @@ def test_a_studys_remote_executors_are_launcher_executors():
 
 
 def test_study_files_accept_subsets_of_the_flags_values():
-    assert set(spec.STRATEGIES) <= set(vocab.STRATEGIES)
-    assert set(spec.ALL_REDUCE) <= set(vocab.ALL_REDUCE)
-    assert spec.PRECISIONS == vocab.PRECISIONS and set(spec.DEVICES) == set(vocab.ACCELERATORS)
+    assert set(validate.STRATEGIES) <= set(vocab.STRATEGIES)
+    assert set(validate.ALL_REDUCE) <= set(vocab.ALL_REDUCE)
+    assert set(validate.VARIABLES) == {"cpu", "gpu"}
 
 
 @pytest.mark.parametrize(

@@ -47,11 +47,11 @@ def _validate(args: list[str]) -> None:
         configs.data_options()
     if SUB == "study":
         from tpubench.cli import study
-        from tpubench.study import spec
+        from tpubench.study import api, spec
 
-        study._check_args(args)
+        api.check(args[0], args[1:], study.options())
         if args[1:] and args[1] in spec.shipped():
-            study._load(args[1], args[0] == "run")
+            api.load(args[1], study.options(), args[0] == "run")
 
 
 def main_() -> None:

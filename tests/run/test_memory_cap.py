@@ -157,8 +157,8 @@ def test_what_counts_as_the_cap_refusing_an_allocation(monkeypatch, error, cappe
 # edge's own handler could not catch, or no line at all (Python lost sys.stderr itself).
 _CHILD = """
 import os, sys
-from tpubench.hardware import memory_cap
-memory_cap.run_capped(300 * 2**20, sys.argv[1], "train", {"run_label": "cell-1"})
+from tpubench.hardware import capped_child
+capped_child.run_capped(300 * 2**20, sys.argv[1], "train", {"run_label": "cell-1"})
 sys.stderr.write("MemoryErrorException ignored in sys.unraisablehookMemoryError\\n:\\n:\\n")
 sys.stderr.write("object address  : 0x7f90227bd780\\nlost sys.stderr\\n")
 sys.stderr.flush()

@@ -19,7 +19,7 @@ from absl import flags as absl_flags
 from tpubench.cli import argv_checks, help_text, subcommands, tflog
 from tpubench.cli import flags as flags_lib
 from tpubench.core import bounds, errors, names, safe_text
-from tpubench.hardware import memory_cap
+from tpubench.hardware import capped_child, memory_cap
 from tpubench.storage import gcs, records, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
@@ -180,7 +180,7 @@ def _cap_memory(command: str) -> None:
         value = getattr(flags_lib.FLAGS, name, None) if name in flags_lib.defined() else None
         if value is not None:
             base[name] = {"name": value} if name == "model" else value
-    memory_cap.run_capped(limit, results_dir, command, base)
+    capped_child.run_capped(limit, results_dir, command, base)
 
 
 if __name__ == "__main__":

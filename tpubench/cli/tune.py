@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.children import labels
 from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import columns, errors, safe_text
@@ -79,9 +78,7 @@ def define():
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
-    from tpubench.model import registry
-    from tpubench.run.train import command as train_lib
-    from tpubench.tune import guard_data, search, trials
+    from tpubench.tune import api
 
     argv_checks.no_positional(args, "tune")
     budget = values.parse_duration(FLAGS.budget, "--budget")
@@ -105,69 +102,64 @@ def main(args: list[str], full_argv: list[str]) -> int:
             f"--max_repeats={FLAGS.max_repeats} is below --repeats={FLAGS.repeats}; "
             "accepted: --max_repeats at least --repeats"
         )
+    from tpubench.run.train import command as train_lib
+
     cfg = configs.train_config()  # every train flag checked before the first trial
     train_lib.check_prices(cfg)
-    for module in cfg.model_modules:
-        registry.load_module(module)
-    spec = registry.get(cfg.model)
-    host = _host(cfg)
     model_flags = {
         n: FLAGS[n].value
         for n in sorted(_train_flags)
         if (FLAGS[n].present or n == "use_synthetic_data") and n not in OWNED
     }
-    serving = FLAGS.objective == "serving"
-    if serving:
-        sopts = tune_serving.options(batch_sizes, budget)
-        model_flags = tune_serving.infer_flags(model_flags)
-    tune_id = _tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
-    records_dir = cfg.results_dir.rstrip("/") + f"/{tune_id}"
-    work_dir = records_dir if "://" not in records_dir else tune_id
-    if serving:
-        return tune_serving.run(
-            cfg.model, host, sopts, model_flags, tune_id, records_dir, work_dir, _say
-        )
-    # The plain defaults: train's own, with whatever the user fixed on the command line.
-    default = space.Setting(
-        batch_size=cfg.global_batch_size,
-        precision=cfg.precision,
-        xla=cfg.xla,
-        data_format=cfg.data_format,
-        intra=cfg.hardware.num_intra_threads,
-        inter=cfg.hardware.num_inter_threads,
-        steps_per_loop=cfg.steps_per_loop,
-    )
-    params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
-    guard = guard_data.choose(
-        spec, params, dict(cfg.params), cfg.data, bool(model_flags.get("use_synthetic_data"))
-    )
-    sp = space.build(
-        host,
-        default,
-        axes,
+    if FLAGS.objective == "serving":
+        return _serving(cfg, model_flags, batch_sizes, budget)
+    request = api.Request(
+        cfg,
+        model_flags,
         fixed,
+        axes,
         batch_sizes,
-        bool(spec.channels_first),
-        FLAGS.trial_steps,
-    )
-    opts = search.Options(
-        trial_steps=FLAGS.trial_steps,
-        budget_seconds=budget,
+        budget,
         objective=FLAGS.objective,
+        trial_steps=FLAGS.trial_steps,
         finalists=FLAGS.finalists,
         repeats=FLAGS.repeats,
-        batch_sizes=batch_sizes,
         max_repeats=FLAGS.max_repeats,
-        numerics_apart=bool(guard.flags),
-        guard_data=guard.text,
     )
-    say = _say
-    say(tune_text.header(cfg.model, host, sp, opts, records_dir))
-    say(f"numerics checked against fp32 on {guard.text}")
-    runner = trials.Runner(tune_id, model_flags, records_dir, work_dir, say, guard.flags)
-    result = search.Search(sp, host, opts, runner, say).run()
-    tune_text.finish(result, sp, opts, model_flags, work_dir, records_dir, host, say, FLAGS.pricing)
+    plan = api.prepare(request)
+    _say(tune_text.header(cfg.model, plan.host, plan.space, plan.options, plan.records_dir))
+    _say(f"numerics checked against fp32 on {plan.guard.text}")
+    result = api.search(plan, _say)
+    tune_text.finish(
+        result,
+        plan.space,
+        plan.options,
+        model_flags,
+        plan.work_dir,
+        plan.records_dir,
+        plan.host,
+        _say,
+        FLAGS.pricing,
+    )
     return 0
+
+
+def _serving(cfg, model_flags: dict, batch_sizes: tuple, budget: float) -> int:
+    """--objective=serving: batch size and batching window under LoadGen's Server scenario."""
+    from tpubench.model import registry
+    from tpubench.tune import api
+
+    for module in cfg.model_modules:
+        registry.load_module(module)
+    registry.get(cfg.model)
+    host = api.host_of(cfg)
+    sopts = tune_serving.options(batch_sizes, budget)
+    model_flags = tune_serving.infer_flags(model_flags)
+    the_id = api.tune_id(cfg.model, model_flags, FLAGS.trial_steps, host)
+    records_dir, work_dir = api.directories(cfg.results_dir, the_id)
+    return tune_serving.run(
+        cfg.model, host, sopts, model_flags, the_id, records_dir, work_dir, _say
+    )
 
 
 def _say(line: str) -> None:
@@ -182,30 +174,3 @@ def _axes(items: list[str]) -> tuple[str, ...]:
         if item not in space.AXES:
             raise errors.unknown("axis in --search", item, space.AXES)
     return tuple(items)
-
-
-def _host(cfg):
-    from tpubench.hardware import probe
-
-    cpu = probe.cpu()
-    hw = cfg.hardware
-    gpus = tuple(probe.gpus()) if hw.accelerator in ("auto", "gpu") else ()
-    if hw.accelerator == "tpu" or hw.tpu:
-        kind = "tpu"
-    elif gpus:
-        kind = "gpu"
-    else:
-        kind = "cpu"
-    cores = cpu.get("affinity_cores") or cpu.get("logical_cores") or 1
-    no_nchw = ""
-    if kind == "cpu":
-        from tpubench.hardware import cpu_layout
-
-        answer = cpu_layout.nchw()
-        no_nchw = "" if answer.ok else answer.reason
-    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus, no_nchw)
-
-
-def _tune_id(model: str, model_flags: dict, trial_steps: int, host) -> str:
-    """Same model, flags, trial length and host: the same id, so a rerun resumes."""
-    return labels.stable_id(f"tune-{model}", [model, model_flags, trial_steps, repr(host)], 8)

@@ -14,9 +14,14 @@ from collections.abc import Iterable
 
 
 class TpubenchError(Exception):
-    """Base class: an error the user can fix. Exit code 2 unless overridden."""
+    """Base class: an error the user can fix. Exit code 2 unless the class or EXIT_CODE says."""
 
     exit_code = 2
+
+    def __init__(self, *args, exit_code: int | None = None):
+        super().__init__(*args)
+        if exit_code is not None:
+            self.exit_code = exit_code
 
 
 class UsageError(TpubenchError):

@@ -16,7 +16,7 @@ import shlex
 from tpubench.children import command, labels
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
-from tpubench.study import data_bench, spec
+from tpubench.study import data_bench, spec, validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,7 +165,9 @@ class Cell:
             out["data_dir"] = host.gcs_data
         given = {
             **self.part.flags,
-            **{k: v for k, v in self.part.scale[self.scale].items() if k not in spec.SCALE_KEYS},
+            **{
+                k: v for k, v in self.part.scale[self.scale].items() if k not in validate.SCALE_KEYS
+            },
         }
         if given.keys() & set(BATCH_FLAGS):  # a scale's own batch replaces the cell's
             for key in BATCH_FLAGS:

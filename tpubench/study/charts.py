@@ -11,7 +11,7 @@ import os
 
 from tpubench.report import plots
 from tpubench.report import published as published_lib
-from tpubench.study import data_bench
+from tpubench.study import data_bench, published
 from tpubench.study import findings as findings_lib
 from tpubench.study import report as report_lib
 
@@ -99,8 +99,8 @@ def _devices(results, part):
         if m.rate_ci:
             ci.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate_ci
     pub = set()
-    for f in report_lib.published_rows(results.study):
-        ours = next((k for k, v in report_lib.PUBLISHED_NAMES.items() if v == f.model), None)
+    for f in published.rows(results.study):
+        ours = next((k for k, v in published.NAMES.items() if v == f.model), None)
         if ours in models:
             name = f"published: {f.hardware}"
             series.setdefault(name, {})[ours] = f.examples_per_sec
@@ -156,8 +156,8 @@ def _scaling(results, part):
         if len(xs) > 1:
             ax.plot(xs, [points[xs[0]] * x / xs[0] for x in xs], "--", color=color, alpha=0.5)
     models = {m.cell.model.model for m in results.of(part.name)}
-    wanted = {report_lib.PUBLISHED_NAMES.get(m) for m in models}
-    figs = [f for f in report_lib.published_rows(results.study) if f.model in wanted]
+    wanted = {published.NAMES.get(m) for m in models}
+    figs = [f for f in published.rows(results.study) if f.model in wanted]
     for j, s in enumerate(published_lib.scaling(figs)):
         ax.plot(
             s.counts, s.rates, ":", marker="x", label=s.name, color=plots._COLORS[(i + j + 1) % 10]

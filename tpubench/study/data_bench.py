@@ -58,7 +58,7 @@ def check_part(data: tuple, setups: list, models: tuple, where: str) -> None:
 
 def flags(cell, results_dir: str, data_dir: str | None) -> dict:
     """The `tpubench data bench` flags of CELL, in order: model, data, setup, part, scale."""
-    from tpubench.study import spec
+    from tpubench.study import validate
 
     s = cell.setup
     out: dict = {"model": cell.model.model, "data_dir": data_dir}
@@ -67,7 +67,8 @@ def flags(cell, results_dir: str, data_dir: str | None) -> dict:
     if cell.batch():
         out["batch_size"] = cell.batch()
     out.update(cell.part.flags)
-    out.update({k: v for k, v in cell.part.scale[cell.scale].items() if k not in spec.SCALE_KEYS})
+    scale = cell.part.scale[cell.scale]
+    out.update({k: v for k, v in scale.items() if k not in validate.SCALE_KEYS})
     out["results_dir"] = results_dir
     out["run_label"] = cell.id
     return out

@@ -13,20 +13,10 @@ from __future__ import annotations
 import os
 
 from tpubench.core import durations, money, vocab
-from tpubench.report import published as published_lib
-from tpubench.study import data_bench, flips, plan
+from tpubench.study import data_bench, flips, plan, published
 from tpubench.study import findings as findings_lib
 
 FORMS = ("relative", "devices", "knee", "scaling", "strategies")
-# Our model names -> the published studies' names.
-PUBLISHED_NAMES = {
-    "inception_v3": "InceptionV3",
-    "resnet50": "ResNet-50",
-    "resnet152": "ResNet-152",
-    "alexnet": "AlexNet",
-    "vgg16": "VGG16",
-    "bilstm1024": "bidirectional LSTM text classifier (1024 hidden)",
-}
 
 
 def _rate(x) -> str:
@@ -268,20 +258,8 @@ _FORMS = {
 }
 
 
-def published_rows(study) -> list[published_lib.Figure]:
-    wanted = set(
-        PUBLISHED_NAMES[m.model]
-        for p in study.parts
-        for m in p.models
-        if m.model in PUBLISHED_NAMES
-    )
-    if not study.published:
-        return []
-    return [f for f in published_lib.select(list(study.published)) if f.model in wanted]
-
-
 def _published(study) -> list[str]:
-    figs = published_rows(study)
+    figs = published.rows(study)
     if not figs:
         return []
     counts = sorted({f.devices for f in figs})

@@ -29,12 +29,10 @@ never code.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import pathlib
 
-from tpubench.core import bounds, errors, safe_yaml, vocab
-from tpubench.hardware import memory_cap
-from tpubench.study import data_bench, fields
+from tpubench.core import errors, safe_yaml
+from tpubench.study import data_bench, fields, validate
 
 TOP_KEYS = (
     "name",
@@ -72,23 +70,7 @@ SETUP_KEYS = (
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
 COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
 DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
-DEVICES = vocab.ACCELERATORS
-PRICINGS = vocab.PRICINGS
-PRECISIONS = vocab.PRECISIONS
-# A cell is one process (or a local parameter-server cluster): no multi_worker; no auto,
-# since a study names what it compares.
-STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
-ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
-VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
 SCALES = ("smoke", "full")
-# The study owns these flags: they point each cell at its records and label.
-OWNED = ("results_dir", "model_dir", "run_label", "data_dir", "use_synthetic_data", "machine")
-# Not tpubench flags: how many photos the `jpeg` data holds at this scale, and
-# the models this scale runs (default all: a smoke run keeps to one or two),
-# the setups it runs (labels, default all), and the seconds one cell takes
-# (for the cost preview).
-SCALE_KEYS = ("jpeg_examples", "models", "setups", "seconds")
-_INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +134,7 @@ class Study:
     parts: tuple[Part, ...]
     findings: tuple[Finding, ...]
     repeats: int = REPEATS
+    said: tuple[str, ...] = ()  # lines to print before it runs: the code it names
 
     def part(self, name: str) -> Part:
         return next(p for p in self.parts if p.name == name)
@@ -190,14 +173,21 @@ def read_yaml(path: str, what: str, refused_prefix: str = ""):
         raise errors.UsageError(f"{refused_prefix}{e}") from None
 
 
-def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None) -> Study:
-    """Reads and checks a study file (a shipped name or a path).
+def load(
+    name_or_path: str,
+    forms=(),
+    checks=(),
+    known_flags: dict | None = None,
+    rules: validate.Rules | None = None,
+) -> Study:
+    """Reads and checks a study file (a shipped name or a path): every check a file gets.
 
     Args:
       name_or_path: `cnn_scaling` or `my_study.yaml`.
       forms: the report forms a study may name (report.FORMS).
       checks: the finding kinds a study may name: {kind: validate(check, parts, where)}.
       known_flags: {command: flag names} to check `flags`/`scale` against.
+      rules: what the whole file is held to (its size; for `run`, the code it names).
 
     Raises:
       UsageError: unreadable file, bad YAML, an unknown key or a bad value.
@@ -230,7 +220,7 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
     published = doc.get("published") or []
     if not isinstance(published, list) or not all(isinstance(s, str) for s in published):
         raise errors.UsageError(f"{where}: published must be a list of set names")
-    return Study(
+    study = Study(
         name=str(doc.get("name") or path.stem),
         path=where,
         title=fields.text(doc.get("title", path.stem), f"{where}: title"),
@@ -242,6 +232,8 @@ def load(name_or_path: str, forms=(), checks=(), known_flags: dict | None = None
         findings=findings,
         repeats=repeats,
     )
+    said = validate.whole(study, rules or validate.Rules())
+    return dataclasses.replace(study, said=tuple(said)) if said else study
 
 
 def _part(doc, where: str, known_flags) -> Part:
@@ -269,7 +261,7 @@ def _part(doc, where: str, known_flags) -> Part:
     scale = fields.mapping(doc.get("scale"), f"{where}.scale")
     fields.keys(scale, SCALES, f"{where}.scale")
     scales = {
-        s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, SCALE_KEYS)
+        s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, validate.SCALE_KEYS)
         for s in SCALES
     }
     names = [m.model for m in models]
@@ -280,7 +272,7 @@ def _part(doc, where: str, known_flags) -> Part:
         for label in values.get("setups", []):
             if label not in labels:
                 raise errors.unknown(f"setup label in {where}.scale.{s}.setups:", label, labels)
-    _values({k: doc[k] for k in ("optimizer",) if k in doc}, where)  # train cells take it
+    validate.values({k: doc[k] for k in ("optimizer",) if k in doc}, where)  # train cells take it
     return Part(name, command, models, data, setups, flags, scales, doc.get("optimizer"))
 
 
@@ -288,7 +280,7 @@ def _model(item, where: str) -> ModelItem:
     part = dict(item) if isinstance(item, dict) else {"model": item}
     fields.keys(part, MODEL_KEYS, where)
     fields.text(part.get("model"), f"{where}.model")
-    _values(part, where)
+    validate.values(part, where)
     return ModelItem(**part)
 
 
@@ -296,89 +288,16 @@ def _setup(item, where: str) -> Setup:
     doc = dict(fields.mapping(item, where))
     fields.keys(doc, SETUP_KEYS, where)
     label = fields.text(doc.get("label"), f"{where}.label")
-    where = f"{where} ({label})"
-    _values(doc, where)
-    if doc.get("device", "cpu") not in DEVICES:
-        raise errors.unknown(f"device in {where}:", str(doc.get("device")), DEVICES)
-    if doc.get("pricing", "on_demand") not in PRICINGS:
-        raise errors.unknown(f"pricing in {where}:", str(doc.get("pricing")), PRICINGS)
-    if doc.get("strategy", "one_device") not in STRATEGIES:
-        raise errors.unknown(f"strategy in {where}:", str(doc.get("strategy")), STRATEGIES)
-    if doc.get("all_reduce", "nccl") not in ALL_REDUCE:
-        raise errors.unknown(f"all_reduce in {where}:", str(doc.get("all_reduce")), ALL_REDUCE)
-    if doc.get("variables") is not None:
-        if doc["variables"] not in VARIABLES:
-            raise errors.unknown(f"variables in {where}:", str(doc["variables"]), VARIABLES)
-        if doc.get("strategy") not in ("central_storage", "parameter_server"):
-            raise errors.UsageError(
-                f"{where}: variables={doc['variables']} is where parameter servers keep them; "
-                "it needs strategy: central_storage or parameter_server"
-            )
-        if doc["variables"] == "gpu" and doc.get("device", "cpu") != "gpu":
-            raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")
-    if doc.get("vcpus") and doc.get("device", "cpu") == "tpu":
-        raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
-    if doc.get("memory") is not None:
-        memory_cap.parse(doc["memory"], f"{where}: memory")
-    rate = doc.get("read_mb_per_s")
-    if rate is not None:
-        low, high, what = bounds.FLAGS["read_mb_per_s"]
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not low <= rate <= high:
-            raise errors.UsageError(
-                f"{where}: read_mb_per_s={rate!r} must be a number of {what} from {low:g} "
-                f"to {high:g}"
-            )
+    validate.setup(doc, f"{where} ({label})")
     models = doc.pop("models", None) or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-        raise errors.UsageError(f"{where}.models must be a list of model names")
+        raise errors.UsageError(f"{where} ({label}).models must be a list of model names")
     return Setup(**doc, models=tuple(models))
-
-
-def _values(doc: dict, where: str) -> None:
-    for k in _INTS:
-        v = doc.get(k)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
-    if doc.get("batch_size") and doc.get("batch_per_device"):
-        raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
-    if doc.get("precision", "fp32") not in PRECISIONS:
-        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), PRECISIONS)
-    if doc.get("optimizer", "model") not in vocab.OPTIMIZERS:
-        raise errors.unknown(f"optimizer in {where}:", str(doc.get("optimizer")), vocab.OPTIMIZERS)
-    for k in ("machine", "model"):
-        if k in doc and (not isinstance(doc[k], str) or not doc[k].strip()):
-            raise errors.UsageError(f"{where}: {k}={doc[k]!r} must be a non-empty string")
 
 
 def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
     doc = fields.mapping(doc, where)
-    for key, value in doc.items():
-        if key in OWNED:
-            raise errors.UsageError(
-                f"{where}: {key} is set by the study for each cell (data: and setups: choose "
-                "data and machines; --results_dir the directory)"
-            )
-        if key in extra and key in ("models", "setups"):
-            if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
-                raise errors.UsageError(f"{where}: {key} must be a list of names")
-            continue
-        if key in extra:
-            least = 8 if key == "jpeg_examples" else 1
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise errors.UsageError(
-                    f"{where}: {key}={value!r} must be a whole number >= {least}"
-                )
-            continue
-        known = (known_flags or {}).get(command)
-        if known is not None and key not in known:
-            close = difflib.get_close_matches(str(key), sorted(known), n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            shown = data_bench.shown(command)
-            raise errors.UsageError(
-                f"unknown `{shown}` flag in {where}: {key!r}{hint}; `{shown} --helpfull` lists them"
-            )
-        if isinstance(value, (dict, list)) or value is None:
-            raise errors.UsageError(f"{where}: {key} must be a number, a word or true/false")
+    validate.flags(doc, where, command, known_flags, extra)
     return doc
 
 

@@ -26,7 +26,6 @@ also spends their recorded time, so a resumed tune makes the same decisions.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 
 from tpubench.core import errors
 from tpubench.tune import decide, numerics, rounds, space, trials
@@ -121,7 +120,7 @@ class Search:
         why = None if check or stage == "fp32 reference" else self.guard(o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
-        self.say(f"[{number}] {stage} {steps} steps: {self.name(s)}: {_said(o, why)}")
+        self.say(f"[{number}] {stage} {steps} steps: {self.name(s)}: {o.said(why)}")
         return o
 
     def fits(self, s: space.Setting, steps: int, stage: str = "short") -> bool:
@@ -242,7 +241,7 @@ class Search:
             why = self.guard(got)
             if why and o.setting not in r.disqualified:
                 r.disqualified[o.setting] = why
-            self.say(f"[again] {steps} steps: {self.name(o.setting)}: {_said(got, why)}")
+            self.say(f"[again] {steps} steps: {self.name(o.setting)}: {got.said(why)}")
 
     def _screen(self, axis, best: space.Setting, steps: int, first_pass: bool, stage="short"):
         """Tries AXIS's values at BEST; returns the best short trial so far.
@@ -303,7 +302,7 @@ class Search:
             if o.numerics:
                 continue
             by.setdefault(s, []).append(o)
-        ranked = sorted(by, key=lambda s: score(by[s], self.opts.objective), reverse=True)
+        ranked = sorted(by, key=lambda s: trials.score(by[s], self.opts.objective), reverse=True)
         return ranked[:n]
 
     def _searched(self, s: space.Setting) -> bool:
@@ -332,27 +331,3 @@ class Search:
 
 def _value(s: space.Setting, axis: str):
     return (s.intra, s.inter) if axis == "threads" else getattr(s, axis)
-
-
-def score(outcomes: list, objective: str) -> float:
-    """Higher is better: the median rate, or minus the median $/epoch."""
-    if objective == "cost":
-        usd = [o.usd_per_epoch for o in outcomes if o.usd_per_epoch]
-        if usd:
-            return -statistics.median(usd)
-    rates = [o.rate for o in outcomes if o.rate]
-    return statistics.median(rates) if rates else 0.0
-
-
-def _said(o: trials.Outcome, why: str | None) -> str:
-    if o.status == "ok":
-        text = f"{o.rate:,.1f} examples/s (compile {o.compile_seconds or 0:.1f} s)"
-    elif o.status == "oom":
-        text = "out of memory"
-    else:
-        text = f"{o.status}: {o.reason}"
-    if why:
-        text += f"; DISQUALIFIED: {why}"
-    if o.busy and not o.numerics:  # a loss does not depend on the host's load
-        text += f"; busy host ({o.busy}): marked"
-    return text + (" [recorded earlier]" if o.reused else "")

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import time
 
 from tpubench.children import command, labels, process
@@ -62,6 +63,30 @@ class Outcome:
     busy: str = ""  # why the host was busy during the trial, or ""
     attempt: int = 0  # 1, 2..: a re-run of a trial that had a busy host
     numerics: bool = False  # a numerics check (on real data), not a speed trial
+
+    def said(self, why: str | None = None) -> str:
+        """What the trial measured, as its line says it; WHY: the reason it is disqualified."""
+        if self.status == "ok":
+            text = f"{self.rate:,.1f} examples/s (compile {self.compile_seconds or 0:.1f} s)"
+        elif self.status == "oom":
+            text = "out of memory"
+        else:
+            text = f"{self.status}: {self.reason}"
+        if why:
+            text += f"; DISQUALIFIED: {why}"
+        if self.busy and not self.numerics:  # a loss does not depend on the host's load
+            text += f"; busy host ({self.busy}): marked"
+        return text + (" [recorded earlier]" if self.reused else "")
+
+
+def score(outcomes: list[Outcome], objective: str) -> float:
+    """Higher is better: the median rate, or minus the median $/epoch."""
+    if objective == "cost":
+        usd = [o.usd_per_epoch for o in outcomes if o.usd_per_epoch]
+        if usd:
+            return -statistics.median(usd)
+    rates = [o.rate for o in outcomes if o.rate]
+    return statistics.median(rates) if rates else 0.0
 
 
 def label(

@@ -1,0 +1,230 @@
+"""A study file's values, checked: each key's value, the flags it passes, the whole file.
+
+study/spec.py reads a file's structure and calls these; every refusal is one
+UsageError naming the key, the value and what is accepted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import subprocess
+
+from tpubench.core import bounds, code_flags, errors, names, safe_files, safe_text, vocab
+from tpubench.hardware import memory_cap
+from tpubench.study import data_bench
+
+# The study owns these flags: they point each cell at its records and label.
+OWNED = ("results_dir", "model_dir", "run_label", "data_dir", "use_synthetic_data", "machine")
+# Not tpubench flags: how many photos the `jpeg` data holds at this scale, and
+# the models this scale runs (default all: a smoke run keeps to one or two),
+# the setups it runs (labels, default all), and the seconds one cell takes
+# (for the cost preview).
+SCALE_KEYS = ("jpeg_examples", "models", "setups", "seconds")
+_INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
+STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
+ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
+VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """What a whole study file is held to beyond its keys (`study run` asks more than `report`).
+
+    max_cells: the most cells it may expand to (counted before expanding).
+    run: its flags become command lines: code it names needs TRUST_CODE.
+    local: its cells run here, so the files its flags name must be safe to read here.
+    """
+
+    max_cells: int = 10_000
+    run: bool = False
+    trust_code: bool = False
+    local: bool = True
+
+
+def known_flags() -> dict | None:
+    """train, infer and data flag names, asked of tpubench (flags are defined once per process)."""
+    from tpubench.children import command as child_command
+
+    out = {}
+    for command, sub in data_bench.SUBCOMMAND.items():
+        done = subprocess.run(
+            child_command.python_argv("tpubench.cli.flags", sub),
+            capture_output=True,
+            text=True,
+            check=False,
+            env=child_command.child_env(),
+        )
+        if done.returncode:
+            return None
+        out[command] = set(json.loads(done.stdout))
+    return out
+
+
+def values(doc: dict, where: str) -> None:
+    """The keys a setup, a model or a part share: whole numbers, precision, optimizer."""
+    for k in _INTS:
+        v = doc.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
+    if doc.get("batch_size") and doc.get("batch_per_device"):
+        raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
+    if doc.get("precision", "fp32") not in vocab.PRECISIONS:
+        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), vocab.PRECISIONS)
+    if doc.get("optimizer", "model") not in vocab.OPTIMIZERS:
+        raise errors.unknown(f"optimizer in {where}:", str(doc.get("optimizer")), vocab.OPTIMIZERS)
+    for k in ("machine", "model"):
+        if k in doc and (not isinstance(doc[k], str) or not doc[k].strip()):
+            raise errors.UsageError(f"{where}: {k}={doc[k]!r} must be a non-empty string")
+
+
+def setup(doc: dict, where: str) -> None:
+    """A setup's values: its device, pricing, strategy, variables, memory and disk."""
+    values(doc, where)
+    device = doc.get("device", "cpu")
+    for key, default, accepted in (
+        ("device", "cpu", vocab.ACCELERATORS),
+        ("pricing", "on_demand", vocab.PRICINGS),
+        ("strategy", "one_device", STRATEGIES),
+        ("all_reduce", "nccl", ALL_REDUCE),
+    ):
+        if doc.get(key, default) not in accepted:
+            raise errors.unknown(f"{key} in {where}:", str(doc.get(key)), accepted)
+    if doc.get("variables") is not None:
+        if doc["variables"] not in VARIABLES:
+            raise errors.unknown(f"variables in {where}:", str(doc["variables"]), VARIABLES)
+        if doc.get("strategy") not in ("central_storage", "parameter_server"):
+            raise errors.UsageError(
+                f"{where}: variables={doc['variables']} is where parameter servers keep them; "
+                "it needs strategy: central_storage or parameter_server"
+            )
+        if doc["variables"] == "gpu" and device != "gpu":
+            raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")
+    if doc.get("vcpus") and device == "tpu":
+        raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
+    if doc.get("memory") is not None:
+        memory_cap.parse(doc["memory"], f"{where}: memory")
+    rate = doc.get("read_mb_per_s")
+    if rate is not None:
+        low, high, what = bounds.FLAGS["read_mb_per_s"]
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not low <= rate <= high:
+            raise errors.UsageError(
+                f"{where}: read_mb_per_s={rate!r} must be a number of {what} from {low:g} "
+                f"to {high:g}"
+            )
+
+
+def flags(doc: dict, where: str, command: str, known: dict | None, extra: tuple) -> None:
+    """A part's `flags:` (or a scale's, with EXTRA keys): tpubench flags of COMMAND, not owned."""
+    for key, value in doc.items():
+        if key in OWNED:
+            raise errors.UsageError(
+                f"{where}: {key} is set by the study for each cell (data: and setups: choose "
+                "data and machines; --results_dir the directory)"
+            )
+        if key in extra and key in ("models", "setups"):
+            if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+                raise errors.UsageError(f"{where}: {key} must be a list of names")
+            continue
+        if key in extra:
+            least = 8 if key == "jpeg_examples" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise errors.UsageError(
+                    f"{where}: {key}={value!r} must be a whole number >= {least}"
+                )
+            continue
+        names_known = (known or {}).get(command)
+        if names_known is not None and key not in names_known:
+            close = difflib.get_close_matches(str(key), sorted(names_known), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            shown = data_bench.shown(command)
+            raise errors.UsageError(
+                f"unknown `{shown}` flag in {where}: {key!r}{hint}; `{shown} --helpfull` lists them"
+            )
+        if isinstance(value, (dict, list)) or value is None:
+            raise errors.UsageError(f"{where}: {key} must be a number, a word or true/false")
+
+
+def whole(study, rules: Rules) -> list[str]:
+    """The whole file against RULES; returns the lines to print before it runs (code it names)."""
+    _names(study)
+    _numbers(study)
+    _size(study, rules.max_cells)
+    return _code(study, rules) if rules.run else []
+
+
+def _size(study, max_cells: int) -> None:
+    """The cells a study file would expand to, counted before any is built; over the cap refused."""
+    count = sum(len(p.setups) * len(p.models) * len(p.data) for p in study.parts)
+    if count > max_cells:
+        raise errors.UsageError(
+            f"{study.path} expands to up to {count:,} cells (setups x models x data per "
+            f"part), over --max_cells={max_cells:,}; nothing was expanded (raise "
+            "--max_cells to run it)"
+        )
+
+
+def _numbers(study) -> None:
+    """A study file's numbers within the ranges of the flags they become (core/bounds.py)."""
+    sizes = {
+        "devices": (1, 4096),
+        "vcpus": (1, 4096),
+        "batch_size": bounds.FLAGS["batch_size"][:2],
+        "batch_per_device": bounds.FLAGS["batch_size"][:2],
+        "jpeg_examples": (8, 10**7),
+        "seconds": (1, bounds.MAX_DURATION_SECONDS),
+    }
+
+    def check(where: str, found: dict) -> None:
+        for key, value in found.items():
+            low, high = sizes.get(key, (None, None))
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if low is not None and number and not low <= value <= high:
+                raise errors.UsageError(
+                    f"{study.path}: {where}{key}={value!r} is out of range; accepted: {low:,} "
+                    f"to {high:,}"
+                )
+            try:
+                bounds.check_flag(key, value)
+            except errors.UsageError as e:
+                raise errors.UsageError(f"{study.path}: {where}{key}: {e}") from None
+
+    for part in study.parts:
+        check(f"parts ({part.name}): flags.", part.flags)
+        for name, found in sorted(part.scale.items()):
+            check(f"parts ({part.name}): scale.{name}.", found)
+        for item in part.setups:
+            check(f"parts ({part.name}): setups ({item.label}).", vars(item))
+        for item in part.models:
+            check(f"parts ({part.name}): models ({item.model}).", vars(item))
+
+
+def _names(study) -> None:
+    """Names that become paths (results, logs, reports, charts) and models that are imported."""
+    names.check_word(study.name, f"{study.path}: name")  # runs/studies/NAME, cell ids
+    for part in study.parts:
+        names.check_word(part.name, f"{study.path}: parts ({part.name}).name")  # chart files
+        for item in part.models:
+            if not names.is_model_name(item.model):
+                raise errors.UsageError(
+                    f"{study.path}: parts ({part.name}).models: unknown model "
+                    f"{safe_text.shown(repr(item.model), 120)}; accepted: {names.MODEL_RULE}"
+                )
+
+
+def _code(study, rules: Rules) -> list[str]:
+    """A study file naming code (model_module, flagfile) runs only with trust_code; a file
+    its local cells read (price_catalog, user_conf) must be a regular file of bounded size."""
+    warned = []
+    for part in study.parts:
+        places = [("flags.", part.flags)]
+        places += [(f"scale.{s}.", v) for s, v in sorted(part.scale.items())]
+        for where, found in places:
+            lines = code_flags.check(
+                study.path, f"parts ({part.name}): {where}", found, rules.trust_code
+            )
+            warned += [x for x in lines if x not in warned]
+            if rules.local:
+                safe_files.check_flags(found, f"{study.path}: parts ({part.name}): {where}")
+    return warned
