@@ -38,7 +38,7 @@ def expected() -> set[str]:
     """Every command a user can type, from the lists the CLIs themselves read."""
     from tpubench.cli import data as data_cli
     from tpubench.cli import subcommands
-    from tpubench.core import config
+    from tpubench.run.infer import scenarios
     from tpubench.study import api as study_api
     from tpubench_launch import cli as launch_cli
     from tpubench_launch import engines, executors
@@ -46,7 +46,7 @@ def expected() -> set[str]:
     names = {f"tpubench {s.name}" for s in subcommands.SUBCOMMANDS}
     names |= {f"tpubench data {a}" for a in data_cli.ACTIONS}
     names |= {f"tpubench study {a}" for a in study_api.ACTIONS}
-    names |= {f"tpubench infer --scenario={s}" for s in config.SCENARIOS}
+    names |= {f"tpubench infer --scenario={s}" for s in scenarios.choices()}
     verbs = launch_cli.parser()._subparsers._group_actions[0].choices  # noqa: SLF001
     names |= {f"tpubench-launch {v}" for v in verbs}
     names |= {f"tpubench-launch sweep --executor={e}" for e in executors.REGISTRY.names()}

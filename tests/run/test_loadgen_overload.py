@@ -19,7 +19,8 @@ lg = pytest.importorskip(
 )
 
 from tpubench.core.config import ScenarioConfig  # noqa: E402
-from tpubench.run.infer import loadgen_conf, loadgen_sut, scenarios  # noqa: E402
+from tpubench.run.infer import loadgen_conf, loadgen_sut  # noqa: E402
+from tpubench.run.infer.scenarios import harness as harness_lib  # noqa: E402
 
 
 def _harness(shed_after):
@@ -32,7 +33,7 @@ def _harness(shed_after):
     batcher = loadgen_sut.Batcher(
         lg, samples, slow_model, 8, 0.0, (1, 2, 4, 8), lambda: None, shed_after=shed_after
     )
-    return scenarios.Harness(lg, batcher, samples.count, lambda name, data: name)
+    return harness_lib.Harness(lg, batcher, samples.count, lambda name, data: name)
 
 
 def _settings(sc, qps):

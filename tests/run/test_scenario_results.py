@@ -17,6 +17,7 @@ from tpubench.core.config import ScenarioConfig
 from tpubench.cost import pricing
 from tpubench.cost import runs as cost_runs
 from tpubench.run.infer import scenarios, serving_curve
+from tpubench.run.infer.scenarios import offline, server
 
 # As loadgen_conf.read() hands it on: every setting filled in.
 SERVER = ScenarioConfig(
@@ -35,6 +36,14 @@ class Scripted:
         summary = {"run": name, "wall_seconds": 5.0} | self.verdict(settings, name)
         self.runs.append(summary)
         return summary
+
+
+def _run(harness, s, sc, args, rules):
+    """The scenario's LoadGen runs, as infer_scenario.run drives them (Scenario.run)."""
+    closed, largest, single, per_query = args
+    batches = scenarios.Batches(single, per_query, largest)
+    test = scenarios.Test(harness, None, s, sc, rules, closed, batches)
+    return scenarios.get(sc.name).run(test)
 
 
 def _server(valid_up_to: float, confirm_up_to: float):
@@ -56,8 +65,8 @@ def _server(valid_up_to: float, confirm_up_to: float):
 def test_the_searched_qps_is_confirmed_by_one_more_run():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
     s = types.SimpleNamespace()
-    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
-    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    check = server.confirm_server(h, None, s, SERVER, found)
     assert check["confirmed"]["target_qps"] == found["best"]["target_qps"] <= 700
     assert [r["run"] for r in check["tries"]] == ["confirm-1"] and check["stepped_down"] == []
     assert h.runs[-1]["confirmation"] is True
@@ -66,9 +75,9 @@ def test_the_searched_qps_is_confirmed_by_one_more_run():
 def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=600))
     s = types.SimpleNamespace()
-    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
     best = found["best"]["target_qps"]
-    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    check = server.confirm_server(h, None, s, SERVER, found)
     valid_probes = sorted(
         r["target_qps"] for r in found["runs"] if r["valid"] and r["run"][0] == "s"
     )
@@ -90,10 +99,10 @@ def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
 def test_no_confirmed_qps_is_one_line():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
     s = types.SimpleNamespace()
-    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
-    check = scenarios.confirm_server(h, None, s, SERVER, found)
-    assert check["confirmed"] is None and len(check["tries"]) == scenarios.CONFIRM_TRIES
-    e = scenarios.unconfirmed(SERVER, found["best"], check["tries"])
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    check = server.confirm_server(h, None, s, SERVER, found)
+    assert check["confirmed"] is None and len(check["tries"]) == server.CONFIRM_TRIES
+    e = server.unconfirmed(SERVER, found["best"], check["tries"])
     assert isinstance(e, errors.UsageError) and "\n" not in str(e)
     assert f"the search's best QPS ({found['best']['target_qps']}) was not confirmed" in str(e)
 
@@ -106,10 +115,10 @@ def test_offline_reports_the_median_of_its_repeats_and_their_spread():
 
     h = Scripted(verdict)
     sc = ScenarioConfig(name="offline", offline_runs=3)
-    found = scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1200.0)
+    found = offline.run_offline(h, None, types.SimpleNamespace(), sc, 1200.0)
     assert [r["run"] for r in found["results"]] == ["offline-1", "offline-2", "offline-3"]
     assert found["median"]["samples_per_sec"] == 1000.0
-    spread = scenarios.spread([r["samples_per_sec"] for r in found["results"]])
+    spread = offline.spread([r["samples_per_sec"] for r in found["results"]])
     assert spread["median"] == 1000.0 and spread["relative_spread"] == pytest.approx(0.9)
 
 
@@ -126,7 +135,7 @@ def test_a_short_offline_run_is_run_again_sized_by_loadgens_rate():
 
     h = Scripted(verdict)
     sc = ScenarioConfig(name="offline", offline_runs=1)
-    found = scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
+    found = offline.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
     assert [r["run"] for r in h.runs] == ["offline-1", "offline-1b"]
     assert h.runs[1]["expected"] == 1.25 * 5000.0 and found["median"]["samples_per_sec"] == 4000.0
 
@@ -135,7 +144,7 @@ def test_a_user_conf_expected_qps_is_kept_for_a_short_offline_run():
     """The user.conf set the offline target_qps: a short run is not resized (LoadGen judges)."""
     h = Scripted(lambda s, name: {"samples_per_sec": 5000.0, "min_duration_met": False})
     sc = ScenarioConfig(name="offline", offline_runs=1, expected_from_user_conf=True)
-    scenarios.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
+    offline.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
     assert [r["run"] for r in h.runs] == ["offline-1"]
 
 
@@ -170,29 +179,27 @@ def test_an_overloaded_run_is_a_point_with_no_latency():
 def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
     s = types.SimpleNamespace()
-    found = scenarios.search_server(h, None, s, SERVER, scenarios.Capacity(1000.0, 32, 0.001))
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
     probes = sorted({r["target_qps"] for r in found["runs"] if r["valid"]}, reverse=True)
     h.verdict = _server(valid_up_to=700, confirm_up_to=round(0.85 * probes[-1], 1))
-    check = scenarios.confirm_server(h, None, s, SERVER, found)
+    check = server.confirm_server(h, None, s, SERVER, found)
     tried = [r["target_qps"] for r in check["tries"]]
     # The scripted search's VALID probes: 687.5, 625, 500.  Each step is at least 10%
     # down (625 is skipped), and below the last probe 20% down.
     assert probes == [687.5, 625.0, 500.0]
-    assert tried == [687.5, 500.0, round(scenarios.STEP_DOWN * 500.0, 1)]
+    assert tried == [687.5, 500.0, round(server.STEP_DOWN * 500.0, 1)]
     assert check["confirmed"]["target_qps"] == tried[-1]
 
 
 def test_a_given_target_qps_is_one_run_and_no_confirmation():
     """--target_qps: no search, so the one full run at that QPS is the result."""
-    from tpubench.run.infer import infer_scenario
-
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
     sc = ScenarioConfig(
         name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=400.0
     )
     closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
     rules = types.SimpleNamespace(effective={"min_query_count": 100, "min_duration_seconds": 1.0})
-    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 32, 1, 8), rules)
+    out = _run(h, types.SimpleNamespace(), sc, (closed, 32, 1, 8), rules)
     assert [r["run"] for r in h.runs] == ["server-target"] and "confirmation" not in out
     assert out["summary"]["valid"] is True and out["rate"] == 400.0
     text = scenario_text._runs_table(h.runs, [], {"qps_search": "given --target_qps"}, "spot").title
@@ -201,10 +208,10 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
 
 def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
     rules = types.SimpleNamespace(user_conf_keys={"target_qps": {"use": "honoured"}})
-    name = scenarios.qps_source(rules)
+    name = server.qps_source(rules)
     sc = ScenarioConfig(name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=5e4)
     with pytest.raises(errors.UsageError) as e:
-        scenarios.check_server(sc, scenarios.Capacity(1000.0, 32, 0.001), name)
+        server.check_server(sc, server.Capacity(1000.0, 32, 0.001), name)
     assert str(e.value).startswith("the user.conf's target_qps=50000 is out of reach")
     assert "; lower the user.conf's target_qps, or give none to search" in str(e.value)
 
@@ -213,8 +220,6 @@ def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
 def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_more(name):
     """LoadGen sizes a stream by the expected latency: queries faster than the closed loop
     said run out early; one more run is sized by LoadGen's own mean, a fifth to spare."""
-    from tpubench.run.infer import infer_scenario
-
     answers = iter([(0.001, False), (0.001, True)])
 
     def verdict(s, run):
@@ -225,7 +230,7 @@ def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_mo
     h = Scripted(verdict)
     sc = ScenarioConfig(name=name, samples_per_query=8)
     closed = {1: {"latency_p50": 0.004}, 8: {"latency_p50": 0.004}}
-    out = infer_scenario._scenario(h, None, types.SimpleNamespace(), sc, (closed, 8, 1, 8), None)
+    out = _run(h, types.SimpleNamespace(), sc, (closed, 8, 1, 8), None)
     assert [r["run"] for r in h.runs] == [name, f"{name}b"]
     assert [r["expected"] for r in h.runs] == [4_000_000, 800_000]  # ns: closed p50, 0.8 x mean
     assert out["rate"] == pytest.approx((1 if name == "single_stream" else 8) / 0.001)
@@ -236,5 +241,5 @@ def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_mo
     ):
         answers = iter([(0.001, met)])
         h = Scripted(verdict)
-        infer_scenario._scenario(h, None, types.SimpleNamespace(), kept, (closed, 8, 1, 8), None)
+        _run(h, types.SimpleNamespace(), kept, (closed, 8, 1, 8), None)
         assert len(h.runs) == 1

@@ -98,7 +98,7 @@ def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monk
     import types
 
     from tpubench.core.config import ScenarioConfig
-    from tpubench.run.infer import scenarios
+    from tpubench.run.infer.scenarios import server
 
     monkeypatch.setattr(bounds, "available_memory", lambda: 2**30)
     rules = types.SimpleNamespace(
@@ -106,10 +106,10 @@ def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monk
     )
     fast = ScenarioConfig(name="server", target_qps=1e6)
     with pytest.raises(bounds.errors.UsageError) as e:
-        scenarios.check_schedule(fast, rules)
+        server.check_schedule(fast, rules)
     assert "LoadGen's query schedule (600,000,000 queries at --target_qps=1e+06)" in str(e.value)
     assert "would take about 286.1 GiB" in str(e.value)
-    scenarios.check_schedule(ScenarioConfig(name="server", target_qps=100.0), rules)
+    server.check_schedule(ScenarioConfig(name="server", target_qps=100.0), rules)
 
 
 def test_numbers_in_study_and_sweep_files_have_ranges(tmp_path):

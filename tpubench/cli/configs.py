@@ -162,25 +162,23 @@ def infer_config() -> config.InferConfig:
 
 
 def _scenario_config() -> config.ScenarioConfig:
+    from tpubench.run.infer import loadgen_conf, scenarios, user_conf
+
     name = FLAGS.scenario
     bound = FLAGS.latency_bound
     user = {}
-    if FLAGS.user_conf and name == "closed_loop":
+    if FLAGS.user_conf and name == config.CLOSED_LOOP:
         raise errors.UsageError(
             f"--user_conf={FLAGS.user_conf}: the closed loop runs no LoadGen; accepted: "
-            f"with --scenario={'|'.join(s for s in config.SCENARIOS if s != 'closed_loop')}"
+            f"with --scenario={'|'.join(scenarios.names())}"
         )
-    if FLAGS.user_conf:
-        # Before any run: a key of the user.conf tpubench cannot honour is refused here.
-        from tpubench.run.infer import loadgen_conf, user_conf
-
-        lg_name = loadgen_conf.LOADGEN_NAMES[name]
-        user = user_conf.read(FLAGS.user_conf, loadgen_conf.model_key(FLAGS.model), lg_name)
-    if name == "server" and bound is None and "target_latency" not in user:
-        raise errors.UsageError(
-            "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms, "
-            "or a target_latency line in --user_conf"
-        )
+    if name != config.CLOSED_LOOP:
+        scenario = scenarios.get(name)
+        if FLAGS.user_conf:
+            # Before any run: a key of the user.conf tpubench cannot honour is refused here.
+            key = loadgen_conf.model_key(FLAGS.model)
+            user = user_conf.read(FLAGS.user_conf, key, scenario.loadgen_name)
+        scenario.check({"target_qps": FLAGS.target_qps, "latency_bound": bound}, user)
     if FLAGS.target_qps is not None and not FLAGS.target_qps > 0:
         raise errors.UsageError(f"--target_qps={FLAGS.target_qps:g} must be > 0 (queries/sec)")
     return config.ScenarioConfig(

@@ -10,6 +10,7 @@ from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text
 from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
+from tpubench.run.infer import scenarios
 
 FLAGS = flags.FLAGS
 
@@ -73,8 +74,8 @@ def _define_scenario_flags():
     f = flags
     f.DEFINE_enum(
         "scenario",
-        "closed_loop",
-        list(config.SCENARIOS),
+        config.CLOSED_LOOP,
+        list(scenarios.choices()),  # the closed loop, then every scenario plug-in
         "closed_loop: tpubench's own timing, one batch in flight (no LoadGen); the others run "
         "the model through MLPerf's LoadGen as that scenario.",
     )

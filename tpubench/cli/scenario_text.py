@@ -1,4 +1,9 @@
-"""Terminal rendering of one `infer --scenario=...` record: LoadGen's verdict first (no TF)."""
+"""Terminal rendering of one `infer --scenario=...` record: LoadGen's verdict first (no TF).
+
+What is printed follows the sections the scenario wrote (`Scenario.settings_fields`,
+`curve`, the offline repeats), not the scenario's name: a new scenario's record
+prints as the built-in whose sections it has.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ def scenario_summary(rec: dict) -> str:
             f"settings: mlperf.conf {rules.get('mlperf_conf')} ({rules.get('mlperf_round')}, "
             f"model key {rules.get('model_key')}){user}; set by flags: {flagged}",
         )
-    if name == "server":
+    if "curve" in lg:  # the server's runs, each a point of the latency-QPS-cost curve
         basis = money.record_basis(rec.get("cost") or {})
         console.print(_runs_table(lg.get("runs", []), lg.get("curve") or [], settings, basis))
         if lg.get("confirmation"):
@@ -56,12 +61,11 @@ def scenario_summary(rec: dict) -> str:
         f"{fmt.num(summary.get('wall_seconds'), '{:,.1f}')} s)",
     )
     fmt.say(console, _headline(name, summary, results, settings))
-    if name == "offline":
-        _offline(console, lg.get("offline_repeats") or {}, results)
+    _offline(console, lg.get("offline_repeats") or {}, results)
     if settings.get("note"):
         fmt.say(console, f"note: {settings['note']}")
     batch = str(settings.get("max_batch_size"))
-    if name == "server":
+    if "batching_window_seconds" in settings:  # the SUT batches the queries that arrive
         batch = f"dynamic, <= {batch}"
     console.print(_closed_table(results.get("closed_loop", []), summary, results, batch))
     check = results.get("cross_check")
@@ -93,7 +97,7 @@ def _headline(name, summary, results, settings) -> str:
     lat = summary.get("latency_seconds", {})
     lats = " / ".join(fmt.latency_ms(lat.get(q)) for q in _PERCENTILES)
     rate = fmt.num(results.get("examples_per_sec"))
-    if name == "server":
+    if "latency_bound_seconds" in settings:
         return (
             f"sustained {rate} queries/sec with p{settings.get('latency_percentile', 99):g} "
             f"<= {fmt.latency_ms(settings.get('latency_bound_seconds'))} ms "
@@ -101,15 +105,20 @@ def _headline(name, summary, results, settings) -> str:
             f"{settings.get('max_batch_size')}, window "
             f"{fmt.latency_ms(settings.get('batching_window_seconds'))} ms)"
         )
-    if name == "offline":
+    if "offline_runs" in settings:
         runs = settings.get("offline_runs") or 1
         return (
             f"offline: {rate} samples/sec, the median of {runs} LoadGen run(s) "
             f"(batch {settings.get('max_batch_size')})"
         )
-    per = f", {settings['samples_per_query']} samples/query" if name == "multi_stream" else ""
+    per = (
+        f", {settings['samples_per_query']} samples/query"
+        if "samples_per_query" in settings
+        else ""
+    )
     estimate = summary.get("early_stopping_latency_seconds")
-    pct = "p90" if name == "single_stream" else "p99"
+    # The percentile of LoadGen's early-stopping estimate: p90 for its SingleStream.
+    pct = "p90" if summary.get("scenario") == "SingleStream" else "p99"
     if estimate is None:
         return f"{name}: latency p50 / p90 / p99 {lats} ms{per} ({rate} samples/sec)"
     return (

@@ -132,7 +132,9 @@ class AdviseConfig:
     pricing: str = "on_demand"  # the basis of the answer (--pricing)
 
 
-SCENARIOS = ("closed_loop", "single_stream", "multi_stream", "server", "offline")
+# --scenario's value that runs no LoadGen; the LoadGen scenarios are plug-ins
+# (run/infer/scenarios/, whose `choices()` is the flag's every value).
+CLOSED_LOOP = "closed_loop"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,7 +148,7 @@ class ScenarioConfig:
     value filled in, is `loadgen_conf.read(...)[0].config`.
     """
 
-    name: str = "closed_loop"  # closed_loop: tpubench's own timing, no LoadGen
+    name: str = CLOSED_LOOP  # tpubench's own timing, no LoadGen
     target_qps: float | None = None  # server: None searches for the highest VALID QPS
     latency_bound: float | None = None  # server: the p<percentile> latency bound
     latency_percentile: float | None = None  # server; mlperf.conf's: 99

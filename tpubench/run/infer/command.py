@@ -14,7 +14,7 @@ with the LoadGen scenarios (run/infer/infer_scenario.py).
 
 from __future__ import annotations
 
-from tpubench.core import errors
+from tpubench.core import config, errors
 from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, session
@@ -46,10 +46,10 @@ def check_prices(cfg: InferConfig) -> None:
     A LoadGen scenario without LoadGen installed fails here too.
     """
     cost_runs.prices(cfg.cost)
-    if cfg.scenario.name != "closed_loop":
-        from tpubench.run.infer import scenarios
+    if cfg.scenario.name != config.CLOSED_LOOP:
+        from tpubench.run.infer.scenarios import harness
 
-        scenarios.import_loadgen(cfg.scenario.name)
+        harness.import_loadgen(cfg.scenario.name)
 
 
 def check_buckets_early(cfg: InferConfig) -> None:
@@ -73,7 +73,7 @@ def run(cfg: InferConfig, argv: list[str], flag_values: dict) -> list[dict]:
     with interrupts.interruptible() as received:
         try:
             built = infer.build()
-            if cfg.scenario.name != "closed_loop":
+            if cfg.scenario.name != config.CLOSED_LOOP:
                 from tpubench.run.infer import infer_scenario
 
                 infer_scenario.run(infer, built)

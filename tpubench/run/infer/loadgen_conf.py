@@ -18,15 +18,8 @@ import importlib.metadata
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run.infer import user_conf
+from tpubench.run.infer import scenarios, user_conf
 
-# tpubench's scenario names -> LoadGen's.
-LOADGEN_NAMES = {
-    "single_stream": "SingleStream",
-    "multi_stream": "MultiStream",
-    "server": "Server",
-    "offline": "Offline",
-}
 # tpubench models that are an MLPerf Inference benchmark (mlperf.conf's model key):
 # ResNet-50 v1.5 is MLPerf's resnet50.  (MLPerf's `bert` is BERT-Large on SQuAD,
 # not bert_base.)  Any other model is looked up under its own name, which only
@@ -84,11 +77,12 @@ class Rules:
                 "note": f"{self.model_key} has no MLPerf Inference benchmark: MLPerf's rules "
                 "do not apply",
             }
+        scenario = scenarios.get(self.scenario)
         unmet = [
-            f"{what} {show(have)} {word} MLPerf's {show(need)}"
-            for key, what, word, show, ok in _RULES.get(self.scenario, ()) + _COMMON
-            for need, have in [(self.mlperf[key], self.effective[key])]
-            if not ok(have, need)
+            f"{r.what} {r.show(have)} {r.word} MLPerf's {r.show(need)}"
+            for r in scenario.rules + _COMMON
+            for need, have in [(self.mlperf[r.key], self.effective[r.key])]
+            if not r.ok(have, need)
         ]
         out = {
             "meets_mlperf_minimums": not unmet,
@@ -96,7 +90,7 @@ class Rules:
             "mlperf_min_query_count": self.mlperf["min_query_count"],
         }
         if unmet:
-            name = LOADGEN_NAMES[self.scenario]
+            name = scenario.loadgen_name
             out["mlperf_rules_unmet"] = unmet
             out["note"] = (
                 f"below MLPerf's {self.model_key} {name} rules (mlperf.conf of LoadGen "
@@ -105,40 +99,22 @@ class Rules:
         return out
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:g} ms"
-
-
-def _at_least(have, need) -> bool:
-    return have >= need
-
-
-def _at_most(have, need) -> bool:
-    return have <= need
-
-
-def _same(have, need) -> bool:
-    return have == need
-
-
-# (effective key, what it is, the word when unmet, how to show it, kept?) per scenario.
+# The rules of every scenario (each adds its own: Scenario.rules).
 _COMMON = (
-    ("min_duration_seconds", "min duration", "is below", lambda v: f"{v:g} s", _at_least),
-    ("min_query_count", "min query count", "is below", lambda v: f"{v:,}", _at_least),
-    ("performance_sample_count", "samples loaded", "are below", lambda v: f"{v:,}", _at_least),
+    scenarios.Rule(
+        "min_duration_seconds", "min duration", "is below", lambda v: f"{v:g} s", scenarios.at_least
+    ),
+    scenarios.Rule(
+        "min_query_count", "min query count", "is below", lambda v: f"{v:,}", scenarios.at_least
+    ),
+    scenarios.Rule(
+        "performance_sample_count",
+        "samples loaded",
+        "are below",
+        lambda v: f"{v:,}",
+        scenarios.at_least,
+    ),
 )
-_PCT = ("is below", lambda v: f"p{v:g}", _at_least)
-_RULES = {
-    "server": (
-        ("server_target_latency_seconds", "latency bound", "is looser than", _ms, _at_most),
-        ("server_target_latency_percentile", "bound's percentile", *_PCT),
-    ),
-    "single_stream": (("single_stream_target_latency_percentile", "latency percentile", *_PCT),),
-    "multi_stream": (
-        ("multi_stream_target_latency_percentile", "latency percentile", *_PCT),
-        ("multi_stream_samples_per_query", "samples per query", "differs from", str, _same),
-    ),
-}
 
 
 def loadgen_version() -> str:
@@ -181,7 +157,8 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
     once and reused for every run of the process: LoadGen logs an error into
     the next test when a second user.conf is read.
     """
-    key, name = model_key(model), LOADGEN_NAMES[sc.name]
+    scenario = scenarios.get(sc.name)
+    key, name = model_key(model), scenario.loadgen_name
     base = lg.TestSettings()
     base.FromConfig("", key, name, 0)  # mlperf.conf, as built into LoadGen
     mlperf = _values(base)
@@ -193,18 +170,10 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
         _read_user_conf(lg, s, sc.user_conf, key, name)
     s.scenario = getattr(lg.TestScenario, name)
     s.mode = lg.TestMode.PerformanceOnly
-    flags, given = [], set()
-
-    def lay(flag: str, value, attr: str, effective: str, scale=1) -> None:
-        if value is not None:
-            v = value * scale
-            setattr(s, attr, int(round(v)) if isinstance(getattr(s, attr), int) else float(v))
-            flags.append(effective)
-            given.add(flag)
-
-    lay("--min_duration", sc.min_duration, "min_duration_ms", "min_duration_seconds", 1000)
-    lay("--min_query_count", sc.min_query_count, "min_query_count", "min_query_count")
-    lay(
+    layers = Layers(s, user)
+    layers.lay("--min_duration", sc.min_duration, "min_duration_ms", "min_duration_seconds", 1000)
+    layers.lay("--min_query_count", sc.min_query_count, "min_query_count", "min_query_count")
+    layers.lay(
         "--qsl_samples",
         sc.qsl_samples,
         "performance_sample_count_override",
@@ -212,42 +181,10 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
     )
     if s.performance_sample_count_override <= 0:
         s.performance_sample_count_override = DEFAULT_QSL_SAMPLES
-    resolved = {}
-    if sc.name == "server":
-        if sc.latency_bound is None and "target_latency" not in user:
-            raise errors.UsageError(
-                "--scenario=server needs --latency_bound (the p99 a query may take), e.g. 50ms, "
-                "or a target_latency line in --user_conf"
-            )
-        bound = None if sc.latency_bound is None else round(sc.latency_bound * 1e9)
-        lay("--latency_bound", bound, "server_target_latency_ns", "server_target_latency_seconds")
-        pct = sc.latency_percentile
-        lay(
-            "--latency_percentile",
-            None if pct is None else pct / 100.0,
-            "server_target_latency_percentile",
-            "server_target_latency_percentile",
-        )
-        given |= {"--target_qps"} if sc.target_qps is not None else set()
-        resolved = {
-            "latency_bound": s.server_target_latency_ns / 1e9,
-            "latency_percentile": round(100 * s.server_target_latency_percentile, 4),
-            # A user.conf's target_qps is a fixed QPS, as --target_qps is: no search.
-            "target_qps": sc.target_qps
-            if sc.target_qps is not None or "target_qps" not in user
-            else float(s.server_target_qps),
-        }
-    if sc.name == "multi_stream":
-        lay(
-            "--samples_per_query",
-            sc.samples_per_query,
-            "multi_stream_samples_per_query",
-            "multi_stream_samples_per_query",
-        )
+    scenario.check(dataclasses.asdict(sc), user)
+    resolved = scenario.lay_flags(sc, layers)
     resolved["samples_per_query"] = int(s.multi_stream_samples_per_query)
-    expected = {"offline": "target_qps", "single_stream": "target_latency"}
-    expected["multi_stream"] = "target_latency"
-    resolved["expected_from_user_conf"] = expected.get(sc.name) in user
+    resolved["expected_from_user_conf"] = scenario.expected_key in user
     rules = Rules(
         sc.name,
         key,
@@ -255,11 +192,30 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
         sc.user_conf,
         mlperf,
         _values(s),
-        tuple(flags),
-        user_conf.section(user, given, sc.user_conf) if user else {},
+        tuple(layers.flags),
+        user_conf.section(user, layers.given, sc.user_conf) if user else {},
         dataclasses.replace(sc, **resolved),
     )
     return rules, s
+
+
+class Layers:
+    """The flags laid over LoadGen's TestSettings, one at a time: what each one set."""
+
+    def __init__(self, settings, user: dict):
+        self.settings = settings  # LoadGen's TestSettings
+        self.user = user  # the user.conf's keys that apply (user_conf.read)
+        self.flags: list[str] = []  # the effective keys the flags set
+        self.given: set[str] = set()  # the flags given
+
+    def lay(self, flag: str, value, attr: str, effective: str, scale=1) -> None:
+        """FLAG's VALUE (None: not given) x SCALE as TestSettings' ATTR, the EFFECTIVE key."""
+        if value is None:
+            return
+        s, v = self.settings, value * scale
+        setattr(s, attr, int(round(v)) if isinstance(getattr(s, attr), int) else float(v))
+        self.flags.append(effective)
+        self.given.add(flag)
 
 
 def _read_user_conf(lg, s, path: str, key: str, name: str) -> None:
@@ -276,16 +232,7 @@ def for_run(lg, s, sc: ScenarioConfig, expected: float, qps: float | None = None
 
     EXPECTED is seconds per query (single and multi stream) or samples per
     second (offline), from the closed loop or an earlier run; not used where
-    the user.conf set it.
+    the user.conf set it.  The scenario sets it (`Scenario.size_run`).
     """
-    if sc.name == "server":
-        s.server_target_qps = float(qps)
-    elif sc.expected_from_user_conf:
-        pass  # the user.conf's target_qps / target_latency: LoadGen read it already
-    elif sc.name == "offline":
-        s.offline_expected_qps = float(expected)
-    elif sc.name == "single_stream":
-        s.single_stream_expected_latency_ns = max(1, int(expected * 1e9))
-    else:
-        s.multi_stream_expected_latency_ns = max(1, int(expected * 1e9))
+    scenarios.get(sc.name).size_run(s, sc, expected, qps)
     return s

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 
+from tpubench.run.infer import scenarios
+
 DETAIL = "mlperf_log_detail.txt"
 SUMMARY = "mlperf_log_summary.txt"
 _PREFIX = ":::MLLOG "
@@ -34,18 +36,17 @@ def read_detail(outdir: str) -> dict:
     return out
 
 
-def _seconds(ns) -> float | None:
+def seconds(ns) -> float | None:
     return None if ns is None else float(ns) / 1e9
 
 
 def summarize(detail: dict, scenario: str) -> dict:
-    """The record's `loadgen` summary of one LoadGen run: its verdict and figures."""
-    per_query = scenario == "multi_stream"
-    key = "result_{}_percentile_latency_ns"
-    if per_query:  # multi stream: a query's latency is that of its slowest sample
-        key = "result_{}_percentile_per_query_latency_ns"
+    """The record's `loadgen` summary of one LoadGen run of SCENARIO (its name): its verdict,
+    its figures, and the scenario's own (`Scenario.log_fields`)."""
+    own = scenarios.get(scenario)
+    key = own.latency_log_key
     latencies = {
-        f"p{p.rstrip('0').rstrip('.')}": _seconds(detail.get(key.format(p))) for p in _PERCENTILES
+        f"p{p.rstrip('0').rstrip('.')}": seconds(detail.get(key.format(p))) for p in _PERCENTILES
     }
     out = {
         "scenario": detail.get("effective_scenario"),
@@ -61,27 +62,17 @@ def summarize(detail: dict, scenario: str) -> dict:
         "query_count": detail.get("result_query_count"),
         "samples_per_query": detail.get("effective_samples_per_query"),
         "latency_seconds": {k: v for k, v in latencies.items() if v is not None},
-        "mean_latency_seconds": _seconds(detail.get("result_mean_latency_ns")),
-        "max_latency_seconds": _seconds(detail.get("result_max_latency_ns")),
+        "mean_latency_seconds": seconds(detail.get("result_mean_latency_ns")),
+        "max_latency_seconds": seconds(detail.get("result_max_latency_ns")),
         "target_qps": detail.get("effective_target_qps"),
-        "target_latency_seconds": _seconds(detail.get("effective_target_latency_ns")),
+        "target_latency_seconds": seconds(detail.get("effective_target_latency_ns")),
         "target_latency_percentile": _percent(detail.get("effective_target_latency_percentile")),
         "min_duration_seconds": _ms(detail.get("effective_min_duration_ms")),
         "min_query_count": detail.get("effective_min_query_count"),
         "loadgen_version": detail.get("loadgen_version"),
         "errors": detail.get("num_errors"),
     }
-    if scenario == "server":
-        out["scheduled_qps"] = detail.get("result_scheduled_samples_per_sec")
-        out["completed_qps"] = detail.get("result_completed_samples_per_sec")
-        out["overlatency_queries"] = detail.get("result_overlatency_query_count")
-    elif scenario == "offline":
-        out["samples_per_sec"] = detail.get("result_samples_per_second")
-    elif scenario == "single_stream":
-        out["qps_with_loadgen_overhead"] = detail.get("result_qps_with_loadgen_overhead")
-        out["early_stopping_latency_seconds"] = _seconds(detail.get("early_stopping_latency_ss"))
-    else:
-        out["early_stopping_latency_seconds"] = _seconds(detail.get("early_stopping_latency_ms"))
+    out |= own.log_fields(detail)
     return {k: v for k, v in out.items() if v is not None}
 
 
