@@ -1,0 +1,157 @@
+"""bf16 against fp32 on this CPU, side by side in one run: the ratio and each one's share of peak.
+
+Each round runs `tpubench train` (or `tpubench infer`) once per contender, in
+a fresh process, the contenders' order turning each round: fp32, then bf16
+(and any `--variant` you add: a bf16 run with extra flags or environment,
+e.g. an attempt from docs/cpu.md).  It prints every run's examples/s and MFU
+(the record's, against the measured peak of that precision: `tpubench
+peak`), each contender's median with its range, and each contender's ratio
+to fp32 paired by round (median and range): the figure the goal is judged by.
+
+    .venv/bin/python bench/cpu_bf16.py                       # ResNet-50 training, 3 rounds
+    .venv/bin/python bench/cpu_bf16.py --mode=infer          # inference, the same way
+    .venv/bin/python bench/cpu_bf16.py --model=alexnet --rounds=5
+    .venv/bin/python bench/cpu_bf16.py --variant='bf16-b64:--precision=bf16 --batch_size=64:'
+
+Figures are only meaningful on a quiet machine: the script prints the other
+processes' CPU use during each run (the run's own left out) and says
+AMX's state as the record gives it (usable, listed but not permitted, absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import psutil
+
+
+def _args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="resnet50")
+    p.add_argument("--mode", choices=("train", "infer"), default="train")
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--steps", type=int, default=12, help="train steps (train) per run")
+    p.add_argument("--steps_per_loop", type=int, default=4)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="LABEL:FLAGS:ENV, e.g. 'big-batch:--precision=bf16 --batch_size=64:' "
+        "(flags space-separated; ENV as NAME=VALUE,NAME=VALUE)",
+    )
+    p.add_argument("--output", default=None, help="write every run's figures here (JSON)")
+    return p.parse_args(argv)
+
+
+def contenders(args) -> dict[str, tuple[list[str], dict]]:
+    """{label: (extra tpubench flags, extra environment)}: fp32, bf16, then the variants."""
+    out = {"fp32": (["--precision=fp32"], {}), "bf16": (["--precision=bf16"], {})}
+    for text in args.variant:
+        label, _, rest = text.partition(":")
+        flags, _, env = rest.partition(":")
+        pairs = [x.split("=", 1) for x in env.split(",") if "=" in x]
+        out[label] = (flags.split(), dict(pairs))
+    return out
+
+
+def _command(args, flags: list[str], results: str) -> list[str]:
+    cmd = [sys.executable, "-m", "tpubench", args.mode, f"--model={args.model}"]
+    cmd += ["--use_synthetic_data", "--accelerator=cpu", f"--batch_size={args.batch_size}"]
+    cmd += [f"--results_dir={results}"]
+    if args.mode == "train":
+        cmd += [f"--train_steps={args.steps}", f"--steps_per_loop={args.steps_per_loop}"]
+    return cmd + flags
+
+
+def _busy_seconds() -> float:
+    t = psutil.cpu_times()
+    return t.user + t.system + t.nice
+
+
+def run_once(args, label: str, flags: list[str], env: dict, results: str) -> dict:
+    before = set(os.listdir(results))
+    cmd = _command(args, flags, results)
+    start, busy0, own0 = time.monotonic(), _busy_seconds(), _children_seconds()
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=3600, env={**os.environ, **env}
+    )
+    wall, busy = time.monotonic() - start, _busy_seconds() - busy0
+    others = max(0.0, busy - (_children_seconds() - own0))  # CPU the run itself did not use
+    if proc.returncode != 0:
+        sys.exit(f"bench/cpu_bf16.py: {label}: `{' '.join(cmd)}` failed: {proc.stderr[-600:]}")
+    new = [n for n in sorted(set(os.listdir(results)) - before) if n.endswith(".json")]
+    with open(os.path.join(results, new[-1])) as f:
+        record = json.load(f)
+    res = record.get("results", {})
+    rate = res.get("examples_per_sec") or res.get("predictions_per_sec")
+    mfu = (record.get("mfu") or {}).get("mfu")
+    cpu = (record.get("hardware") or {}).get("cpu") or {}
+    return {
+        "label": label,
+        "rate": rate,
+        "mfu": mfu,
+        "peak_precision": (record.get("mfu") or {}).get("peak_precision"),
+        "amx": cpu.get("amx"),
+        "others_busy_share": others / max(wall * (psutil.cpu_count() or 1), 1e-9),
+        "record": os.path.join(results, new[-1]),
+    }
+
+
+def _children_seconds() -> float:
+    """CPU seconds this script's finished children used (the runs themselves)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):,.2f} ({min(xs):,.2f}-{max(xs):,.2f})"
+
+
+def main(argv=None) -> int:
+    args = _args(argv)
+    table = contenders(args)
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="cpu_bf16-") as results:
+        for r in range(args.rounds):
+            order = list(table)
+            order = order[r % len(order) :] + order[: r % len(order)]  # the order turns
+            for label in order:
+                flags, env = table[label]
+                got = run_once(args, label, flags, env, results)
+                got["round"] = r + 1
+                runs.append(got)
+                print(
+                    f"round {r + 1} {label:>12}: {got['rate']:,.2f} examples/s, MFU "
+                    f"{(got['mfu'] or 0) * 100:.0f}% of the {got['peak_precision']} peak; other "
+                    f"processes {got['others_busy_share'] * 100:.0f}% of the CPUs (AMX: "
+                    f"{got['amx']})",
+                    flush=True,
+                )
+    print(f"\n{args.model} {args.mode}, batch {args.batch_size}, {args.rounds} rounds:")
+    for label in table:
+        mine = [x for x in runs if x["label"] == label]
+        rates = [x["rate"] for x in mine]
+        mfus = [(x["mfu"] or 0) * 100 for x in mine]
+        line = f"  {label:>12}: {_spread(rates)} examples/s; MFU {_spread(mfus)}%"
+        if label != "fp32":
+            base = {x["round"]: x["rate"] for x in runs if x["label"] == "fp32"}
+            ratios = [x["rate"] / base[x["round"]] for x in mine]
+            line += f"; {label}/fp32 {_spread(ratios)}x"
+        print(line)
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(runs, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
