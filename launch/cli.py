@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import sys
 
+from tpubench.children import command
 from tpubench.core import errors as core_errors
 from tpubench_launch import commands, engines, errors, executors
 
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 0
         return _gke(args, passthrough)
-    except errors.LaunchError as e:
+    except core_errors.TpubenchError as e:  # the launcher's errors are tpubench's (errors.py)
         where = getattr(e, "record_path", None)
         print(
             f"{name}: error: {e}" + (f" [run record: {where}]" if where else ""),
@@ -193,18 +194,15 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return e.exit_code
-    except core_errors.TpubenchError as e:  # a rule read from tpubench's core refused a value
-        print(f"{name}: error: {e}", file=sys.stderr, flush=True)
-        return e.exit_code
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
 
 
 def _local_cluster(args, passthrough, argv) -> int:
-    from tpubench_launch import cluster
+    from tpubench_launch.cluster import local as local_cluster
 
-    opts = cluster.Options(
+    opts = local_cluster.Options(
         workers=args.workers,
         ps=args.ps,
         train_args=tuple(passthrough),
@@ -214,12 +212,12 @@ def _local_cluster(args, passthrough, argv) -> int:
         gpus_per_worker=args.gpus_per_worker,
         ps_device=args.ps_device,
     )
-    cluster.run(opts, argv)
+    local_cluster.run(opts, argv)
     return 0
 
 
 def _gke(args, passthrough) -> int:
-    from tpubench_launch import commands, gke, k8s
+    from tpubench_launch import gke, k8s
 
     req = engines.Request(
         name=args.name,
@@ -264,7 +262,7 @@ def _gke(args, passthrough) -> int:
             args.zone or "ZONE",
             args.spot,
         )
-        comments.append("TPU slice node pool: " + commands.shell(pool))
+        comments.append("TPU slice node pool: " + command.shell(pool))
     else:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")

@@ -11,7 +11,7 @@ built by jobset.py and tfjob.py from the same pieces (k8s.py).
 
 from __future__ import annotations
 
-from tpubench_launch import cluster, errors, k8s, tpus
+from tpubench_launch import errors, k8s, topology, tpus
 
 PORT = k8s.PORT
 GKE_TPU_MACHINES = {"v4": "ct4p-hightpu-4t", "v5p": "ct5p-hightpu-4t"}
@@ -82,17 +82,17 @@ def gpu_manifests(
         args = args + [f"--run_label={run_label or name}"]
         return [_job(name, name, image, args, None, place, None, queue, subcommand, size)]
     if queue:
-        raise refuse_queue(queue, len(cluster.task_roles(workers, ps)))
-    roles = cluster.task_roles(workers, ps)
+        raise refuse_queue(queue, len(topology.task_roles(workers, ps)))
+    roles = topology.task_roles(workers, ps)
     hosts = [f"{name}-{r}-{i}" for r, i in roles]
-    tasks = cluster.plan(workers, ps, hosts=hosts, port=PORT)
+    tasks = topology.plan(workers, ps, hosts=hosts, port=PORT)
     # One model_dir for every task (tpubench's default differs per process).
-    args = cluster.train_args(tasks, args, name, results.rstrip("/") + f"/{name}-model")
+    args = topology.train_args(tasks, args, name, results.rstrip("/") + f"/{name}-model")
     docs = []
     for t, host in zip(tasks, hosts, strict=True):
         task = f"{t.role}-{t.index}"
         docs.append(_service(name, task))
-        env = {"TF_CONFIG": cluster.tf_config(tasks, t)}
+        env = {"TF_CONFIG": topology.tf_config(tasks, t)}
         docs.append(_job(name, host, image, args, env, place, task, size=size))
     return docs
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from tpubench_launch import cluster, gke, k8s, topology
+from tpubench_launch import gke, k8s, topology
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
@@ -116,7 +116,7 @@ def cluster_manifests(
         for role, n in counts.items()
         for i in range(n)
     ]
-    args = cluster.train_args(tasks, list(args), name, results.rstrip("/") + f"/{name}-model")
+    args = topology.train_args(tasks, list(args), name, results.rstrip("/") + f"/{name}-model")
     replicated = []
     for role, n in counts.items():
         if not n:

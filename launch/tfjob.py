@@ -11,7 +11,7 @@ it comes.  TPUs are not a TFJob concept here: use the jobset engine.
 
 from __future__ import annotations
 
-from tpubench_launch import cluster, errors, k8s, topology
+from tpubench_launch import errors, k8s, topology
 
 API_VERSION = "kubeflow.org/v1"
 CONTAINER = "tensorflow"  # the operator sets TF_CONFIG in this container only
@@ -42,7 +42,7 @@ def manifests(
     # Only the roles matter to train_args (the strategy); the operator owns the addresses.
     tasks = [topology.Task(r, i, "") for r, n in counts.items() for i in range(n)]
     if len(tasks) > 1:
-        args = cluster.train_args(tasks, list(args), name, results.rstrip("/") + f"/{name}-model")
+        args = topology.train_args(tasks, list(args), name, results.rstrip("/") + f"/{name}-model")
     else:
         args = list(args) + [f"--run_label={name}"]
     specs = {}

@@ -19,8 +19,9 @@ import dataclasses
 import os
 from typing import ClassVar
 
+from tpubench.children import command
 from tpubench.storage import records
-from tpubench_launch import commands, errors, package
+from tpubench_launch import errors, package
 from tpubench_launch.executors import cloud
 
 
@@ -151,7 +152,7 @@ class CloudExecutor(Executor):
         return f"cost preview ({pricing}; {what}):"
 
     def dry_run_lines(self, config, plan, results_dir) -> list[str]:
-        return [f"# {note}" for note in plan.notes] + [commands.shell(a) for a in plan.commands()]
+        return [f"# {note}" for note in plan.notes] + [command.shell(a) for a in plan.commands()]
 
     def execute(self, sweep, todo, plans, argv, log_dir, out) -> list:
         results = []

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 
-from tpubench_launch import cluster, commands, errors, executors
+from tpubench.children import command
+from tpubench_launch import errors, executors, topology
 from tpubench_launch.executors import base, cloud
 
 GPUS = {
@@ -73,11 +74,11 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     family, project = s.image_family or family, s.image_project or project
 
     if config.is_cluster:
-        roles = cluster.task_roles(config.workers, config.ps)
+        roles = topology.task_roles(config.workers, config.ps)
         names = [cloud.vm_name(s, sweep.name, config.id, f"{r[0]}{i}") for r, i in roles]
         dns = [f"{n}.{s.zone}.c.{s.project}.internal" for n in names]
-        tasks = cluster.plan(config.workers, config.ps, hosts=dns, port=s.port)
-        trainers = [names[tasks.index(t)] for t in cluster.trainers(tasks)]
+        tasks = topology.plan(config.workers, config.ps, hosts=dns, port=s.port)
+        trainers = [names[tasks.index(t)] for t in topology.trainers(tasks)]
     else:
         names, tasks = [cloud.vm_name(s, sweep.name, config.id)], [None]
         trainers = list(names)
@@ -112,8 +113,8 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         task_flags = flags
         tf_config = None
         if task is not None:
-            tf_config = cluster.tf_config(tasks, task)
-            task_flags = flags + [f"--strategy={cluster.strategy_of(tasks)}"]
+            tf_config = topology.tf_config(tasks, task)
+            task_flags = flags + [f"--strategy={topology.strategy_of(tasks)}"]
         script = cloud.run_script(task_flags, log_file, tf_config, config.command)
         runs.append((name, ["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"]))
 
@@ -132,7 +133,7 @@ def vms(config) -> int:
 
 
 def _tasks(config) -> int:
-    return len(cluster.task_roles(config.workers, config.ps)) if config.is_cluster else 1
+    return len(topology.task_roles(config.workers, config.ps)) if config.is_cluster else 1
 
 
 def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
@@ -149,7 +150,7 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
         flags.update(
             results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.record_label
         )
-    return commands.flags_argv(flags)
+    return command.flags_argv(flags)
 
 
 @executors.REGISTRY.register

@@ -18,7 +18,8 @@ import re
 import shutil
 import sys
 
-from tpubench_launch import commands, errors, executors, k8s, tpus
+from tpubench.children import command
+from tpubench_launch import errors, executors, k8s, tpus
 from tpubench_launch import gke as gke_manifests
 from tpubench_launch import jobset as jobsets
 from tpubench_launch.executors import base, cloud, gce
@@ -92,7 +93,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         )
         notes.append(
             f"{tpus.parse(machine).accelerator_type} on a TPU node pool; one like: "
-            + commands.shell(pool)
+            + command.shell(pool)
         )
     else:
         kind = "job"
@@ -129,7 +130,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     if s.spot:
         _pod(docs[0], kind).setdefault("nodeSelector", {})[SPOT_LABEL] = "true"
     c = _pod(docs[0], kind)["containers"][0]
-    notes.append("pod runs: " + commands.shell([*c["command"], *c["args"]]))
+    notes.append("pod runs: " + command.shell([*c["command"], *c["args"]]))
     here = os.path.join(log_dir, config.id)
     manifest = os.path.join(here, f"{name}.yaml")
     text = k8s.render(docs, [f"tpubench-launch sweep {sweep.name}: {config.id}"])
