@@ -217,7 +217,7 @@ def _local_cluster(args, passthrough, argv) -> int:
 
 
 def _gke(args, passthrough) -> int:
-    from tpubench_launch import gke, k8s
+    from tpubench_launch.k8s import objects, sizing, tpu
 
     req = engines.Request(
         name=args.name,
@@ -243,18 +243,18 @@ def _gke(args, passthrough) -> int:
                 f"--machine-type={args.machine_type} with --tpu: a TPU pod is sized from its "
                 "slice's host; give --cpus/--memory to size it yourself"
             )
-        size = k8s.sized(args.machine_type, args.cpus, args.memory)
+        size = sizing.sized(args.machine_type, args.cpus, args.memory)
     if args.tpu:
         if args.workers != 1 or args.ps or args.gpus:
             raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
-        s, _ = gke.tpu_slice(args.tpu, args.tpu_topology)
-        host = gke.tpu_host_type(s)
-        size = size or k8s.size_for(host)
-        sizing = (
+        s, _ = tpu.tpu_slice(args.tpu, args.tpu_topology)
+        host = tpu.tpu_host_type(s)
+        size = size or sizing.size_for(host)
+        said = (
             f"the pod: {size.cpus} cores, {size.memory_gib} GiB and {s.chips} TPU chips "
             f"(requests = limits), sized for {size.source}"
         )
-        pool = gke.node_pool_command(
+        pool = tpu.node_pool_command(
             args.name,
             args.tpu,
             args.tpu_topology,
@@ -266,16 +266,16 @@ def _gke(args, passthrough) -> int:
     else:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
-        size = size or k8s.size_for(k8s.DEFAULT_MACHINE)
-        sizing = (
+        size = size or sizing.size_for(sizing.DEFAULT_MACHINE)
+        said = (
             f"each pod: {size.cpus} cores, {size.memory_gib} GiB (requests = limits), sized for "
             f"{size.source}"
         )
     docs = engine.manifests(dataclasses.replace(req, size=size))
-    text = k8s.render(docs, [*comments, sizing])
+    text = objects.render(docs, [*comments, said])
     if args.dry_run:
         print(text, end="")
         return 0
-    k8s.apply(text)
+    objects.apply(text)
     print(f"applied; watch with: kubectl get {engine.resource},pods -l tpubench/run={args.name}")
     return 0
