@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "local-cluster":
             return _local_cluster(args, passthrough, [PROG, *argv])
         if args.command == "sweep":
-            from tpubench_launch import sweep_run
+            from tpubench_launch.sweep import run as sweep_run
 
             sweep_run.run(
                 args.file,

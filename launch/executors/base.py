@@ -1,6 +1,6 @@
 """The executor interface: what `tpubench-launch sweep` asks of every `--executor`.
 
-`sweep_run.run` drives any executor through these methods in this order:
+`sweep/run.run` drives any executor through these methods in this order:
 `settings` (the sweep file's `cloud:` mapping, checked before anything
 starts; for rented VMs also the package each installs), `code_lines` (what
 chooses the code the machines run, printed before the runs), `before_runs`

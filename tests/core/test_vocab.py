@@ -9,7 +9,8 @@ import pytest
 
 from tpubench.core import errors, vocab
 from tpubench.study import remote, spec
-from tpubench_launch import executors, sweep
+from tpubench_launch import executors
+from tpubench_launch.sweep import grid as sweep
 
 
 def test_the_launchers_sweep_words_are_tpubenchs():

@@ -10,7 +10,7 @@
       batch_sizes: [64, 128]
       precisions: [fp32]
       strategies: [one_device, {strategy: multi_worker, workers: 2}]
-    runs:                            # instead of grid: each run written out (sweep_runs.py)
+    runs:                            # instead of grid: each run written out (runs.py)
       - {label: small, machine: gcp:n1-standard-8, flags: {model: mnist_mlp}}
     command: train                   # or tune / infer: the tpubench subcommand each run is
     flags: {train_steps: 200}        # tpubench train (or tune) flags for every configuration
