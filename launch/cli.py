@@ -112,6 +112,13 @@ def parser() -> argparse.ArgumentParser:
         "image_family, image_project); without it such a file is refused",
     )
 
+    ex = sub.add_parser(
+        "executors", help="list the sweep executors and what each can host (devices, clusters)"
+    )
+    ex.add_argument(
+        "--json", action="store_true", help="one JSON list, as `tpubench study` reads it"
+    )
+
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
     gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
     gk.add_argument("--image", required=True, help="a container image with tpubench installed")
@@ -185,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                 max_configs=args.max_configs,
             )
             return 0
+        if args.command == "executors":
+            return _executors(args.json)
         return _gke(args, passthrough)
     except core_errors.TpubenchError as e:  # the launcher's errors are tpubench's (errors.py)
         where = getattr(e, "record_path", None)
@@ -213,6 +222,26 @@ def _local_cluster(args, passthrough, argv) -> int:
         ps_device=args.ps_device,
     )
     local_cluster.run(opts, argv)
+    return 0
+
+
+def _executors(as_json: bool) -> int:
+    """Every registered executor and what it hosts: a JSON list, or one line each."""
+    import json
+
+    found = [executors.REGISTRY.get(n).describe() for n in executors.REGISTRY.names()]
+    if as_json:
+        print(json.dumps(found))
+        return 0
+    for e in found:
+        tpu = f" ({', '.join(e['tpu_slices'])} TPU slices)" if e["tpu_slices"] else ""
+        clusters = ", ".join(e["clusters"]) or "none"
+        where = " across machines" if e["multi_host"] else ""
+        needs = f"; cloud: {', '.join(e['required'])}" if e["required"] else ""
+        print(
+            f"{e['name']}: {', '.join(e['devices'])}{tpu}; clusters: {clusters}{where}; runs "
+            f"{', '.join(e['subcommands'])}{needs}"
+        )
     return 0
 
 

@@ -99,6 +99,9 @@ def _tasks(config) -> int:
 @executors.REGISTRY.register
 class Gce(base.CloudExecutor):
     name = "gce"
+    devices = ("cpu", "gpu")
+    clusters = ("multi_worker", "parameter_server")  # one VM per task
+    multi_host = True
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)

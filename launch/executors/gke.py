@@ -162,6 +162,9 @@ def vms(config) -> int:
 class Gke(base.CloudExecutor):
     name = "gke"
     title = "GKE"
+    devices = ("cpu", "gpu", "tpu")
+    tpu_slices = ("single-host",)  # a node pool does not answer the Cloud TPU API
+    subcommands = ("train", "infer")
     # gke talks to the cluster kubectl points at: no project or zone of its own.
     required = ("bucket", "image")
     example = "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}"

@@ -155,6 +155,9 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
 @executors.REGISTRY.register
 class Local(base.Executor):
     name = "local"
+    devices = ("cpu", "gpu", "tpu")  # whatever this host has
+    tpu_slices = ("single-host",)
+    clusters = ("multi_worker", "parameter_server")  # tasks on this host
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
         for c in todo:

@@ -153,6 +153,10 @@ def check_sky() -> None:
 @executors.REGISTRY.register
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
+    devices = ("cpu", "gpu", "tpu")
+    tpu_slices = ("single-host",)
+    clusters = ("multi_worker",)  # num_nodes; a job ends when every node's run does
+    multi_host = True
 
     required = ("bucket",)  # SkyPilot chooses the zone; the project is gcloud's
     example = "cloud: {bucket: gs://my-bucket/tb}"

@@ -71,6 +71,8 @@ def vms(config) -> int:
 @executors.REGISTRY.register
 class TpuVm(base.CloudExecutor):
     name = "tpu-vm"
+    devices = ("tpu",)
+    tpu_slices = ("single-host", "multi-host")  # a pod runs --worker=all
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)
