@@ -18,8 +18,6 @@ from tpubench.core import code_flags
 from tpubench.core import errors as core_errors
 from tpubench_launch import errors
 
-CODE_FLAGS = code_flags.CODE_FLAGS
-named = code_flags.named
 TRUST_FLAG = "--trust-code"
 # cloud: key -> what its value chooses.  Not here: tpu_runtime (one of Google's
 # TPU runtime images, by version), package_sha256 (it narrows what is installed).

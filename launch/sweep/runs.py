@@ -24,8 +24,6 @@ from tpubench_launch import errors
 from tpubench_launch.sweep import grid
 
 RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *grid.KEYS)
-# Safe in a file name, a shell word and a record: letters, digits, '_', '.', '-'.
-LABEL = grid.NAME
 
 
 def configs(runs, fixed: dict, command: str, path: str) -> list:
@@ -46,7 +44,7 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
             if key not in RUN_KEYS:
                 raise errors.unknown(f"key in {where}:", key, RUN_KEYS)
         label = run.get("label")
-        if not isinstance(label, str) or not LABEL.match(label):
+        if not isinstance(label, str) or not grid.NAME.match(label):
             raise errors.UsageError(
                 f"{where}: label={label!r} must be 1-100 letters, digits, '_', '.' or '-', "
                 "starting with a letter or digit (it becomes --run_label and file names)"
@@ -76,7 +74,7 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
                 f"{where}: seconds={seconds!r} must be a number > 0 and at most 604,800 (a week)"
             )
         run_label = run.get("run_label", label)
-        if not isinstance(run_label, str) or not LABEL.match(run_label):
+        if not isinstance(run_label, str) or not grid.NAME.match(run_label):
             raise errors.UsageError(
                 f"{where}: run_label={run_label!r} must be 1-100 letters, digits, '_', '.' or "
                 "'-', starting with a letter or digit"
