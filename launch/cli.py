@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import sys
 
+from tpubench.children import command
 from tpubench.core import errors as core_errors
 from tpubench_launch import commands, engines, errors, executors
 
@@ -111,6 +112,13 @@ def parser() -> argparse.ArgumentParser:
         "image_family, image_project); without it such a file is refused",
     )
 
+    ex = sub.add_parser(
+        "executors", help="list the sweep executors and what each can host (devices, clusters)"
+    )
+    ex.add_argument(
+        "--json", action="store_true", help="one JSON list, as `tpubench study` reads it"
+    )
+
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
     gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
     gk.add_argument("--image", required=True, help="a container image with tpubench installed")
@@ -171,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "local-cluster":
             return _local_cluster(args, passthrough, [PROG, *argv])
         if args.command == "sweep":
-            from tpubench_launch import sweep_run
+            from tpubench_launch.sweep import run as sweep_run
 
             sweep_run.run(
                 args.file,
@@ -184,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                 max_configs=args.max_configs,
             )
             return 0
+        if args.command == "executors":
+            return _executors(args.json)
         return _gke(args, passthrough)
-    except errors.LaunchError as e:
+    except core_errors.TpubenchError as e:  # the launcher's errors are tpubench's (errors.py)
         where = getattr(e, "record_path", None)
         print(
             f"{name}: error: {e}" + (f" [run record: {where}]" if where else ""),
@@ -193,18 +203,15 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         return e.exit_code
-    except core_errors.TpubenchError as e:  # a rule read from tpubench's core refused a value
-        print(f"{name}: error: {e}", file=sys.stderr, flush=True)
-        return e.exit_code
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
 
 
 def _local_cluster(args, passthrough, argv) -> int:
-    from tpubench_launch import cluster
+    from tpubench_launch.cluster import local as local_cluster
 
-    opts = cluster.Options(
+    opts = local_cluster.Options(
         workers=args.workers,
         ps=args.ps,
         train_args=tuple(passthrough),
@@ -214,12 +221,32 @@ def _local_cluster(args, passthrough, argv) -> int:
         gpus_per_worker=args.gpus_per_worker,
         ps_device=args.ps_device,
     )
-    cluster.run(opts, argv)
+    local_cluster.run(opts, argv)
+    return 0
+
+
+def _executors(as_json: bool) -> int:
+    """Every registered executor and what it hosts: a JSON list, or one line each."""
+    import json
+
+    found = [executors.REGISTRY.get(n).describe() for n in executors.REGISTRY.names()]
+    if as_json:
+        print(json.dumps(found))
+        return 0
+    for e in found:
+        tpu = f" ({', '.join(e['tpu_slices'])} TPU slices)" if e["tpu_slices"] else ""
+        clusters = ", ".join(e["clusters"]) or "none"
+        where = " across machines" if e["multi_host"] else ""
+        needs = f"; cloud: {', '.join(e['required'])}" if e["required"] else ""
+        print(
+            f"{e['name']}: {', '.join(e['devices'])}{tpu}; clusters: {clusters}{where}; runs "
+            f"{', '.join(e['subcommands'])}{needs}"
+        )
     return 0
 
 
 def _gke(args, passthrough) -> int:
-    from tpubench_launch import commands, gke, k8s
+    from tpubench_launch.k8s import objects, sizing, tpu
 
     req = engines.Request(
         name=args.name,
@@ -245,18 +272,18 @@ def _gke(args, passthrough) -> int:
                 f"--machine-type={args.machine_type} with --tpu: a TPU pod is sized from its "
                 "slice's host; give --cpus/--memory to size it yourself"
             )
-        size = k8s.sized(args.machine_type, args.cpus, args.memory)
+        size = sizing.sized(args.machine_type, args.cpus, args.memory)
     if args.tpu:
         if args.workers != 1 or args.ps or args.gpus:
             raise errors.UsageError("--tpu runs one TPU slice: drop --workers, --ps and --gpus")
-        s, _ = gke.tpu_slice(args.tpu, args.tpu_topology)
-        host = gke.tpu_host_type(s)
-        size = size or k8s.size_for(host)
-        sizing = (
+        s, _ = tpu.tpu_slice(args.tpu, args.tpu_topology)
+        host = tpu.tpu_host_type(s)
+        size = size or sizing.size_for(host)
+        said = (
             f"the pod: {size.cpus} cores, {size.memory_gib} GiB and {s.chips} TPU chips "
             f"(requests = limits), sized for {size.source}"
         )
-        pool = gke.node_pool_command(
+        pool = tpu.node_pool_command(
             args.name,
             args.tpu,
             args.tpu_topology,
@@ -264,20 +291,20 @@ def _gke(args, passthrough) -> int:
             args.zone or "ZONE",
             args.spot,
         )
-        comments.append("TPU slice node pool: " + commands.shell(pool))
+        comments.append("TPU slice node pool: " + command.shell(pool))
     else:
         if args.gpu_type and not args.gpus:
             raise errors.UsageError(f"--gpu-type={args.gpu_type} needs --gpus=N (GPUs per task)")
-        size = size or k8s.size_for(k8s.DEFAULT_MACHINE)
-        sizing = (
+        size = size or sizing.size_for(sizing.DEFAULT_MACHINE)
+        said = (
             f"each pod: {size.cpus} cores, {size.memory_gib} GiB (requests = limits), sized for "
             f"{size.source}"
         )
     docs = engine.manifests(dataclasses.replace(req, size=size))
-    text = k8s.render(docs, [*comments, sizing])
+    text = objects.render(docs, [*comments, said])
     if args.dry_run:
         print(text, end="")
         return 0
-    k8s.apply(text)
+    objects.apply(text)
     print(f"applied; watch with: kubectl get {engine.resource},pods -l tpubench/run={args.name}")
     return 0

@@ -12,17 +12,10 @@ import sys
 from tpubench.children import command as child_command
 from tpubench.core import names
 
-# One spelling of a flag and one isolated interpreter for every child, whichever
-# tree starts it: tpubench/children/command.py; the launcher's modules call them here.
-flag = child_command.flag
-flags_argv = child_command.flags_argv
-isolated_python = child_command.isolated_python
-shell = child_command.shell
-
 
 def local_tpubench() -> list[str]:
     """tpubench in this interpreter's environment (the one tpubench-launch runs in)."""
-    return isolated_python("tpubench")
+    return child_command.isolated_python("tpubench")
 
 
 def flag_value(args: list[str], name: str) -> str | None:

@@ -1,9 +1,10 @@
 """Errors a user of tpubench-launch can act on.
 
-The launcher keeps its own small hierarchy (a rule it reads from tpubench's
-core raises tpubench's error, which `cli.main` prints the same way) with
-the same contract: one line naming the bad value and what is accepted, and
-an exit code (2 for usage errors).  `cli.main` prints them.
+One hierarchy for both trees: every error here is a `tpubench.core.errors`
+error (a launcher usage error is a tpubench `UsageError`, an interruption an
+`InterruptedRun`), so a rule the launcher reads from tpubench's core and a
+rule of its own fail alike: one line naming the bad value and what is
+accepted, and an exit code (2 for usage errors).  `cli.main` prints them.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from tpubench.core import errors as core_errors
 
-class LaunchError(Exception):
+
+class LaunchError(core_errors.TpubenchError):
     """Base class: an error the user can fix.  Exit code 2 unless overridden."""
 
     exit_code = 2
 
 
-class UsageError(LaunchError):
+class UsageError(LaunchError, core_errors.UsageError):
     """A bad option, sweep file or value."""
 
 
@@ -41,7 +44,7 @@ class CloudError(LaunchError):
     exit_code = 1
 
 
-class Interrupted(LaunchError):
+class Interrupted(LaunchError, core_errors.InterruptedRun):
     """Ctrl-C or SIGTERM stopped the launcher (after it cleaned up)."""
 
     exit_code = 130

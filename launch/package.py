@@ -25,8 +25,9 @@ import os
 import re
 import tempfile
 
+from tpubench.children import command
 from tpubench.core import safe_files
-from tpubench_launch import cloud_names, commands, errors, wheel
+from tpubench_launch import cloud_names, errors, wheel
 
 VENV = "tpubench-venv"  # relative to the home directory: every script starts with `cd ~`
 REQUIREMENTS = "tpubench-requirements.txt"  # on the VM, beside the copied file
@@ -154,14 +155,14 @@ def install_script(pkg: Package, extra: str) -> str:
     else:
         spec, name = f"tpubench=={pkg.version}", f"tpubench[{extra}]=={pkg.version}"
     if not pkg.sha256:
-        return head + commands.shell([pip, "install", "-q", name])
+        return head + command.shell([pip, "install", "-q", name])
     line = f"{spec} --hash=sha256:{pkg.sha256}"
     return head + "; ".join(
         [
-            commands.shell(["printf", "%s\\n", line]) + f" > {REQUIREMENTS}",
-            commands.shell(
+            command.shell(["printf", "%s\\n", line]) + f" > {REQUIREMENTS}",
+            command.shell(
                 [pip, "install", "-q", "--no-deps", "--require-hashes", "-r", REQUIREMENTS]
             ),
-            commands.shell([pip, "install", "-q", name]),
+            command.shell([pip, "install", "-q", name]),
         ]
     )

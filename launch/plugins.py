@@ -3,12 +3,17 @@
 Each module of the package defines a class decorated with the registry's
 `register`; `names()` imports every module of the package once, so a new
 plug-in is one file there and every list of names (flag choices, help,
-errors, the smoke layer's commands) sees it.
+errors, `tpubench-launch executors`, the smoke layer's commands) sees it.
+An installed package adds one the Python way, without touching this tree:
+an entry point in the group named after the package
+(`[project.entry-points."tpubench_launch.executors"]`, `NAME = module` or
+`NAME = module:Class`), whose module registers its class (or which names it).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import pkgutil
 
 from tpubench_launch import errors
@@ -35,7 +40,22 @@ class Registry:
             self._discovered = True
             for module in pkgutil.iter_modules(self._path):
                 importlib.import_module(f"{self._package}.{module.name}")
+            for entry in importlib.metadata.entry_points(group=self._package):
+                if entry.name not in self._found:
+                    self._load(entry)
         return tuple(sorted(self._found))
+
+    def _load(self, entry) -> None:
+        """Imports an installed package's plug-in ENTRY; its module registers the class."""
+        try:
+            loaded = entry.load()
+        except Exception as e:  # noqa: BLE001 - a plug-in's import is its own code: one line
+            raise errors.UsageError(
+                f"{self._flag} plug-in {entry.name!r} (entry point {entry.value}) failed to "
+                f"import: {type(e).__name__}: {e}"
+            ) from None
+        if isinstance(loaded, type) and getattr(loaded, "name", None) not in self._found:
+            self.register(loaded)
 
     def get(self, name: str):
         """The plug-in called NAME.

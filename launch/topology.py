@@ -1,7 +1,7 @@
 """Who a local cluster is: its tasks, their roles and addresses, TF_CONFIG.
 
-Pure functions of the task list, shared by the launcher (cluster.py), the
-supervisor (cluster_run.py) and the cloud executors.
+Pure functions of the task list, shared by the local cluster (cluster/local.py,
+cluster/supervise.py), the cloud executors and the Kubernetes engines.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import dataclasses
 import json
 import socket
 
-from tpubench_launch import errors
+from tpubench_launch import commands, errors
 
 TRAIN_PORT_HOST = "localhost"
 
@@ -110,3 +110,30 @@ def trainers(tasks: list[Task]) -> list[Task]:
     if any(t.role == "ps" for t in tasks):
         return [chief_of(tasks)]
     return list(tasks)
+
+
+def train_args(tasks: list[Task], args: list[str], label: str, model_dir: str) -> list[str]:
+    """The pass-through train flags plus what a cluster needs, given once for every task.
+
+    Adds --strategy (so a 1-worker cluster is still multi_worker), --run_label
+    (how the chief's record is found) and one shared --model_dir, unless the
+    user gave them.
+
+    Raises:
+      UsageError: --strategy contradicts the cluster's shape.
+    """
+    wanted = strategy_of(tasks)
+    given = commands.flag_value(args, "strategy")
+    if given not in (None, "auto", wanted):
+        shape = "--ps tasks" if wanted == "parameter_server" else "no --ps"
+        raise errors.UsageError(
+            f"--strategy={given} does not fit a cluster with {shape}; accepted: auto or {wanted}"
+        )
+    out = list(args)
+    if given in (None, "auto"):
+        out = commands.without_flag(out, "strategy") + [f"--strategy={wanted}"]
+    if not commands.has_flag(out, "run_label"):
+        out.append(f"--run_label={label}")
+    if not commands.has_flag(out, "model_dir"):
+        out.append(f"--model_dir={model_dir}")
+    return out

@@ -8,7 +8,7 @@ flags would run that code in every run with no word to the user.  And its
 the container image each GKE pod runs, the boot image each VM starts from.
 The rules are tpubench's own (tpubench/core/code_flags.py); this is their
 launcher spelling, and `CODE_SETTINGS` is the one list of such cloud keys
-(`tpubench study` asks for it through cloud_rules.py).  sweep_file.load
+(`tpubench study` asks for it through cloud_rules.py).  sweep/file.load
 applies both to every file, whatever the executor.
 """
 
@@ -18,8 +18,6 @@ from tpubench.core import code_flags
 from tpubench.core import errors as core_errors
 from tpubench_launch import errors
 
-CODE_FLAGS = code_flags.CODE_FLAGS
-named = code_flags.named
 TRUST_FLAG = "--trust-code"
 # cloud: key -> what its value chooses.  Not here: tpu_runtime (one of Google's
 # TPU runtime images, by version), package_sha256 (it narrows what is installed).

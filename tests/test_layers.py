@@ -142,7 +142,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_launch_has_no_import_cycle():
     graph = _launch_graph()
-    assert "sweep_file" in graph and "sweep" in graph["sweep_file"]  # the graph is read
+    assert "sweep.file" in graph and "sweep.grid" in graph["sweep.file"]  # the graph is read
     assert _cycle(graph) is None, f"an import cycle in launch/: {' -> '.join(_cycle(graph))}"
 
 

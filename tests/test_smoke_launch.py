@@ -178,6 +178,14 @@ def _sweep(tmp_path, executor: str) -> str:
     return "s.yaml"
 
 
+@covers("tpubench-launch executors")
+def test_executors_lists_every_executor_and_what_it_hosts(tmp_path):
+    listed = json.loads(ok(run("tpubench-launch", "executors", "--json", cwd=tmp_path)))
+    assert {"local", "gce", "tpu-vm", "gke", "skypilot"} <= {e["name"] for e in listed}
+    lines = ok(run("tpubench-launch", "executors", cwd=tmp_path)).splitlines()
+    assert any(x.startswith("gce: cpu, gpu; clusters: multi_worker") for x in lines), lines
+
+
 @covers("tpubench-launch sweep", "tpubench-launch sweep --executor=local")
 def test_sweep_local_dry_run_then_run(tmp_path):
     _sweep(tmp_path, "local")

@@ -2,10 +2,13 @@
 
 Every engine has the same shape: `check(request)` refuses what it cannot
 run before anything is built, `manifests(request)` returns the objects to
-apply, `resource` is what `kubectl get` calls them.  A module here defines
-its engine class decorated with `REGISTRY.register`; the `--engine` choices
-and help and the smoke layer's list of commands read `REGISTRY.names()`.
-A new engine is one module in this package (and its test).
+apply, `pod_spec(doc)` finds the pod of a one-pod run in them, `resource`
+is what `kubectl get` calls them.  A module here holds its engine whole:
+the class decorated with `REGISTRY.register` and the builder of its
+objects, from the shared Kubernetes pieces of `k8s/`.  The `--engine`
+choices and help, the gke executor and the smoke layer's list of commands
+read the registry.  A new engine is one module in this package (or an
+installed package's `tpubench_launch.engines` entry point) and its test.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from tpubench_launch import errors, k8s, plugins
+from tpubench_launch import errors, plugins
+from tpubench_launch.k8s import sizing
 
 REGISTRY = plugins.Registry(__name__, __path__, "--engine")
 
@@ -34,25 +38,13 @@ class Request:
     queue: str | None = None
     ttl: int = 86400
     max_restarts: int = 0
-    size: k8s.PodSize | None = None
+    size: sizing.PodSize | None = None
+    run_label: str | None = None  # the record's label (default: name)
+    subcommand: str = "train"  # what a one-task run's pod runs: tpubench SUBCOMMAND
 
     @property
     def multi(self) -> bool:
         return self.workers > 1 or self.ps > 0
-
-    @property
-    def cluster(self) -> tuple:
-        """The leading arguments of every CPU/GPU cluster builder (gke, jobset, tfjob)."""
-        return (
-            self.name,
-            self.image,
-            self.workers,
-            self.ps,
-            self.gpus,
-            self.gpu_type,
-            self.args,
-            self.queue,
-        )
 
 
 class Engine:
@@ -73,7 +65,17 @@ class Engine:
         """The objects `kubectl apply` gets for REQUEST."""
         raise NotImplementedError
 
+    def pod_spec(self, doc: dict) -> dict:
+        """The pod spec of a one-task run's object DOC (a sweep adds its node selector)."""
+        raise NotImplementedError
+
 
 def default(request: Request) -> str:
     """The engine when none is named: one JobSet for several tasks, one Job for one."""
     return "jobset" if request.multi else "job"
+
+
+def for_one_pod(request: Request) -> Engine:
+    """The engine of a sweep's one-pod run: a JobSet on a TPU slice (it alone holds the
+    slice's node pool exclusively), a plain Job on CPUs and GPUs."""
+    return REGISTRY.get("jobset" if request.tpu else default(request))

@@ -1,6 +1,6 @@
 """The executor interface: what `tpubench-launch sweep` asks of every `--executor`.
 
-`sweep_run.run` drives any executor through these methods in this order:
+`sweep/run.run` drives any executor through these methods in this order:
 `settings` (the sweep file's `cloud:` mapping, checked before anything
 starts; for rented VMs also the package each installs), `code_lines` (what
 chooses the code the machines run, printed before the runs), `before_runs`
@@ -19,15 +19,49 @@ import dataclasses
 import os
 from typing import ClassVar
 
+from tpubench.children import command
 from tpubench.storage import records
-from tpubench_launch import commands, errors, package
+from tpubench_launch import errors, package
 from tpubench_launch.executors import cloud
 
 
 class Executor(abc.ABC):
-    """Where a sweep's configurations run.  Subclasses set `name`."""
+    """Where a sweep's configurations run.  Subclasses set `name` and what they host.
+
+    What an executor can host is data, published once by `tpubench-launch
+    executors --json` (tpubench's study reads it there): the device kinds a
+    configuration may train on, the TPU slices it rents, the cluster
+    strategies it runs and whether their tasks span machines, the tpubench
+    subcommands it runs, and the `cloud:` keys it needs.
+    """
 
     name: ClassVar[str]  # the --executor value
+    title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
+    rents: ClassVar[bool] = False  # True: it rents machines (a `cloud:` mapping)
+    devices: ClassVar[tuple[str, ...]] = ()  # cpu, gpu, tpu: what a configuration trains on
+    tpu_slices: ClassVar[tuple[str, ...]] = ()  # single-host, multi-host
+    clusters: ClassVar[tuple[str, ...]] = ()  # multi_worker, parameter_server
+    multi_host: ClassVar[bool] = False  # a cluster's tasks on several machines
+    subcommands: ClassVar[tuple[str, ...]] = ("train", "infer", "tune")
+    required: ClassVar[tuple[str, ...]] = ()  # the `cloud:` keys it cannot do without
+    example: ClassVar[str] = ""  # those keys set, for the error line
+    own_settings: ClassVar[tuple[str, ...]] = ()  # `cloud:` keys no other executor reads
+
+    def describe(self) -> dict:
+        """What this executor hosts, as `tpubench-launch executors --json` prints it."""
+        return {
+            "name": self.name,
+            "title": self.title or self.name,
+            "rents": self.rents,
+            "devices": list(self.devices),
+            "tpu_slices": list(self.tpu_slices),
+            "clusters": list(self.clusters),
+            "multi_host": self.multi_host,
+            "subcommands": list(self.subcommands),
+            "required": list(self.required),
+            "example": self.example,
+            "own_settings": list(self.own_settings),
+        }
 
     def settings(self, sweep, dry_run: bool = False) -> cloud.Settings | None:
         """The sweep file's `cloud:` settings, checked; None where none are needed.
@@ -77,12 +111,11 @@ class CloudExecutor(Executor):
 
     machines: ClassVar[str] = "VM"  # what the preview prices
     setup: ClassVar[str] = "create, install and delete"
-    # The `cloud:` keys this executor cannot do without, shown set in EXAMPLE,
-    # and the keys no other executor reads (refused for the others).
-    required: ClassVar[tuple[str, ...]] = cloud.REQUIRED
-    example: ClassVar[str] = cloud.EXAMPLE
-    own_settings: ClassVar[tuple[str, ...]] = ()
-    title: ClassVar[str] = ""  # how errors name it: "a GKE setting"
+    rents = True
+    # The `cloud:` keys a VM executor cannot do without, shown set in EXAMPLE;
+    # the keys no other executor reads (own_settings) are refused for the others.
+    required = cloud.REQUIRED
+    example = cloud.EXAMPLE
 
     installs_package: ClassVar[bool] = True  # False: the machines bring tpubench (an image)
 
@@ -151,7 +184,7 @@ class CloudExecutor(Executor):
         return f"cost preview ({pricing}; {what}):"
 
     def dry_run_lines(self, config, plan, results_dir) -> list[str]:
-        return [f"# {note}" for note in plan.notes] + [commands.shell(a) for a in plan.commands()]
+        return [f"# {note}" for note in plan.notes] + [command.shell(a) for a in plan.commands()]
 
     def execute(self, sweep, todo, plans, argv, log_dir, out) -> list:
         results = []

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from tpubench.children import command as child_command
 from tpubench.children import process as procs
 from tpubench_launch import cloud_names, commands, errors, package
 
@@ -46,7 +47,6 @@ SETTINGS = (
 # What a VM executor cannot do without; an executor declares its own (base.CloudExecutor).
 REQUIRED = ("project", "zone", "bucket")
 EXAMPLE = "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
-VENV = package.VENV  # relative to the home directory: every script starts with `cd ~`
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
 
 
@@ -156,7 +156,7 @@ def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> s
     return head + tail
 
 
-# Every value that enters a remote shell goes through shlex (commands.shell):
+# Every value that enters a remote shell goes through shlex (child_command.shell):
 # a file name, flag value or TF_CONFIG holding a quote, `$(...)` or `;` must
 # reach the VM as one word and run nothing.
 
@@ -172,9 +172,11 @@ def run_script(
     train_flags: list[str], log_file: str, tf_config: str | None = None, command: str = "train"
 ) -> str:
     """Shell run on a VM for one task: tpubench COMMAND, output also kept in LOG_FILE."""
-    env = f"export TF_CONFIG={commands.shell([tf_config])}; " if tf_config else ""
-    train = commands.shell([f"{VENV}/bin/python", "-m", "tpubench", command, *train_flags])
-    return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{commands.shell([log_file])}"
+    env = f"export TF_CONFIG={child_command.shell([tf_config])}; " if tf_config else ""
+    train = child_command.shell(
+        [f"{package.VENV}/bin/python", "-m", "tpubench", command, *train_flags]
+    )
+    return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{child_command.shell([log_file])}"
 
 
 def rsync_records(config, s: Settings, results_dir: str) -> list[str]:
@@ -209,7 +211,7 @@ def check_gcloud() -> None:
 
 
 def show(argv: list[str], out) -> None:
-    print("$ " + commands.shell(argv), file=out, flush=True)
+    print("$ " + child_command.shell(argv), file=out, flush=True)
 
 
 def call(argv: list[str], out, retries: int = 0) -> None:
@@ -226,7 +228,7 @@ def call(argv: list[str], out, retries: int = 0) -> None:
         if rc != 255 or attempt == retries:
             break
         time.sleep(min(30, 5 * (attempt + 1)))
-    raise errors.CloudError(f"`{commands.shell(argv[:4])} ...` failed with exit code {rc}")
+    raise errors.CloudError(f"`{child_command.shell(argv[:4])} ...` failed with exit code {rc}")
 
 
 @contextlib.contextmanager
@@ -292,7 +294,7 @@ def execute(plan: Plan, log_dir: str, out=None) -> None:
             if failed:
                 print(
                     "tpubench-launch: WARNING: delete failed; check and delete by hand: "
-                    + "; ".join(commands.shell(a) for a in failed),
+                    + "; ".join(child_command.shell(a) for a in failed),
                     file=sys.stderr,
                     flush=True,
                 )

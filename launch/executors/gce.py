@@ -11,52 +11,13 @@ from __future__ import annotations
 
 import os
 
-from tpubench_launch import cluster, commands, errors, executors
-from tpubench_launch.executors import base, cloud
+from tpubench_launch import errors, executors, topology
+from tpubench_launch.executors import base, cloud, shared
 
-GPUS = {
-    "k80": "nvidia-tesla-k80",
-    "p4": "nvidia-tesla-p4",
-    "p100": "nvidia-tesla-p100",
-    "v100": "nvidia-tesla-v100",
-    "t4": "nvidia-tesla-t4",
-    "l4": "nvidia-l4",
-    "a100": "nvidia-tesla-a100",
-    "a100-80gb": "nvidia-a100-80gb",
-    "h100": "nvidia-h100-80gb",
-}
-GPU_MACHINE_FAMILIES = ("a2-", "a3-", "g2-")  # GPUs come with the machine type
 IMAGES = {
     "gpu": ("common-cu124-debian-11-py310", "deeplearning-platform-release"),
     "cpu": ("debian-12", "debian-cloud"),
 }
-
-
-def shape(machine: str) -> tuple[str, str | None, int]:
-    """(machine type, GPU accelerator type or None, GPU count) of a priced machine.
-
-    Raises:
-      UsageError: not a GCE machine (other provider, a TPU, several hosts, unknown GPU).
-    """
-    parts = [p.split("@")[0].strip().lower() for p in machine.split("+")]
-    host = parts[0]
-    if not host.startswith("gcp:") or "x" in host.split(":")[0] or host[4:] in GPUS:
-        raise errors.UsageError(
-            f"machine {machine!r}: --executor=gce needs a GCE host first, like "
-            "gcp:n1-standard-8 or gcp:n1-standard-8+1xgcp:t4 (one VM per task)"
-        )
-    if host.startswith("gcp:tpu-"):
-        raise errors.UsageError(f"machine {machine!r} is a TPU slice: use --executor=tpu-vm")
-    gpu, count = None, 0
-    for part in parts[1:]:
-        n, _, key = part.partition("x") if part[0].isdigit() else ("1", "", part)
-        name = key.removeprefix("gcp:")
-        if name not in GPUS:
-            raise errors.unknown(f"GPU in machine {machine!r}:", name, GPUS)
-        if gpu and GPUS[name] != gpu:
-            raise errors.UsageError(f"machine {machine!r}: one GPU type per VM")
-        gpu, count = GPUS[name], count + int(n)
-    return host[4:], gpu, count
 
 
 def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
@@ -67,17 +28,17 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         )
     if config.strategy == "tpu":
         raise errors.UsageError(f"{config.id}: strategy tpu needs --executor=tpu-vm")
-    mtype, gpu, count = shape(machine)
-    has_gpu = bool(gpu) or mtype.startswith(GPU_MACHINE_FAMILIES)
+    mtype, gpu, count = shared.shape(machine)
+    has_gpu = bool(gpu) or mtype.startswith(shared.GPU_MACHINE_FAMILIES)
     family, project = IMAGES["gpu" if has_gpu else "cpu"]
     family, project = s.image_family or family, s.image_project or project
 
     if config.is_cluster:
-        roles = cluster.task_roles(config.workers, config.ps)
+        roles = topology.task_roles(config.workers, config.ps)
         names = [cloud.vm_name(s, sweep.name, config.id, f"{r[0]}{i}") for r, i in roles]
         dns = [f"{n}.{s.zone}.c.{s.project}.internal" for n in names]
-        tasks = cluster.plan(config.workers, config.ps, hosts=dns, port=s.port)
-        trainers = [names[tasks.index(t)] for t in cluster.trainers(tasks)]
+        tasks = topology.plan(config.workers, config.ps, hosts=dns, port=s.port)
+        trainers = [names[tasks.index(t)] for t in topology.trainers(tasks)]
     else:
         names, tasks = [cloud.vm_name(s, sweep.name, config.id)], [None]
         trainers = list(names)
@@ -105,15 +66,15 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
             setup.append(["gcloud", "compute", "scp", s.install.local, f"{name}:~", *s.ssh])
         setup.append(["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"])
 
-    flags = remote_flags(config, s)
+    flags = shared.remote_flags(config, s)
     log_file = f"tpubench-{config.id}.log"
     runs = []
     for name, task in zip(names, tasks, strict=True):
         task_flags = flags
         tf_config = None
         if task is not None:
-            tf_config = cluster.tf_config(tasks, task)
-            task_flags = flags + [f"--strategy={cluster.strategy_of(tasks)}"]
+            tf_config = topology.tf_config(tasks, task)
+            task_flags = flags + [f"--strategy={topology.strategy_of(tasks)}"]
         script = cloud.run_script(task_flags, log_file, tf_config, config.command)
         runs.append((name, ["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"]))
 
@@ -132,29 +93,15 @@ def vms(config) -> int:
 
 
 def _tasks(config) -> int:
-    return len(cluster.task_roles(config.workers, config.ps)) if config.is_cluster else 1
-
-
-def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
-    """tpubench flags on a VM: results and model dir on gs://, the config's label."""
-    flags = dict(config.train_flags())
-    if s.spot and "pricing" not in flags:
-        flags["pricing"] = "spot"
-    flags.update(extra or {})
-    if config.command == "tune":  # tune names, places and resumes its own trials
-        flags.update(results_dir=s.records)
-    elif config.command == "infer":  # infer's --model_dir names weights to read
-        flags.update(results_dir=s.records, run_label=config.record_label)
-    else:
-        flags.update(
-            results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.record_label
-        )
-    return commands.flags_argv(flags)
+    return len(topology.task_roles(config.workers, config.ps)) if config.is_cluster else 1
 
 
 @executors.REGISTRY.register
 class Gce(base.CloudExecutor):
     name = "gce"
+    devices = ("cpu", "gpu")
+    clusters = ("multi_worker", "parameter_server")  # one VM per task
+    multi_host = True
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)

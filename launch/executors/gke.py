@@ -1,10 +1,11 @@
 """GKE through kubectl: each configuration is one Job (CPU/GPU) or one JobSet (a TPU slice).
 
-The manifests come from the builders `tpubench-launch gke` uses (gke.py,
-jobset.py), so a sweep's pod looks like a hand-launched one.  A run is a
-cloud.Plan like a VM's: the rendered manifest is written under the sweep's
-logs, `kubectl apply -f` starts it, a waiter (`python -m
-tpubench_launch.k8s_wait`) polls the object until it completed or failed and
+The manifests come from the engine registry `tpubench-launch gke` uses
+(engines.for_one_pod: a Job, or a JobSet on a TPU slice), so a sweep's pod
+looks like a hand-launched one.  A run is a cloud.Plan like a VM's: the
+rendered manifest is written under the sweep's logs, `kubectl apply -f`
+starts it, a waiter (`python -m tpubench_launch.k8s.wait`) polls the object
+until it completed or failed and
 keeps the pods' logs, the records come back from the bucket with `gcloud
 storage rsync`, and `kubectl delete -f` always runs.  The cluster is the one
 kubectl's current context names; node pools (GPUs, TPU slices) must exist.
@@ -12,16 +13,17 @@ kubectl's current context names; node pools (GPUs, TPU slices) must exist.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 import shutil
 import sys
 
-from tpubench_launch import commands, errors, executors, k8s, tpus
-from tpubench_launch import gke as gke_manifests
-from tpubench_launch import jobset as jobsets
-from tpubench_launch.executors import base, cloud, gce
+from tpubench.children import command
+from tpubench_launch import engines, errors, executors, tpus
+from tpubench_launch.executors import base, cloud, shared
+from tpubench_launch.k8s import objects, sizing, tpu
 
 SPOT_LABEL = "cloud.google.com/gke-spot"
 
@@ -71,34 +73,31 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     # The builders add --tpu=local and --run_label themselves.
     flags = [
         f
-        for f in gce.remote_flags(config, s)
+        for f in shared.remote_flags(config, s)
         if not f.startswith(("--run_label=", "--tpu=", "--notpu"))
     ]
+    request = engines.Request(
+        name=name,
+        image=s.image,
+        args=flags,
+        queue=s.queue,
+        run_label=config.record_label,
+        subcommand=config.command,
+    )
     notes = []
     if machine.lower().startswith("gcp:tpu-"):
-        kind = "jobset"
-        docs = jobsets.tpu_manifests(
-            name,
-            s.image,
-            machine,
-            None,
-            flags,
-            s.queue,
-            run_label=config.record_label,
-            subcommand=config.command,
-        )
-        pool = gke_manifests.node_pool_command(
-            name, machine, None, "CLUSTER", s.zone or "ZONE", s.spot
-        )
+        request = dataclasses.replace(request, tpu=machine)
+        engine = engines.for_one_pod(request)
+        docs = engine.manifests(request)
+        pool = tpu.node_pool_command(name, machine, None, "CLUSTER", s.zone or "ZONE", s.spot)
         notes.append(
             f"{tpus.parse(machine).accelerator_type} on a TPU node pool; one like: "
-            + commands.shell(pool)
+            + command.shell(pool)
         )
     else:
-        kind = "job"
         mtype, gpu, count = _shape(config, machine)
         try:
-            size = k8s.size_for(mtype)
+            size = sizing.size_for(mtype)
         except errors.UsageError as e:
             raise _refuse(config, str(e).replace(" or give --cpus and --memory", "")) from None
         threads = config.train_flags().get("num_intra_threads")
@@ -108,33 +107,25 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
                 # A node never offers pods all its vCPUs: asking for them would never schedule.
                 capped = f" ({threads} threads; one {mtype} node offers pods {size.cpus} cores)"
             cores = min(int(threads), size.cpus)
-            size = k8s.PodSize(cores, size.memory_gib, f"{threads} threads")
-        docs = gke_manifests.gpu_manifests(
-            name,
-            s.image,
-            1,
-            0,
-            count,
-            gpu,
-            flags,
-            s.queue,
-            run_label=config.record_label,
-            subcommand=config.command,
-            size=size,
-        )
+            size = sizing.PodSize(cores, size.memory_gib, f"{threads} threads")
+        request = dataclasses.replace(request, gpus=count, gpu_type=gpu, size=size)
+        engine = engines.for_one_pod(request)
+        docs = engine.manifests(request)
         notes.append(
             f"{mtype}: " + (f"{count} x {gpu}" if gpu else "CPU only") + f" per pod, "
             f"{size.cpus} cores and {size.memory_gib} GiB (requests = limits){capped}"
         )
+    pod = engine.pod_spec(docs[0])
     if s.spot:
-        _pod(docs[0], kind).setdefault("nodeSelector", {})[SPOT_LABEL] = "true"
-    c = _pod(docs[0], kind)["containers"][0]
-    notes.append("pod runs: " + commands.shell([*c["command"], *c["args"]]))
+        pod.setdefault("nodeSelector", {})[SPOT_LABEL] = "true"
+    c = pod["containers"][0]
+    notes.append("pod runs: " + command.shell([*c["command"], *c["args"]]))
     here = os.path.join(log_dir, config.id)
     manifest = os.path.join(here, f"{name}.yaml")
-    text = k8s.render(docs, [f"tpubench-launch sweep {sweep.name}: {config.id}"])
+    text = objects.render(docs, [f"tpubench-launch sweep {sweep.name}: {config.id}"])
     kubectl = ["kubectl", *([f"--namespace={s.namespace}"] if s.namespace else [])]
-    waiter = [sys.executable, "-m", "tpubench_launch.k8s_wait", f"--kind={kind}", f"--name={name}"]
+    waiter = [sys.executable, "-m", "tpubench_launch.k8s.wait", f"--kind={engine.name}"]
+    waiter += [f"--name={name}"]
     waiter += [*([f"--namespace={s.namespace}"] if s.namespace else [])]
     waiter += [f"--logs={os.path.join(here, name + '.pods.log')}"]
     return cloud.Plan(
@@ -149,19 +140,12 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     )
 
 
-def _pod(doc: dict, kind: str) -> dict:
-    """The pod spec of the one pod a Job or a one-slice JobSet runs."""
-    if kind == "jobset":
-        doc = doc["spec"]["replicatedJobs"][0]["template"]
-    return doc["spec"]["template"]["spec"]
-
-
 def _shape(config, machine: str) -> tuple[str, str | None, int]:
     try:
-        mtype, gpu, count = gce.shape(machine)
+        mtype, gpu, count = shared.shape(machine)
     except errors.UsageError as e:
         raise _refuse(config, str(e).replace("--executor=gce", "--executor=gke")) from None
-    if not gpu and mtype.startswith(gce.GPU_MACHINE_FAMILIES):
+    if not gpu and mtype.startswith(shared.GPU_MACHINE_FAMILIES):
         raise _refuse(
             config,
             f"machine {machine!r}: on GKE name the GPUs the pod asks for, e.g. "
@@ -178,6 +162,9 @@ def vms(config) -> int:
 class Gke(base.CloudExecutor):
     name = "gke"
     title = "GKE"
+    devices = ("cpu", "gpu", "tpu")
+    tpu_slices = ("single-host",)  # a node pool does not answer the Cloud TPU API
+    subcommands = ("train", "infer")
     # gke talks to the cluster kubectl points at: no project or zone of its own.
     required = ("bucket", "image")
     example = "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}"

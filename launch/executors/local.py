@@ -3,7 +3,7 @@
 `threads: N` pins the run to the first N CPUs this launcher may use
 (os.sched_setaffinity in the child, before it execs) and sizes both of
 TensorFlow's thread pools to N, so a 1-vCPU vs 2-vCPU study runs here.
-Cluster strategies run as a real local cluster (cluster.py).  Every run's
+Cluster strategies run as a real local cluster (cluster/local.py).  Every run's
 output goes to RESULTS_DIR/logs/CONFIG_ID.log; records land in RESULTS_DIR.
 """
 
@@ -15,7 +15,8 @@ import sys
 
 from tpubench.children import command, labels, process
 from tpubench.storage import records
-from tpubench_launch import cluster, commands, errors, executors
+from tpubench_launch import commands, errors, executors
+from tpubench_launch.cluster import local as local_cluster
 from tpubench_launch.executors import base
 
 
@@ -60,13 +61,13 @@ def run_flags(config, results_dir: str) -> dict:
 
 def command_line(config, results_dir: str) -> str:
     """What runs for CONFIG, as a shell line (the dry run prints it)."""
-    args = commands.flags_argv(run_flags(config, results_dir))
+    args = command.flags_argv(run_flags(config, results_dir))
     cpus = pinned(config)
     pin = command.taskset(cpus)
     if config.is_cluster:
         shape = [f"--workers={config.workers}"] + ([f"--ps={config.ps}"] if config.ps else [])
-        return commands.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
-    return commands.shell([*pin, "tpubench", config.command, *args])
+        return command.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
+    return command.shell([*pin, "tpubench", config.command, *args])
 
 
 def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, str]:
@@ -76,10 +77,10 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
       Interrupted: Ctrl-C/SIGTERM (the run was stopped and recorded first).
     """
     log_dir = os.path.join(results_dir, "logs")
-    args = commands.flags_argv(run_flags(config, results_dir))
+    args = command.flags_argv(run_flags(config, results_dir))
     cpus = pinned(config)
     if config.is_cluster:
-        opts = cluster.Options(
+        opts = local_cluster.Options(
             workers=config.workers,
             ps=config.ps,
             train_args=tuple(args),
@@ -89,7 +90,7 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
         )
         try:
             with open(os.devnull, "w") as quiet:
-                cluster.run(opts, launcher_argv, out=quiet)
+                local_cluster.run(opts, launcher_argv, out=quiet)
         except errors.TaskFailed as e:
             return e.exit_code, str(e)
         return 0, _summary(results_dir, config.record_label)
@@ -154,6 +155,9 @@ def execute(sweep, todo, launcher_argv, out=None) -> list[tuple[object, int, str
 @executors.REGISTRY.register
 class Local(base.Executor):
     name = "local"
+    devices = ("cpu", "gpu", "tpu")  # whatever this host has
+    tpu_slices = ("single-host",)
+    clusters = ("multi_worker", "parameter_server")  # tasks on this host
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
         for c in todo:

@@ -18,7 +18,7 @@ import os
 import shlex
 
 from tpubench_launch import errors, executors, tpus
-from tpubench_launch.executors import base, cloud, gce
+from tpubench_launch.executors import base, cloud, shared
 
 # GCE accelerator type -> SkyPilot accelerator name.
 ACCELERATORS = {
@@ -68,11 +68,11 @@ def resources(config, s: cloud.Settings) -> tuple[dict, str]:
         out["accelerator_args"] = {"runtime_version": runtime, "tpu_vm": True}
         extra = "tpu"
     else:
-        mtype, gpu, count = gce.shape(machine)
+        mtype, gpu, count = shared.shape(machine)
         out["instance_type"] = mtype
         if gpu:
             out["accelerators"] = {ACCELERATORS[gpu]: count}
-        extra = "gpu" if gpu or mtype.startswith(gce.GPU_MACHINE_FAMILIES) else "cpu"
+        extra = "gpu" if gpu or mtype.startswith(shared.GPU_MACHINE_FAMILIES) else "cpu"
     out["use_spot"] = bool(s.spot)
     out["disk_size"] = s.boot_disk_gb
     return out, extra
@@ -85,7 +85,7 @@ def task(config, sweep, s: cloud.Settings) -> dict:
     extra_flags = {"tpu": "local"} if is_tpu else None
     if config.is_cluster:
         extra_flags = {"strategy": "multi_worker"}
-    flags = gce.remote_flags(config, s, extra_flags)
+    flags = shared.remote_flags(config, s, extra_flags)
     doc = {"name": cloud.vm_name(s, sweep.name, config.id)}
     if config.is_cluster:
         doc["num_nodes"] = config.workers
@@ -153,6 +153,10 @@ def check_sky() -> None:
 @executors.REGISTRY.register
 class SkyPilot(base.CloudExecutor):
     name = "skypilot"
+    devices = ("cpu", "gpu", "tpu")
+    tpu_slices = ("single-host",)
+    clusters = ("multi_worker",)  # num_nodes; a job ends when every node's run does
+    multi_host = True
 
     required = ("bucket",)  # SkyPilot chooses the zone; the project is gcloud's
     example = "cloud: {bucket: gs://my-bucket/tb}"

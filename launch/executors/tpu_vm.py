@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from tpubench_launch import errors, executors, tpus
-from tpubench_launch.executors import base, cloud, gce
+from tpubench_launch.executors import base, cloud, shared
 
 
 def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
@@ -41,7 +41,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     setup.append([*base, "ssh", name, every, *s.ssh, f"--command={install}"])
 
     # --tpu=local makes no API calls but sees only its own host's chips.
-    flags = gce.remote_flags(config, s, {"tpu": name if tpu.is_pod else "local"})
+    flags = shared.remote_flags(config, s, {"tpu": name if tpu.is_pod else "local"})
     log_file = f"tpubench-{config.id}.log"
     script = cloud.run_script(flags, log_file, command=config.command)
     run = (name, [*base, "ssh", name, every, *s.ssh, f"--command={script}"])
@@ -71,6 +71,8 @@ def vms(config) -> int:
 @executors.REGISTRY.register
 class TpuVm(base.CloudExecutor):
     name = "tpu-vm"
+    devices = ("tpu",)
+    tpu_slices = ("single-host", "multi-host")  # a pod runs --worker=all
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)

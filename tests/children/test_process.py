@@ -151,7 +151,7 @@ def test_stable_ids_and_model_dirs():
 
 def test_ids_recorded_before_the_shared_rule_still_match():
     """A sweep's records from before keep marking its configurations done (resume)."""
-    from tpubench_launch import sweep
+    from tpubench_launch.sweep import grid as sweep
 
     fixed = {"model": "mnist_mlp", "tiny": True, "train_steps": 4, "batch_size": 16}
     settings = {"machine": "gcp:n1-standard-8", "threads": 1}

@@ -9,13 +9,19 @@ import pytest
 
 from tpubench.core import errors, vocab
 from tpubench.study import remote, validate
-from tpubench_launch import executors, sweep
+from tpubench_launch import executors
+from tpubench_launch.sweep import grid as sweep
 
 
 def test_the_launchers_sweep_words_are_tpubenchs():
-    assert sweep.STRATEGIES is vocab.STRATEGIES
-    assert sweep.CLUSTER_STRATEGIES == vocab.CLUSTER_STRATEGIES
-    assert sweep.PRECISIONS == vocab.PRECISIONS
+    for key, values in (("strategy", vocab.STRATEGIES), ("precision", vocab.PRECISIONS)):
+        with pytest.raises(errors.UsageError) as e:
+            sweep.check_keys({key: "bogus"}, "s.yaml")
+        assert str(e.value).endswith("accepted: " + ", ".join(sorted(values)))
+        for value in values:
+            sweep.check_keys({key: value}, "s.yaml")
+    clusters = [s for s in vocab.STRATEGIES if sweep.Config("c", {"strategy": s}, {}).is_cluster]
+    assert clusters == list(vocab.CLUSTER_STRATEGIES)
 
 
 def test_a_studys_remote_executors_are_launcher_executors():

@@ -64,7 +64,7 @@ def _commands(label, name, kind):
     here = f"runs/sweeps/gk/logs/{label}"
     return [
         f"kubectl --namespace=ml apply -f {here}/{name}.yaml",
-        f"{sys.executable} -m tpubench_launch.k8s_wait --kind={kind} --name={name} "
+        f"{sys.executable} -m tpubench_launch.k8s.wait --kind={kind} --name={name} "
         f"--namespace=ml --logs={here}/{name}.pods.log",
         "gcloud storage rsync gs://bkt/tb/records runs/sweeps/gk",
         f"kubectl --namespace=ml delete -f {here}/{name}.yaml --ignore-not-found",

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from tpubench_launch import cli, sweep_file
+from tpubench_launch import cli
+from tpubench_launch.sweep import file as sweep_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,8 @@ import zipfile
 import pytest
 from conftest import one_line_error
 
-from tpubench_launch import sweep_run, wheel
+from tpubench_launch import wheel
+from tpubench_launch.sweep import run as sweep_run
 
 BIN = pathlib.Path(__file__).resolve().parent / "bin"
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]

@@ -97,3 +97,86 @@ def test_docs_cli_md_names_every_executor_and_engine(flag, registry):
     (row,) = [x for s in section for x in s.splitlines() if x.startswith(f"| `{flag}` |")]
     missing = [n for n in registry.names() if f"`{n}`" not in row]
     assert not missing, f"docs/cli.md's {flag} row does not name {missing}"
+
+
+# An executor nobody in this tree wrote: one file in an installed package, registered
+# through the `tpubench_launch.executors` entry-point group, nothing else edited.
+AWS_BATCH = """
+from tpubench_launch import executors
+from tpubench_launch.executors import base
+
+
+@executors.REGISTRY.register
+class AwsBatch(base.Executor):
+    name = "aws-batch"
+    title = "AWS Batch"
+    devices = ("cpu", "gpu")
+    subcommands = ("train",)
+
+    def plans(self, sweep, todo, settings, log_dir):
+        return [f"aws batch submit-job --job-name={c.id}" for c in todo]
+
+    def preview_title(self, pricing, settings):
+        return f"AWS Batch preview ({pricing}):"
+
+    def dry_run_lines(self, config, plan, results_dir):
+        return [plan]
+
+    def execute(self, sweep, todo, plans, argv, log_dir, out):
+        return [(c, 0, "submitted") for c in todo]
+"""
+
+
+def test_an_installed_executor_in_one_file_is_listed_and_usable(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "acme_batch.py").write_text(AWS_BATCH)
+    info = site / "acme_batch-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-batch\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tpubench_launch.executors]\naws-batch = acme_batch\n")
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    launch = [sys.executable, "-m", "tpubench_launch.main"]
+
+    def run(*args):
+        return subprocess.run(
+            [*launch, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+        )
+
+    listed = run("executors", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (batch,) = [e for e in json.loads(listed.stdout) if e["name"] == "aws-batch"]
+    assert batch["devices"] == ["cpu", "gpu"] and batch["subcommands"] == ["train"]
+    assert batch["title"] == "AWS Batch" and batch["rents"] is False
+    assert {"gce", "gke", "local", "skypilot", "tpu-vm"} <= {
+        e["name"] for e in json.loads(listed.stdout)
+    }
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    dry = run("sweep", "s.yaml", "--executor=aws-batch", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "AWS Batch preview (on_demand):" in dry.stdout
+    (line,) = [x for x in dry.stdout.splitlines() if x.startswith("aws batch submit-job")]
+    assert line.startswith("aws batch submit-job --job-name=cfg-")
+    helped = " ".join(run("sweep", "--help").stdout.split())
+    assert "aws-batch" in helped
+
+
+def test_executors_json_publishes_what_each_executor_hosts(capsys):
+    import json
+
+    assert cli.main(["executors", "--json"]) == 0
+    found = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert found["gce"]["clusters"] == ["multi_worker", "parameter_server"]
+    assert found["gce"]["multi_host"] and found["gce"]["devices"] == ["cpu", "gpu"]
+    assert found["tpu-vm"]["tpu_slices"] == ["single-host", "multi-host"]
+    assert found["gke"]["required"] == ["bucket", "image"]
+    assert found["gke"]["own_settings"] == ["image", "namespace", "queue"]
+    assert found["gke"]["subcommands"] == ["train", "infer"]
+    assert found["skypilot"]["clusters"] == ["multi_worker"] and found["skypilot"]["multi_host"]
+    assert found["local"]["rents"] is False and found["skypilot"]["rents"] is True

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from tpubench.core import safe_yaml
-from tpubench_launch import errors, sweep_file
+from tpubench_launch import errors
+from tpubench_launch.sweep import file as sweep_file
 
 LAUGHS = (
     "a: &a [x, x, x, x, x, x, x, x, x]\n"

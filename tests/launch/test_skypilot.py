@@ -9,8 +9,9 @@ import sys
 import pytest
 import yaml
 
-from tpubench_launch import errors, executors, sweep_file
+from tpubench_launch import errors, executors
 from tpubench_launch.executors import skypilot
+from tpubench_launch.sweep import file as sweep_file
 
 SWEEP = """
 name: spot

@@ -8,7 +8,8 @@ import sys
 import pytest
 from conftest import record_files
 
-from tpubench_launch import errors, sweep_file
+from tpubench_launch import errors
+from tpubench_launch.sweep import file as sweep_file
 
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
 

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from tpubench_launch import errors, sweep_file
+from tpubench_launch import errors
+from tpubench_launch.sweep import file as sweep_file
 
 LAUNCH = [sys.executable, "-m", "tpubench_launch.main", "sweep"]
 

@@ -87,8 +87,8 @@ def test_cnn_scaling_uses_each_model_s_published_configuration():
 
 
 def _this_checkout_cluster():
-    """launch/cluster.py of this checkout (an installed tpubench_launch may be another's)."""
-    path = pathlib.Path(__file__).resolve().parents[2] / "launch" / "cluster.py"
+    """launch/cluster/local.py of this checkout (an installed tpubench_launch may be another's)."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "launch" / "cluster" / "local.py"
     module_spec = importlib.util.spec_from_file_location("_cluster_here", path)
     module = importlib.util.module_from_spec(module_spec)
     sys.modules["_cluster_here"] = module  # dataclasses look their module up there
@@ -102,10 +102,10 @@ def _this_checkout_cluster():
 def test_the_launcher_hands_each_task_its_gpus():
     cluster = _this_checkout_cluster()
     tasks = [
-        cluster.Task("chief", 0, "a"),
-        cluster.Task("worker", 0, "b"),
-        cluster.Task("worker", 1, "c"),
-        cluster.Task("ps", 0, "d"),
+        cluster.topology.Task("chief", 0, "a"),
+        cluster.topology.Task("worker", 0, "b"),
+        cluster.topology.Task("worker", 1, "c"),
+        cluster.topology.Task("ps", 0, "d"),
     ]
     opts = cluster.Options(workers=2, ps=1, train_args=(), gpus_per_worker=2, ps_device="gpu")
     env = {t.name: opts.task_env(tasks, t).get("CUDA_VISIBLE_DEVICES") for t in tasks}

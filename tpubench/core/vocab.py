@@ -2,7 +2,7 @@
 
 Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
 error messages and the price columns read these tuples; none spells the
-values again, the launcher's sweep files (`launch/sweep.py`) included.
+values again, the launcher's sweep files (`launch/sweep/grid.py`) included.
 """
 
 from __future__ import annotations

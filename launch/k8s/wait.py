@@ -1,4 +1,4 @@
-"""`python -m tpubench_launch.k8s_wait`: waits for a Job or JobSet to finish, keeps its logs.
+"""`python -m tpubench_launch.k8s.wait`: waits for a Job or JobSet to finish, keeps its logs.
 
 The task of a `--executor=gke` sweep run (executors/gke.py): it polls
 `kubectl get KIND NAME -o json` until the object has a Complete (Job),
@@ -115,7 +115,7 @@ def wait(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tpubench_launch.k8s_wait", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m tpubench_launch.k8s.wait", description=__doc__)
     p.add_argument("--kind", required=True, choices=("job", "jobset"))
     p.add_argument("--name", required=True, help="the Job or JobSet")
     p.add_argument("--namespace", help="default: kubectl's current namespace")

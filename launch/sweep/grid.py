@@ -10,7 +10,7 @@
       batch_sizes: [64, 128]
       precisions: [fp32]
       strategies: [one_device, {strategy: multi_worker, workers: 2}]
-    runs:                            # instead of grid: each run written out (sweep_runs.py)
+    runs:                            # instead of grid: each run written out (runs.py)
       - {label: small, machine: gcp:n1-standard-8, flags: {model: mnist_mlp}}
     command: train                   # or tune / infer: the tpubench subcommand each run is
     flags: {train_steps: 200}        # tpubench train (or tune) flags for every configuration
@@ -47,10 +47,6 @@ AXES = {
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
 COMMANDS = ("train", "tune", "infer")
-# tpubench's spellings (core/vocab.py), so a sweep file says what a flag accepts.
-PRECISIONS = vocab.PRECISIONS
-STRATEGIES = vocab.STRATEGIES
-CLUSTER_STRATEGIES = vocab.CLUSTER_STRATEGIES
 # Whole-number settings and their ranges (batch_size: tpubench's flag range, core/bounds.py).
 RANGES = {
     "batch_size": bounds.FLAGS["batch_size"][:2],
@@ -89,7 +85,7 @@ class Config:
 
     @property
     def is_cluster(self) -> bool:
-        return self.strategy in CLUSTER_STRATEGIES
+        return self.strategy in vocab.CLUSTER_STRATEGIES
 
     @property
     def workers(self) -> int:
@@ -164,7 +160,7 @@ def grid_configs(grid: dict, fixed: dict, command: str, executor: str, path: str
 
 def check_command(command: str, settings: dict, where: str) -> None:
     """tune and infer run on one machine: no cluster strategies."""
-    if command != "train" and settings.get("strategy") in CLUSTER_STRATEGIES:
+    if command != "train" and settings.get("strategy") in vocab.CLUSTER_STRATEGIES:
         raise errors.UsageError(
             f"{where}: command {command} runs on one machine; strategy "
             f"{settings['strategy']} needs command train"
@@ -223,10 +219,10 @@ def check_keys(part: dict, where: str) -> None:
             raise errors.UsageError(
                 f"{where}: {k}={v!r} must be a whole number from {low:,} to {high:,}"
             )
-        if k == "precision" and v not in PRECISIONS:
-            raise errors.unknown(f"precision in {where}:", v, PRECISIONS)
-        if k == "strategy" and v not in STRATEGIES:
-            raise errors.unknown(f"strategy in {where}:", v, STRATEGIES)
+        if k == "precision" and v not in vocab.PRECISIONS:
+            raise errors.unknown(f"precision in {where}:", v, vocab.PRECISIONS)
+        if k == "strategy" and v not in vocab.STRATEGIES:
+            raise errors.unknown(f"strategy in {where}:", v, vocab.STRATEGIES)
         if k in ("model", "machine") and (not isinstance(v, str) or not v.strip()):
             raise errors.UsageError(f"{where}: {k}={v!r} must be a non-empty string")
 
@@ -234,7 +230,7 @@ def check_keys(part: dict, where: str) -> None:
 def check_settings(settings: dict, path: str) -> None:
     strategy = settings.get("strategy")
     for k in ("workers", "ps"):
-        if k in settings and strategy not in CLUSTER_STRATEGIES:
+        if k in settings and strategy not in vocab.CLUSTER_STRATEGIES:
             raise errors.UsageError(
                 f"{path}: {k}={settings[k]} needs strategy multi_worker or parameter_server "
                 f"(got {strategy or 'none'})"

@@ -6,7 +6,8 @@ import os
 import sys
 
 from tpubench.storage import records
-from tpubench_launch import commands, errors, executors, preview, sweep_file
+from tpubench_launch import commands, errors, executors, preview
+from tpubench_launch.sweep import file as sweep_file
 
 
 def done_ids(results_dir: str, configs) -> set[str]:

@@ -19,45 +19,8 @@ import os
 import sys
 
 from tpubench.storage import records
-from tpubench_launch import cluster_run, commands, errors, topology
-
-# The cluster's shape lives in topology.py; these names stay importable from here.
-Task = topology.Task
-plan = topology.plan
-task_roles = topology.task_roles
-free_ports = topology.free_ports
-cluster_spec = topology.cluster_spec
-tf_config = topology.tf_config
-strategy_of = topology.strategy_of
-chief_of = topology.chief_of
-trainers = topology.trainers
-
-
-def train_args(tasks: list[Task], args: list[str], label: str, model_dir: str) -> list[str]:
-    """The pass-through train flags plus what a cluster needs, given once for every task.
-
-    Adds --strategy (so a 1-worker cluster is still multi_worker), --run_label
-    (how the chief's record is found) and one shared --model_dir, unless the
-    user gave them.
-
-    Raises:
-      UsageError: --strategy contradicts the cluster's shape.
-    """
-    wanted = strategy_of(tasks)
-    given = commands.flag_value(args, "strategy")
-    if given not in (None, "auto", wanted):
-        shape = "--ps tasks" if wanted == "parameter_server" else "no --ps"
-        raise errors.UsageError(
-            f"--strategy={given} does not fit a cluster with {shape}; accepted: auto or {wanted}"
-        )
-    out = list(args)
-    if given in (None, "auto"):
-        out = commands.without_flag(out, "strategy") + [f"--strategy={wanted}"]
-    if not commands.has_flag(out, "run_label"):
-        out.append(f"--run_label={label}")
-    if not commands.has_flag(out, "model_dir"):
-        out.append(f"--model_dir={model_dir}")
-    return out
+from tpubench_launch import commands, errors, topology
+from tpubench_launch.cluster import supervise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,11 +38,11 @@ class Options:
     gpus_per_worker: int = 0  # 0: every task sees every GPU
     ps_device: str = "any"  # cpu | gpu | any: what the parameter servers see
 
-    def task_env(self, tasks: list[Task], task: Task) -> dict[str, str]:
+    def task_env(self, tasks: list[topology.Task], task: topology.Task) -> dict[str, str]:
         return task_env(tasks, task, self)
 
 
-def task_env(tasks: list[Task], task: Task, opts: Options) -> dict[str, str]:
+def task_env(tasks: list[topology.Task], task: topology.Task, opts: Options) -> dict[str, str]:
     """CUDA_VISIBLE_DEVICES for TASK, or {} to leave the environment as it is.
 
     Worker i gets GPUs i*N .. i*N+N-1 (N = gpus_per_worker); with parameter
@@ -127,16 +90,16 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
     out = out or sys.stdout
     results = results_dir_of(list(opts.train_args))
     cluster_id = records.new_run_id("cluster")
-    tasks = plan(opts.workers, opts.ps)
+    tasks = topology.plan(opts.workers, opts.ps)
     label = commands.flag_value(list(opts.train_args), "run_label") or cluster_id
-    args = train_args(
+    args = topology.train_args(
         tasks, list(opts.train_args), label, os.path.join(results, f"{cluster_id}-model")
     )
     log_dir = opts.log_dir or os.path.join(results, "logs", cluster_id)
     before = [f.path for f in records.by_label(results).get(label, [])]
     started = records.now_iso()
-    outcome = cluster_run.supervise(tasks, args, log_dir, opts, out)
-    run = cluster_run.Run(
+    outcome = supervise.supervise(tasks, args, log_dir, opts, out)
+    run = supervise.Run(
         tasks=tuple(tasks),
         results=results,
         label=label,
@@ -148,4 +111,4 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
         model_dir=commands.flag_value(args, "model_dir") or "",
         model_dir_given=commands.has_flag(list(opts.train_args), "model_dir"),
     )
-    return cluster_run.finish(run, outcome, out)
+    return supervise.finish(run, outcome, out)

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench_launch import errors, sweep
+from tpubench_launch import errors
+from tpubench_launch.sweep import grid
 
-RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *sweep.KEYS)
-# Safe in a file name, a shell word and a record: letters, digits, '_', '.', '-'.
-LABEL = sweep.NAME
+RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *grid.KEYS)
 
 
 def configs(runs, fixed: dict, command: str, path: str) -> list:
@@ -45,7 +44,7 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
             if key not in RUN_KEYS:
                 raise errors.unknown(f"key in {where}:", key, RUN_KEYS)
         label = run.get("label")
-        if not isinstance(label, str) or not LABEL.match(label):
+        if not isinstance(label, str) or not grid.NAME.match(label):
             raise errors.UsageError(
                 f"{where}: label={label!r} must be 1-100 letters, digits, '_', '.' or '-', "
                 "starting with a letter or digit (it becomes --run_label and file names)"
@@ -54,17 +53,17 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
         if label in seen:
             raise errors.UsageError(f"{where}: two runs share the label {label!r}")
         seen.add(label)
-        settings = {k: run[k] for k in sweep.KEYS if k in run}
-        sweep.check_keys(settings, where)
-        sweep.check_settings(settings, where)
+        settings = {k: run[k] for k in grid.KEYS if k in run}
+        grid.check_keys(settings, where)
+        grid.check_settings(settings, where)
         flags = _flags(run.get("flags"), fixed, where)
-        clash = sweep.clash_of(settings, flags)
+        clash = grid.clash_of(settings, flags)
         if clash:
             raise errors.UsageError(f"{where}: flags.{clash} is also set by the run; set it once")
         cmd = run.get("command", command)
-        if cmd not in sweep.COMMANDS:
-            raise errors.unknown(f"command in {where}:", str(cmd), sweep.COMMANDS)
-        sweep.check_command(cmd, settings, where)
+        if cmd not in grid.COMMANDS:
+            raise errors.unknown(f"command in {where}:", str(cmd), grid.COMMANDS)
+        grid.check_command(cmd, settings, where)
         seconds = run.get("seconds")
         if seconds is not None and (
             not isinstance(seconds, (int, float))
@@ -75,12 +74,12 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
                 f"{where}: seconds={seconds!r} must be a number > 0 and at most 604,800 (a week)"
             )
         run_label = run.get("run_label", label)
-        if not isinstance(run_label, str) or not LABEL.match(run_label):
+        if not isinstance(run_label, str) or not grid.NAME.match(run_label):
             raise errors.UsageError(
                 f"{where}: run_label={run_label!r} must be 1-100 letters, digits, '_', '.' or "
                 "'-', starting with a letter or digit"
             )
-        config = sweep.Config(label, settings, flags, cmd, seconds, run_label=run_label)
+        config = grid.Config(label, settings, flags, cmd, seconds, run_label=run_label)
         out.append(dataclasses.replace(config, summary=_summary(config)))
     return out
 
@@ -90,7 +89,7 @@ def _flags(value, fixed: dict, where: str) -> dict:
     if not isinstance(own, dict):
         raise errors.UsageError(f"{where}: flags must be a mapping, got {type(own).__name__}")
     for key, v in own.items():
-        if key in sweep.OWNED_FLAGS:
+        if key in grid.OWNED_FLAGS:
             raise errors.UsageError(
                 f"{where}: flags.{key} is set by tpubench-launch for each run (its label is "
                 "--run_label; results_dir: at the top of the file places the records)"

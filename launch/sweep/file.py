@@ -1,8 +1,8 @@
-"""Reading a sweep file: the YAML, its top-level keys, then a `grid:` (sweep.py) or `runs:`
-(sweep_runs.py) expanded into configurations.
+"""Reading a sweep file: the YAML, its top-level keys, then a `grid:` (grid.py) or `runs:`
+(runs.py) expanded into configurations.
 
-Above both: sweep.py knows a configuration and a grid, sweep_runs.py a list
-of runs written out, and neither imports this module.
+Above both: grid.py knows a configuration and a grid, runs.py a list of
+runs written out, and neither imports this module.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import pathlib
 
 from tpubench.core import errors as core_errors
 from tpubench.core import safe_files, safe_yaml
-from tpubench_launch import cloud_names, errors, executors, sweep, sweep_runs, trust
+from tpubench_launch import cloud_names, errors, executors, trust
+from tpubench_launch.sweep import grid as grids
+from tpubench_launch.sweep import runs
 
 TOP_KEYS = ("name", "results_dir", "grid", "runs", "flags", "estimate", "cloud", "command")
 MAX_CONFIGS = 10_000  # configurations a grid may expand to unless --max-configs says more
@@ -23,7 +25,7 @@ def load(
     results_dir: str | None = None,
     trust_code: bool = False,
     max_configs: int = MAX_CONFIGS,
-) -> sweep.Sweep:
+) -> grids.Sweep:
     """Reads and expands a sweep file.
 
     Raises:
@@ -49,18 +51,18 @@ def load(
         if key not in TOP_KEYS:
             raise errors.unknown(f"key in {path}:", key, TOP_KEYS)
     name = str(doc.get("name") or p.stem)
-    if not sweep.NAME.match(name):  # it becomes runs/sweeps/NAME and VM names
+    if not grids.NAME.match(name):  # it becomes runs/sweeps/NAME and VM names
         raise errors.UsageError(
             f"{path}: name={ascii(name)[:120]} is refused: it becomes part of paths and VM names; "
             "accepted: 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit"
         )
     warned: list[str] = []
     command = doc.get("command", "train")
-    if command not in sweep.COMMANDS:
-        raise errors.unknown(f"command in {path}:", str(command), sweep.COMMANDS)
+    if command not in grids.COMMANDS:
+        raise errors.unknown(f"command in {path}:", str(command), grids.COMMANDS)
     fixed = _mapping(doc, "flags", path)
     for key in fixed:
-        if key in sweep.OWNED_FLAGS:
+        if key in grids.OWNED_FLAGS:
             raise errors.UsageError(
                 f"{path}: flags.{key} is set by tpubench-launch for each configuration; "
                 "use results_dir: at the top of the file (or --results-dir)"
@@ -68,11 +70,11 @@ def load(
     if "runs" in doc:
         if "grid" in doc:
             raise errors.UsageError(f"{path}: give 'grid' or 'runs', not both")
-        configs = sweep_runs.configs(doc["runs"], fixed, command, path)
+        configs = runs.configs(doc["runs"], fixed, command, path)
     else:
         grid = _mapping(doc, "grid", path)
         _check_size(grid, path, max_configs)
-        configs = sweep.grid_configs(grid, fixed, command, executor, path)
+        configs = grids.grid_configs(grid, fixed, command, executor, path)
     for c in configs:
         where = f"runs ({c.id}): flags." if c.summary else "flags."
         for line in trust.check(path, where, c.fixed_flags, trust_code):
@@ -88,7 +90,7 @@ def load(
     # What it chooses is printed before the runs (executors' code_lines), not warned of here.
     cloud_names.check(cloud, f"{path}: ")  # the formats first: a bad value is named as such
     trust.check_cloud(path, cloud, trust_code)
-    return sweep.Sweep(
+    return grids.Sweep(
         warnings=tuple(warned),
         name=name,
         path=str(p),

@@ -1,4 +1,4 @@
-"""Supervising a local cluster's processes and writing its record (see cluster.py)."""
+"""Supervising a local cluster's processes and writing its record (see local.py)."""
 
 from __future__ import annotations
 

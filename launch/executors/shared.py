@@ -1,0 +1,70 @@
+"""What the rented-machine executors share about one configuration, beside cloud.py's plans.
+
+`shape` reads a catalog machine as GCE knows it (machine type, GPU type and
+count): gce creates it, gke sizes its pod from it, skypilot asks for it.
+`remote_flags` are the tpubench flags every rented machine runs: results and
+model dirs on the bucket, the configuration's record label.
+"""
+
+from __future__ import annotations
+
+from tpubench.children import command
+from tpubench_launch import errors
+from tpubench_launch.executors import cloud
+
+GPUS = {
+    "k80": "nvidia-tesla-k80",
+    "p4": "nvidia-tesla-p4",
+    "p100": "nvidia-tesla-p100",
+    "v100": "nvidia-tesla-v100",
+    "t4": "nvidia-tesla-t4",
+    "l4": "nvidia-l4",
+    "a100": "nvidia-tesla-a100",
+    "a100-80gb": "nvidia-a100-80gb",
+    "h100": "nvidia-h100-80gb",
+}
+GPU_MACHINE_FAMILIES = ("a2-", "a3-", "g2-")  # GPUs come with the machine type
+
+
+def shape(machine: str) -> tuple[str, str | None, int]:
+    """(machine type, GPU accelerator type or None, GPU count) of a priced machine.
+
+    Raises:
+      UsageError: not a GCE machine (other provider, a TPU, several hosts, unknown GPU).
+    """
+    parts = [p.split("@")[0].strip().lower() for p in machine.split("+")]
+    host = parts[0]
+    if not host.startswith("gcp:") or "x" in host.split(":")[0] or host[4:] in GPUS:
+        raise errors.UsageError(
+            f"machine {machine!r}: --executor=gce needs a GCE host first, like "
+            "gcp:n1-standard-8 or gcp:n1-standard-8+1xgcp:t4 (one VM per task)"
+        )
+    if host.startswith("gcp:tpu-"):
+        raise errors.UsageError(f"machine {machine!r} is a TPU slice: use --executor=tpu-vm")
+    gpu, count = None, 0
+    for part in parts[1:]:
+        n, _, key = part.partition("x") if part[0].isdigit() else ("1", "", part)
+        name = key.removeprefix("gcp:")
+        if name not in GPUS:
+            raise errors.unknown(f"GPU in machine {machine!r}:", name, GPUS)
+        if gpu and GPUS[name] != gpu:
+            raise errors.UsageError(f"machine {machine!r}: one GPU type per VM")
+        gpu, count = GPUS[name], count + int(n)
+    return host[4:], gpu, count
+
+
+def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
+    """tpubench flags on a VM: results and model dir on gs://, the config's label."""
+    flags = dict(config.train_flags())
+    if s.spot and "pricing" not in flags:
+        flags["pricing"] = "spot"
+    flags.update(extra or {})
+    if config.command == "tune":  # tune names, places and resumes its own trials
+        flags.update(results_dir=s.records)
+    elif config.command == "infer":  # infer's --model_dir names weights to read
+        flags.update(results_dir=s.records, run_label=config.record_label)
+    else:
+        flags.update(
+            results_dir=s.records, model_dir=s.model_dir(config.id), run_label=config.record_label
+        )
+    return command.flags_argv(flags)
