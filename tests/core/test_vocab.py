@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from tpubench.core import errors, vocab
-from tpubench.study import remote, validate
+from tpubench.study import executors as study_executors
+from tpubench.study import validate
 from tpubench_launch import executors
 from tpubench_launch.sweep import grid as sweep
 
@@ -24,9 +25,10 @@ def test_the_launchers_sweep_words_are_tpubenchs():
     assert clusters == list(vocab.CLUSTER_STRATEGIES)
 
 
-def test_a_studys_remote_executors_are_launcher_executors():
-    assert remote.EXECUTORS == vocab.REMOTE_EXECUTORS
-    assert set(vocab.REMOTE_EXECUTORS) <= set(executors.REGISTRY.names())
+def test_a_studys_executors_are_the_launchers_renting_ones_as_it_publishes_them():
+    renting = {n for n in executors.REGISTRY.names() if executors.REGISTRY.get(n).rents}
+    assert set(study_executors.names()) == {"local", *renting}
+    assert {"gce", "gke", "tpu-vm", "skypilot"} <= renting
 
 
 def test_study_files_accept_subsets_of_the_flags_values():

@@ -143,7 +143,14 @@ def test_tpu_vm_and_gke_dry_runs_pick_their_cells(tmp_path):
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
     r = tmp_path / "r"
     for executor, blocked, runs in [
-        ("tpu-vm", ["1 GPU (1 cell(s)): needs --executor=gce or --executor=gke"], 1),
+        (
+            "tpu-vm",
+            [
+                "1 GPU (1 cell(s)): needs --executor=gce, --executor=gke or "
+                "--executor=skypilot"  # every renting executor that declares GPUs
+            ],
+            1,
+        ),
         ("gke", [], 2),
     ]:
         # cloud.image chooses the code every GKE pod runs: trusted here (a --cloud file
@@ -263,7 +270,12 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
     "args,expected",
     [
         (["--executor=gce"], "--executor=gce needs --cloud=FILE.yaml"),
-        (["--cloud={cloud}"], "--cloud={cloud} is for --executor=gce, tpu-vm or gke"),
+        (
+            ["--cloud={cloud}"],
+            "--cloud={cloud} is for a renting executor (--executor=gce, --executor=gke, "
+            "--executor=skypilot or --executor=tpu-vm); local cells run here",
+        ),
+        (["--executor=gcee"], "unknown --executor 'gcee' (did you mean gce"),
         (["--executor=gke", "--cloud={tmp}/none.yaml"], "cannot read --cloud file"),
         (["--executor=gce", "--cloud={bad}"], "unknown key in --cloud file {bad}: 'projct'"),
         (["--executor=gke", "--cloud={noimage}"], "--executor=gke needs image"),

@@ -21,17 +21,17 @@ def define():
         "scale", "full", ["smoke", "full"], "smoke: tiny models, a few steps; full: the study's."
     )
     f.DEFINE_bool("dry-run", False, "run: show cells, commands and cost preview; run nothing.")
-    f.DEFINE_enum(
+    f.DEFINE_string(
         "executor",
         "local",
-        list(vocab.STUDY_EXECUTORS),
-        "Where the cells run: local (this host), or rented through tpubench-launch: gce "
-        "(CPU/GPU VMs), tpu-vm (Cloud TPU VMs), gke (Jobs/JobSets); those need --cloud.",
+        "Where the cells run: local (this host), or an executor of tpubench-launch that rents "
+        "machines (`tpubench-launch executors` lists them and what each hosts); those need "
+        "--cloud.",
     )
     f.DEFINE_string(
         "cloud",
         None,
-        "run --executor=gce|tpu-vm|gke: a YAML file with the sweep's cloud settings (project, "
+        "run with a renting --executor: a YAML file with the sweep's cloud settings (project, "
         "zone, bucket, image, ...) and machines: (setup label -> machine to rent).",
     )
     f.DEFINE_string(

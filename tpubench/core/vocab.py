@@ -42,6 +42,3 @@ PRICINGS = ("on_demand", "spot")
 OTHER_PRICING = {"on_demand": "spot", "spot": "on_demand"}
 # How each price basis is named beside a dollar figure ('override': --price_per_hour).
 PRICING_LABELS = {"on_demand": "on demand", "spot": "spot", "override": "--price_per_hour"}
-# `tpubench study run --executor`: local processes, or tpubench-launch sweep executors.
-REMOTE_EXECUTORS = ("gce", "tpu-vm", "gke")
-STUDY_EXECUTORS = ("local", *REMOTE_EXECUTORS)

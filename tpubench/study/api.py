@@ -16,7 +16,18 @@ import os
 from typing import TextIO
 
 from tpubench.core import columns, errors, safe_text
-from tpubench.study import cells, charts, execute, findings, measured, plan, remote, spec, validate
+from tpubench.study import (
+    cells,
+    charts,
+    execute,
+    executors,
+    findings,
+    measured,
+    plan,
+    remote,
+    spec,
+    validate,
+)
 from tpubench.study import report as study_report
 
 ACTIONS = ("list", "run", "report")
@@ -48,7 +59,9 @@ def check(action: str, args: list[str], options: Options) -> None:
         raise errors.UsageError(f"tpubench study list takes no arguments (got {args[0]!r})")
     if action != "list" and len(args) != 1:
         raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
-    local = options.executor == "local"
+    local = options.executor == executors.LOCAL
+    if not local:
+        executors.get(options.executor)  # one of tpubench-launch's renting executors
     if action == "run" and not local and not options.cloud:
         raise errors.UsageError(
             f"--executor={options.executor} needs --cloud=FILE.yaml (cloud settings and "
@@ -56,7 +69,8 @@ def check(action: str, args: list[str], options: Options) -> None:
         )
     if action == "run" and local and options.cloud:
         raise errors.UsageError(
-            f"--cloud={options.cloud} is for --executor=gce, tpu-vm or gke; local cells run here"
+            f"--cloud={options.cloud} is for a renting executor "
+            f"({executors.either(list(executors.names()[1:]))}); local cells run here"
         )
     if options.plan_for is not None and (action != "run" or not options.dry_run or not local):
         raise errors.UsageError(
@@ -70,7 +84,9 @@ def check(action: str, args: list[str], options: Options) -> None:
 def load(name: str, options: Options, run: bool = False) -> spec.Study:
     """The study file NAME (shipped name or path), checked; RUN: as `run` checks it (its flags
     against tpubench's, the code it names against --trust_code)."""
-    rules = validate.Rules(options.max_cells, run, options.trust_code, options.executor == "local")
+    rules = validate.Rules(
+        options.max_cells, run, options.trust_code, options.executor == executors.LOCAL
+    )
     known = validate.known_flags() if run else None
     return spec.load(name, study_report.FORMS, findings.CHECKS, known, rules)
 
@@ -108,7 +124,7 @@ def run(study: spec.Study, options: Options, out: TextIO) -> int:
     """
     where = results_dir(study, options)
     host = _host(options)
-    if options.executor != "local":
+    if options.executor != executors.LOCAL:
         from tpubench.study import remote_run
 
         return remote_run.run(study, host, where, options, _reporter(options, out), out)

@@ -1,4 +1,4 @@
-"""`tpubench study run NAME --executor=gce|tpu-vm|gke --cloud=FILE`: cells on rented machines.
+"""`tpubench study run NAME --executor=EXECUTOR --cloud=FILE`: cells on rented machines.
 
 The study does not talk to the cloud itself: it writes the cells it can run
 there as a tpubench-launch sweep file with `runs:` (one run per repeat of a
@@ -11,9 +11,9 @@ then work as for local cells (a record's run_label is its cell id).
 
 The --cloud file is the sweep's `cloud:` mapping plus `machines:`, setup
 label -> machine to rent (default: the setup's own `machine:`).  Which cells
-an executor can host: gce = cpu/gpu/auto setups on a GCE machine with the
-GPUs they need (auto is the GPU when the machine has one), tpu-vm = tpu
-setups on a gcp:tpu-* machine, gke = both.  A remote cell is not pinned
+an executor can host is what it declares (study/executors.py: the devices
+and subcommands it hosts; auto is the GPU when the machine has one), on a
+machine with the GPUs or the TPU slice the cell needs.  A remote cell is not pinned
 with taskset (the machine has the vCPUs; the thread flags stay), reads
 `jpeg` data from --gcs_data, and parameter-server setups stay unrunnable.
 """
@@ -33,13 +33,11 @@ from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute, fields, plan, spec
+from tpubench.study import execute, executors, fields, plan, spec
 
-EXECUTORS = ("gce", "tpu-vm", "gke")
 # Not tpubench flags on a rented machine: the launcher places records, model
 # dirs and labels; the run's machine is what is rented; the executor names the TPU.
 LAUNCHER_OWNS = ("results_dir", "model_dir", "run_label", "machine", "tpu")
-GKE_ONLY = ("image", "namespace", "queue")
 _VCPUS = re.compile(r"-(\d+)$")
 # GPU machine types named by their GPU count (a3-highgpu-8g), not their vCPUs: vCPUs per GPU.
 _VCPUS_PER_GPU = {
@@ -83,15 +81,15 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
         )
     if rules["problem"]:  # the launcher's own formats (project, zone, image family, ...)
         raise errors.UsageError(rules["problem"])
-    required = rules["required"].get(executor, ("project", "zone", "bucket"))
-    missing = [k for k in required if not doc.get(k)]
+    declared = executors.get(executor)
+    missing = [k for k in declared.required if not doc.get(k)]
     if missing:
         raise errors.UsageError(
             f"--cloud={path}: --executor={executor} needs {', '.join(missing)} "
-            f"(e.g. {rules['examples'].get(executor, 'project: P, zone: Z, bucket: gs://B')})"
+            f"(e.g. {declared.example or 'bucket: gs://B'})"
         )
     settings = {k: v for k, v in doc.items() if k != "machines"}
-    used = {k: v for k, v in settings.items() if executor == "gke" or k not in GKE_ONLY}
+    used = executors.settings_for(executor, settings)
     for line in code_flags.check_settings(
         f"--cloud={path}", "", used, rules.get("code_keys", {}), trust_code
     ):
@@ -136,29 +134,30 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
 
 
 def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
-    """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs."""
-    s = cell.setup
-    if cell.part.command == "data_bench":  # the launcher runs train, infer and tune only
-        return "needs this host: `tpubench data bench` cells run locally (--executor=local)"
-    if s.strategy == "parameter_server":
+    """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs
+    (from what the executor declares it hosts: study/executors.py)."""
+    s, declared = cell.setup, executors.get(executor)
+    if cell.part.command not in declared.subcommands:  # data bench: the input pipeline here
+        return (
+            f"needs this host: `{cell.part.command}` cells run locally (--executor=local)"
+            if cell.part.command == "data_bench"
+            else f"needs an executor that runs `{cell.part.command}`"
+        )
+    if s.strategy == "parameter_server":  # the study's rule, whatever the executor hosts
         return "needs a parameter-server cluster (remote studies run one machine per cell)"
     rent = machine_of(cell, cloud)
     if not rent:
         return f"needs a machine for setup '{s.label}' in the --cloud file's machines:"
     kind, count, _, vcpus = shape(rent, f"--cloud={cloud.path}")
     device = s.device if s.device != "auto" else ("gpu" if kind == "gpu" else "cpu")
-    if device == "tpu":
-        if kind != "tpu":
-            return f"needs a TPU slice machine (gcp:tpu-...); {rent} is not one"
-        if executor == "gce":
-            return "needs --executor=tpu-vm or --executor=gke"
-    else:
-        if kind == "tpu":
-            return f"runs on {device}; {rent} is a TPU slice"
-        if executor == "tpu-vm":
-            return "needs --executor=gce or --executor=gke"
-        if device == "gpu" and count < s.devices:
-            return f"needs {s.devices} GPU(s); {rent} has {count}"
+    if device == "tpu" and kind != "tpu":
+        return f"needs a TPU slice machine (gcp:tpu-...); {rent} is not one"
+    if device != "tpu" and kind == "tpu":
+        return f"runs on {device}; {rent} is a TPU slice"
+    if device not in declared.devices:
+        return f"needs {executors.either(executors.hosting(device))}"
+    if device == "gpu" and count < s.devices:
+        return f"needs {s.devices} GPU(s); {rent} has {count}"
     if s.vcpus and vcpus and s.vcpus > vcpus:
         return f"needs {s.vcpus} vCPUs; {rent} has {vcpus}"
     if cell.data in ("jpeg", "jpeg_gs") and not gcs_data:
@@ -242,9 +241,7 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
             for k in range(1, p.repeats + 1)
         ],
         # One --cloud file serves every executor: GKE's keys go to gke only.
-        "cloud": {
-            k: v for k, v in cloud.settings.items() if executor == "gke" or k not in GKE_ONLY
-        },
+        "cloud": executors.settings_for(executor, cloud.settings),
     }
     path = os.path.join(results_dir, "launch", f"{executor}.yaml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
