@@ -16,7 +16,7 @@ from typing import Any
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
 from tpubench.hardware import memory_cap, placement
-from tpubench.storage import liveness, records
+from tpubench.storage import liveness, records, redaction
 
 
 # ------------------------------------------------------------------ records
@@ -38,8 +38,8 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
         "status": "running",
         "started": records.now_iso(),
         **liveness.identity(),  # pid, host, heartbeat: `runs` tells a dead run from a live one
-        "argv": records.redact_argv(invocation.argv),
-        "flags": records.redact_flags(invocation.flag_values),
+        "argv": redaction.redact_argv(invocation.argv),
+        "flags": redaction.redact_flags(invocation.flag_values),
         "config": config,
         **({"memory_limit_bytes": cap} if cap else {}),
     }

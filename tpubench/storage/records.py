@@ -41,16 +41,6 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def redact_argv(argv: list[str]) -> list[str]:
-    """Values of credential-looking flags and URL credentials become '<redacted>'."""
-    return redaction.redact_argv(argv)
-
-
-def redact_flags(values: dict) -> dict:
-    """Values of credential-looking flags and URL credentials become '<redacted>'."""
-    return redaction.redact_flags(values)
-
-
 def checked_run_id(run_id, where: str = "run id") -> str:
     """RUN_ID when it is one safe file-name word, else a BadRecord naming it."""
     if not isinstance(run_id, str) or not record_limits.RUN_ID.fullmatch(run_id):
