@@ -277,14 +277,15 @@ def accelerators_priced(placement) -> int:
     return 0 if placement.accelerator == "cpu" else placement.num_replicas
 
 
-def recorded_params(params) -> dict:
-    """A record's `model.params`: PARAMS less `per_replica_batch_size`.
+# The batch keys of a run's params: a record gives the batch once, at its top level.
+_BATCH_PARAMS = ("batch_size", "global_batch_size", "per_replica_batch_size")
 
-    The record gives the per-replica batch at its top level; `model.params`
-    keeps the keys it always had (`batch_size` among them, the same number)
-    so records of this release read as every earlier one.
-    """
-    return {k: v for k, v in params.items() if k != "per_replica_batch_size"}
+
+def recorded_params(params) -> dict:
+    """A record's `model.params`: PARAMS less the batch (`global_batch_size` and
+    `per_replica_batch_size` are the record's own fields; an infer sweep's params
+    are those of its first batch size, so they could not say every record's)."""
+    return {k: v for k, v in params.items() if k not in _BATCH_PARAMS}
 
 
 def plain(d):

@@ -20,9 +20,18 @@ import re
 import secrets
 
 from tpubench.core import errors, safe_files
-from tpubench.storage import files, gcs, liveness, record_limits, record_view, redaction
+from tpubench.storage import (
+    files,
+    gcs,
+    liveness,
+    record_limits,
+    record_migrations,
+    record_view,
+    redaction,
+)
 
-SCHEMA_VERSION = 1
+# 2: the batch once per meaning (record_migrations.v1_to_v2 reads every schema-1 record).
+SCHEMA_VERSION = 2
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
 # A labelled run (a sweep's configuration, a study's cell) whose record has one
 # of these statuses is done: a rerun of the same command does not run it again.
@@ -295,9 +304,9 @@ def parse(text: str, path: str) -> dict:
 
 
 # Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
-# When the record shape changes, bump SCHEMA_VERSION and add the step here,
-# so every older record still reads as the current version.
-MIGRATIONS: dict = {}
+# When the record shape changes, bump SCHEMA_VERSION and add the step here
+# (its code in record_migrations.py), so every older record reads as the current version.
+MIGRATIONS: dict = {1: record_migrations.v1_to_v2}
 
 
 def migrate(record, path: str = "record") -> dict:
