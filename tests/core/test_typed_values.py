@@ -82,7 +82,7 @@ def test_each_precision_knows_its_policy_dtypes_loss_scaling_and_peak_row(
     assert (p.policy, p.compute_dtype, p.variable_dtype) == (policy, compute, "float32")
     assert p.loss_scaling is scaled and p.peak_key == name
     assert precision.of(p) is p
-    assert vocab.PRECISIONS == precision.NAMES == ("fp32", "bf16", "fp16")
+    assert vocab.PRECISIONS == ("fp32", "bf16", "fp16")
 
 
 def test_an_unknown_precision_is_one_line_naming_what_is_accepted():

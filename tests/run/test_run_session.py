@@ -8,6 +8,7 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
+from tpubench.hardware import placement
 from tpubench.run import interrupts, session
 
 
@@ -56,9 +57,9 @@ def test_synthetic_data_fits_nothing():
 
 
 def test_batch_checks_name_the_value_and_what_is_accepted():
-    session.check_batch(12, 4)
+    placement.check_batch(12, 4)
     with pytest.raises(errors.UsageError, match=r"--batch_size=10 .* 4 replicas.*e\.g\. 8"):
-        session.check_batch(10, 4)
+        placement.check_batch(10, 4)
     session.check_batches((4, 8), 2)
     with pytest.raises(errors.UsageError, match=r"--batch_size=1,8,3: 1, 3 not divisible"):
         session.check_batches((1, 8, 3), 2)

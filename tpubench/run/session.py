@@ -15,7 +15,7 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
-from tpubench.hardware import memory_cap, placement
+from tpubench.hardware import memory_cap
 from tpubench.storage import liveness, records, redaction
 
 
@@ -189,9 +189,6 @@ def fitted_from_data(params: dict, manifest) -> dict:
     if manifest is None:
         return {}
     return {k: params[k] for k in manifest.fitted_params() if k in params}
-
-
-check_batch = placement.check_batch  # one global batch must split evenly over the replicas
 
 
 def check_batches(batches: tuple, replicas: int) -> None:

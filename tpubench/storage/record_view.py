@@ -22,18 +22,7 @@ import dataclasses
 from tpubench.storage.record_fields import build
 from tpubench.storage.record_fields import raw as _raw
 from tpubench.storage.record_fields import sub as _sub
-from tpubench.storage.record_results import (  # noqa: F401 - readers import them from here
-    Cost,
-    Eval,
-    HostCpu,
-    InputDiagnosis,
-    LoadGen,
-    MachineCost,
-    Mfu,
-    PriceRow,
-    Results,
-    Target,
-)
+from tpubench.storage.record_results import Cost, LoadGen, Mfu, Results
 
 # ---------------------------------------------------------------- sections
 

@@ -72,9 +72,6 @@ SETUP_KEYS = (
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
 COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
 DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
-DEVICES = vocab.ACCELERATORS
-PRICINGS = vocab.PRICINGS
-PRECISIONS = vocab.PRECISIONS
 # A cell is one process (or a local parameter-server cluster): no multi_worker; no auto,
 # since a study names what it compares.
 STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
@@ -298,10 +295,10 @@ def _setup(item, where: str) -> Setup:
     label = fields.text(doc.get("label"), f"{where}.label")
     where = f"{where} ({label})"
     _values(doc, where)
-    if doc.get("device", "cpu") not in DEVICES:
-        raise errors.unknown(f"device in {where}:", str(doc.get("device")), DEVICES)
-    if doc.get("pricing", "on_demand") not in PRICINGS:
-        raise errors.unknown(f"pricing in {where}:", str(doc.get("pricing")), PRICINGS)
+    if doc.get("device", "cpu") not in vocab.ACCELERATORS:
+        raise errors.unknown(f"device in {where}:", str(doc.get("device")), vocab.ACCELERATORS)
+    if doc.get("pricing", "on_demand") not in vocab.PRICINGS:
+        raise errors.unknown(f"pricing in {where}:", str(doc.get("pricing")), vocab.PRICINGS)
     if doc.get("strategy", "one_device") not in STRATEGIES:
         raise errors.unknown(f"strategy in {where}:", str(doc.get("strategy")), STRATEGIES)
     if doc.get("all_reduce", "nccl") not in ALL_REDUCE:
@@ -341,8 +338,8 @@ def _values(doc: dict, where: str) -> None:
             raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
     if doc.get("batch_size") and doc.get("batch_per_device"):
         raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
-    if doc.get("precision", "fp32") not in PRECISIONS:
-        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), PRECISIONS)
+    if doc.get("precision", "fp32") not in vocab.PRECISIONS:
+        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), vocab.PRECISIONS)
     if doc.get("optimizer", "model") not in vocab.OPTIMIZERS:
         raise errors.unknown(f"optimizer in {where}:", str(doc.get("optimizer")), vocab.OPTIMIZERS)
     for k in ("machine", "model"):
