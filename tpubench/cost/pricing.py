@@ -46,7 +46,7 @@ class PriceLine:
     unit_price: float
     subtotal: float
     note: str = ""
-    date_known: bool = True  # False: as_of is the day the row was read (catalog.dated)
+    date_known: bool = True  # False: as_of is the day the row was read (catalog_rows.dated)
 
     def to_dict(self) -> dict:
         """Returns JSON-friendly values (as_of as an ISO date string)."""
