@@ -242,3 +242,178 @@ def test_tests_mirror_the_packages():
     # pytest imports test files by their base name (no __init__.py): two of one name collide.
     names = [p.name for p in TESTS.rglob("test_*.py")]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+# ------------------------------------------------------------------ one name per thing
+# A name lives in the module that defines it; callers import that module.  A
+# re-export (a module-level `NAME = other.NAME`, an imported name listed in
+# __all__ or imported only for others to import from here) gives one thing two
+# names, and callers drift between them.  The check covers tpubench/, models/
+# and launch/; a caller anywhere (tests too) that reads a name from a module
+# that only imported it is a re-export in use.
+MODELS = ROOT.parent / "models"
+FIRST_PARTY = ("tpubench", "tpubench_models", "tpubench_launch")
+# TEMPORARY: modules being reorganised elsewhere that still re-export (launch/ and
+# tpubench/run/infer/); whoever reorganises them deletes these lines.  Add nothing.
+REEXPORTS_ALLOWED_FOR_NOW = {
+    "launch/cluster.py",
+    "launch/commands.py",
+    "launch/executors/cloud.py",
+    "launch/gke.py",
+    "launch/sweep.py",
+    "launch/sweep_runs.py",
+    "launch/trust.py",
+    "tpubench/run/infer/command.py",
+    "tpubench/run/infer/infer_session.py",
+}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    parts[0] = {"models": "tpubench_models", "launch": "tpubench_launch"}.get(parts[0], parts[0])
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, pathlib.Path]:
+    trees = (ROOT, MODELS, LAUNCH)
+    return {_module_name(p): p for tree in trees for p in sorted(tree.rglob("*.py"))}
+
+
+def _top_level(tree: ast.Module):
+    """Statements at module level, also inside `if`, `try` and `with` blocks."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            todo[:0] = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            for handler in getattr(node, "handlers", []):
+                todo[:0] = handler.body
+
+
+def _imported(tree: ast.Module, here: str) -> dict[str, tuple[str, int]]:
+    """{name bound at module level by an import: (the module it comes from, line)}."""
+    out = {}
+    for node in _top_level(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = (a.name if a.asname else "", node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            base = here.rsplit(".", node.level)[0] + "." if node.level else ""
+            for a in node.names:
+                out[a.asname or a.name] = (f"{base}{node.module or ''}", node.lineno)
+    return out
+
+
+def _defined_reexports(path: pathlib.Path, here: str) -> list[str]:
+    tree = ast.parse(path.read_text())
+    imported = _imported(tree, here)
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    loaded |= {  # names in string annotations (`"ModelSpec"`) count as used
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+    wrong = []
+    for node in _top_level(tree):
+        value = getattr(node, "value", None)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and value is not None:
+            root = value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            source = imported.get(getattr(root, "id", None), ("", 0))[0]
+            if isinstance(value, (ast.Name, ast.Attribute)) and source.startswith(FIRST_PARTY):
+                wrong.append(f"{node.lineno}: {ast.unparse(node).splitlines()[0]}")
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "__all__" for t in node.targets
+        ):
+            listed = {
+                e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)
+            }
+            wrong += [
+                f"{imported[n][1]}: {n} imported and listed in __all__"
+                for n in listed & set(imported)
+            ]
+    for name, (source, line) in imported.items():
+        if name not in loaded and source.startswith(FIRST_PARTY):
+            wrong.append(f"{line}: {name} imported from {source} and never used here")
+    return wrong
+
+
+def test_no_module_re_exports_a_name():
+    wrong = []
+    for module, path in _sources().items():
+        rel = str(path.relative_to(ROOT.parent))
+        if rel not in REEXPORTS_ALLOWED_FOR_NOW:
+            wrong += [f"{rel}:{w}" for w in _defined_reexports(path, module)]
+    assert not wrong, "re-exports (import the name from where it is defined):\n" + "\n".join(wrong)
+
+
+def _reads_of_imported_names(path: pathlib.Path, imported_by: dict) -> list[str]:
+    """`module.NAME` and `from module import NAME` in PATH where NAME is only imported there."""
+    tree = ast.parse(path.read_text())
+    local: dict[str, str] = {}  # local name -> first-party module it stands for
+    wrong = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in imported_by:
+                    local[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                whole = f"{node.module}.{a.name}"
+                if whole in imported_by:
+                    local[a.asname or a.name] = whole
+                elif a.name in imported_by.get(node.module, ()):
+                    wrong.append(f"{node.lineno}: from {node.module} import {a.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            module = local.get(node.value.id)
+            if module and node.attr in imported_by[module]:
+                wrong.append(f"{node.lineno}: {node.value.id}.{node.attr} ({module})")
+    return wrong
+
+
+def test_no_caller_reads_a_name_from_a_module_that_only_imported_it():
+    sources = _sources()
+    imported_by = {}
+    for module, path in sources.items():
+        names = _imported(ast.parse(path.read_text()), module)
+        own = {n for n, (source, _) in names.items() if source.startswith(FIRST_PARTY)}
+        imported_by[module] = own - {
+            m.rsplit(".", 1)[1] for m in sources if m.startswith(module + ".")
+        }
+    callers = [
+        *sources.values(),
+        *sorted(TESTS.rglob("*.py")),
+        *sorted((ROOT.parent / "bench").rglob("*.py")),
+    ]
+    wrong = []
+    for path in callers:
+        rel = str(path.relative_to(ROOT.parent))
+        if rel not in REEXPORTS_ALLOWED_FOR_NOW:
+            wrong += [f"{rel}:{w}" for w in _reads_of_imported_names(path, imported_by)]
+    assert not wrong, "names read through a module that imported them:\n" + "\n".join(wrong)
+
+
+def test_the_re_export_finders_find_each_kind(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from absl import flags\n"
+        "from tpubench.core import vocab\n"
+        "from tpubench.core.errors import TpubenchError, UsageError\n"
+        "__all__ = ['TpubenchError']\n"
+        "DEVICES = vocab.ACCELERATORS\n"
+        "FLAGS = flags.FLAGS\n"  # absl's own idiom: not a name of ours
+    )
+    found = _defined_reexports(path, "tpubench.core.m")
+    assert found == [
+        "3: TpubenchError imported and listed in __all__",
+        "5: DEVICES = vocab.ACCELERATORS",
+        "3: UsageError imported from tpubench.core.errors and never used here",
+    ]
+    caller = tmp_path / "c.py"
+    caller.write_text("from tpubench.core import m\nfrom tpubench.core.m import vocab\nm.DEVICES\n")
+    imported_by = {"tpubench.core.m": {"vocab", "TpubenchError"}}
+    assert _reads_of_imported_names(caller, imported_by) == ["2: from tpubench.core.m import vocab"]

@@ -35,7 +35,8 @@ def test_every_fixture_record_reads_as_a_typed_record_with_its_json_values():
         for row, typed in zip(machines, rec.cost.machines, strict=True):
             assert typed.usd_per_hour == row["usd_per_hour"] and typed.raw is row
             assert [x.as_of for x in typed.rows] == [x["as_of"] for x in row.get("rows", [])]
-        assert rec.raw is raw  # the JSON itself is untouched
+        assert rec.raw == records.migrate(raw)  # the mapping as read (schema 2)
+        assert raw == json.loads(path.read_text())  # the JSON itself is untouched
         seen += 1
     assert seen >= 20
 
@@ -81,7 +82,7 @@ def test_each_precision_knows_its_policy_dtypes_loss_scaling_and_peak_row(
     assert (p.policy, p.compute_dtype, p.variable_dtype) == (policy, compute, "float32")
     assert p.loss_scaling is scaled and p.peak_key == name
     assert precision.of(p) is p
-    assert vocab.PRECISIONS == precision.NAMES == ("fp32", "bf16", "fp16")
+    assert vocab.PRECISIONS == ("fp32", "bf16", "fp16")
 
 
 def test_an_unknown_precision_is_one_line_naming_what_is_accepted():
@@ -108,8 +109,13 @@ def test_a_run_without_model_dir_keeps_its_files_beside_its_record():
     assert RunDir.for_run("md", "runs", "r1").path == "md"
 
 
-def test_the_global_batch_size_keeps_its_record_key():
-    train = config.TrainConfig(global_batch_size=64).to_dict()
-    assert train["batch_size"] == 64 and "global_batch_size" not in train
+def test_a_records_config_leaves_the_batch_to_the_top_level():
+    # Schema 2: a record says its batch once, as it ran (global_batch_size and
+    # per_replica_batch_size at the top); the flags as given stay in `flags`.
+    batch = {"batch_size", "global_batch_size", "per_replica_batch_size", "batch_sizes"}
+    train = config.TrainConfig(global_batch_size=64, per_replica_batch_size=None).to_dict()
     infer = config.InferConfig(global_batch_sizes=(1, 8)).to_dict()
-    assert infer["batch_sizes"] == [1, 8] and "global_batch_sizes" not in infer
+    bench = config.DataBenchConfig(batch_size=32).to_dict()
+    for section in (train, infer, bench):
+        assert not batch & set(section), section
+    assert train["model"] == "mnist_mlp" and infer["num_batches"] == 100

@@ -17,7 +17,7 @@ from tpubench.core.timing import LoopTime
 from tpubench.hardware import mfu
 from tpubench.model import flops as flops_lib
 from tpubench.model import model_info, registry
-from tpubench.storage import records
+from tpubench.storage import records, redaction
 
 # ------------------------------------------------------------------ timing
 
@@ -166,7 +166,7 @@ def test_parse_params():
 
 def test_redaction_of_credential_looking_flags():
     argv = ["tpubench", "train", "--api_key=abc", "--model=x", "--gcs_token=zz", "--Password=p"]
-    assert records.redact_argv(argv) == [
+    assert redaction.redact_argv(argv) == [
         "tpubench",
         "train",
         "--api_key=<redacted>",
@@ -175,7 +175,7 @@ def test_redaction_of_credential_looking_flags():
         "--Password=<redacted>",
     ]
     values = {"private_key": "k", "model": "m", "batch_size": 8, "secret_path": None}
-    assert records.redact_flags(values) == {
+    assert redaction.redact_flags(values) == {
         "private_key": "<redacted>",
         "model": "m",
         "batch_size": 8,

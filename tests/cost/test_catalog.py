@@ -9,7 +9,7 @@ import pytest
 
 from tpubench.cli import prices as cli
 from tpubench.core import errors
-from tpubench.cost import catalog
+from tpubench.cost import catalog, catalog_rows
 
 HEADER = "key,provider,kind,region,unit,count,on_demand,spot,as_of,source,status,notes"
 GOOD = "gcp:v100,gcp,gpu,us-central1,gpu-hour,1,2.48,0.992,2025-01-01,test,confirmed,"
@@ -295,7 +295,7 @@ def test_format_rows_table(shipped):
 
 def test_format_rows_csv_round_trips(shipped, tmp_path):
     text = cli.format_rows(list(shipped.rows), "csv")
-    assert next(csv.reader(io.StringIO(text))) == [*catalog.COLUMNS, "date_known"]
+    assert next(csv.reader(io.StringIO(text))) == [*catalog_rows.COLUMNS, "date_known"]
     reloaded = catalog.load(write(tmp_path, text))
     assert reloaded.rows == shipped.rows
 

@@ -5,7 +5,7 @@ import datetime
 import pytest
 
 from tpubench.core import money
-from tpubench.cost import catalog
+from tpubench.cost import catalog, catalog_rows
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_prices_of_unknown_date_are_named_so_and_given_no_age(tmp_path):
 
 
 def test_age_note_of_rows_of_unknown_date_only():
-    dated = catalog.dated("2026-11-23", known=False)
+    dated = catalog_rows.dated("2026-11-23", known=False)
     assert dated == "date unknown (read 2026-11-23)"
     assert catalog.age_note([dated]) == "prices of unknown date (read 2026-11-23)"
 

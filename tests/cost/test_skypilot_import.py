@@ -7,7 +7,7 @@ import pytest
 
 from tpubench.cli import prices as cli
 from tpubench.core import errors
-from tpubench.cost import catalog, detect, run, skypilot
+from tpubench.cost import catalog, detect, run
 
 # The column orders of SkyPilot's catalogs/v7 files, as they are.
 GCP_HEADER = "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
@@ -102,7 +102,6 @@ def test_not_a_skypilot_file_is_one_clear_error(tmp_path, monkeypatch):
 
 
 def test_detect_and_import_agree_on_accelerator_ids():
-    assert skypilot.detect is detect
     assert detect.accelerator_id("gpu", "H100") == "h100"
     assert detect.accelerator_id("gpu", "A100-80GB") == "a100-80gb"
 

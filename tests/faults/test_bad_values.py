@@ -15,6 +15,7 @@ import sys
 import pytest
 from conftest import one_line_error, record_files, run_cli
 
+from tpubench.core import errors
 from tpubench.model import registry
 
 TINY = ["--tiny", "--train_steps=1", "--use_synthetic_data"]
@@ -93,7 +94,7 @@ def test_a_path_that_is_not_utf8_is_refused(tmp_path):
 )
 def test_params_out_of_range(key, value, accepted):
     spec = registry.get("mnist_mlp")
-    with pytest.raises(registry.errors.UsageError) as e:
+    with pytest.raises(errors.UsageError) as e:
         registry.resolve_params(spec, {key: value})
     assert f"{key}=" in str(e.value) and accepted in str(e.value)
 

@@ -13,7 +13,7 @@ from conftest import one_line_error, run_cli
 
 from tpubench.core import errors
 from tpubench.core.config import HardwareConfig
-from tpubench.hardware import strategy
+from tpubench.hardware import clusters, placement, strategy
 
 
 @pytest.fixture
@@ -40,12 +40,12 @@ def test_two_workers_resolve_to_multi_worker(tf_config):
 def test_a_ps_task_resolves_to_parameter_server(tf_config):
     tf_config({"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}, {"type": "chief"})
     assert strategy.resolve_strategy(HardwareConfig(), "cpu") == "parameter_server"
-    assert strategy.ps_server_role(HardwareConfig()) is None, "the chief coordinates"
+    assert clusters.ps_server_role(HardwareConfig()) is None, "the chief coordinates"
     tf_config({"chief": ["h:1"], "worker": ["h:2"], "ps": ["h:4"]}, {"type": "ps", "index": 0})
-    assert strategy.ps_server_role(HardwareConfig()) == ("ps", 0)
+    assert clusters.ps_server_role(HardwareConfig()) == ("ps", 0)
     tf_config({"chief": ["h:1"], "worker": ["h:2"], "ps": ["h:4"]}, {"type": "worker", "index": 0})
-    assert strategy.ps_server_role(HardwareConfig()) == ("worker", 0)
-    assert strategy.ps_server_role(HardwareConfig(strategy="mirrored")) is None
+    assert clusters.ps_server_role(HardwareConfig()) == ("worker", 0)
+    assert clusters.ps_server_role(HardwareConfig(strategy="mirrored")) is None
 
 
 def test_without_a_cluster_the_device_count_decides(tf_config):
@@ -61,7 +61,7 @@ def test_accelerator_resolution(tf_config, monkeypatch):
     assert strategy.resolve_accelerator(HardwareConfig(accelerator="gpu")) == "gpu"
     assert strategy.resolve_accelerator(HardwareConfig(tpu="my-tpu")) == "tpu"
     assert strategy.resolve_accelerator(HardwareConfig(strategy="tpu")) == "tpu"
-    monkeypatch.setattr(strategy, "_on_tpu_vm", lambda: False)
+    monkeypatch.setattr(placement, "on_tpu_vm", lambda: False)
     # auto: a visible GPU wins over the CPU (this test runs on both kinds of machine)
     import tensorflow as tf
 
@@ -99,15 +99,13 @@ def test_one_device_with_two_cpu_devices_is_an_error(tmp_path):
 
 
 def test_only_host_zero_of_a_tpu_pod_is_chief(monkeypatch):
-    from tpubench.hardware import strategy
-
     for var in ("CLOUD_TPU_TASK_ID", "TPU_WORKER_ID"):
         monkeypatch.delenv(var, raising=False)
-    assert strategy._tpu_host_index() == 0
+    assert clusters.tpu_host_index() == 0
     monkeypatch.setenv("TPU_WORKER_ID", "3")
-    assert strategy._tpu_host_index() == 3
+    assert clusters.tpu_host_index() == 3
     monkeypatch.setenv("CLOUD_TPU_TASK_ID", "1")
-    assert strategy._tpu_host_index() == 1
+    assert clusters.tpu_host_index() == 1
 
 
 _REDUCE = """

@@ -156,10 +156,10 @@ IMAGENET_MODELS = ["alexnet", "googlenet", "inception_v3", "resnet152", "resnet5
 @pytest.fixture(scope="module")
 def photo_records(tmp_path_factory):
     """Real JPEG records (crops of scikit-learn's sample photographs, 8 classes)."""
-    from tpubench.data import prepare, sources
+    from tpubench.data import prepare, source_api
 
     out = str(tmp_path_factory.mktemp("photos") / "jpeg")
-    prepare.prepare("photos", out, sources.Options(examples=16))
+    prepare.prepare("photos", out, source_api.Options(examples=16))
     return out
 
 

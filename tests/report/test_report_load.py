@@ -89,9 +89,9 @@ def _record(version=1):
 
 
 def test_newer_schema_is_refused_with_upgrade_hint(tmp_path):
-    with pytest.raises(errors.UsageError, match="schema_version 99; this tpubench reads up to 1"):
+    with pytest.raises(errors.UsageError, match="schema_version 99; this tpubench reads up to 2"):
         records.migrate(_record(99), "r.json")
-    with pytest.raises(errors.UsageError, match="'1'; accepted: an integer 1..1"):
+    with pytest.raises(errors.UsageError, match="'1'; accepted: an integer 1..2"):
         records.migrate(_record("1"), "r.json")
     (tmp_path / "new.json").write_text(json.dumps(_record(99)))
     with pytest.raises(errors.UsageError, match="upgrade tpubench"):
@@ -99,16 +99,18 @@ def test_newer_schema_is_refused_with_upgrade_hint(tmp_path):
 
 
 def test_older_records_migrate_forward_through_each_step(monkeypatch):
-    # The hook as it will be used when the schema reaches version 2: an old
-    # record reads as the new shape.
-    monkeypatch.setattr(records, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(records, "MIGRATIONS", {1: lambda r: r | {"kind": r.get("kind", "?")}})
+    # The hook as it will be used when the schema reaches version 3: a schema-1
+    # record takes both steps and reads as the newest shape.
+    monkeypatch.setattr(records, "SCHEMA_VERSION", 3)
+    step = {2: lambda r: r | {"kind": r.get("kind", "?")}}
+    monkeypatch.setattr(records, "MIGRATIONS", records.MIGRATIONS | step)
     old = _record(1)
     del old["kind"]
     new = records.migrate(old, "old.json")
-    assert new["schema_version"] == 2 and new["kind"] == "?"
-    monkeypatch.setattr(records, "MIGRATIONS", {})
-    with pytest.raises(errors.UsageError, match="cannot migrate to 2"):
+    assert new["schema_version"] == 3 and new["kind"] == "?"
+    assert "batch_size" not in new["model"]["params"]  # the 1 -> 2 step ran too
+    monkeypatch.setattr(records, "MIGRATIONS", {1: records.MIGRATIONS[1]})
+    with pytest.raises(errors.UsageError, match="version 2, which this tpubench cannot migrate"):
         records.migrate(_record(1), "old.json")
 
 

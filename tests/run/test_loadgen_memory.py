@@ -12,7 +12,7 @@ import sys
 import pytest
 from conftest import one_line_error, record_files
 
-from tpubench.core import bounds
+from tpubench.core import bounds, errors
 from tpubench.run.infer import loadgen_memory
 
 lg = pytest.importorskip(
@@ -55,7 +55,7 @@ def test_the_schedule_grows_with_duration_times_rate_in_every_scenario():
 def test_a_schedule_past_half_the_memory_is_one_line_naming_what_is_accepted(monkeypatch):
     monkeypatch.setattr(bounds, "available_memory", lambda: 8 * 2**30)
     ss = _settings("SingleStream", 86400, single_stream_expected_latency_ns=800_000)
-    with pytest.raises(bounds.errors.UsageError) as e:
+    with pytest.raises(errors.UsageError) as e:
         loadgen_memory.check(lg, ss, "single_stream")
     line = str(e.value)
     assert "LoadGen's SingleStream test 'single_stream' would schedule 118,800,000 queries" in line
@@ -63,11 +63,11 @@ def test_a_schedule_past_half_the_memory_is_one_line_naming_what_is_accepted(mon
     # 4 GiB of 121.7 GiB is 2,840 s of the day asked.
     assert "accepted: a --min_duration of at most 2,840 s at this rate" in line
     server = _settings("Server", 60, server_target_qps=1e6)
-    with pytest.raises(bounds.errors.UsageError, match="or a lower --target_qps"):
+    with pytest.raises(errors.UsageError, match="or a lower --target_qps"):
         loadgen_memory.check(lg, server, "server-probe-1")
     few = _settings("Server", 1, server_target_qps=10.0)
     few.min_query_count = 100_000_000
-    with pytest.raises(bounds.errors.UsageError, match="a --min_query_count of at most 8,388,608"):
+    with pytest.raises(errors.UsageError, match="a --min_query_count of at most 8,388,608"):
         loadgen_memory.check(lg, few, "server-target")
     loadgen_memory.check(
         lg, _settings("SingleStream", 60, single_stream_expected_latency_ns=10**6), "ok"

@@ -32,7 +32,8 @@ def test_per_replica_batch_and_sgd_on_two_replicas_in_fp16(tmp_path):
     (path,) = tmp_path.glob("*.json")
     rec = json.loads(path.read_text())
     assert (rec["global_batch_size"], rec["per_replica_batch_size"]) == (32, 16)
-    assert rec["config"]["per_replica_batch_size"] == 16 and rec["config"]["batch_size"] is None
+    assert rec["flags"]["per_replica_batch_size"] == 16 and rec["flags"]["batch_size"] is None
+    assert not {"batch_size", "per_replica_batch_size"} & set(rec["config"])  # said once
     assert rec["config"]["optimizer"] == "sgd" and rec["model"]["optimizer"] == "sgd"
     title = " ".join(proc.stdout.split())
     assert "global batch 32 (16 per replica), optimizer sgd" in title

@@ -8,6 +8,7 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
+from tpubench.hardware import placement
 from tpubench.run import interrupts, session
 
 
@@ -56,9 +57,9 @@ def test_synthetic_data_fits_nothing():
 
 
 def test_batch_checks_name_the_value_and_what_is_accepted():
-    session.check_batch(12, 4)
+    placement.check_batch(12, 4)
     with pytest.raises(errors.UsageError, match=r"--batch_size=10 .* 4 replicas.*e\.g\. 8"):
-        session.check_batch(10, 4)
+        placement.check_batch(10, 4)
     session.check_batches((4, 8), 2)
     with pytest.raises(errors.UsageError, match=r"--batch_size=1,8,3: 1, 3 not divisible"):
         session.check_batches((1, 8, 3), 2)
@@ -165,8 +166,9 @@ def test_params_batch_size_still_reads_the_per_replica_batch_and_says_once_it_is
         model_api._warned.update(warned_before)  # noqa: SLF001
 
 
-def test_a_records_model_params_keep_their_keys():
+def test_a_records_model_params_hold_no_batch():
+    # The record gives the batch once, at its top level (schema 2).
     fitted = session.fit_params({"hidden": 4}, session.ModelRef("m"), None, FEED, "d")
     recorded = session.recorded_params(fitted)
-    assert list(recorded)[:3] == ["hidden", "batch_size", "global_batch_size"]
-    assert "per_replica_batch_size" not in recorded and recorded["batch_size"] == 4
+    assert list(recorded)[0] == "hidden" and recorded["seed"] == 3
+    assert not {"batch_size", "global_batch_size", "per_replica_batch_size"} & set(recorded)

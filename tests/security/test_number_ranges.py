@@ -12,7 +12,7 @@ import json
 import pytest
 from conftest import one_line_error, rerun_cli, run_cli
 
-from tpubench.core import bounds
+from tpubench.core import bounds, errors
 from tpubench.model import registry
 
 
@@ -74,7 +74,7 @@ def test_a_record_with_an_absurd_number_is_refused_by_rerun(tmp_path):
 
 def test_a_hyper_parameter_that_sizes_a_tensor_has_an_upper_bound():
     spec = registry.get("mnist_mlp")
-    with pytest.raises(registry.errors.UsageError) as e:
+    with pytest.raises(errors.UsageError) as e:
         registry.resolve_params(spec, {"hidden_units": str(10**9)})
     assert "hidden_units=1000000000 is out of range; accepted: an integer from 1 to" in str(e.value)
 
@@ -86,7 +86,7 @@ def test_a_synthetic_batch_larger_than_memory_is_refused_with_the_estimate(monke
 
     monkeypatch.setattr(bounds, "available_memory", lambda: 2**30)
     spec = (tf.TensorSpec([224, 224, 3], tf.float32), tf.TensorSpec([], tf.int32))
-    with pytest.raises(bounds.errors.UsageError) as e:
+    with pytest.raises(errors.UsageError) as e:
         synthetic.global_batch(spec, {"num_classes": 10}, 4096, 0)
     assert "the synthetic batch (4,096 examples) would take about 9.2 GiB" in str(e.value)
     assert "1.0 GiB available; refused before allocating" in str(e.value)
@@ -105,7 +105,7 @@ def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monk
         effective={"min_query_count": 270_336, "min_duration_seconds": 600.0}
     )
     fast = ScenarioConfig(name="server", target_qps=1e6)
-    with pytest.raises(bounds.errors.UsageError) as e:
+    with pytest.raises(errors.UsageError) as e:
         server.check_schedule(fast, rules)
     assert "LoadGen's query schedule (600,000,000 queries at --target_qps=1e+06)" in str(e.value)
     assert "would take about 286.1 GiB" in str(e.value)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tpubench.study import cells, findings, report, spec
+from tpubench.study import bands, cells, findings, report, spec
 
 CPU_HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
@@ -45,13 +45,13 @@ def test_the_seed_s_gpu_parameter_servers_use_exactly_their_gpus():
         "needs 8 GPU(s); this host has 7"
     )
     labels = [f"{n} GPU ps_{v}" for n in (2, 8) for v in ("cpu", "gpu")]
-    methods = {findings.method(_cell(label).setup) for label in labels}
+    methods = {bands.method(_cell(label).setup) for label in labels}
     assert methods == {"ps_cpu", "ps_gpu"}  # the seed's names, which its findings expect
 
 
 def test_tf2_async_parameter_servers_are_a_labelled_local_cluster():
     cell = _cell("2 GPU async_ps (TF2)")
-    assert cell.cluster() and findings.method(cell.setup) == "async_ps_cpu"
+    assert cell.cluster() and bands.method(cell.setup) == "async_ps_cpu"
     argv = cell.argv(GPU_HOST, "r", None)
     assert argv[1:6] == ["-P", "-m", "tpubench_launch.main", "local-cluster", "--workers=2"]
     assert argv[6:10] == ["--ps=1", "--gpus-per-worker=1", "--ps-device=cpu", "--"]
@@ -66,7 +66,7 @@ def test_every_full_scale_cell_runs_on_one_8_gpu_host(study):
     s = spec.load(study, report.FORMS, findings.CHECKS)
     full = cells.expand(s, "full")
     assert {c.setup.label: c.needs(GPU_HOST) for c in full if c.needs(GPU_HOST)} == {}
-    ps_gpu_8 = [c for c in full if c.setup.devices == 8 and findings.method(c.setup) == "ps_gpu"]
+    ps_gpu_8 = [c for c in full if c.setup.devices == 8 and bands.method(c.setup) == "ps_gpu"]
     assert len(ps_gpu_8) == (5 if study == "strategies" else 0)
 
 
@@ -75,7 +75,7 @@ def test_cnn_scaling_uses_each_model_s_published_configuration():
     by_model: dict = {}
     for c in cells.expand(s, "full"):
         if c.setup.devices > 1:
-            by_model.setdefault(c.model.model, set()).add(findings.method(c.setup))
+            by_model.setdefault(c.model.model, set()).add(bands.method(c.setup))
     assert by_model == {
         "inception_v3": {"ps_cpu"},
         "resnet50": {"ps_cpu"},

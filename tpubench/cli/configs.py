@@ -259,9 +259,9 @@ def advise_config(args: list[str]) -> config.AdviseConfig:
 
 
 def data_options():
-    from tpubench.data import sources
+    from tpubench.data import source_api
 
-    return sources.Options(
+    return source_api.Options(
         format=FLAGS.record_format,
         image_size=FLAGS.image_size,
         examples=FLAGS.examples,

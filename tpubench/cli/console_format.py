@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.table import Table
 
 from tpubench.core import columns
-from tpubench.storage import record_view
+from tpubench.cost import catalog_rows
+from tpubench.storage import record_results, record_view
 
 
 def num(x, fmt="{:,.1f}", none="n/a"):
@@ -38,11 +39,10 @@ def price_age(used: dict) -> str:
     return catalog.age_note(dated(x) for x in used.values())
 
 
-def dated(line: record_view.PriceRow) -> str:
+def dated(line: record_results.PriceRow) -> str:
     """A recorded price line's date: its as_of, or 'date unknown (read ...)'."""
-    from tpubench.cost import catalog
 
-    return catalog.dated(line.as_of, line.date_known)
+    return catalog_rows.dated(line.as_of, line.date_known)
 
 
 def fitted_changes(fitted: dict) -> str:
@@ -50,7 +50,7 @@ def fitted_changes(fitted: dict) -> str:
     return "; ".join(f"{k} {v}" for k, v in fitted.items())
 
 
-def parameters(m: record_view.Mfu) -> str:
+def parameters(m: record_results.Mfu) -> str:
     """ "4,310 parameters", and why it differs from `tpubench models` when fitted to the data."""
     text = f"{m.parameters or 0:,} parameters"
     if m.fitted_params and m.parameters_unfitted is not None:
@@ -69,12 +69,10 @@ def latency_ms(x):
     return f"{ms:,.2f}" if ms < 10 else f"{ms:,.1f}" if ms < 100 else f"{ms:,.0f}"
 
 
-TABLE_WIDTH = columns.WIDTH  # a run's tables fit a 100-column terminal (and a log, a pasted issue)
-
-
 def width() -> int:
-    """Columns for a run's tables: TABLE_WIDTH, or fewer on a narrower terminal (core/columns)."""
-    return columns.width(widest=TABLE_WIDTH)
+    """Columns for a run's tables: columns.WIDTH (a log, a pasted issue), or fewer on a
+    narrower terminal (core/columns)."""
+    return columns.width(widest=columns.WIDTH)
 
 
 def console(out):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.core import vocab
-from tpubench.cost import catalog
 
 MAX_SEED = 2**31 - 1  # what every TensorFlow and Keras seed accepts
 
@@ -155,7 +154,7 @@ def define_basis():
     flags.DEFINE_enum(
         "pricing",
         "on_demand",
-        list(catalog.PRICINGS),
+        list(vocab.PRICINGS),
         "Price basis of every dollar figure: on_demand, or spot (preemptible).",
     )
 

@@ -20,7 +20,7 @@ from tpubench.cli import argv_checks, help_text, subcommands, tflog
 from tpubench.cli import flags as flags_lib
 from tpubench.core import bounds, errors, names, safe_text
 from tpubench.hardware import capped_child, memory_cap
-from tpubench.storage import gcs, records, redaction
+from tpubench.storage import gcs, redaction
 
 _HELP_FLAGS = {"--help", "--helpshort", "--helpfull", "--helpxml", "-?"}
 
@@ -175,7 +175,7 @@ def _cap_memory(command: str) -> None:
         limit = memory_cap.parse(flags_lib.FLAGS.memory_limit)
     results_dir = getattr(flags_lib.FLAGS, "results_dir", None)
     # What a record needs if the capped child dies before writing its own.
-    base = {"argv": records.redact_argv(sys.argv)}
+    base = {"argv": redaction.redact_argv(sys.argv)}
     for name in ("model", "run_label"):
         value = getattr(flags_lib.FLAGS, name, None) if name in flags_lib.defined() else None
         if value is not None:

@@ -15,6 +15,7 @@ from absl import flags
 from tpubench.cli import flag_groups as groups
 from tpubench.core import columns, errors, money, safe_text
 from tpubench.cost import catalog as catalog_lib
+from tpubench.cost import catalog_rows
 from tpubench.cost import machine as machine_lib
 from tpubench.cost import pricing as pricing_lib
 
@@ -39,7 +40,7 @@ def _check_format(fmt: str) -> None:
         raise errors.unknown("--format", fmt, FORMATS)
 
 
-def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
+def format_rows(rows: list[catalog_rows.Row], fmt: str) -> str:
     """Renders catalog rows.
 
     Args:
@@ -57,9 +58,9 @@ def format_rows(rows: list[catalog_lib.Row], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(catalog_lib.COLUMNS + catalog_lib.OPTIONAL_COLUMNS)
+        writer.writerow(catalog_rows.COLUMNS + catalog_rows.OPTIONAL_COLUMNS)
         for r in rows:  # notes and sources come from outside: no cell may run as a formula
-            writer.writerow([safe_text.csv_cell(v) for v in catalog_lib.csv_values(r)])
+            writer.writerow([safe_text.csv_cell(v) for v in catalog_rows.csv_values(r)])
         return buf.getvalue().rstrip("\n")
     body = [
         (r.key, r.unit, money.exact(r.on_demand), money.exact(r.spot), r.dated, r.status, r.source)
@@ -98,7 +99,7 @@ def format_price(price: pricing_lib.HourlyPrice, accel: machine_lib.Accelerators
             line.unit,
             money.exact(line.unit_price),
             money.exact(line.subtotal, 4),
-            catalog_lib.dated(line.as_of, line.date_known),
+            catalog_rows.dated(line.as_of, line.date_known),
         )
         for line in price.lines
     ]
@@ -157,7 +158,7 @@ def prices_main(
         accel = machine_lib.parse(machine).accelerators(cat)
         text = format_price(price, accel, fmt)
         ages = catalog_lib.age_note(
-            catalog_lib.dated(line.as_of, line.date_known) for line in price.lines
+            catalog_rows.dated(line.as_of, line.date_known) for line in price.lines
         )
         return text + (f"\n{ages}" if fmt == "table" else "")
     rows = cat.search(query)

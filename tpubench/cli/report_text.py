@@ -11,7 +11,6 @@ import io
 from rich.table import Table
 
 from tpubench.cli import console_format as fmt
-from tpubench.cli.infer_text import infer_summary  # noqa: F401 - at its old place too
 from tpubench.core import money
 from tpubench.run.train import diagnosis, io_time
 from tpubench.storage.record_view import RunRecord

@@ -142,7 +142,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     # Deferred: tpubench.run imports TensorFlow-free modules only, but the
     # session below it loads TensorFlow; keep `--help` and flag errors instant.
     from tpubench.run.train import command as train_lib
-    from tpubench.run.train import unsent
+    from tpubench.run.train import planning, unsent
 
     argv_checks.no_positional(args, "train")
     cfg = configs.train_config()
@@ -157,7 +157,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         train_lib.check_prices(cfg)
         placement.check_early(cfg.hardware, cfg.global_batch_size)  # flag combinations
         resolve.check_target(cfg.data, cfg.target_accuracy)
-        train_lib.check_buckets_early(cfg)
+        planning.check_buckets_early(cfg)
     except errors.TpubenchError as e:
         train_lib.record_early_failure(cfg, full_argv, flags_lib.flag_values(), e)
         raise

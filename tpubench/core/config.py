@@ -90,9 +90,11 @@ class TrainConfig:
     cost: CostConfig = dataclasses.field(default_factory=CostConfig)
 
     def to_dict(self) -> dict:
+        """The record's `config`: every setting but the batch, which a record gives once,
+        as it ran (its top-level `global_batch_size` and `per_replica_batch_size`)."""
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
-        d["batch_size"] = d.pop("global_batch_size")  # the record's key, as ever
+        del d["global_batch_size"], d["per_replica_batch_size"]
         d["cost"]["machine"] = list(self.cost.machine)
         if self.profile_steps is not None:
             d["profile_steps"] = list(self.profile_steps)
@@ -197,9 +199,11 @@ class InferConfig:
     scenario: ScenarioConfig = dataclasses.field(default_factory=ScenarioConfig)
 
     def to_dict(self) -> dict:
+        """The record's `config`: every setting but the batch sizes (each record of the
+        sweep gives its own at the top level, the whole sweep's in `sweep.batch_sizes`)."""
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
-        d["batch_sizes"] = list(d.pop("global_batch_sizes"))  # the record's key, as ever
+        del d["global_batch_sizes"]
         d["cost"]["machine"] = list(self.cost.machine)
         return d
 
@@ -226,6 +230,8 @@ class DataBenchConfig:
     run_label: str | None = None
 
     def to_dict(self) -> dict:
+        """The record's `config`: every setting but the batch (the record's top level)."""
         d = dataclasses.asdict(self)
         d["params"] = dict(self.params)
+        del d["batch_size"]
         return d

@@ -54,8 +54,8 @@ FP32 = Precision("fp32", "float32", "float32", "float32", False, "fp32", 0.15)
 BF16 = Precision("bf16", "mixed_bfloat16", "bfloat16", "float32", False, "bf16", 0.25, gpu_xla=True)
 FP16 = Precision("fp16", "mixed_float16", "float16", "float32", True, "fp16", 0.20)
 
-_ALL = {p.name: p for p in (FP32, BF16, FP16)}
-NAMES: tuple[str, ...] = tuple(_ALL)
+ALL = (FP32, BF16, FP16)  # their names are core/vocab.PRECISIONS, the --precision values
+_BY_NAME = {p.name: p for p in ALL}
 
 
 def of(name: str | Precision) -> Precision:
@@ -63,8 +63,8 @@ def of(name: str | Precision) -> Precision:
     if isinstance(name, Precision):
         return name
     try:
-        return _ALL[name]
+        return _BY_NAME[name]
     except (KeyError, TypeError):
         raise errors.UsageError(
-            f"--precision={name}: not a precision; accepted: {', '.join(NAMES)}"
+            f"--precision={name}: not a precision; accepted: {', '.join(_BY_NAME)}"
         ) from None

@@ -33,7 +33,7 @@ MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "re
 # --parameter_device: where central_storage keeps the variables (gpu: the first training GPU).
 PARAMETER_DEVICES = ("cpu", "gpu")
 # --precision: the names of core/precision.py's Precision values.
-PRECISIONS = precision.NAMES
+PRECISIONS = tuple(p.name for p in precision.ALL)
 # --data_format: how image tensors are laid out in a network that can choose.
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).

@@ -19,20 +19,14 @@ import os
 from collections.abc import Iterable
 
 from tpubench.core import errors, safe_files
-from tpubench.cost.catalog_rows import (  # noqa: F401 - the format's names, re-exported
+from tpubench.cost.catalog_rows import (
     _UNKNOWN_RE,
     COLUMNS,
-    KEY_FORM,
-    KEY_RE,
-    KINDS,
     OPTIONAL_COLUMNS,
-    PRICINGS,
-    STATUSES,
     WHEN_FORM,
     WHEN_RE,
     Row,
     csv_values,
-    dated,
     parse,
 )
 

@@ -9,7 +9,7 @@ import io
 import math
 import re
 
-from tpubench.core import errors, vocab
+from tpubench.core import errors
 
 # fmt: off
 COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
@@ -21,7 +21,6 @@ COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
 OPTIONAL_COLUMNS = ("date_known",)
 KINDS = ("instance", "gpu", "tpu", "vcpu", "memory")
 STATUSES = ("confirmed", "unconfirmed", "stale", "derived", "historical")
-PRICINGS = vocab.PRICINGS
 
 # Keys are `provider:name`; `+` and `@` are --machine syntax, so they cannot
 # appear inside a key.

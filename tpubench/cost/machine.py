@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from tpubench.core import errors
-from tpubench.cost import catalog
+from tpubench.cost import catalog, catalog_rows
 
 PART_FORM = "parts like [Nx]provider:name[@YYYY] joined by '+', e.g. gcp:n1-standard-8+4xgcp:v100"
 _COUNT_RE = re.compile(r"^(?P<count>[-+]?[\d.]+)\s*[xX]\s*(?P<rest>.*)$")
@@ -75,7 +75,7 @@ class Resolved:
       note: how a TPU slice name was turned into `units` (empty otherwise).
     """
 
-    row: catalog.Row
+    row: catalog_rows.Row
     units: int
     accelerators: int
     accel_kind: str
@@ -163,14 +163,14 @@ def _parse_part(text: str, spec: str) -> Part:
     key = key.strip().lower()
     if at:
         when = when.strip()
-        if not catalog.WHEN_RE.match(when) or not _valid_date(when):
+        if not catalog_rows.WHEN_RE.match(when) or not _valid_date(when):
             raise bad(f"date pin {'@' + when!r} is not @YYYY or @YYYY-MM-DD")
     if not key:
         raise bad("no catalog key")
     if ":" not in key:
         raise bad(f"key {key!r} has no provider prefix (e.g. gcp:{key})")
-    if not catalog.KEY_RE.match(key):
-        raise bad(f"key {key!r} is not {catalog.KEY_FORM}")
+    if not catalog_rows.KEY_RE.match(key):
+        raise bad(f"key {key!r} is not {catalog_rows.KEY_FORM}")
     return Part(count=count, key=key, when=when if at else None)
 
 
@@ -239,7 +239,7 @@ def resolve(part: Part, cat: catalog.Catalog) -> Resolved:
     return _describe(row, units=units, note=note)
 
 
-def _describe(row: catalog.Row, units: int, note: str = "") -> Resolved:
+def _describe(row: catalog_rows.Row, units: int, note: str = "") -> Resolved:
     """Says which accelerators `units` of `row` carry."""
     name = row.key.split(":", 1)[1]
     if row.kind == "tpu":

@@ -17,7 +17,6 @@ from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine
 
 # The parameter name `catalog` is part of the public signature, hence `catalog_lib`.
-PRICINGS = catalog_lib.PRICINGS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +46,7 @@ class PriceLine:
     unit_price: float
     subtotal: float
     note: str = ""
-    date_known: bool = True  # False: as_of is the day the row was read (catalog.dated)
+    date_known: bool = True  # False: as_of is the day the row was read (catalog_rows.dated)
 
     def to_dict(self) -> dict:
         """Returns JSON-friendly values (as_of as an ISO date string)."""
@@ -88,8 +87,8 @@ class HourlyPrice:
 
 def check_pricing(pricing: str) -> str:
     """Returns `pricing` if it is 'on_demand' or 'spot', else raises UsageError."""
-    if pricing not in PRICINGS:
-        raise errors.unknown("--pricing", pricing, PRICINGS)
+    if pricing not in vocab.PRICINGS:
+        raise errors.unknown("--pricing", pricing, vocab.PRICINGS)
     return pricing
 
 

@@ -68,7 +68,7 @@ def _cloud(header: list[str], rows: list[dict], name: str) -> str:
     raise errors.PriceError(f"{name}: cannot tell whether it is GCP's or AWS's catalog")
 
 
-def read(text: str, name: str, as_of: datetime.date) -> list[catalog_lib.Row]:
+def read(text: str, name: str, as_of: datetime.date) -> list[catalog_rows.Row]:
     """Turns one SkyPilot-format vms.csv into catalog rows (see the module docstring).
 
     Raises:
@@ -109,8 +109,8 @@ def _group(rows: list[dict], *fields: str) -> dict[tuple, list[dict]]:
     return out
 
 
-def _row(key, kind, region, unit, count, od, spot, as_of, source, notes) -> catalog_lib.Row:
-    return catalog_lib.Row(
+def _row(key, kind, region, unit, count, od, spot, as_of, source, notes) -> catalog_rows.Row:
+    return catalog_rows.Row(
         key=key.lower(),
         provider=key.split(":", 1)[0],
         kind=kind,
@@ -244,7 +244,7 @@ def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, i
             "tpubench prices import needs FILE arguments: SkyPilot-format vms.csv files, "
             "e.g. catalogs/v7/gcp/vms.csv"
         )
-    new: list[catalog_lib.Row] = []
+    new: list[catalog_rows.Row] = []
     left_out: list[str] = []
     for path in paths:
         try:
@@ -266,7 +266,7 @@ def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, i
             + (f" ({len(left_out)} refused, e.g. {left_out[0]})" if left_out else "")
         )
     target = user_path or catalog_lib.user_path()
-    kept: list[catalog_lib.Row] = []
+    kept: list[catalog_rows.Row] = []
     if os.path.exists(target):
         fresh = {(r.key, r.as_of) for r in new}
         kept = [r for r in catalog_lib.load_user(target) if (r.key, r.as_of) not in fresh]

@@ -26,7 +26,7 @@ import time
 
 from tpubench.core import errors
 from tpubench.data import manifest as manifest_lib
-from tpubench.data import sources, tfrecord
+from tpubench.data import source_api, sources, tfrecord
 from tpubench.storage import cache, gcs
 from tpubench.storage.liveness import pid_alive
 
@@ -72,7 +72,7 @@ def _shards_for(split: str, requested: int | None, examples_hint: int | None) ->
 def prepare(
     dataset: str,
     output: str,
-    options: sources.Options,
+    options: source_api.Options,
     num_shards: int | None = None,
     overwrite: bool = False,
 ) -> Report:

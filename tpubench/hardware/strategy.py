@@ -17,16 +17,6 @@ from tpubench.core import errors, vocab
 from tpubench.core.config import HardwareConfig
 from tpubench.hardware import clusters, placement
 
-# Names that moved to placement.py and clusters.py, importable from here as before.
-Placement = placement.Placement
-tf_config = placement.tf_config
-ps_server_role = clusters.ps_server_role
-serve = clusters.serve
-_tpu_host_index = clusters.tpu_host_index
-_tf = placement.tf
-_on_tpu_vm = placement.on_tpu_vm
-
-
 # Set for every run; recorded in the run record's software section.
 GPU_ENV = ("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT", "1")
 
@@ -38,7 +28,7 @@ def configure_host(hw: HardwareConfig) -> None:
     # (docs/gpu.md).  TensorFlow reads the variable at its first batch-norm
     # kernel; a value the user set (0 turns it off) wins.
     os.environ.setdefault(GPU_ENV[0], GPU_ENV[1])
-    tf = _tf()
+    tf = placement.tf()
     threading = tf.config.threading
     if (
         hw.num_intra_threads
@@ -68,9 +58,9 @@ def resolve_accelerator(hw: HardwareConfig) -> str:
     """auto -> tpu (--tpu given or on a TPU VM), else gpu if visible, else cpu."""
     if hw.accelerator != "auto":
         return hw.accelerator
-    if hw.strategy == "tpu" or hw.tpu or os.environ.get("TPU_NAME") or _on_tpu_vm():
+    if hw.strategy == "tpu" or hw.tpu or os.environ.get("TPU_NAME") or placement.on_tpu_vm():
         return "tpu"
-    if _tf().config.list_physical_devices("GPU"):
+    if placement.tf().config.list_physical_devices("GPU"):
         return "gpu"
     return "cpu"
 
@@ -81,7 +71,7 @@ def resolve_strategy(hw: HardwareConfig, accelerator: str) -> str:
         return hw.strategy
     if accelerator == "tpu":
         return "tpu"
-    cfg = tf_config()
+    cfg = placement.tf_config()
     if cfg:
         cluster = cfg["cluster"]
         if cluster.get("ps"):
@@ -94,7 +84,7 @@ def resolve_strategy(hw: HardwareConfig, accelerator: str) -> str:
 
 
 def _gpu_names(hw: HardwareConfig) -> list[str]:
-    tf = _tf()
+    tf = placement.tf()
     gpus = tf.config.list_logical_devices("GPU")
     if not gpus:
         built = "built with CUDA" if tf.test.is_built_with_cuda() else "a CPU-only build"
@@ -115,7 +105,7 @@ def _gpu_count(hw: HardwareConfig) -> int:
 
 
 def _cross_device_ops(all_reduce: str, accelerator: str):
-    tf = _tf()
+    tf = placement.tf()
     if all_reduce == "auto":
         return None  # TF picks: NCCL on GPUs, reduction to one device otherwise
     if all_reduce == "nccl":
@@ -149,7 +139,7 @@ def build(hw: HardwareConfig):
       HardwareError: the accelerator is not present or not reachable.
       UsageError: the combination of flags is not meaningful.
     """
-    tf = _tf()
+    tf = placement.tf()
     accelerator = resolve_accelerator(hw)
     _check_applicable(hw, accelerator)
     name = resolve_strategy(hw, accelerator)
@@ -177,13 +167,13 @@ def build(hw: HardwareConfig):
                 "requested; use --strategy=mirrored (or auto)"
             )
         strategy = tf.distribute.OneDeviceStrategy(devices[0])
-        return strategy, Placement(accelerator, "one_device", 1, tuple(devices), "none")
+        return strategy, placement.Placement(accelerator, "one_device", 1, tuple(devices), "none")
     if name == "central_storage":
         return _central_storage(hw, accelerator, devices)
     if name == "mirrored":
         ops = _cross_device_ops(hw.all_reduce, accelerator)
         strategy = tf.distribute.MirroredStrategy(devices=devices, cross_device_ops=ops)
-        return strategy, Placement(
+        return strategy, placement.Placement(
             accelerator,
             "mirrored",
             strategy.num_replicas_in_sync,
@@ -209,14 +199,14 @@ def _central_storage(hw: HardwareConfig, accelerator: str, devices: list[str]):
     where = hw.parameter_device or "cpu"  # refused combinations: placement.check_applicable
     variable_device = devices[0] if where == "gpu" else "/cpu:0"
     strategy = _central_storage_class()(compute_devices=devices, parameter_device=variable_device)
-    return strategy, Placement(
+    return strategy, placement.Placement(
         accelerator,
         "central_storage",
         strategy.num_replicas_in_sync,
         tuple(devices),
         "to_parameter_device",
         parameter_device=where,
-        variable_device=_tf().DeviceSpec.from_string(variable_device).to_string(),
+        variable_device=placement.tf().DeviceSpec.from_string(variable_device).to_string(),
     )
 
 
@@ -228,7 +218,7 @@ def _state_aggregation(next_creator, **kwargs):
     Dropout's seed generator (an integer counter: the first replica's value)
     and batch-norm statistics of Keras layers (floats: the replicas' mean).
     """
-    tf = _tf()
+    tf = placement.tf()
     if not kwargs.get("trainable", True) and kwargs.get("aggregation") in (
         None,
         tf.VariableAggregation.NONE,
@@ -247,7 +237,7 @@ def _central_storage_class():
 
     Defined on first use: this module imports without TensorFlow.
     """
-    tf = _tf()
+    tf = placement.tf()
 
     class CentralStorage(tf.distribute.experimental.CentralStorageStrategy):
         @contextlib.contextmanager

@@ -72,7 +72,8 @@ class StepOutput:
 # The keys the runner adds to a model's params: they describe the run, not the
 # network (reports compare them on their own, or not at all; FLOPs ignore them).
 # `batch_size` is the deprecated spelling of `per_replica_batch_size`, kept in
-# params for one release and in a record's `model.params` as its format.
+# params for one release; a record's `model.params` holds none of the three
+# batch keys (the record gives the batch at its top level).
 RUNTIME_PARAMS = (
     "per_replica_batch_size",
     "global_batch_size",

@@ -19,7 +19,7 @@ import importlib.metadata
 from tpubench.core import durations, errors, money, safe_text, vocab
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
-from tpubench.cost import pricing
+from tpubench.cost import catalog_rows, pricing
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
 
@@ -88,7 +88,7 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
                 if m.machine == machine and m.pricing == "override"
             ]
             prices, dates = {}, {}
-            for which in catalog_lib.PRICINGS:
+            for which in vocab.PRICINGS:
                 if overrides:  # --price_per_hour: the user's price, no catalog row
                     prices[which] = overrides[0] if which == "on_demand" else None
                     dates[which] = "override"
@@ -100,7 +100,7 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
                     continue
                 prices[which] = hourly.usd_per_hour
                 dates[which] = ", ".join(
-                    sorted({catalog_lib.dated(x.as_of, x.date_known) for x in hourly.lines})
+                    sorted({catalog_rows.dated(x.as_of, x.date_known) for x in hourly.lines})
                 )
             if not machine or all(v is None for v in prices.values()):
                 notes.append(f"{g.label} as {machine or 'an unpriced machine'}: no price")
@@ -274,7 +274,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
                 durations.short(c.seconds_slow),
                 render.money(c.usd("on_demand")),
                 render.money(c.usd("spot")),
-                " / ".join(_yes(c, cfg, which) for which in catalog_lib.PRICINGS),
+                " / ".join(_yes(c, cfg, which) for which in vocab.PRICINGS),
                 " / ".join(d for d in dict.fromkeys(c.price_dates.values()) if d) or "n/a",
             ]
             for c in sorted(cands, key=lambda c: c.seconds)

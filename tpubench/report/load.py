@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors, money, safe_text
+from tpubench.cost import catalog_rows
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
-from tpubench.storage import liveness, record_view, records
+from tpubench.storage import liveness, record_results, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -57,7 +58,7 @@ class Run:
     pricing: str | None
     price_dates: tuple[str, ...]
     price_note: str | None
-    machines: tuple[record_view.MachineCost, ...]
+    machines: tuple[record_results.MachineCost, ...]
     host_cores: int | None
     tf_version: str | None
     finished: str | None
@@ -66,7 +67,7 @@ class Run:
     chips: int | None = None  # the machine's GPUs or TPU chips; None on a CPU-only machine
     serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
     # Every machine of the record on every basis: training advise prices their names anew.
-    all_machines: tuple[record_view.MachineCost, ...] = ()
+    all_machines: tuple[record_results.MachineCost, ...] = ()
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -218,10 +219,10 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         return None, "no throughput was measured (too few steps after warm-up?)"
     params = {k: v for k, v in (rec.model.params or {}).items() if k not in _RUNTIME_PARAMS}
     priced = tuple(money.on_basis(rec.cost.machines, pricing))
-    first = priced[0] if priced else record_view.MachineCost()
+    first = priced[0] if priced else record_results.MachineCost()
     # The configuration's machine is the one it ran as, whatever the basis.
     named = rec.cost.machines[0] if rec.cost.machines else first
-    target = rec.results.target or record_view.Target()
+    target = rec.results.target or record_results.Target()
     cpu = rec.hardware.cpu
     run = Run(
         path=path,
@@ -253,12 +254,12 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
     return run, ""
 
 
-def _chips(cost: record_view.MachineCost) -> int | None:
+def _chips(cost: record_results.MachineCost) -> int | None:
     n = cost.num_accelerators
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
-def _dims(rec: record_view.RunRecord, params: dict, first: record_view.MachineCost) -> dict:
+def _dims(rec: record_view.RunRecord, params: dict, first: record_results.MachineCost) -> dict:
     """What defines a run's configuration (group.DIMENSIONS): placement, else the flags."""
     hw, placement = rec.config.hardware, rec.placement
     return {
@@ -298,13 +299,12 @@ def _model_key(name: str, kind: str, scenario: str | None) -> str:
     return name if kind == "train" else f"{name} [{kind}]"
 
 
-def _dated(line: record_view.PriceRow) -> str:
-    from tpubench.cost import catalog
+def _dated(line: record_results.PriceRow) -> str:
 
-    return catalog.dated(line.as_of or "?", line.date_known)
+    return catalog_rows.dated(line.as_of or "?", line.date_known)
 
 
-def _machine_name(cost: record_view.MachineCost) -> str:
+def _machine_name(cost: record_results.MachineCost) -> str:
     if cost.pricing == "override" and not cost.machine:
         return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
     return cost.machine or "unpriced"

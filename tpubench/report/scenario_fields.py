@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tpubench.core import money
-from tpubench.storage.record_view import MachineCost, RunRecord
+from tpubench.storage.record_results import MachineCost
+from tpubench.storage.record_view import RunRecord
 
 
 def bound_text(rec: RunRecord) -> str | None:

@@ -133,7 +133,8 @@ def _run(cfg: DataBenchConfig, record: dict | None, check=lambda: None) -> Outco
     if record is not None:  # what ran, before it runs: a failed record says it too
         record.update(
             global_batch_size=batch,
-            model={"name": spec.name, "params": params},
+            per_replica_batch_size=batch,  # one input pipeline, as one replica reads it
+            model={"name": spec.name, "params": session.recorded_params(params)},
             data={
                 "name": manifest.name,
                 "format": manifest.format,

@@ -15,8 +15,8 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
-from tpubench.hardware import memory_cap, placement
-from tpubench.storage import liveness, records
+from tpubench.hardware import memory_cap
+from tpubench.storage import liveness, records, redaction
 
 
 # ------------------------------------------------------------------ records
@@ -38,8 +38,8 @@ def base_record(kind: str, run_id: str, config: dict | None, invocation: Invocat
         "status": "running",
         "started": records.now_iso(),
         **liveness.identity(),  # pid, host, heartbeat: `runs` tells a dead run from a live one
-        "argv": records.redact_argv(invocation.argv),
-        "flags": records.redact_flags(invocation.flag_values),
+        "argv": redaction.redact_argv(invocation.argv),
+        "flags": redaction.redact_flags(invocation.flag_values),
         "config": config,
         **({"memory_limit_bytes": cap} if cap else {}),
     }
@@ -191,9 +191,6 @@ def fitted_from_data(params: dict, manifest) -> dict:
     return {k: params[k] for k in manifest.fitted_params() if k in params}
 
 
-check_batch = placement.check_batch  # one global batch must split evenly over the replicas
-
-
 def check_batches(batches: tuple, replicas: int) -> None:
     """Every batch size of a sweep must split evenly over the replicas."""
     bad = [b for b in batches if b % replicas]
@@ -277,14 +274,15 @@ def accelerators_priced(placement) -> int:
     return 0 if placement.accelerator == "cpu" else placement.num_replicas
 
 
-def recorded_params(params) -> dict:
-    """A record's `model.params`: PARAMS less `per_replica_batch_size`.
+# The batch keys of a run's params: a record gives the batch once, at its top level.
+_BATCH_PARAMS = ("batch_size", "global_batch_size", "per_replica_batch_size")
 
-    The record gives the per-replica batch at its top level; `model.params`
-    keeps the keys it always had (`batch_size` among them, the same number)
-    so records of this release read as every earlier one.
-    """
-    return {k: v for k, v in params.items() if k != "per_replica_batch_size"}
+
+def recorded_params(params) -> dict:
+    """A record's `model.params`: PARAMS less the batch (`global_batch_size` and
+    `per_replica_batch_size` are the record's own fields; an infer sweep's params
+    are those of its first batch size, so they could not say every record's)."""
+    return {k: v for k, v in params.items() if k not in _BATCH_PARAMS}
 
 
 def plain(d):

@@ -22,18 +22,7 @@ import dataclasses
 from tpubench.storage.record_fields import build
 from tpubench.storage.record_fields import raw as _raw
 from tpubench.storage.record_fields import sub as _sub
-from tpubench.storage.record_results import (  # noqa: F401 - readers import them from here
-    Cost,
-    Eval,
-    HostCpu,
-    InputDiagnosis,
-    LoadGen,
-    MachineCost,
-    Mfu,
-    PriceRow,
-    Results,
-    Target,
-)
+from tpubench.storage.record_results import Cost, LoadGen, Mfu, Results
 
 # ---------------------------------------------------------------- sections
 
@@ -92,7 +81,7 @@ class Placement:
 @dataclasses.dataclass(frozen=True)
 class Model:
     name: str | None = None
-    params: dict = dataclasses.field(default_factory=dict)
+    params: dict = dataclasses.field(default_factory=dict)  # the model's, less the batch
     target_metric: str | None = None
     data_format: str | None = None
     fitted_to_data: dict | None = None
@@ -150,8 +139,9 @@ class Software:
 
 @dataclasses.dataclass(frozen=True)
 class RunRecord:
-    """One run record, typed.  Batch sizes keep the record's names: `global_batch_size`
-    (all replicas together, what --batch_size gives) and `per_replica_batch_size`."""
+    """One run record, typed.  The batch is given once (schema 2), as it ran:
+    `global_batch_size` (all replicas together, what --batch_size gives) and
+    `per_replica_batch_size`; neither `config` nor `model.params` repeats it."""
 
     run_id: str | None = None
     schema_version: int = 1

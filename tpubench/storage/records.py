@@ -20,9 +20,18 @@ import re
 import secrets
 
 from tpubench.core import errors, safe_files
-from tpubench.storage import files, gcs, liveness, record_limits, record_view, redaction
+from tpubench.storage import (
+    files,
+    gcs,
+    liveness,
+    record_limits,
+    record_migrations,
+    record_view,
+    redaction,
+)
 
-SCHEMA_VERSION = 1
+# 2: the batch once per meaning (record_migrations.v1_to_v2 reads every schema-1 record).
+SCHEMA_VERSION = 2
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "died")
 # A labelled run (a sweep's configuration, a study's cell) whose record has one
 # of these statuses is done: a rerun of the same command does not run it again.
@@ -39,16 +48,6 @@ def new_run_id(model: str) -> str:
 
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def redact_argv(argv: list[str]) -> list[str]:
-    """Values of credential-looking flags and URL credentials become '<redacted>'."""
-    return redaction.redact_argv(argv)
-
-
-def redact_flags(values: dict) -> dict:
-    """Values of credential-looking flags and URL credentials become '<redacted>'."""
-    return redaction.redact_flags(values)
 
 
 def checked_run_id(run_id, where: str = "run id") -> str:
@@ -305,9 +304,9 @@ def parse(text: str, path: str) -> dict:
 
 
 # Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
-# When the record shape changes, bump SCHEMA_VERSION and add the step here,
-# so every older record still reads as the current version.
-MIGRATIONS: dict = {}
+# When the record shape changes, bump SCHEMA_VERSION and add the step here
+# (its code in record_migrations.py), so every older record reads as the current version.
+MIGRATIONS: dict = {1: record_migrations.v1_to_v2}
 
 
 def migrate(record, path: str = "record") -> dict:

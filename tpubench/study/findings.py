@@ -20,7 +20,6 @@ from tpubench.study import bands, flips, sizing, standins
 from tpubench.study import judge as J
 
 HOLDS, FAILS = J.HOLDS, J.FAILS
-method = bands.method  # how a multi-device setup combines gradients (the report's columns)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,7 +247,7 @@ def _best_method(r, c):
             continue
         if c.get("models") and m.cell.model.model not in c["models"]:
             continue
-        how = method(m.cell.setup)
+        how = bands.method(m.cell.setup)
         if how and how not in c.get("except", []):
             table.setdefault((m.cell.model.model, m.cell.setup.devices), {})[how] = m
     chosen: dict = {}

@@ -18,17 +18,8 @@ from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, session
-from tpubench.run.train import planning
 from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
-
-# What a train run plans before it builds the model: in planning.py, importable from here.
-DEFAULT_TRAIN_STEPS = planning.DEFAULT_TRAIN_STEPS
-Plan = planning.Plan
-plan = planning.plan
-total_steps = planning.total_steps
-
-Interrupted = interrupts.Interrupted
 
 
 def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, RunDir]:
@@ -53,9 +44,6 @@ def check_prices(cfg: TrainConfig) -> None:
     """Prices the run's machines up front (pure Python): a bad --machine fails in
     milliseconds, before TensorFlow is imported."""
     cost_runs.prices(cfg.cost)
-
-
-check_buckets_early = planning.check_buckets_early
 
 
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:

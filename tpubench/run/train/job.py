@@ -63,13 +63,13 @@ class Job:
 
     # ------------------------------------------------------------ set-up
     def run(self) -> None:
-        from tpubench.hardware import strategy as strategy_lib
+        from tpubench.hardware import clusters
 
         p = planning.plan(self.cfg, self.run_dir.path, time.perf_counter())
         if not isinstance(p, planning.Plan):  # a worker or ps task: serve until stopped
             self.is_chief = False
             self.record["role"] = f"{p[0]}:{p[1]}"
-            strategy_lib.serve(p)
+            clusters.serve(p)
             return
         self.is_chief = p.placement.is_chief
         self.plan = p

@@ -67,6 +67,8 @@ class Plan:
 def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     """Plan of CFG, or None for a worker/ps task (it has served until stopped)."""
     from tpubench.data import resolve
+    from tpubench.hardware import clusters
+    from tpubench.hardware import placement as placement_lib
     from tpubench.hardware import strategy as strategy_lib
 
     started = time.perf_counter() if started is None else started
@@ -75,7 +77,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     spec, params = session.load_spec(ref)
     layout.check(cfg.data_format, spec)
     prices = cost_runs.prices(cfg.cost)  # fail on a bad --machine before any training
-    role = strategy_lib.ps_server_role(cfg.hardware)
+    role = clusters.ps_server_role(cfg.hardware)
     if role is not None:
         return role
     strategy, placement = session.build_strategy(cfg.hardware)
@@ -109,7 +111,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     batch = (
         cfg.global_batch_size or (cfg.per_replica_batch_size or spec.default_batch_size) * replicas
     )
-    session.check_batch(batch, replicas)
+    placement_lib.check_batch(batch, replicas)
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")
     feed = session.Feed(batch, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
