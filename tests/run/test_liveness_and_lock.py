@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tpubench.run.train import lock
-from tpubench.storage import liveness, records
+from tpubench.storage import liveness, records, run_rows
 
 
 def _dead_pid() -> int:
@@ -56,7 +56,7 @@ def test_runs_lists_a_dead_running_record_as_died(tmp_path):
     (tmp_path / "x.json").write_text(
         json.dumps(_record("x", pid=pid, host=liveness.host(), heartbeat=beat, started=beat))
     )
-    (row,) = records.summary_rows([str(tmp_path)])
+    (row,) = run_rows.summary_rows([str(tmp_path)])
     assert row["status"] == "died"
 
 

@@ -17,7 +17,16 @@ from tpubench.cli import configs
 from tpubench.cli import flag_groups as groups
 from tpubench.core import columns, errors, money, safe_text, vocab
 from tpubench.core.config import ReportConfig
-from tpubench.report import compare, load, published, render, series_tables, serving, tables
+from tpubench.report import (
+    compare,
+    load,
+    published,
+    relative_table,
+    render,
+    series_tables,
+    serving,
+    tables,
+)
 from tpubench.report import group as group_lib
 from tpubench.storage import files
 
@@ -80,7 +89,7 @@ def build(cfg: ReportConfig) -> Report:
         f"{plots.interval_text(summaries)} (confidence per row in the table)",
     )
     if rel:
-        t["relative"] = tables.relative(rel)
+        t["relative"] = relative_table.relative(rel)
         fig, series = plots.relative(rel, price_note)
         figures["relative"] = (
             fig,

@@ -13,7 +13,7 @@ FLAGS = flags.FLAGS
 def main(args: list[str], full_argv: list[str]) -> int:
 
     from tpubench.core import errors, safe_text
-    from tpubench.storage import records
+    from tpubench.storage import run_rows
 
     if not args:
         raise errors.UsageError("usage: tpubench runs DIR_OR_GS_PREFIX... (where records are)")
@@ -21,7 +21,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     def warn(message: str) -> None:
         print(f"tpubench runs: warning: {safe_text.shown(message, None)}", file=sys.stderr)
 
-    rows = records.summary_rows(args, warn=warn)
+    rows = run_rows.summary_rows(args, warn=warn)
     if FLAGS.format == "json":
         print(json.dumps(rows, indent=2))
         return 0

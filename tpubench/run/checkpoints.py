@@ -292,3 +292,13 @@ def restore(runner, model_dir: str, ckpt_dir: str, is_chief: bool, warn) -> tupl
         fields["resumed_from_step"] = int(runner.global_step.numpy())
         fields["resumed_from_checkpoint"] = choice.path
     return manager, fields
+
+
+def check_steps_left(step: int, total_steps: int, model_dir: str) -> None:
+    """A checkpoint restored at STEP leaves steps to train of TOTAL_STEPS, or a UsageError."""
+    if step >= total_steps:
+        raise errors.UsageError(
+            f"--model_dir={model_dir} already holds a checkpoint at step {step} "
+            f"and --train_steps is {total_steps}: nothing to train (raise --train_steps, "
+            "or give a fresh --model_dir)"
+        )

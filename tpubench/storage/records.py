@@ -23,7 +23,6 @@ from tpubench.core import errors, safe_files
 from tpubench.storage import (
     files,
     gcs,
-    liveness,
     record_limits,
     record_migrations,
     record_view,
@@ -54,7 +53,7 @@ def checked_run_id(run_id, where: str = "run id") -> str:
     """RUN_ID when it is one safe file-name word, else a BadRecord naming it."""
     if not isinstance(run_id, str) or not record_limits.RUN_ID.fullmatch(run_id):
         raise BadRecord(
-            f"{where} {_short(run_id)} is not a run id (1-200 letters, digits, '.', '_' or '-', "
+            f"{where} {short(run_id)} is not a run id (1-200 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit); it would name a file outside the results directory"
         )
     return run_id
@@ -170,78 +169,9 @@ class BadRecord(errors.UsageError):
 # larger is not a record, and reading it whole would only exhaust memory.
 MAX_RECORD_BYTES = 64 * 2**20
 
-# (field, accepted types, what the message calls them) for what `tpubench runs` shows.
-_ROW_FIELDS = (
-    ("run_id", (str,), "a string"),
-    ("kind", (str,), "a string"),
-    ("status", (str, type(None)), "a string"),
-    ("model", (str, type(None)), "a model name"),
-    ("examples_per_sec", (int, float, type(None)), "a number"),
-    ("started", (str, type(None)), "a time stamp"),
-    ("error", (str, type(None)), "a string"),
-)
 
-
-def summary_rows(locations: list[str], warn=None) -> list[dict]:
-    """One row per readable run record under LOCATIONS.
-
-    JSON files that are not records (manifests, metrics) are skipped quietly;
-    a record too large to load or with fields of the wrong type is skipped
-    with WARN(message), so one bad file never hides the others.
-    """
-    rows = []
-    for location in locations:
-        for path in find(location):
-            try:
-                rows.append(_summary_row(read(path), path))
-            except BadRecord as e:
-                if warn:
-                    warn(f"skipped {e}")
-            except errors.TpubenchError:
-                continue  # manifests, metrics and other JSON files live beside records
-    return sorted(rows, key=lambda x: x["started"] or "")
-
-
-def _summary_row(r: dict, path: str) -> dict:
-    res = r.get("results") or {}
-    model = r.get("model") or None
-    if not isinstance(res, dict):
-        raise BadRecord(f"{path}: field 'results' is {_short(res)}, not a mapping")
-    row = {
-        "run_id": r["run_id"],
-        "kind": r.get("kind", "train"),
-        "status": liveness.status(r),  # `died` for a `running` run whose process is gone
-        "model": model.get("name") if isinstance(model, dict) else model,
-        "examples_per_sec": res.get("examples_per_sec"),
-        "started": r.get("started"),
-        "path": path,
-        "error": r.get("error"),
-        "refused": r.get("refused") is True,  # flags or hardware refused: nothing ran
-        "io_blocked_share": _number(res.get("io_blocked_share")),
-        "io_blocked_seconds": _number(res.get("io_blocked_seconds")),
-    }
-    for field, types, what in _ROW_FIELDS:
-        value = row[field]
-        if not isinstance(value, types) or isinstance(value, bool):
-            raise BadRecord(f"{path}: field {field!r} is {_short(value)}, not {what}")
-    row["examples_per_sec"] = _rate(row["examples_per_sec"])  # shown as "-" when unfit
-    return row
-
-
-def _number(value) -> float | None:
-    """VALUE when it is a number (an optional field of older or damaged records), else None."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return value if ok else None
-
-
-def _rate(value) -> float | None:
-    """A finite rate of at most 1e12/s, else None: NaN, inf, 2**2000 and -5 are no measurement."""
-    if _number(value) is None or isinstance(value, int) and value.bit_length() > 64:
-        return None
-    return value if math.isfinite(value) and 0 <= value <= 1e12 else None
-
-
-def _short(value) -> str:
+def short(value) -> str:
+    """VALUE as an error message shows it: repr, cut to 40 characters; a huge int by its size."""
     if isinstance(value, int) and value.bit_length() > 64:  # repr of 2**20000 raises
         return f"an integer of {value.bit_length():,} bits"
     text = repr(value)
@@ -319,7 +249,7 @@ def migrate(record, path: str = "record") -> dict:
     if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
         raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
     if not isinstance(record["run_id"], str) or not record["run_id"]:
-        raise BadRecord(f"{path}: field 'run_id' is {_short(record['run_id'])}, not a string")
+        raise BadRecord(f"{path}: field 'run_id' is {short(record['run_id'])}, not a string")
     checked_run_id(record["run_id"], f"{path}: field 'run_id'")
     version = record["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:

@@ -20,8 +20,6 @@ from tpubench.cost import runs as cost_runs
 from tpubench.run import interrupts, session
 from tpubench.run.infer import infer_session
 
-UNSUPPORTED_STRATEGIES = infer_session.UNSUPPORTED_STRATEGIES
-
 
 def record_early_failure(
     cfg: InferConfig | None,

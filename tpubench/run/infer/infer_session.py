@@ -29,8 +29,7 @@ if TYPE_CHECKING:
     from tpubench.run.progress import Progress
     from tpubench.run.runner import Runner
 
-UNSUPPORTED_STRATEGIES = vocab.CLUSTER_STRATEGIES
-_SERVING_STRATEGIES = [s for s in vocab.STRATEGIES if s not in UNSUPPORTED_STRATEGIES + ("auto",)]
+_SERVING_STRATEGIES = [s for s in vocab.STRATEGIES if s not in (*vocab.CLUSTER_STRATEGIES, "auto")]
 # The sections every record of an invocation copies from its base once the host is probed.
 _SHARED = ("startup", "hardware", "software")
 
@@ -94,7 +93,7 @@ class InferSession:
         prices = cost_runs.prices(cfg.cost)
         accelerator = strategy_lib.resolve_accelerator(cfg.hardware)
         name = strategy_lib.resolve_strategy(cfg.hardware, accelerator)
-        if name in UNSUPPORTED_STRATEGIES:
+        if name in vocab.CLUSTER_STRATEGIES:  # a cluster serves no queries
             raise errors.UsageError(
                 f"tpubench infer does not run under the {name} strategy; accepted: "
                 f"{', '.join(_SERVING_STRATEGIES)} (or auto without a multi-task TF_CONFIG)"

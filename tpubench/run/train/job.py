@@ -13,7 +13,6 @@ import os
 import sys
 import time
 
-from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import checkpoints, efficiency, interrupts, session
@@ -250,12 +249,7 @@ class Job:
         )
         self.record.update(restored)
         self.step = int(self.runner.global_step.numpy())
-        if self.step >= total_steps:
-            raise errors.UsageError(
-                f"--model_dir={self.run_dir} already holds a checkpoint at step {self.step} "
-                f"and --train_steps is {total_steps}: nothing to train (raise --train_steps, "
-                "or give a fresh --model_dir)"
-            )
+        checkpoints.check_steps_left(self.step, total_steps, str(self.run_dir))
 
     # ------------------------------------------------------------ interrupts and the end
     def save_checkpoint(self, final: bool = True) -> int:
