@@ -72,8 +72,10 @@ def test_rerun_repeats_the_recorded_run(trained):
     out = ok(proc)
     (again,) = records(work / "rerun")
     assert again["status"] == "ok" and again["run_id"] != first["run_id"]
-    same = ("model", "train_steps", "batch_size", "seed", "precision", "data")
+    same = ("model", "train_steps", "seed", "precision", "data")
     assert {k: again["config"][k] for k in same} == {k: first["config"][k] for k in same}
+    for k in ("global_batch_size", "per_replica_batch_size"):  # schema 2: the batch, once
+        assert again[k] == first[k]
     assert again["results"]["final_step"] == 20
     assert "record: " in out
 

@@ -11,8 +11,7 @@ import os
 
 from tpubench.report import plots
 from tpubench.report import published as published_lib
-from tpubench.study import data_bench, published
-from tpubench.study import findings as findings_lib
+from tpubench.study import bands, data_bench, published
 from tpubench.study import report as report_lib
 
 
@@ -175,7 +174,7 @@ def _strategies(results, part):
     for m in ms:
         group = f"{m.cell.model.model} · {m.cell.setup.devices} {m.cell.device(results.host)}"
         groups.append(group)
-        how = findings_lib.method(m.cell.setup) or "one device"
+        how = bands.method(m.cell.setup) or "one device"
         series.setdefault(how, {})[group] = m.rate
     groups = list(dict.fromkeys(groups))
     fig, ax = _fig(results, f"{part.name}: examples/s by gradient method", "examples/s", True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from tpubench.core import durations, money, vocab
-from tpubench.study import data_bench, flips, plan, published
+from tpubench.study import bands, data_bench, flips, plan, published
 from tpubench.study import findings as findings_lib
 
 FORMS = ("relative", "devices", "knee", "scaling", "strategies")
@@ -230,12 +230,12 @@ def _of_ideal(base, top) -> str:
 
 def _strategies(results, part, _form) -> list[str]:
     methods = list(
-        dict.fromkeys(findings_lib.method(s) for s in part.setups if findings_lib.method(s))
+        dict.fromkeys(bands.method(s) for s in part.setups if bands.method(s))
     )
     groups: dict = {}
     for m in results.of(part.name):
         key = (m.cell.model.model, m.cell.device(results.host), m.cell.setup.devices)
-        groups.setdefault(key, {})[findings_lib.method(m.cell.setup) or "one device"] = m
+        groups.setdefault(key, {})[bands.method(m.cell.setup) or "one device"] = m
     rows = [
         [
             model,
