@@ -18,7 +18,6 @@ from typing import TextIO
 from tpubench.core import columns, errors, safe_text
 from tpubench.study import (
     cells,
-    charts,
     execute,
     executors,
     findings,
@@ -217,6 +216,7 @@ def write_report(
 ) -> None:
     """The report's Markdown and charts under WHERE/report; the console gets the tables drawn."""
     from tpubench.storage import files
+    from tpubench.study import charts  # matplotlib: only once a report is written
 
     scale = scale or options.scale
     results = measured.collect(
