@@ -248,6 +248,5 @@ def test_the_finder_sees_every_kind_of_block():
         "tpubench SUBCOMMAND --helpshort     # this subcommand's flags",
         "tpubench-launch SUBCOMMAND [options] [-- TRAIN_FLAGS...]",
         "tpubench-launch SUBCOMMAND --help",
-        "tpubench study run NAME --executor=EXECUTOR --cloud=FILE.yaml [--scale=...] "
-        "[--dry-run]",
+        "tpubench study run NAME --executor=EXECUTOR --cloud=FILE.yaml [--scale=...] [--dry-run]",
     ]

@@ -229,9 +229,7 @@ def _of_ideal(base, top) -> str:
 
 
 def _strategies(results, part, _form) -> list[str]:
-    methods = list(
-        dict.fromkeys(bands.method(s) for s in part.setups if bands.method(s))
-    )
+    methods = list(dict.fromkeys(bands.method(s) for s in part.setups if bands.method(s)))
     groups: dict = {}
     for m in results.of(part.name):
         key = (m.cell.model.model, m.cell.device(results.host), m.cell.setup.devices)
