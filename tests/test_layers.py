@@ -402,3 +402,48 @@ def test_the_re_export_finders_find_each_kind(tmp_path):
     caller.write_text("from tpubench.core import m\nfrom tpubench.core.m import vocab\nm.DEVICES\n")
     imported_by = {"tpubench.core.m": {"vocab", "TpubenchError"}}
     assert _reads_of_imported_names(caller, imported_by) == ["2: from tpubench.core.m import vocab"]
+
+
+def _first_party_reads(path: pathlib.Path):
+    """(line, alias, module, attribute) of each `alias.attribute` read in PATH where ALIAS is
+    a first-party module the file imports and never rebinds."""
+    import importlib
+
+    tree = ast.parse(path.read_text())
+    rebound = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    rebound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in n.args}
+    modules = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in FIRST_PARTY:
+            for a in node.names:
+                try:
+                    modules[a.asname or a.name] = importlib.import_module(f"{node.module}.{a.name}")
+                except ImportError:
+                    continue  # a name, not a module
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.value.id not in rebound
+        ):
+            yield node.lineno, node.value.id, modules[node.value.id], node.attr
+
+
+def test_every_name_read_from_a_first_party_module_exists():
+    """A name removed or moved (an alias gone) fails here, not as an AttributeError in a run."""
+    import importlib
+
+    wrong = []
+    for path in [*ROOT.rglob("*.py"), *LAUNCH.rglob("*.py"), *MODELS.rglob("*.py")]:
+        for line, alias, module, attr in _first_party_reads(path):
+            if hasattr(module, attr):
+                continue
+            try:
+                importlib.import_module(f"{module.__name__}.{attr}")
+            except ImportError:
+                wrong.append(f"{path.relative_to(ROOT.parent)}:{line} {alias}.{attr}")
+    assert not wrong, "names read from modules that do not define them:\n" + "\n".join(wrong)
