@@ -125,9 +125,7 @@ def report_death(
             "(--memory_limit, RLIMIT_DATA): an allocation the cap refused; give a larger "
             "--memory_limit"
         )
-    path = _leave_record(pid, error, limit, results_dir, command, base)
-    where = f" [run record: {path}]" if path else ""
-    print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
+    _say_failed(pid, error, limit, results_dir, command, base)
     return 1
 
 
@@ -149,10 +147,22 @@ def report_silent_end(
             "(--memory_limit, RLIMIT_DATA) with no memory left to say why: an allocation the "
             "cap refused; give a larger --memory_limit"
         )
+    _say_failed(pid, error, limit, results_dir, command, base)
+    return code
+
+
+def _say_failed(
+    pid: int,
+    error: str,
+    limit: int | None,
+    results_dir: str | None,
+    command: str,
+    base: dict | None,
+) -> None:
+    """Leaves the failed record of child PID (_leave_record) and prints the one line naming it."""
     path = _leave_record(pid, error, limit, results_dir, command, base)
     where = f" [run record: {path}]" if path else ""
     print(f"tpubench {command}: error: {error}{where}", file=sys.stderr)
-    return code
 
 
 def _leave_record(
