@@ -8,7 +8,7 @@ the TensorFlow ops of the host's compute threads (`/host:CPU`, lines `tf_*`),
 summed by op type.
 Prints the total, the top N names with their count, time and share, and the
 time by kind (a kernel-name pattern: convolution/GEMM, batch norm,
-element-wise, transpose, copies, other), per profiled step with --steps.
+element-wise, pooling, transpose, copies, other), per profiled step with --steps.
 
     python bench/profile_top.py MODEL_DIR [--top=25] [--steps=5] [--keep=DIR]
 """
@@ -26,10 +26,17 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # First match wins; checked against the lower-cased kernel or op name.
+# Eigen's GPU kernels (EigenMetaKernel) are element-wise expressions whose template names
+# can read "TensorConversionOp" (a cast), so they are placed before "conv" is looked for.
 KINDS = (
     ("batch norm", re.compile(r"batch_?norm|bn_fw|bn_bw|bn_.*kernel|fusedbatchnorm")),
-    ("transpose", re.compile(r"transpose|nhwctonchw|nchwtonhwc|swapdimension")),
-    ("convolution/GEMM", re.compile(r"conv|gemm|xmma|cutlass|sm\d\d_|wgrad|dgrad|matmul|cudnn")),
+    ("transpose", re.compile(r"transpose|nhwctonchw|nchwtonhwc|swapdimension|shuffling")),
+    ("element-wise", re.compile(r"eigenmetakernel|elementwise")),
+    ("pooling", re.compile(r"pool")),
+    (
+        "convolution/GEMM",
+        re.compile(r"conv(?!ersion)|gemm|xmma|cutlass|nvjet|sm\d\d_|wgrad|dgrad|matmul|cudnn"),
+    ),
     ("element-wise", re.compile(r"eigen|elementwise|relu|add|mul|cast|bias|scalar|_op_|loop_")),
     ("copies", re.compile(r"memcpy|memset|copy")),
 )
