@@ -237,6 +237,9 @@ def _executors(as_json: bool) -> int:
         tpu = f" ({', '.join(e['tpu_slices'])} TPU slices)" if e["tpu_slices"] else ""
         clusters = ", ".join(e["clusters"]) or "none"
         where = " across machines" if e["multi_host"] else ""
+        one = e.get("one_machine_clusters") or []
+        if e["multi_host"] and one:
+            where += f" (or on one machine: {', '.join(one)})"
         needs = f"; cloud: {', '.join(e['required'])}" if e["required"] else ""
         print(
             f"{e['name']}: {', '.join(e['devices'])}{tpu}; clusters: {clusters}{where}; runs "

@@ -42,6 +42,8 @@ class Executor(abc.ABC):
     tpu_slices: ClassVar[tuple[str, ...]] = ()  # single-host, multi-host
     clusters: ClassVar[tuple[str, ...]] = ()  # multi_worker, parameter_server
     multi_host: ClassVar[bool] = False  # a cluster's tasks on several machines
+    # The cluster strategies it runs with every task on one machine (`one_machine: true`).
+    one_machine_clusters: ClassVar[tuple[str, ...]] = ()
     subcommands: ClassVar[tuple[str, ...]] = ("train", "infer", "tune")
     required: ClassVar[tuple[str, ...]] = ()  # the `cloud:` keys it cannot do without
     example: ClassVar[str] = ""  # those keys set, for the error line
@@ -57,6 +59,7 @@ class Executor(abc.ABC):
             "tpu_slices": list(self.tpu_slices),
             "clusters": list(self.clusters),
             "multi_host": self.multi_host,
+            "one_machine_clusters": list(self.one_machine_clusters),
             "subcommands": list(self.subcommands),
             "required": list(self.required),
             "example": self.example,
@@ -171,6 +174,14 @@ class CloudExecutor(Executor):
         """CONFIG's commands: setup, tasks, collect, teardown."""
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
+        for c in todo:  # what it declares, checked once for every cloud executor
+            if c.one_machine and c.strategy not in self.one_machine_clusters:
+                hosts = [e.name for e in cloud_executors() if c.strategy in e.one_machine_clusters]
+                raise errors.UsageError(
+                    f"{c.id}: --executor={self.name} does not run a {c.strategy} cluster on one "
+                    f"machine (one_machine: true); "
+                    + (f"--executor={' or '.join(hosts)} does" if hosts else "no executor does")
+                )
         return [self.plan(c, sweep, settings, log_dir) for c in todo]
 
     def overhead_seconds(self, settings) -> float:

@@ -1,11 +1,9 @@
 """What GCE and TPU-VM runs share: settings, the `gcloud` runner, and the run plan engine.
 
-Each configuration becomes a `Plan`: commands to set up (create VMs,
-install tpubench), the run commands (one `gcloud ... ssh` per task, run
-together), commands that bring results back (logs, records) and the
-teardown (delete).  `execute` runs a plan so that teardown always happens:
-after a success, a failed command, a dead task, Ctrl-C or SIGTERM.  The dry
-run prints the same commands in the same order.
+Each configuration becomes a `Plan`: set up (create VMs, install), run (one
+`gcloud ... ssh` per task, together), bring results back, tear down.
+`execute` always tears down: after a success, a failed command, a dead task,
+Ctrl-C or SIGTERM.  The dry run prints the same commands in the same order.
 """
 
 from __future__ import annotations
@@ -169,13 +167,19 @@ def install_script(s: Settings, extra: str) -> str:
 
 
 def run_script(
-    train_flags: list[str], log_file: str, tf_config: str | None = None, command: str = "train"
+    train_flags: list[str],
+    log_file: str,
+    tf_config: str | None = None,
+    command: str = "train",
+    local_cluster: list[str] | None = None,
 ) -> str:
-    """Shell run on a VM for one task: tpubench COMMAND, output also kept in LOG_FILE."""
+    """Shell run on a VM for one task: tpubench COMMAND, output also kept in LOG_FILE; with
+    LOCAL_CLUSTER (its shape flags) the VM runs every task: `tpubench-launch local-cluster`."""
     env = f"export TF_CONFIG={child_command.shell([tf_config])}; " if tf_config else ""
-    train = child_command.shell(
-        [f"{package.VENV}/bin/python", "-m", "tpubench", command, *train_flags]
-    )
+    what = ["tpubench", command]
+    if local_cluster is not None:
+        what = ["tpubench_launch.main", "local-cluster", *local_cluster, "--"]
+    train = child_command.shell([f"{package.VENV}/bin/python", "-m", *what, *train_flags])
     return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{child_command.shell([log_file])}"
 
 

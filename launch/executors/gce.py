@@ -4,7 +4,9 @@ A configuration's machine names the VM: `gcp:n1-standard-8+1xgcp:t4` is an
 n1-standard-8 with one T4; `gcp:c2-standard-8` is CPU only; `gcp:a2-*`,
 `gcp:a3-*` and `gcp:g2-*` carry their GPUs.  Cluster strategies get one VM
 per task, and TF_CONFIG names each by its internal DNS name
-(VM.ZONE.c.PROJECT.internal), which GCE resolves inside the VPC.
+(VM.ZONE.c.PROJECT.internal), which GCE resolves inside the VPC; with
+`one_machine: true` the one VM runs every task itself
+(`tpubench-launch local-cluster`), parameter servers beside the GPUs.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     family, project = IMAGES["gpu" if has_gpu else "cpu"]
     family, project = s.image_family or family, s.image_project or project
 
-    if config.is_cluster:
+    if config.is_cluster and not config.one_machine:
         roles = topology.task_roles(config.workers, config.ps)
         names = [cloud.vm_name(s, sweep.name, config.id, f"{r[0]}{i}") for r, i in roles]
         dns = [f"{n}.{s.zone}.c.{s.project}.internal" for n in names]
@@ -75,7 +77,8 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         if task is not None:
             tf_config = topology.tf_config(tasks, task)
             task_flags = flags + [f"--strategy={topology.strategy_of(tasks)}"]
-        script = cloud.run_script(task_flags, log_file, tf_config, config.command)
+        shape = config.cluster_args() if config.one_machine else None
+        script = cloud.run_script(task_flags, log_file, tf_config, config.command, shape)
         runs.append((name, ["gcloud", "compute", "ssh", name, *s.ssh, f"--command={script}"]))
 
     local_logs = os.path.join(log_dir, config.id)
@@ -93,7 +96,9 @@ def vms(config) -> int:
 
 
 def _tasks(config) -> int:
-    return len(topology.task_roles(config.workers, config.ps)) if config.is_cluster else 1
+    if config.is_cluster and not config.one_machine:
+        return len(topology.task_roles(config.workers, config.ps))
+    return 1
 
 
 @executors.REGISTRY.register
@@ -102,6 +107,7 @@ class Gce(base.CloudExecutor):
     devices = ("cpu", "gpu")
     clusters = ("multi_worker", "parameter_server")  # one VM per task
     multi_host = True
+    one_machine_clusters = clusters  # or every task on one VM, as a local cluster there
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)

@@ -65,7 +65,7 @@ def command_line(config, results_dir: str) -> str:
     cpus = pinned(config)
     pin = command.taskset(cpus)
     if config.is_cluster:
-        shape = [f"--workers={config.workers}"] + ([f"--ps={config.ps}"] if config.ps else [])
+        shape = config.cluster_args()
         return command.shell([*pin, "tpubench-launch", "local-cluster", *shape, "--", *args])
     return command.shell([*pin, "tpubench", config.command, *args])
 
@@ -87,6 +87,8 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
             log_dir=os.path.join(log_dir, config.id),
             cpus=cpus,
             echo=False,
+            gpus_per_worker=config.settings.get("gpus_per_worker", 0),
+            ps_device=config.settings.get("ps_device", "any"),
         )
         try:
             with open(os.devnull, "w") as quiet:
@@ -158,6 +160,7 @@ class Local(base.Executor):
     devices = ("cpu", "gpu", "tpu")  # whatever this host has
     tpu_slices = ("single-host",)
     clusters = ("multi_worker", "parameter_server")  # tasks on this host
+    one_machine_clusters = clusters
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
         for c in todo:

@@ -46,6 +46,10 @@ AXES = {
     "strategies": "strategy",
 }
 KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "workers", "ps")
+# How a cluster's tasks share one machine (runs: only; set, they count in the configuration's
+# id): all on the run's one machine as a local cluster, each worker's GPUs, the servers' device.
+CLUSTER_KEYS = ("one_machine", "gpus_per_worker", "ps_device")
+PS_DEVICES = ("cpu", "gpu", "any")
 COMMANDS = ("train", "tune", "infer")
 # Whole-number settings and their ranges (batch_size: tpubench's flag range, core/bounds.py).
 RANGES = {
@@ -96,6 +100,21 @@ class Config:
         default = 1 if self.strategy == "parameter_server" else 0
         return self.settings.get("ps", default)
 
+    @property
+    def one_machine(self) -> bool:
+        """A cluster whose tasks all run on the configuration's one machine (a local cluster
+        there), as tf_cnn_benchmarks ran its parameter servers beside the GPUs."""
+        return self.is_cluster and bool(self.settings.get("one_machine"))
+
+    def cluster_args(self) -> list[str]:
+        """`tpubench-launch local-cluster`'s shape flags for this cluster."""
+        out = [f"--workers={self.workers}"] + ([f"--ps={self.ps}"] if self.ps else [])
+        if self.settings.get("gpus_per_worker"):
+            out.append(f"--gpus-per-worker={self.settings['gpus_per_worker']}")
+        if self.settings.get("ps_device", "any") != "any":
+            out.append(f"--ps-device={self.settings['ps_device']}")
+        return out
+
     def train_flags(self) -> dict:
         """tpubench train flags (without results_dir, model_dir, run_label)."""
         s = self.settings
@@ -126,6 +145,8 @@ class Config:
         if self.strategy:
             shape = f" {self.workers}w" + (f"+{self.ps}ps" if self.ps else "")
             parts.append(self.strategy + (shape if self.is_cluster else ""))
+            if self.one_machine:
+                parts.append("on one machine")
         return " ".join(parts) or "defaults"
 
 
@@ -239,6 +260,21 @@ def check_settings(settings: dict, path: str) -> None:
         raise errors.UsageError(f"{path}: ps={settings['ps']} needs strategy parameter_server")
     if strategy == "parameter_server" and settings.get("ps", 1) < 1:
         raise errors.UsageError(f"{path}: strategy parameter_server needs ps >= 1")
+    for k in CLUSTER_KEYS:
+        if k in settings and strategy not in vocab.CLUSTER_STRATEGIES:
+            raise errors.UsageError(
+                f"{path}: {k}={settings[k]!r} needs strategy multi_worker or parameter_server "
+                f"(got {strategy or 'none'})"
+            )
+    if "one_machine" in settings and not isinstance(settings["one_machine"], bool):
+        raise errors.UsageError(f"{path}: one_machine={settings['one_machine']!r}: true or false")
+    gpus = settings.get("gpus_per_worker", 0)
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or not 0 <= gpus <= 16:
+        raise errors.UsageError(f"{path}: gpus_per_worker={gpus!r} must be a whole number 0-16")
+    if settings.get("ps_device", "any") not in PS_DEVICES:
+        raise errors.unknown(f"ps_device in {path}:", str(settings["ps_device"]), PS_DEVICES)
+    if "ps_device" in settings and strategy != "parameter_server":
+        raise errors.UsageError(f"{path}: ps_device needs strategy parameter_server")
 
 
 def clash_of(settings: dict, fixed: dict) -> str | None:

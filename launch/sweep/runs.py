@@ -9,7 +9,11 @@
       - {label: mlp-t4, machine: "gcp:n1-standard-8+1xgcp:t4", flags: {model: mnist_mlp}}
 
 A run may also give any grid setting (model, batch_size, precision, threads,
-strategy, workers, ps).  Its flags are added to the file's `flags:`; a flag
+strategy, workers, ps), and for a cluster how its tasks share one machine:
+`one_machine: true` runs them all on the run's machine as a local cluster
+(an executor that declares such clusters, gce; the local executor always
+does), `gpus_per_worker: N` and `ps_device: cpu|gpu` as
+`tpubench-launch local-cluster` takes them.  Its flags are added to the file's `flags:`; a flag
 set in both places, or by a setting and a flag, is refused.  The label is the
 run's identity: a record carrying it with a done status marks the run done,
 so a user (or `tpubench study`, which writes one run per repeat of a cell) chooses ids
@@ -23,7 +27,7 @@ import dataclasses
 from tpubench_launch import errors
 from tpubench_launch.sweep import grid
 
-RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *grid.KEYS)
+RUN_KEYS = ("label", "run_label", "command", "flags", "seconds", *grid.KEYS, *grid.CLUSTER_KEYS)
 
 
 def configs(runs, fixed: dict, command: str, path: str) -> list:
@@ -55,6 +59,7 @@ def configs(runs, fixed: dict, command: str, path: str) -> list:
         seen.add(label)
         settings = {k: run[k] for k in grid.KEYS if k in run}
         grid.check_keys(settings, where)
+        settings.update({k: run[k] for k in grid.CLUSTER_KEYS if k in run})
         grid.check_settings(settings, where)
         flags = _flags(run.get("flags"), fixed, where)
         clash = grid.clash_of(settings, flags)

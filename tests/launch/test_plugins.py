@@ -179,4 +179,6 @@ def test_executors_json_publishes_what_each_executor_hosts(capsys):
     assert found["gke"]["own_settings"] == ["image", "namespace", "queue"]
     assert found["gke"]["subcommands"] == ["train", "infer"]
     assert found["skypilot"]["clusters"] == ["multi_worker"] and found["skypilot"]["multi_host"]
+    assert found["gce"]["one_machine_clusters"] == ["multi_worker", "parameter_server"]
+    assert found["skypilot"]["one_machine_clusters"] == []
     assert found["local"]["rents"] is False and found["skypilot"]["rents"] is True

@@ -84,6 +84,23 @@ def test_runs_keep_their_labels_commands_and_flags(tmp_path):
             "command infer runs on one machine",
         ),
         ("runs: [{label: a, seconds: -1}]\n", "seconds=-1 must be a number > 0"),
+        ("runs: [{label: a, one_machine: true}]\n", "one_machine=True needs strategy"),
+        (
+            "runs: [{label: a, strategy: parameter_server, one_machine: 1}]\n",
+            "one_machine=1: true or false",
+        ),
+        (
+            "runs: [{label: a, strategy: multi_worker, gpus_per_worker: 17}]\n",
+            "gpus_per_worker=17 must be a whole number 0-16",
+        ),
+        (
+            "runs: [{label: a, strategy: parameter_server, ps_device: tpu}]\n",
+            "unknown ps_device",
+        ),
+        (
+            "runs: [{label: a, strategy: multi_worker, ps_device: cpu}]\n",
+            "ps_device needs strategy parameter_server",
+        ),
     ],
 )
 def test_bad_runs_name_the_problem(tmp_path, text, message):
@@ -139,4 +156,71 @@ def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path)
         f"tpubench-launch sweep: error: {bad}: runs (mlp.serve_1): flags.num_batchez is not a "
         "`tpubench infer` flag; did you mean num_batches? (`tpubench infer --helpfull` lists "
         "them); nothing was launched"
+    )
+
+
+ONE_MACHINE = """
+name: async
+flags: {model: mnist_mlp, use_synthetic_data: true, train_steps: 2}
+cloud: {project: proj-42, zone: us-central1-a, bucket: "gs://bkt/tb"}
+runs:
+  - label: ps-2gpu
+    machine: "gcp:n1-standard-16+2xgcp:v100"
+    strategy: parameter_server
+    one_machine: true
+    workers: 2
+    gpus_per_worker: 1
+    ps_device: cpu
+"""
+
+
+def _dry(tmp_path, text, executor):
+    args = [*LAUNCH, _file(tmp_path, text), f"--executor={executor}", "--dry-run"]
+    return subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+
+def test_a_cluster_on_one_machine_is_one_vm_running_a_local_cluster(tmp_path):
+    out = _dry(tmp_path, ONE_MACHINE, "gce")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    creates = [x for x in lines if "instances create" in x]
+    assert len(creates) == 1 and "--accelerator=type=nvidia-tesla-v100,count=2" in creates[0]
+    run = next(x for x in lines if "local-cluster" in x)
+    assert (
+        "tpubench_launch.main local-cluster --workers=2 --ps=1 --gpus-per-worker=1 "
+        "--ps-device=cpu -- --model=mnist_mlp" in run
+    )
+    assert "TF_CONFIG" not in run  # the local cluster gives each task its own
+    row = next(x for x in lines if x.startswith("ps-2gpu "))
+    assert "parameter_server 2w+1ps on one machine" in row
+    # Priced as the one VM it rents, not one per task.
+    one = _dry(tmp_path, ONE_MACHINE.replace("one_machine: true", "one_machine: false"), "gce")
+    assert one.returncode == 0, one.stderr
+    assert len([x for x in one.stdout.splitlines() if "instances create" in x]) == 1
+    assert one.stdout.count("instances create tpubench-async-") == 1
+    assert len(next(x for x in one.stdout.splitlines() if "instances create" in x).split()) > len(
+        creates[0].split()
+    )  # three VMs named in one create
+
+
+def test_an_executor_that_runs_no_cluster_on_one_machine_says_which_does(tmp_path):
+    out = _dry(tmp_path, ONE_MACHINE, "skypilot")
+    assert out.returncode == 2
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "ps-2gpu: --executor=skypilot does not run a parameter_server cluster on one machine "
+            "(one_machine: true); --executor=gce does"
+        )
+    )
+
+
+def test_the_local_executor_passes_the_cluster_shape_to_local_cluster(tmp_path):
+    text = ONE_MACHINE.replace("cloud:", "# cloud:")
+    out = _dry(tmp_path, text, "local")
+    assert out.returncode == 0, out.stderr
+    assert (
+        "tpubench-launch local-cluster --workers=2 --ps=1 --gpus-per-worker=1 --ps-device=cpu --"
+        in out.stdout
     )

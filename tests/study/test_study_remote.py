@@ -206,6 +206,10 @@ def test_gpu_host_sizing_needs_gcs_data_remotely(tmp_path):
     assert not any("--model_dir" in c for c in infer)  # infer's model_dir names weights
 
 
+def _without_ps(study: str) -> str:
+    return "".join(x for x in study.splitlines(keepends=True) if "label: ps," not in x)
+
+
 def _vm_home(tmp_path, buckets) -> pathlib.Path:
     home = tmp_path / "vm-home"
     for rel in ("bin/python3", "tpubench-venv/bin/pip"):
@@ -230,7 +234,8 @@ def _stand_in_vm_env(tmp_path, buckets) -> dict:
 
 
 def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
-    """One real cell: the launcher's commands, a real tpubench train, the record back, report."""
+    """Two real cells (one a parameter-server cluster on its VM): the launcher's commands, real
+    tpubench runs, the records back, the report."""
     study = _file(tmp_path, "mine.yaml", MINE)
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
     buckets, r = tmp_path / "buckets", tmp_path / "r"
@@ -241,17 +246,27 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
     assert "  not runnable on gce: p · gpu (1 cell(s)): needs a machine for setup 'gpu'" in (
         proc.stdout
     )
-    assert "p · ps (1 cell(s)): needs a parameter-server cluster" in proc.stdout
-    label = yaml.safe_load((r / "launch/gce.yaml").read_text())["runs"][0]["label"]
-    copied = [json.loads(p.read_text()) for p in r.glob("*.json")]
-    assert [(c["run_label"], c["status"]) for c in copied] == [(label, "ok")]
-    flags = copied[0]["flags"]  # the cell's flags reached the "VM" as given
+    runs = yaml.safe_load((r / "launch/gce.yaml").read_text())["runs"]
+    label, ps_label = runs[0]["label"], runs[1]["label"]
+    # The parameter-server cell runs as a local cluster on its one VM, as it would here.
+    assert {k: runs[1][k] for k in ("strategy", "one_machine", "workers", "ps")} == {
+        "strategy": "parameter_server",
+        "one_machine": True,
+        "workers": 1,
+        "ps": 1,
+    }
+    copied = {c["run_label"]: c for c in map(json.loads, (x.read_text() for x in r.glob("*.json")))}
+    assert {k: c["status"] for k, c in copied.items()} == {label: "ok", ps_label: "ok"}
+    assert copied[ps_label]["placement"]["strategy"] == "parameter_server"
+    assert copied[ps_label]["cluster"]["strategy"] == "parameter_server"
+    assert any("local-cluster --workers=1 --ps=1 --" in c for c in _calls(tmp_path, "gcloud"))
+    flags = copied[label]["flags"]  # the cell's flags reached the "VM" as given
     assert (flags["machine"], flags["num_intra_threads"], flags["train_steps"]) == (
         ["gcp:n1-standard-1"],
         1,
         2,
     )
-    assert copied[0]["cost"]["machines"][0]["usd_per_hour"] == 0.0475
+    assert copied[label]["cost"]["machines"][0]["usd_per_hour"] == 0.0475
     calls = _calls(tmp_path, "gcloud")
     assert calls[-1].startswith("compute instances delete tpubench-study-mine-")
     report = (r / "report/mine-smoke.md").read_text()
@@ -262,7 +277,7 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
     before = len(calls)
     proc, _ = run_cli(*args, f"--results_dir={r}", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1 already recorded" in proc.stdout and "0 to run" in proc.stdout
+    assert "2 already recorded" in proc.stdout and "0 to run" in proc.stdout
     assert [c for c in _calls(tmp_path, "gcloud")[before:] if "instances create" in c] == []
 
 
@@ -330,7 +345,9 @@ def test_a_cloud_cell_repeats_like_a_local_one_and_resumes_its_missing_repeat(tm
     study = _file(
         tmp_path,
         "twice.yaml",
-        MINE.replace("form:", "repeats: 2\nform:").replace("      smoke:", "      full:"),
+        _without_ps(MINE)
+        .replace("form:", "repeats: 2\nform:")
+        .replace("      smoke:", "      full:"),
     )
     cloud = _file(tmp_path, "cloud.yaml", CLOUD)
     buckets, r = tmp_path / "buckets", tmp_path / "r"
@@ -364,3 +381,72 @@ def test_a_cloud_cell_repeats_like_a_local_one_and_resumes_its_missing_repeat(tm
     creates = [c for c in _calls(tmp_path, "gcloud") if "instances create" in c]
     assert len(creates) == before + 1
     assert len(list(r.glob("*.json"))) == 2
+
+
+ASYNC_PS = """
+title: async
+form: {kind: relative, part: p, baseline: two}
+parts:
+  - name: p
+    models: [mnist_mlp]
+    setups:
+      - {label: two, device: gpu, devices: 2, batch_per_device: 8}
+      - label: async
+        {common}
+        variables: cpu
+      - label: async_gpu
+        {common}
+        variables: gpu
+    scale:
+      smoke: {seconds: 20, tiny: true, train_steps: 2}
+""".replace(
+    "{common}",
+    "\n        ".join(
+        ("device: gpu", "devices: 2", "batch_per_device: 8", "strategy: parameter_server")
+    ),
+)
+
+
+@pytest.mark.parametrize("executor", ["gce", "skypilot"])
+def test_a_gpu_parameter_server_cell_rents_one_machine_with_its_gpus(tmp_path, executor):
+    """As the seeds ran it: the workers' GPUs and the parameter server on one machine."""
+    study = _file(tmp_path, "async.yaml", ASYNC_PS)
+    two = "gcp:n1-standard-16+2xgcp:v100"
+    cloud = _file(
+        tmp_path,
+        "cloud.yaml",
+        CLOUD + f"  two: {two}\n  async: {two}\n  async_gpu: {two}\n",
+    )
+    r = tmp_path / "r"
+    proc, _ = run_cli(
+        "study", "run", study, "--scale=smoke", f"--executor={executor}", f"--cloud={cloud}",
+        "--dry-run", f"--results_dir={r}", env=_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if executor == "skypilot":  # no cluster on one machine there: says which executor runs one
+        assert (
+            "not runnable on skypilot: p · async, async_gpu (2 cell(s)): needs a parameter_server "
+            "cluster "
+            "on one machine (--executor=gce)"
+        ) in proc.stdout
+        return
+    assert (
+        "not runnable on gce: p · async_gpu (1 cell(s)): needs 3 GPU(s) (one for the "
+        f"parameter server); {two} has 2"
+    ) in proc.stdout
+    runs = yaml.safe_load((r / "launch/gce.yaml").read_text())["runs"]
+    assert len(runs) == 2
+    ps = runs[1]
+    assert {k: ps.get(k) for k in ("machine", "strategy", "one_machine", "workers", "ps")} == {
+        "machine": two,
+        "strategy": "parameter_server",
+        "one_machine": True,
+        "workers": 2,
+        "ps": 1,
+    }
+    assert (ps["gpus_per_worker"], ps["ps_device"], ps["flags"]["num_gpus"]) == (1, "cpu", 1)
+    assert "strategy" not in ps["flags"]  # the launcher's local cluster sets it
+    assert (
+        "local-cluster --workers=2 --ps=1 --gpus-per-worker=1 --ps-device=cpu -- "
+        "--model=mnist_mlp --machine=gcp:n1-standard-16+2xgcp:v100"
+    ) in proc.stdout

@@ -187,10 +187,18 @@ class Cell:
         flags = command.flags_argv(self.flags(host, results_dir, jpeg_dir))
         if not self.cluster():
             return ["tpubench", *data_bench.WORDS[self.part.command], *flags]
-        launch = [f"--workers={self.setup.devices}", "--ps=1"]
-        if self.device(host) == "gpu":  # one GPU per worker; the variables' device
-            launch += ["--gpus-per-worker=1", f"--ps-device={self.setup.variables or 'cpu'}"]
+        shape = self.cluster_shape(host)
+        launch = [f"--{k.replace('_', '-')}={v}" for k, v in shape.items()]
         return ["tpubench_launch.main", "local-cluster", *launch, "--", *flags]
+
+    def cluster_shape(self, host: Host) -> dict:
+        """The cluster this cell runs as, on one machine: its workers and parameter server,
+        one GPU per worker and the server on the variables' device (local-cluster's flags
+        here; the settings of a `runs:` entry where a launcher executor rents the machine)."""
+        out = {"workers": self.setup.devices, "ps": 1}
+        if self.device(host) == "gpu":
+            out.update(gpus_per_worker=1, ps_device=self.setup.variables or "cpu")
+        return out
 
     def pinned(self, host: Host) -> tuple[int, ...] | None:
         """The cores to pin the process to (an N-vCPU machine), or None."""

@@ -32,6 +32,7 @@ class Executor:
     tpu_slices: tuple[str, ...] = ()
     clusters: tuple[str, ...] = ()
     multi_host: bool = False
+    one_machine_clusters: tuple[str, ...] = ()  # clusters it runs with every task on one machine
     subcommands: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     example: str = ""

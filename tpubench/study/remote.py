@@ -143,8 +143,12 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
             if cell.part.command == "data_bench"
             else f"needs an executor that runs `{cell.part.command}`"
         )
-    if s.strategy == "parameter_server":  # the study's rule, whatever the executor hosts
-        return "needs a parameter-server cluster (remote studies run one machine per cell)"
+    if cell.cluster() and s.strategy not in declared.one_machine_clusters:
+        # A cell is one machine, as the seeds ran their parameter servers beside the GPUs.
+        hosts = sorted(x.name for x in executors.renting() if s.strategy in x.one_machine_clusters)
+        return f"needs a {s.strategy} cluster on one machine" + (
+            f" ({executors.either(hosts)})" if hosts else " (no renting executor runs one)"
+        )
     rent = machine_of(cell, cloud)
     if not rent:
         return f"needs a machine for setup '{s.label}' in the --cloud file's machines:"
@@ -158,6 +162,8 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
         return f"needs {executors.either(executors.hosting(device))}"
     if device == "gpu" and count < s.devices:
         return f"needs {s.devices} GPU(s); {rent} has {count}"
+    if cell.cluster() and device == "gpu" and s.variables == "gpu" and count < s.devices + 1:
+        return f"needs {s.devices + 1} GPU(s) (one for the parameter server); {rent} has {count}"
     if s.vcpus and vcpus and s.vcpus > vcpus:
         return f"needs {s.vcpus} vCPUs; {rent} has {vcpus}"
     if cell.data in ("jpeg", "jpeg_gs") and not gcs_data:
@@ -223,6 +229,9 @@ def run_entry(cell, cloud: Cloud, gcs_data: str | None, repeat: int = 1, repeats
     if seconds:
         entry["seconds"] = seconds
     entry["flags"] = {k: v for k, v in flags.items() if k not in LAUNCHER_OWNS}
+    if cell.cluster():  # every task on the rented machine, as the cell runs here
+        entry.update(strategy=entry["flags"].pop("strategy"), one_machine=True)
+        entry.update(cell.cluster_shape(host))
     return entry
 
 
