@@ -9,7 +9,7 @@ peak`), each contender's median with its range, and each contender's ratio
 to fp32 paired by round (median and range): the figure the goal is judged by.
 
     .venv/bin/python bench/cpu_bf16.py                       # ResNet-50 training, 3 rounds
-    .venv/bin/python bench/cpu_bf16.py --mode=infer          # inference, the same way
+    .venv/bin/python bench/cpu_bf16.py --mode=infer          # inference, 20 batches a run
     .venv/bin/python bench/cpu_bf16.py --model=alexnet --rounds=5
     .venv/bin/python bench/cpu_bf16.py --variant='bf16-b64:--precision=bf16 --batch_size=64:'
 
@@ -40,6 +40,7 @@ def _args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch_size", type=int, default=32)
     p.add_argument("--steps", type=int, default=12, help="train steps (train) per run")
     p.add_argument("--steps_per_loop", type=int, default=4)
+    p.add_argument("--num_batches", type=int, default=20, help="timed batches per run (infer)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument(
         "--variant",
@@ -69,6 +70,8 @@ def _command(args, flags: list[str], results: str) -> list[str]:
     cmd += [f"--results_dir={results}"]
     if args.mode == "train":
         cmd += [f"--train_steps={args.steps}", f"--steps_per_loop={args.steps_per_loop}"]
+    else:
+        cmd += [f"--num_batches={args.num_batches}"]
     return cmd + flags
 
 
