@@ -118,6 +118,15 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--json", action="store_true", help="one JSON list, as `tpubench study` reads it"
     )
+    ex.add_argument(
+        "--check-cloud",
+        metavar="FILE",
+        help="also check FILE's cloud settings against the launcher's formats: each "
+        "executor's `problem` in the JSON (the first value it refuses, or null)",
+    )
+    ex.add_argument(
+        "--prefix", help="with --check-cloud: how a problem line starts (default 'FILE: ')"
+    )
 
     gk = sub.add_parser("gke", help="render (and apply) GKE manifests: -- TRAIN_FLAGS")
     gk.add_argument("--name", required=True, help="prefix of every Kubernetes object")
@@ -193,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 0
         if args.command == "executors":
-            return _executors(args.json)
+            return _executors(args)
         return _gke(args, passthrough)
     except core_errors.TpubenchError as e:  # the launcher's errors are tpubench's (errors.py)
         where = getattr(e, "record_path", None)
@@ -225,12 +234,17 @@ def _local_cluster(args, passthrough, argv) -> int:
     return 0
 
 
-def _executors(as_json: bool) -> int:
-    """Every registered executor and what it hosts: a JSON list, or one line each."""
+def _executors(args) -> int:
+    """Every registered executor and what it hosts: a JSON list, or one line each; with
+    --check-cloud=FILE, each one's first refused value of FILE (a line, or exit 2)."""
     import json
 
-    found = [executors.REGISTRY.get(n).describe() for n in executors.REGISTRY.names()]
-    if as_json:
+    from tpubench_launch.executors import base
+
+    if args.prefix is not None and args.check_cloud is None:
+        raise errors.UsageError("--prefix goes with --check-cloud=FILE")
+    found = base.published(args.check_cloud, args.prefix)
+    if args.json:
         print(json.dumps(found))
         return 0
     for e in found:
@@ -245,6 +259,11 @@ def _executors(as_json: bool) -> int:
             f"{e['name']}: {', '.join(e['devices'])}{tpu}; clusters: {clusters}{where}; runs "
             f"{', '.join(e['subcommands'])}{needs}"
         )
+    if args.check_cloud is not None:
+        refused = [e["problem"] for e in found if e["problem"]]
+        if refused:
+            raise errors.UsageError(refused[0])
+        print(f"{args.check_cloud}: every value keeps the launcher's formats")
     return 0
 
 

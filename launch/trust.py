@@ -8,8 +8,9 @@ flags would run that code in every run with no word to the user.  And its
 the container image each GKE pod runs, the boot image each VM starts from.
 The rules are tpubench's own (tpubench/core/code_flags.py); this is their
 launcher spelling, and `CODE_SETTINGS` is the one list of such cloud keys
-(`tpubench study` asks for it through cloud_rules.py).  sweep/file.load
-applies both to every file, whatever the executor.
+(`tpubench study` reads it as each executor's `code_keys` in `tpubench-launch
+executors --json`).  sweep/file.load applies both to every file, whatever
+the executor.
 """
 
 from __future__ import annotations

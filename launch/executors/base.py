@@ -20,8 +20,9 @@ import os
 from typing import ClassVar
 
 from tpubench.children import command
+from tpubench.core import safe_yaml
 from tpubench.storage import records
-from tpubench_launch import errors, package
+from tpubench_launch import cloud_names, errors, package, trust
 from tpubench_launch.executors import cloud
 
 
@@ -51,6 +52,7 @@ class Executor(abc.ABC):
 
     def describe(self) -> dict:
         """What this executor hosts, as `tpubench-launch executors --json` prints it."""
+        reads = self.cloud_keys()
         return {
             "name": self.name,
             "title": self.title or self.name,
@@ -64,7 +66,20 @@ class Executor(abc.ABC):
             "required": list(self.required),
             "example": self.example,
             "own_settings": list(self.own_settings),
+            # what a study checks a --cloud file against: the keys this executor reads and,
+            # of those, the ones that choose code (refused without --trust-code: trust.py)
+            "settings": list(reads),
+            "code_keys": {k: v for k, v in trust.CODE_SETTINGS.items() if k in reads},
         }
+
+    def cloud_keys(self) -> tuple[str, ...]:
+        """The `cloud:` keys this executor reads (none: it rents nothing)."""
+        return ()
+
+    def cloud_problem(self, raw: dict, where: str) -> str | None:
+        """The one line naming the first value of RAW (a `cloud:` mapping) this executor
+        refuses by its format, with WHERE first; None when it refuses none."""
+        return None
 
     def settings(self, sweep, dry_run: bool = False) -> cloud.Settings | None:
         """The sweep file's `cloud:` settings, checked; None where none are needed.
@@ -132,6 +147,20 @@ class CloudExecutor(Executor):
                     f"{cls.__name__}: a cloud executor does not override {method}(); set "
                     "`required` and `example` (the shared checks of cloud.settings run for all)"
                 )
+
+    def cloud_keys(self) -> tuple[str, ...]:
+        """cloud.SETTINGS less the keys only another executor reads (gke's image)."""
+        others = {k for e in cloud_executors() if e.name != self.name for k in e.own_settings}
+        return tuple(k for k in cloud.SETTINGS if k not in others - set(self.own_settings))
+
+    def cloud_problem(self, raw: dict, where: str) -> str | None:
+        """The first value outside the launcher's formats (cloud_names.py: project, zone,
+        image family, ...), as cloud.settings refuses it."""
+        try:
+            cloud_names.check(raw, where)
+        except errors.UsageError as e:
+            return str(e)
+        return None
 
     def read_settings(self, sweep) -> cloud.Settings:
         """The `cloud:` mapping through cloud.settings: names, numbers, bucket, package, data."""
@@ -214,6 +243,43 @@ class CloudExecutor(Executor):
             results.append((c, 0, what))
             print(f"[{i}/{len(todo)}] {c.id} done: {what}", file=out, flush=True)
         return results
+
+
+def published(check_cloud: str | None = None, where: str | None = None) -> list[dict]:
+    """Every registered executor's `describe()`, as `tpubench-launch executors --json` prints
+    it; with CHECK_CLOUD (a YAML file of `cloud:` settings) each also says the first value
+    of it that executor refuses (`problem`: one line that starts with WHERE, default
+    'CHECK_CLOUD: ', or None), so a study asks once for everything.
+
+    Raises:
+      UsageError: CHECK_CLOUD unreadable, not YAML or not a mapping (one line naming it).
+    """
+    from tpubench_launch import executors  # the registry imports this module
+
+    found = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
+    described = [e.describe() for e in found]
+    if check_cloud is None:
+        return described
+    raw = _cloud_file(check_cloud)
+    where = f"{check_cloud}: " if where is None else where
+    for e, d in zip(found, described, strict=True):
+        d["problem"] = e.cloud_problem(raw, where)
+    return described
+
+
+def _cloud_file(path: str) -> dict:
+    """PATH's mapping of cloud settings (empty: none); one UsageError naming PATH otherwise."""
+    try:
+        doc = safe_yaml.load(path)
+    except OSError as e:
+        raise errors.UsageError(f"cannot read cloud file {path}: {e.strerror or e}") from None
+    except safe_yaml.Refused as e:  # it names the file
+        raise errors.UsageError(str(e)) from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise errors.UsageError(f"{path}: a mapping of cloud settings, not a {type(doc).__name__}")
+    return doc
 
 
 def cloud_executors() -> list[CloudExecutor]:

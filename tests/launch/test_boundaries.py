@@ -65,15 +65,21 @@ def test_tpubench_asks_the_launcher_for_its_cloud_rules_as_a_process(tmp_path):
     import pytest
 
     from tpubench.core import errors
-    from tpubench.study import remote
+    from tpubench.study import executors
 
     cloud = tmp_path / "c.yaml"
     cloud.write_text("project: Bad_Project\nzone: us-central1-a\n")
-    rules = remote.launcher_rules(str(cloud), "--cloud=c.yaml: ")
-    assert "project" in rules["settings"] and rules["required"]["gke"] == ["bucket", "image"]
-    assert rules["problem"].startswith("--cloud=c.yaml: cloud.project='Bad_Project' is refused")
+    path = str(cloud)
+    assert "project" in executors.cloud_keys(path) and "namespace" in executors.cloud_keys(path)
+    assert executors.get("gke", path).required == ("bucket", "image")
+    assert executors.problem("gce", path).startswith(
+        f"--cloud={path}: cloud.project='Bad_Project' is refused"
+    )
+    gone = str(tmp_path / "gone.yaml")
+    assert executors.get("gce", gone).name == "gce"  # what the executors host: still known
     with pytest.raises(errors.UsageError, match=r"^--cloud=\S+: tpubench-launch could not check"):
-        remote.launcher_rules(str(tmp_path / "gone.yaml"), "")
+        executors.problem("gce", gone)
+    assert not (LAUNCH_DIR / "cloud_rules.py").exists()  # no second, special-purpose process
 
 
 def _launch_imports(path: pathlib.Path) -> set[str]:

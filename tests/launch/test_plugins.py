@@ -182,3 +182,60 @@ def test_executors_json_publishes_what_each_executor_hosts(capsys):
     assert found["gce"]["one_machine_clusters"] == ["multi_worker", "parameter_server"]
     assert found["skypilot"]["one_machine_clusters"] == []
     assert found["local"]["rents"] is False and found["skypilot"]["rents"] is True
+
+
+def test_executors_json_publishes_the_cloud_keys_each_reads_and_which_choose_code(capsys):
+    import json
+
+    from tpubench_launch import trust
+    from tpubench_launch.executors import cloud
+
+    assert cli.main(["executors", "--json"]) == 0
+    found = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert found["gke"]["settings"] == list(cloud.SETTINGS)
+    assert found["gce"]["settings"] == [
+        k for k in cloud.SETTINGS if k not in found["gke"]["own_settings"]
+    ]
+    assert found["local"]["settings"] == [] and found["local"]["code_keys"] == {}
+    assert found["gke"]["code_keys"] == trust.CODE_SETTINGS
+    assert "image" not in found["tpu-vm"]["code_keys"] and "package" in found["tpu-vm"]["code_keys"]
+    assert found["gce"]["example"] == cloud.EXAMPLE and found["skypilot"]["required"] == ["bucket"]
+    assert all("problem" not in e for e in found.values())  # only with --check-cloud
+
+
+def test_executors_check_cloud_says_each_executor_s_first_refused_value(tmp_path, capsys):
+    import json
+
+    bad = tmp_path / "c.yaml"
+    bad.write_text("project: proj-42\nzone: nowhere\nmachines: {a: gcp:n1-standard-8}\n")
+    args = ["executors", "--json", f"--check-cloud={bad}", "--prefix=--cloud=c.yaml: "]
+    assert cli.main(args) == 0
+    found = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    said = "--cloud=c.yaml: cloud.zone='nowhere' is refused; accepted: a zone such as us-central1-a"
+    assert found["gce"]["problem"] == said and found["gke"]["problem"] == said
+    assert found["local"]["problem"] is None  # it reads no cloud settings
+    assert cli.main(["executors", f"--check-cloud={bad}"]) == 2  # as text: the one line
+    assert capsys.readouterr().err.strip().endswith(f"error: {bad}: {said.split(': ', 1)[1]}")
+    good = tmp_path / "g.yaml"
+    good.write_text("zone: us-central1-a\n")
+    assert cli.main(["executors", "--json", f"--check-cloud={good}"]) == 0
+    assert {e["problem"] for e in json.loads(capsys.readouterr().out)} == {None}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (None, "cannot read cloud file {path}: No such file or directory"),
+        ("a: [\n", "{path} is not valid YAML at line 2"),
+        ("- a\n", "{path}: a mapping of cloud settings, not a list"),
+    ],
+)
+def test_executors_check_cloud_refuses_a_bad_file_in_one_line(tmp_path, capsys, text, expected):
+    path = tmp_path / "c.yaml"
+    if text is not None:
+        path.write_text(text)
+    assert cli.main(["executors", "--json", f"--check-cloud={path}"]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert captured.out == "" and line.startswith("tpubench-launch executors: error: ")
+    assert expected.format(path=path) in line, line

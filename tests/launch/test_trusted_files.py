@@ -64,9 +64,12 @@ def _with(key: str, value: str) -> str:
 
 def test_every_code_key_is_listed_and_the_study_asks_for_the_same_list():
     assert set(trust.CODE_SETTINGS) == set(VALUES)
-    from tpubench_launch import cloud_rules
+    from tpubench_launch.executors import base
 
-    assert cloud_rules.rules({}, "")["code_keys"] == trust.CODE_SETTINGS
+    # `tpubench-launch executors --json`: each executor's code keys are those it reads
+    published = {e["name"]: e for e in base.published()}
+    assert published["gke"]["code_keys"] == trust.CODE_SETTINGS
+    assert set(published["gce"]["code_keys"]) == set(trust.CODE_SETTINGS) - {"image"}
 
 
 @pytest.mark.parametrize("key", sorted(VALUES))

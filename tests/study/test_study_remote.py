@@ -11,6 +11,7 @@ so a real cell trains on the "VM" and its record comes home the way it would.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -450,3 +451,34 @@ def test_a_gpu_parameter_server_cell_rents_one_machine_with_its_gpus(tmp_path, e
         "local-cluster --workers=2 --ps=1 --gpus-per-worker=1 --ps-device=cpu -- "
         "--model=mnist_mlp --machine=gcp:n1-standard-16+2xgcp:v100"
     ) in proc.stdout
+
+
+def test_a_study_run_asks_the_launcher_once_before_it_launches(tmp_path, monkeypatch):
+    """`study run --executor=gce --cloud=FILE`: one `tpubench-launch executors --json
+    --check-cloud=FILE` answers what the executors host and what FILE may hold (issue 41)."""
+    import io
+    import subprocess
+
+    from tpubench.study import api, executors, remote
+
+    cloud = str(_file(tmp_path, "cloud.yaml", CLOUD))
+    asked, launched, real = [], [], subprocess.run
+
+    def counting(argv, *args, **kwargs):
+        if any("tpubench_launch" in str(a) for a in argv):
+            asked.append([str(a) for a in argv])
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    monkeypatch.setattr(remote, "launch", lambda path, *a, **k: launched.append(path) or 0)
+    executors._ask.cache_clear()
+    options = api.Options(scale="smoke", dry_run=True, executor="gce", cloud=cloud)
+    options = dataclasses.replace(options, results_dir=str(tmp_path / "r"))
+    api.check("run", ["cpu_vs_gpu"], options)
+    study = api.load("cpu_vs_gpu", options, run=True)
+    assert api.run(study, options, io.StringIO()) == 0
+    assert len(launched) == 1
+    (only,) = asked
+    assert only[-4:] == [
+        "executors", "--json", f"--check-cloud={cloud}", f"--prefix=--cloud={cloud}: "
+    ]  # fmt: skip

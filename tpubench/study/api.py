@@ -59,8 +59,9 @@ def check(action: str, args: list[str], options: Options) -> None:
     if action != "list" and len(args) != 1:
         raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
     local = options.executor == executors.LOCAL
-    if not local:
-        executors.get(options.executor)  # one of tpubench-launch's renting executors
+    if not local:  # one of tpubench-launch's renting executors; asked with the --cloud file
+        # a run reads (the one answer remote.load_cloud reads it from: study/executors.py)
+        executors.get(options.executor, options.cloud if action == "run" else None)
     if action == "run" and not local and not options.cloud:
         raise errors.UsageError(
             f"--executor={options.executor} needs --cloud=FILE.yaml (cloud settings and "

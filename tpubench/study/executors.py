@@ -2,11 +2,13 @@
 
 Each executor of tpubench-launch declares what it hosts, as data
 (`tpubench-launch executors --json`: devices, TPU slices, clusters, the
-subcommands it runs, the cloud keys it requires and the ones only it
-reads).  A study asks that answer (tpubench never imports the launcher:
-it runs it, as a process) and decides from it which cells a renting
-executor can host, so an executor registered with the launcher (a
-plug-in included) serves a study with no edit here.
+subcommands it runs, the cloud keys it requires, reads and counts as code,
+and the ones only it reads).  A study asks that answer (tpubench never
+imports the launcher: it runs it, as a process) and decides from it which
+cells a renting executor can host, so an executor registered with the
+launcher (a plug-in included) serves a study with no edit here.  Given the
+--cloud file (`--check-cloud=FILE`), the same answer also says the file's
+first value each executor refuses: a study run asks once, for everything.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class Executor:
     required: tuple[str, ...] = ()
     example: str = ""
     own_settings: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()  # the cloud keys it reads
+    # of those, the keys that choose code (refused without --trust_code): key -> what it chooses
+    code_keys: dict = dataclasses.field(default_factory=dict, hash=False)
+    problem: str | None = None  # asked with a --cloud file: its first value refused here
 
     @classmethod
     def from_json(cls, doc: dict) -> Executor:
@@ -46,43 +52,60 @@ class Executor:
 
 
 @functools.cache
-def _published() -> tuple[Executor, ...]:
+def _ask(cloud: str | None) -> tuple[tuple[Executor, ...] | None, str]:
+    """(the launcher's executors, "") or (None, the last line it said): one process per
+    process and CLOUD (a --cloud file, checked in the same answer; None: none)."""
     argv = command.python_argv("tpubench_launch.main", "executors", "--json")
+    if cloud is not None:
+        argv += [f"--check-cloud={cloud}", f"--prefix=--cloud={cloud}: "]
     done = subprocess.run(
         argv, capture_output=True, text=True, check=False, env=command.child_env()
     )
     if done.returncode == 0:
         try:
-            return tuple(Executor.from_json(x) for x in json.loads(done.stdout))
+            return tuple(Executor.from_json(x) for x in json.loads(done.stdout)), ""
         except (ValueError, TypeError, AttributeError):
             pass
-    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-    raise errors.UsageError(
-        f"tpubench-launch could not list its executors (`tpubench-launch executors --json`): {last}"
-    )
+    return None, (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
 
 
-def renting() -> tuple[Executor, ...]:
-    """The executors that rent machines: the ones a study's --executor may name besides local."""
-    return tuple(x for x in _published() if x.rents)
+def _published(cloud: str | None = None) -> tuple[Executor, ...]:
+    found, last = _ask(cloud)
+    if found is None and cloud is not None:
+        # A --cloud file the launcher cannot read: the study refuses it in its own words
+        # when it reads it (remote.load_cloud); what the executors host does not depend on it.
+        found, last = _ask(None)
+    if found is None:
+        raise errors.UsageError(
+            "tpubench-launch could not list its executors (`tpubench-launch executors --json`): "
+            f"{last}"
+        )
+    return found
 
 
-def names() -> tuple[str, ...]:
+def renting(cloud: str | None = None) -> tuple[Executor, ...]:
+    """The executors that rent machines: the ones a study's --executor may name besides local
+    (CLOUD: the --cloud file the answer is asked with; each function here takes it, so that
+    a study run asks the launcher once)."""
+    return tuple(x for x in _published(cloud) if x.rents)
+
+
+def names(cloud: str | None = None) -> tuple[str, ...]:
     """--executor's accepted values: local, then the renting executors by name."""
-    return (LOCAL, *sorted(x.name for x in renting()))
+    return (LOCAL, *sorted(x.name for x in renting(cloud)))
 
 
-def get(name: str) -> Executor:
+def get(name: str, cloud: str | None = None) -> Executor:
     """The renting executor NAME; an unknown name is one UsageError listing the accepted ones."""
-    for x in renting():
+    for x in renting(cloud):
         if x.name == name:
             return x
-    raise errors.unknown("--executor", name, names(), listed_by="tpubench-launch executors")
+    raise errors.unknown("--executor", name, names(cloud), listed_by="tpubench-launch executors")
 
 
-def hosting(device: str) -> list[str]:
+def hosting(device: str, cloud: str | None = None) -> list[str]:
     """The renting executors that host DEVICE (cpu, gpu or tpu), by name."""
-    return sorted(x.name for x in renting() if device in x.devices)
+    return sorted(x.name for x in renting(cloud) if device in x.devices)
 
 
 def either(found: list[str]) -> str:
@@ -91,9 +114,28 @@ def either(found: list[str]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" or {shown[-1]}"
 
 
-def settings_for(name: str, settings: dict) -> dict:
+def cloud_keys(cloud: str | None = None) -> tuple[str, ...]:
+    """The keys a --cloud file may hold besides machines: what any renting executor reads
+    (one --cloud file serves every executor), in the launcher's order."""
+    return tuple(dict.fromkeys(k for x in renting(cloud) for k in x.settings))
+
+
+def problem(name: str, cloud: str) -> str | None:
+    """The one line naming CLOUD's first value executor NAME refuses (prefixed
+    '--cloud=CLOUD: '), or None.
+
+    Raises:
+      UsageError: the launcher could not check CLOUD (it said why in its last line).
+    """
+    found, last = _ask(cloud)
+    if found is None:
+        raise errors.UsageError(f"--cloud={cloud}: tpubench-launch could not check it: {last}")
+    return get(name, cloud).problem
+
+
+def settings_for(name: str, settings: dict, cloud: str | None = None) -> dict:
     """SETTINGS (a --cloud file's) less the keys only other executors read (one --cloud file
     serves every executor: GKE's namespace goes to gke only)."""
-    others = {k for x in renting() if x.name != name for k in x.own_settings}
-    others -= set(get(name).own_settings)
+    others = {k for x in renting(cloud) if x.name != name for k in x.own_settings}
+    others -= set(get(name, cloud).own_settings)
     return {k: v for k, v in settings.items() if k not in others}

@@ -21,10 +21,8 @@ with taskset (the machine has the vCPUs; the thread flags stay), reads
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
-import subprocess
 import sys
 
 from tpubench.children import command, process
@@ -69,8 +67,10 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
     if not isinstance(doc, dict):
         raise errors.UsageError(f"--cloud={path}: a mapping of cloud settings and machines:")
-    rules = launcher_rules(path, f"--cloud={path}: ")
-    fields.keys(doc, ("machines", *rules["settings"]), f"--cloud file {path}")
+    # The launcher's one answer, asked with this file (study/executors.py): what each
+    # executor reads, needs and counts as code, and the file's first value it refuses.
+    declared = executors.get(executor, path)
+    fields.keys(doc, ("machines", *executors.cloud_keys(path)), f"--cloud file {path}")
     found = doc.get("machines") or {}
     if not isinstance(found, dict) or not all(
         isinstance(v, str) and v.strip() for v in found.values()
@@ -79,9 +79,9 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
             f"--cloud={path}: machines must map setup labels to machines, e.g. "
             "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
         )
-    if rules["problem"]:  # the launcher's own formats (project, zone, image family, ...)
-        raise errors.UsageError(rules["problem"])
-    declared = executors.get(executor)
+    problem = executors.problem(executor, path)  # the launcher's formats (project, zone, ...)
+    if problem:
+        raise errors.UsageError(problem)
     missing = [k for k in declared.required if not doc.get(k)]
     if missing:
         raise errors.UsageError(
@@ -89,28 +89,12 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
             f"(e.g. {declared.example or 'bucket: gs://B'})"
         )
     settings = {k: v for k, v in doc.items() if k != "machines"}
-    used = executors.settings_for(executor, settings)
+    used = executors.settings_for(executor, settings, path)
     for line in code_flags.check_settings(
-        f"--cloud={path}", "", used, rules.get("code_keys", {}), trust_code
+        f"--cloud={path}", "", used, declared.code_keys, trust_code
     ):
         print(line, file=sys.stderr, flush=True)
     return Cloud(path, settings, {str(k): v.strip() for k, v in found.items()})
-
-
-def launcher_rules(path: str, prefix: str) -> dict:
-    """What tpubench-launch accepts in a cloud: mapping and the first value of PATH it
-    refuses (tpubench never imports the launcher: it asks, as it runs it, as a process)."""
-    argv = command.python_argv("tpubench_launch.cloud_rules", path, prefix)
-    done = subprocess.run(
-        argv, capture_output=True, text=True, check=False, env=command.child_env()
-    )
-    if done.returncode == 0:
-        try:
-            return json.loads(done.stdout)
-        except ValueError:
-            pass
-    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-    raise errors.UsageError(f"--cloud={path}: tpubench-launch could not check it: {last}")
 
 
 def machine_of(cell, cloud: Cloud) -> str | None:
@@ -136,7 +120,7 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
 def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
     """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs
     (from what the executor declares it hosts: study/executors.py)."""
-    s, declared = cell.setup, executors.get(executor)
+    s, declared = cell.setup, executors.get(executor, cloud.path)
     if cell.part.command not in declared.subcommands:  # data bench: the input pipeline here
         return (
             f"needs this host: `{cell.part.command}` cells run locally (--executor=local)"
@@ -145,7 +129,9 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
         )
     if cell.cluster() and s.strategy not in declared.one_machine_clusters:
         # A cell is one machine, as the seeds ran their parameter servers beside the GPUs.
-        hosts = sorted(x.name for x in executors.renting() if s.strategy in x.one_machine_clusters)
+        hosts = sorted(
+            x.name for x in executors.renting(cloud.path) if s.strategy in x.one_machine_clusters
+        )
         return f"needs a {s.strategy} cluster on one machine" + (
             f" ({executors.either(hosts)})" if hosts else " (no renting executor runs one)"
         )
@@ -159,7 +145,7 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
     if device != "tpu" and kind == "tpu":
         return f"runs on {device}; {rent} is a TPU slice"
     if device not in declared.devices:
-        return f"needs {executors.either(executors.hosting(device))}"
+        return f"needs {executors.either(executors.hosting(device, cloud.path))}"
     if device == "gpu" and count < s.devices:
         return f"needs {s.devices} GPU(s); {rent} has {count}"
     if cell.cluster() and device == "gpu" and s.variables == "gpu" and count < s.devices + 1:
@@ -250,7 +236,7 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
             for k in range(1, p.repeats + 1)
         ],
         # One --cloud file serves every executor: GKE's keys go to gke only.
-        "cloud": executors.settings_for(executor, cloud.settings),
+        "cloud": executors.settings_for(executor, cloud.settings, cloud.path),
     }
     path = os.path.join(results_dir, "launch", f"{executor}.yaml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
