@@ -141,3 +141,27 @@ def test_a_v2_record_written_today_reads_back_unchanged(tmp_path):
 def test_a_schema_beyond_this_tpubench_is_still_refused():
     with pytest.raises(errors.UsageError, match="reads up to 2"):
         records.migrate(_v1(schema_version=3))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "bounded", "one_query"),
+    [("server", True, False), ("offline", False, True), ("single_stream", False, False)],
+)
+def test_a_scenario_record_from_before_traits_reads_as_its_scenario_was(
+    scenario, bounded, one_query
+):
+    """Reports read loadgen.traits; a record written before them gets them here, by name."""
+    old = {
+        "schema_version": 2,
+        "run_id": "20261128-000000-mnist_mlp-abcdef",
+        "kind": "infer",
+        "status": "ok",
+        "scenario": scenario,
+        "loadgen": {"settings": {"latency_bound_seconds": 0.02}, "summary": {}},
+    }
+    traits = records.typed(old).loadgen.traits
+    assert (traits.bounded_by_latency, traits.one_query) == (bounded, one_query)
+    # A record that carries its traits keeps them, whatever its name.
+    mine = old | {"loadgen": old["loadgen"] | {"traits": {"bounded_by_latency": True}}}
+    assert records.typed(mine).loadgen.traits.bounded_by_latency is True
+    assert "traits" not in old["loadgen"]  # the record itself is left as it was

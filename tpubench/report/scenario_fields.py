@@ -8,10 +8,11 @@ from tpubench.storage.record_view import RunRecord
 
 
 def bound_text(rec: RunRecord) -> str | None:
-    """The bound of a server-scenario record, e.g. "p99<=20ms"; other bounds, other configs."""
+    """The bound of a record judged against a latency bound (server), e.g. "p99<=20ms";
+    other bounds, other configs."""
     settings = rec.loadgen.settings
     bound = settings.latency_bound_seconds
-    if rec.scenario != "server" or bound is None:
+    if not rec.loadgen.traits.bounded_by_latency or bound is None:
         return None
     percentile = 99 if settings.latency_percentile is None else settings.latency_percentile
     return f"p{percentile:g}<={bound * 1e3:g}ms"
@@ -22,10 +23,12 @@ def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> di
     if not rec.scenario:
         return None
     settings, summary = rec.loadgen.settings, rec.loadgen.summary
-    # Offline has one query: its latencies are completion times, not a p99 to compare.
-    p99 = None if rec.scenario == "offline" else (summary.latency_seconds or {}).get("p99")
+    # One query (offline): its latencies are completion times, not a p99 to compare.
+    traits = rec.loadgen.traits
+    p99 = None if traits.one_query else (summary.latency_seconds or {}).get("p99")
     return {
         "scenario": rec.scenario,
+        "bounded_by_latency": traits.bounded_by_latency,
         "validity": summary.validity,
         "latency_p99": p99,
         "latency_bound": settings.latency_bound_seconds,

@@ -155,7 +155,7 @@ def usable(run: load.Run, cfg: AdviseConfig) -> Fit | None:
     result.
     """
     s = run.serving or {}
-    if s.get("scenario") != "server":
+    if not s.get("bounded_by_latency"):
         return None
     bound, pct = s.get("latency_bound"), s.get("latency_percentile")
     asked = f"p{cfg.latency_percentile:g}<={cfg.latency_bound_seconds * 1e3:g}ms"

@@ -18,7 +18,7 @@ def curves(groups: list[group_lib.Group]) -> list[dict]:
     out = []
     for g in groups:
         served = [r.serving for r in g.runs if r.serving and r.serving.get("curve")]
-        if not served or served[0].get("scenario") != "server":
+        if not served or not served[0].get("bounded_by_latency"):
             continue
         points = sorted((p for s in served for p in s["curve"]), key=lambda p: p["qps"])
         confirmed = [r.examples_per_sec for r in g.runs if r.serving]

@@ -62,3 +62,21 @@ def _count(*values) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+# What a record written before loadgen.traits was, by its scenario: the only place a
+# scenario is known by name outside its own module (newer records carry their traits).
+_OLD_TRAITS = {
+    "server": {"bounded_by_latency": True, "one_query": False},
+    "offline": {"bounded_by_latency": False, "one_query": True},
+}
+
+
+def loadgen_traits(record: dict) -> dict:
+    """RECORD with loadgen.traits filled in for an `infer --scenario` record written
+    before scenarios recorded them (any schema); other records are returned as they are."""
+    loadgen, scenario = record.get("loadgen"), record.get("scenario")
+    if not isinstance(loadgen, dict) or not isinstance(scenario, str) or "traits" in loadgen:
+        return record
+    traits = _OLD_TRAITS.get(scenario, {"bounded_by_latency": False, "one_query": False})
+    return record | {"loadgen": loadgen | {"traits": dict(traits)}}

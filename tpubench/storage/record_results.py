@@ -134,7 +134,16 @@ class CurvePoint:
 
 
 @dataclasses.dataclass(frozen=True)
+class LoadGenTraits:
+    """loadgen.traits: what the scenario is, as reports read it (never by its name)."""
+
+    bounded_by_latency: bool = False  # judged against a latency bound at a QPS (server)
+    one_query: bool = False  # its latencies are one query's completion times (offline)
+
+
+@dataclasses.dataclass(frozen=True)
 class LoadGen:
+    traits: LoadGenTraits = _sub(LoadGenTraits)
     settings: LoadGenSettings = _sub(LoadGenSettings)
     summary: LoadGenSummary = _sub(LoadGenSummary)
     logs: str | None = None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.storage import record_migrations
 from tpubench.storage.record_fields import build
 from tpubench.storage.record_fields import raw as _raw
 from tpubench.storage.record_fields import sub as _sub
@@ -185,4 +186,4 @@ def view(record: dict) -> RunRecord:
     model = record.get("model")
     if isinstance(model, str):  # a model named by a bare string: read it as the name
         record = record | {"model": {"name": model}}
-    return build(RunRecord, record)
+    return build(RunRecord, record_migrations.loadgen_traits(record))

@@ -83,7 +83,11 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     harness = harness_lib.Harness(lg, batcher, samples.count, keep)
     setup_seconds = time.perf_counter() - t0
     # A failed search keeps what it ran, and the rules it ran under.
-    record["loadgen"] = {"runs": harness.runs, "rules": rules.section()}
+    record["loadgen"] = {
+        "runs": harness.runs,
+        "rules": rules.section(),
+        "traits": scenario.traits(),
+    }
     accelerators = session.accelerators_priced(built.placement)
     try:
         batcher.warm_up()

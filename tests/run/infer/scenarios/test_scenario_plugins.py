@@ -19,7 +19,10 @@ from conftest import record_files
 
 from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
+from tpubench.report import scenario_fields
 from tpubench.run.infer import loadgen_conf, loadgen_log, scenarios
+from tpubench.storage import records
+from tpubench.storage.record_results import MachineCost
 
 # The whole toy scenario: one file.
 TOY = '''"""burst: LoadGen's SingleStream, its schedule sized for queries four times faster."""
@@ -32,6 +35,7 @@ class Burst(scenarios.Scenario):
     name = "burst"
     loadgen_name = "SingleStream"
     expected_key = "target_latency"  # a user.conf's target_latency sizes it instead
+    one_query = True  # a trait reports read: its latencies are not compared at a percentile
 
     def sut_batch(self, batches):
         return batches.single
@@ -137,6 +141,14 @@ def test_a_toy_scenario_in_one_file_runs_end_to_end_through_the_cli(toy, tmp_pat
     assert summary["scenario"] == "SingleStream" and summary["run"] == "burst-1"
     assert summary["validity"] in ("VALID", "INVALID")  # LoadGen's verdict, whichever it is
     assert rec["loadgen"]["settings"]["burst_factor"] == 4
+    # Its declared traits reach the record, and the report reads them, not its name:
+    # latencies of one query are not a p99 to compare, though LoadGen measured one.
+    assert rec["loadgen"]["traits"] == {"bounded_by_latency": False, "one_query": True}
+    assert summary["latency_seconds"]["p99"] > 0
+    typed = records.typed(rec)
+    served = scenario_fields.serving(typed, MachineCost())
+    assert served["latency_p99"] is None and served["bounded_by_latency"] is False
+    assert scenario_fields.bound_text(typed) is None
     assert [c["batch_size"] for c in rec["results"]["closed_loop"]] == [1]
     assert rec["results"]["examples_per_sec"] > 0
     assert rec["loadgen"]["settings"]["max_batch_size"] == 1  # the SUT's batch: sut_batch

@@ -19,7 +19,8 @@ What a scenario decides (docs/inference.md, "Adding a scenario"):
   beyond the common minimums);
 - the run: `run(test)`, LoadGen's result and the record's rate;
 - the record: `log_fields` (from LoadGen's detail log), `latency_results`,
-  `settings_fields`, `curve`.
+  `settings_fields`, `curve`, and the traits reports read (`loadgen.traits`):
+  `bounded_by_latency` (server) and `one_query` (offline).
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ class Scenario:
     rules: tuple[Rule, ...] = ()  # MLPerf's rules beyond the common minimums
     # LoadGen's detail-log key of a latency percentile ("{}" is e.g. 99.00).
     latency_log_key = "result_{}_percentile_latency_ns"
+    # What reports read from the record (loadgen.traits), so they never name a scenario:
+    # the verdict is judged against a latency bound at a QPS (serving sizes fleets by it),
+    # and the latencies are one query's completion times (no percentile to compare).
+    bounded_by_latency = False
+    one_query = False
+
+    def traits(self) -> dict:
+        """loadgen.traits of the record."""
+        return {"bounded_by_latency": self.bounded_by_latency, "one_query": self.one_query}
 
     # The SUT's batching.
     def sut_batch(self, batches: Batches) -> int:

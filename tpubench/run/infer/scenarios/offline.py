@@ -16,6 +16,7 @@ from tpubench.run.infer import scenarios
 class Offline(scenarios.Scenario):
     name = "offline"
     loadgen_name = "Offline"
+    one_query = True
     order = 4
     expected_key = "target_qps"  # the QPS LoadGen sizes the one query by
 

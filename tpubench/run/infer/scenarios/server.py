@@ -22,6 +22,7 @@ from tpubench.run.infer import loadgen_memory, scenarios, serving_curve
 class Server(scenarios.Scenario):
     name = "server"
     loadgen_name = "Server"
+    bounded_by_latency = True
     order = 3
     rules = (
         scenarios.Rule(
