@@ -15,7 +15,9 @@ an executor can host is what it declares (study/executors.py: the devices
 and subcommands it hosts; auto is the GPU when the machine has one), on a
 machine with the GPUs or the TPU slice the cell needs.  A remote cell is not pinned
 with taskset (the machine has the vCPUs; the thread flags stay), reads
-`jpeg` data from --gcs_data, and parameter-server setups stay unrunnable.
+`jpeg` data from --gcs_data, and a parameter-server setup runs as it does
+here, a local cluster on its one machine, where the executor declares such
+clusters (`one_machine: true` in the sweep file's run).
 """
 
 from __future__ import annotations
