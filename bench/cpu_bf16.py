@@ -96,12 +96,13 @@ def run_once(args, label: str, flags: list[str], env: dict, results: str) -> dic
         record = json.load(f)
     res = record.get("results", {})
     rate = res.get("examples_per_sec") or res.get("predictions_per_sec")
-    mfu = (record.get("mfu") or {}).get("mfu")
+    mfu = (record.get("mfu") or {}).get("mfu")  # None: the record gives none, and says why
     cpu = (record.get("hardware") or {}).get("cpu") or {}
     return {
         "label": label,
         "rate": rate,
         "mfu": mfu,
+        "mfu_note": (record.get("mfu") or {}).get("mfu_note"),
         "peak_precision": (record.get("mfu") or {}).get("peak_precision"),
         "amx": cpu.get("amx"),
         "others_busy_share": others / max(wall * (psutil.cpu_count() or 1), 1e-9),
@@ -132,9 +133,13 @@ def main(argv=None) -> int:
                 got = run_once(args, label, flags, env, results)
                 got["round"] = r + 1
                 runs.append(got)
+                mfu = (
+                    f"MFU {got['mfu'] * 100:.0f}% of the {got['peak_precision']} peak"
+                    if got["mfu"] is not None
+                    else f"no MFU ({got['mfu_note'] or 'the record gives none'})"
+                )
                 print(
-                    f"round {r + 1} {label:>12}: {got['rate']:,.2f} examples/s, MFU "
-                    f"{(got['mfu'] or 0) * 100:.0f}% of the {got['peak_precision']} peak; other "
+                    f"round {r + 1} {label:>12}: {got['rate']:,.2f} examples/s, {mfu}; other "
                     f"processes {got['others_busy_share'] * 100:.0f}% of the CPUs (AMX: "
                     f"{got['amx']})",
                     flush=True,
@@ -143,8 +148,11 @@ def main(argv=None) -> int:
     for label in table:
         mine = [x for x in runs if x["label"] == label]
         rates = [x["rate"] for x in mine]
-        mfus = [(x["mfu"] or 0) * 100 for x in mine]
-        line = f"  {label:>12}: {_spread(rates)} examples/s; MFU {_spread(mfus)}%"
+        mfus = [x["mfu"] * 100 for x in mine if x["mfu"] is not None]
+        shown = f"MFU {_spread(mfus)}%" if mfus else "no MFU"
+        if mfus and len(mfus) < len(mine):
+            shown += f" ({len(mine) - len(mfus)} run(s) without one)"
+        line = f"  {label:>12}: {_spread(rates)} examples/s; {shown}"
         if label != "fp32":
             base = {x["round"]: x["rate"] for x in runs if x["label"] == "fp32"}
             ratios = [x["rate"] / base[x["round"]] for x in mine]
