@@ -206,3 +206,90 @@ def test_an_overloaded_qps_ends_the_reading(tmp_path):
     curve[2]["overloaded"] = True
     out = _advise(tmp_path, 10.0, _record(curve))  # a bound every measured run meets
     assert "5 machine(s) at 801 QPS each" in out
+
+
+# ---------------------------------------------------------------- traits, not names
+# report/ reads loadgen.traits (what the scenario declared), never the scenario's name;
+# a record written before traits gets them from its name, in storage alone.
+SERVER_TRAITS = {"bounded_by_latency": True, "one_query": False}
+
+
+def _read(tmp_path, name: str, rec: dict):
+    """(advise's answer or refusal, the serving table's rows, the chart's curves) of REC."""
+    where = tmp_path / name
+    where.mkdir()
+    try:
+        said = _said(_advise(where, 0.05, rec))
+    except errors.UsageError as e:
+        said = f"refused: {e}"
+    groups = group.group(load.load([str(where)]).runs)
+    t = serving.table(groups)
+    return said, t.rows if t else None, serving_plots.curves(groups)
+
+
+def _named(rec: dict, scenario: str, traits: dict | None) -> dict:
+    rec = copy.deepcopy(rec) | {"scenario": scenario}
+    if traits is not None:
+        rec["loadgen"]["traits"] = traits
+    return rec
+
+
+def test_a_server_record_from_before_traits_reads_as_one_that_carries_them(tmp_path):
+    old = _read(tmp_path, "old", _record())  # no loadgen.traits: written before them
+    new = _read(tmp_path, "new", _named(_record(), "server", SERVER_TRAITS))
+    assert old == new
+    said, rows, curves = old
+    assert "5 machine(s) at 801 QPS each" in said and len(curves) == 1
+    assert rows[0][1] == "server" and rows[0][6] == "p99<=50ms"
+
+
+def test_a_scenario_bounded_by_latency_is_served_like_server_whatever_its_name(tmp_path):
+    said, rows, curves = _read(tmp_path, "s", _record())
+    toy = _read(tmp_path, "toy", _named(_record(), "poisson_burst", SERVER_TRAITS))
+    # advise sizes the same fleet from the same curve, at the same bound
+    advice = said[said.index("5 machine(s) at 801 QPS each") :]
+    assert advice.replace("[infer server]", "[infer poisson_burst]") in toy[0]
+    assert "at p99<=50ms; the confirmation(s) at 1,200 QPS were INVALID" in advice
+    (drawn,) = toy[2]  # and the chart draws it, every point as server's
+    assert drawn == curves[0] | {"label": curves[0]["label"].replace("server", "poisson_burst")}
+    assert toy[1][0][1] == "poisson_burst" and toy[1][0][2:] == rows[0][2:]
+    assert toy[1][0][0].replace("poisson_burst", "server") == rows[0][0]
+
+
+def test_the_traits_decide_not_the_name(tmp_path):
+    # A record named server that declares no latency bound is no fleet's sizing.
+    said, rows, curves = _read(
+        tmp_path, "x", _named(_record(), "server", {"bounded_by_latency": False})
+    )
+    assert said.startswith("refused: no server-scenario record of mnist_mlp")
+    assert curves == [] and rows[0][6] == "n/a"  # no bound shown either
+
+
+def test_one_querys_latencies_are_no_p99_whatever_its_name(tmp_path):
+    def offline_like(scenario, traits):
+        rec = _named(_record(curve=[]), scenario, traits)
+        rec["loadgen"]["settings"] = {}
+        return rec
+
+    old = _read(tmp_path, "old", offline_like("offline", None))  # before traits
+    toy = _read(tmp_path, "toy", offline_like("all_at_once", {"one_query": True}))
+    plain = _read(tmp_path, "plain", offline_like("all_at_once", {}))
+    assert old[1][0][5] == toy[1][0][5] == "n/a"  # p99 ms: not compared
+    assert plain[1][0][5] == "26.00"  # a scenario that is not one query shows its p99
+    assert old[1][0][2:] == toy[1][0][2:]
+
+
+@pytest.mark.parametrize(
+    ("traits", "reason"),
+    [
+        ("yes", "loadgen.traits is of type str; accepted: a mapping"),
+        ({"bounded_by_latency": "no"}, "traits.bounded_by_latency is of type str; accepted: true"),
+        ({"one_query": 1}, "loadgen.traits.one_query is of type int; accepted: true or false"),
+    ],
+)
+def test_forged_traits_are_left_out_with_the_reason(tmp_path, traits, reason):
+    (tmp_path / "server.json").write_text(json.dumps(_named(_record(), "server", traits)))
+    loaded = load.load([str(tmp_path)])
+    assert loaded.runs == []
+    (x,) = loaded.excluded
+    assert reason in x.reason

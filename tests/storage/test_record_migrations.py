@@ -13,6 +13,7 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.storage import record_migrations, records
+from tpubench.storage.record_results import LoadGenTraits
 
 TESTS = pathlib.Path(__file__).resolve().parent.parent
 V1 = pathlib.Path(__file__).resolve().parent / "fixtures" / "v1"
@@ -165,3 +166,34 @@ def test_a_scenario_record_from_before_traits_reads_as_its_scenario_was(
     mine = old | {"loadgen": old["loadgen"] | {"traits": {"bounded_by_latency": True}}}
     assert records.typed(mine).loadgen.traits.bounded_by_latency is True
     assert "traits" not in old["loadgen"]  # the record itself is left as it was
+
+
+def test_records_of_no_scenario_run_read_with_no_traits_and_are_left_as_written():
+    """The v1 fixtures (an infer sweep has a config.scenario section, named closed_loop)
+    and every record of the tests: none is an `infer --scenario` record, so none gets a
+    trait, and reading adds no loadgen section to the mapping."""
+    for path in _record_files():
+        rec = records.read(str(path))
+        if isinstance(rec.get("scenario"), str):
+            continue
+        assert records.typed(rec, str(path)).loadgen.traits == LoadGenTraits(), path
+        assert "traits" not in (rec.get("loadgen") or {}), path
+
+
+@pytest.mark.parametrize(
+    ("scenario", "bounded", "one_query"),
+    [("server", True, False), ("offline", False, True), ("multi_stream", False, False)],
+)
+def test_a_v1_scenario_record_migrates_then_takes_the_traits_of_its_name(
+    tmp_path, scenario, bounded, one_query
+):
+    """A schema-1 record (the real infer sweep fixture, made an `infer --scenario` run):
+    v1 -> v2 as any other, then the traits its scenario had when it was written."""
+    old = json.loads((V1 / "infer-sweep-batch-2.json").read_text())
+    old |= {"scenario": scenario, "loadgen": {"settings": {"latency_bound_seconds": 0.05}}}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    rec = records.read(str(path))
+    assert rec["schema_version"] == 2 and rec["loadgen"] == old["loadgen"]  # as written
+    traits = records.typed(rec).loadgen.traits
+    assert (traits.bounded_by_latency, traits.one_query) == (bounded, one_query)

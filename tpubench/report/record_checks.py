@@ -11,7 +11,10 @@ records that are not results.  Pure Python.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+
+from tpubench.storage.record_results import LoadGenTraits
 
 # Bounds far past any real run, well inside what a float and a table can
 # hold: a rate above 1e12 examples/s or a batch above 2**31 is not a
@@ -132,8 +135,10 @@ def problem(record: dict) -> str | None:
     params = _get(record, "model.params")
     if params is not None and not isinstance(params, dict):
         return f"model.params is {_kind(params)}; accepted: a mapping"
-    return _machines_problem(_get(record, "cost.machines")) or _curve_problem(
-        _get(record, "loadgen.curve")
+    return (
+        _machines_problem(_get(record, "cost.machines"))
+        or _curve_problem(_get(record, "loadgen.curve"))
+        or _traits_problem(record.get("loadgen"))
     )
 
 
@@ -193,4 +198,22 @@ def _curve_problem(curve) -> str | None:
         bad = _machines_problem(p.get("machines"))
         if bad:
             return bad.replace("cost.machines", f"{where}.machines", 1)
+    return None
+
+
+def _traits_problem(loadgen) -> str | None:
+    """loadgen.traits: what reports read of a scenario instead of its name (scenario_fields.py).
+
+    A trait that is not true or false would decide, by its truth, how the report reads the
+    record (a fleet sized on a bound it was not judged at); absent, the record's scenario
+    gives them (storage/record_migrations.loadgen_traits).
+    """
+    if not isinstance(loadgen, dict) or "traits" not in loadgen:
+        return None
+    traits = loadgen["traits"]
+    if not isinstance(traits, dict):
+        return f"loadgen.traits is {_kind(traits)}; accepted: a mapping"
+    for f in dataclasses.fields(LoadGenTraits):
+        if f.name in traits and not isinstance(traits[f.name], bool):
+            return f"loadgen.traits.{f.name} is {_kind(traits[f.name])}; accepted: true or false"
     return None

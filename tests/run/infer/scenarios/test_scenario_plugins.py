@@ -7,6 +7,7 @@ driver, summarized from LoadGen's log, and run end to end through the CLI.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -21,8 +22,8 @@ from tpubench.core import errors
 from tpubench.core.config import ScenarioConfig
 from tpubench.report import scenario_fields
 from tpubench.run.infer import loadgen_conf, loadgen_log, scenarios
-from tpubench.storage import records
-from tpubench.storage.record_results import MachineCost
+from tpubench.storage import record_migrations, records
+from tpubench.storage.record_results import LoadGenTraits, MachineCost
 
 # The whole toy scenario: one file.
 TOY = '''"""burst: LoadGen's SingleStream, its schedule sized for queries four times faster."""
@@ -77,6 +78,16 @@ def test_the_built_ins_are_registered_in_mlperfs_order():
     assert scenarios.choices() == ("closed_loop", *BUILT_INS)
     names = [scenarios.get(n).loadgen_name for n in BUILT_INS]
     assert names == ["SingleStream", "MultiStream", "Server", "Offline"]
+
+
+@pytest.mark.parametrize("name", BUILT_INS)
+def test_a_built_ins_record_from_before_traits_reads_with_the_traits_it_declares(name):
+    """Storage fills the traits of a record written before them by its scenario's name:
+    what each built-in declares today, so old and new records of it read the same."""
+    traits = scenarios.get(name).traits()
+    assert set(traits) == {f.name for f in dataclasses.fields(LoadGenTraits)}
+    old = {"scenario": name, "loadgen": {"summary": {}}}
+    assert record_migrations.loadgen_traits(old)["loadgen"]["traits"] == traits
 
 
 def test_an_unknown_scenario_is_one_line_naming_the_accepted_ones():

@@ -7,7 +7,7 @@ scenario is one file here, and every list of names reads the registry: the
 `infer_scenario.run` drives the protocol (closed loop, QSL, SUT, LoadGen,
 record) and asks the scenario for what differs; it never compares names.
 
-What a scenario decides (docs/inference.md, "Adding a scenario"):
+What a scenario decides (docs/architecture.md, "Adding a scenario"):
 
 - `name` (the flag's value and the record's `scenario`), `loadgen_name`
   (LoadGen's TestScenario it runs as), `order` (where `--scenario` lists it);
