@@ -251,9 +251,8 @@ def _executors(args) -> int:
         tpu = f" ({', '.join(e['tpu_slices'])} TPU slices)" if e["tpu_slices"] else ""
         clusters = ", ".join(e["clusters"]) or "none"
         where = " across machines" if e["multi_host"] else ""
-        one = e.get("one_machine_clusters") or []
-        if e["multi_host"] and one:
-            where += f" (or on one machine: {', '.join(one)})"
+        if e["multi_host"] and e["one_machine_clusters"]:
+            where += f" (or on one machine: {', '.join(e['one_machine_clusters'])})"
         needs = f"; cloud: {', '.join(e['required'])}" if e["required"] else ""
         print(
             f"{e['name']}: {', '.join(e['devices'])}{tpu}; clusters: {clusters}{where}; runs "

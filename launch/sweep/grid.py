@@ -250,22 +250,16 @@ def check_keys(part: dict, where: str) -> None:
 
 def check_settings(settings: dict, path: str) -> None:
     strategy = settings.get("strategy")
-    for k in ("workers", "ps"):
+    for k in ("workers", "ps", *CLUSTER_KEYS):
         if k in settings and strategy not in vocab.CLUSTER_STRATEGIES:
             raise errors.UsageError(
-                f"{path}: {k}={settings[k]} needs strategy multi_worker or parameter_server "
+                f"{path}: {k}={settings[k]!r} needs strategy multi_worker or parameter_server "
                 f"(got {strategy or 'none'})"
             )
     if strategy == "multi_worker" and settings.get("ps"):
         raise errors.UsageError(f"{path}: ps={settings['ps']} needs strategy parameter_server")
     if strategy == "parameter_server" and settings.get("ps", 1) < 1:
         raise errors.UsageError(f"{path}: strategy parameter_server needs ps >= 1")
-    for k in CLUSTER_KEYS:
-        if k in settings and strategy not in vocab.CLUSTER_STRATEGIES:
-            raise errors.UsageError(
-                f"{path}: {k}={settings[k]!r} needs strategy multi_worker or parameter_server "
-                f"(got {strategy or 'none'})"
-            )
     if "one_machine" in settings and not isinstance(settings["one_machine"], bool):
         raise errors.UsageError(f"{path}: one_machine={settings['one_machine']!r}: true or false")
     gpus = settings.get("gpus_per_worker", 0)
