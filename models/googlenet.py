@@ -26,7 +26,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.core import errors
-from tpubench.model import model_api, registry
+from tpubench.model import layers, model_api, registry
 from tpubench_models import _imagenet
 
 # Inception modules of stages 3, 4 and 5 as in table 1: (#1x1, #3x3 reduce,
@@ -72,7 +72,7 @@ def build_model(params):
     reg = _imagenet.l2(params)
 
     def conv(x, filters, kernel, strides=1):
-        return keras.layers.Conv2D(
+        return layers.Conv2D(
             _imagenet.scaled(filters, params),
             kernel,
             strides=strides,

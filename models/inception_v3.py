@@ -35,7 +35,7 @@ def build_model(params):
     reg = _imagenet.l2(params)
 
     def conv(x, filters, kh, kw=None, strides=1, padding="same"):
-        x = keras.layers.Conv2D(
+        x = layers.Conv2D(
             _imagenet.scaled(filters, params),
             (kh, kh if kw is None else kw),
             strides=strides,

@@ -46,7 +46,7 @@ PADDINGS = ("symmetric", "same")
 
 def _conv(filters, kernel, stride, params):
     explicit = stride > 1 and kernel > 1 and params["padding"] == "symmetric"
-    conv = keras.layers.Conv2D(
+    conv = layers.Conv2D(
         filters,
         kernel,
         strides=stride,

@@ -2,7 +2,8 @@
 
 Fifty steps of tpubench's own train loop (run/runner.py) on real images
 (scikit-learn's handwritten digits, 64x64), from the same initial weights,
-in fp32, bf16, and bf16 with the step compiled by XLA.  The bf16 losses,
+in fp32, bf16, bf16 with 1x1 weight gradients as matrix products (a CPU's
+default, run/conv_grads.py) and bf16 with the step compiled by XLA.  The bf16 losses,
 as means of 5 steps (one step's loss is noisy), must be within bf16's
 tolerance of fp32's over the same steps: 10% of the first-step loss at
 every 5-step window (stricter than the late-mean guard by which `tpubench
@@ -33,12 +34,17 @@ def _images():
     return ((x - 8.0) / 4.0).numpy(), labels[:256].astype("int32")
 
 
-def _runner(precision: str, xla: bool):
+def _runner(precision: str, xla: bool, pointwise_matmul: bool = False):
     spec = registry.get("resnet50")
     params = registry.resolve_params(spec, {"image_size": "64"}, tiny=True)
     params.update(per_replica_batch_size=BATCH, global_batch_size=BATCH, seed=3)
     return runner_lib.Runner(
-        spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"), precision, xla
+        spec,
+        params,
+        tf.distribute.OneDeviceStrategy("/cpu:0"),
+        precision,
+        xla,
+        pointwise_matmul=pointwise_matmul,
     )
 
 
@@ -56,6 +62,8 @@ def test_fifty_bf16_steps_stay_within_bf16_tolerance_of_fp32_with_and_without_xl
     start = reference.model.get_weights()
     fp32 = _curve(reference, start, images, labels)
     bf16 = _curve(_runner("bf16", False), start, images, labels)
+    # A CPU's default: 1x1 weight gradients as matrix products (run/conv_grads.py).
+    bf16_matmul = _curve(_runner("bf16", False, pointwise_matmul=True), start, images, labels)
     compiled = _runner("bf16", True)
     assert compiled.xla_scope == "step"  # the whole step, update included, as on one GPU
     bf16_xla = _curve(compiled, start, images, labels)
@@ -63,7 +71,8 @@ def test_fifty_bf16_steps_stay_within_bf16_tolerance_of_fp32_with_and_without_xl
     tol = BF16_STEP_DRIFT * fp32[0]
     assert fp32[-10:].mean() < 0.8 * fp32[:5].mean(), fp32  # it learned
     windows = fp32.reshape(-1, 5).mean(axis=1)  # single steps are noisy: 5-step means
-    for name, curve in (("bf16", bf16), ("bf16 + XLA", bf16_xla)):
+    curves = (("bf16", bf16), ("bf16, 1x1 grads as matmul", bf16_matmul), ("bf16 + XLA", bf16_xla))
+    for name, curve in curves:
         assert np.all(np.isfinite(curve)), (name, curve)
         assert not np.allclose(curve, fp32, rtol=0, atol=1e-6), f"{name} ran in fp32"
         gaps = np.abs(curve.reshape(-1, 5).mean(axis=1) - windows)

@@ -45,6 +45,7 @@ def train_config() -> config.TrainConfig:
         xla=FLAGS.xla,
         xla_given=FLAGS["xla"].present,
         data_format=FLAGS.data_format,
+        pointwise_weight_grad=FLAGS.pointwise_weight_grad,
         seed=FLAGS.seed,
         model_dir=FLAGS.model_dir,
         results_dir=FLAGS.results_dir,

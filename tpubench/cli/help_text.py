@@ -86,7 +86,10 @@ GROUPS = (
             "checkpoint",
         ),
     ),
-    ("Precision and speed", ("precision", "xla", "data_format", "profile_steps")),
+    (
+        "Precision and speed",
+        ("precision", "xla", "data_format", "pointwise_weight_grad", "profile_steps"),
+    ),
     (
         "Cost",
         ("machine", "pricing", "price_per_hour", "price_catalog", "peak_flops"),

@@ -31,6 +31,15 @@ def define():
         "model: the model's own optimizer; sgd (plain, tf_cnn_benchmarks' default), momentum "
         "(0.9), rmsprop or adam at the model's learning rate (and its schedule).",
     )
+    f.DEFINE_enum(
+        "pointwise_weight_grad",
+        "auto",
+        list(vocab.POINTWISE_WEIGHT_GRADS),
+        "How 1x1 convolutions (channels-last) take their weight gradient: matmul (one matrix "
+        "product over the batch's pixels), convolution (the framework's own kernel), or auto: "
+        "matmul on a CPU, where oneDNN's bf16 weight-gradient convolution is 2-3x slower than "
+        "the product (docs/cpu.md), convolution elsewhere.",
+    )
     f.DEFINE_integer(
         "per_replica_batch_size",
         None,

@@ -73,6 +73,7 @@ class TrainConfig:
     # (core/precision.py `gpu_xla`, run/train/planning.resolve_xla).
     xla_given: bool = False
     data_format: str = "auto"
+    pointwise_weight_grad: str = "auto"  # vocab.POINTWISE_WEIGHT_GRADS (run/conv_grads.py)
     seed: int = 42
     model_dir: str | None = None
     results_dir: str = "runs"

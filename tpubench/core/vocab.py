@@ -36,6 +36,8 @@ PARAMETER_DEVICES = ("cpu", "gpu")
 PRECISIONS = tuple(p.name for p in precision.ALL)
 # --data_format: how image tensors are laid out in a network that can choose.
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
+# --pointwise_weight_grad: how 1x1 convolutions take their weight gradient (run/conv_grads.py).
+POINTWISE_WEIGHT_GRADS = ("auto", "matmul", "convolution")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).
 PRICINGS = ("on_demand", "spot")
 # The other basis of each: what a line offers beside the chosen one.

@@ -173,3 +173,93 @@ class FusedBatchNorm(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape):
         return input_shape
+
+
+_POINTWISE = {"matmul": False}
+
+
+@contextlib.contextmanager
+def pointwise_weight_grad(as_matmul: bool):
+    """Builds 1x1 `Conv2D` layers whose weight gradient is one matrix product (or not).
+
+    The run chooses (run/conv_grads.py); layers keep what they were built with.
+    """
+    before = _POINTWISE["matmul"]
+    _POINTWISE["matmul"] = bool(as_matmul)
+    try:
+        yield
+    finally:
+        _POINTWISE["matmul"] = before
+
+
+def _sampled(x, stride: int):
+    """X at every STRIDE-th row and column (NHWC): the pixels a 1x1 strided conv reads.
+
+    When the stride divides the height and width this is a reshape and a
+    slice of whole channel rows, a plain copy; TensorFlow's strided slice of
+    a bf16 tensor copies element by element, about 20x slower on a CPU.
+    """
+    if stride == 1:
+        return x
+    n, h, w, c = x.shape
+    if None in (h, w, c) or h % stride or w % stride:
+        return x[:, ::stride, ::stride, :]
+    rows = tf.reshape(x, [-1, h // stride, stride, w // stride, stride * c])
+    return rows[:, :, 0, :, :c]
+
+
+def pointwise_conv(x, kernel, stride: int):
+    """A channels-last 1x1 convolution whose weight gradient is a matrix product.
+
+    The weight gradient of a 1x1 convolution is X^T dY summed over every
+    pixel of the batch (X sampled at the stride).  On an AMX CPU, oneDNN's
+    bf16 weight-gradient convolution runs these shapes at 100-350 GFLOP/s
+    and the same product as a `MatMul` at 600-1,000 (docs/cpu.md).  The
+    forward pass and the input gradient stay convolutions, which are fast.
+    """
+
+    @tf.custom_gradient
+    def conv(x, kernel):
+        y = tf.nn.conv2d(x, kernel, strides=stride, padding="VALID")
+
+        def grad(dy):
+            cin, cout = kernel.shape[2], kernel.shape[3]
+            pixels = tf.reshape(_sampled(x, stride), [-1, cin])
+            dw = tf.matmul(pixels, tf.reshape(dy, [-1, cout]), transpose_a=True)
+            dx = tf.raw_ops.Conv2DBackpropInput(
+                input_sizes=tf.shape(x),
+                filter=kernel,
+                out_backprop=dy,
+                strides=[1, stride, stride, 1],
+                padding="VALID",
+            )
+            return dx, tf.reshape(dw, tf.shape(kernel))
+
+        return y, grad
+
+    return conv(x, kernel)
+
+
+class Conv2D(keras.layers.Conv2D):
+    """Keras' Conv2D.  A channels-last 1x1 one built under
+    `pointwise_weight_grad(True)` takes its weight gradient as a matrix
+    product (`pointwise_conv`); its weights, output and input gradient are
+    Keras' own."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.pointwise_matmul = (
+            _POINTWISE["matmul"]
+            and tuple(self.kernel_size) == (1, 1)
+            and tuple(self.dilation_rate) == (1, 1)
+            and self.groups == 1
+            and self.data_format == "channels_last"
+            and self.strides[0] == self.strides[1]
+        )
+
+    def convolution_op(self, inputs, kernel):
+        if not self.pointwise_matmul:
+            return super().convolution_op(inputs, kernel)
+        # A read of the variable (fp32) or its bf16 cast: the gradient reaches the
+        # variable through it, so the custom gradient sees tensors only.
+        return pointwise_conv(inputs, tf.convert_to_tensor(kernel), int(self.strides[0]))

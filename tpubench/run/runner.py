@@ -37,6 +37,8 @@ class Runner:
         network only (no optimizer slots in memory).
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
+      pointwise_matmul: build 1x1 convolutions whose weight gradient is one
+        matrix product (run/conv_grads.py chooses; layers.Conv2D).
       optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
         replaces it at the model's learning rate (model/optimizer_choice.py).
     """
@@ -52,6 +54,7 @@ class Runner:
         train: bool = True,
         data_format: str = "channels_last",
         optimizer: str = "model",
+        pointwise_matmul: bool = False,
     ):
         self.spec = spec
         self.params = model_api.RunParams(params)
@@ -63,7 +66,7 @@ class Runner:
         keras.mixed_precision.set_global_policy(self.precision.policy)
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
-            with layers.image_layout(data_format):
+            with layers.image_layout(data_format), layers.pointwise_weight_grad(pointwise_matmul):
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:

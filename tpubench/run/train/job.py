@@ -161,6 +161,7 @@ class Job:
             step_batch=p.params["per_replica_batch_size"] if ps else None,
             data_format=p.data_format,
             optimizer=cfg.optimizer,
+            pointwise_matmul=p.pointwise_matmul,
         )
         self.record["model"]["optimizer"] = optimizer_choice.describe(
             cfg.optimizer, self.runner.optimizer

@@ -16,7 +16,7 @@ from tpubench.core import errors
 from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import efficiency, interrupts, layout, session
+from tpubench.run import conv_grads, efficiency, interrupts, layout, session
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -56,6 +56,7 @@ class Plan:
     data_format: str = "channels_last"  # the image layout the network is built in
     xla: bool = False  # whether the step compiles with XLA (resolve_xla)
     xla_reason: str | None = None  # why, when the flag was not given and XLA is on
+    pointwise_matmul: bool = False  # 1x1 weight gradients as matrix products (conv_grads)
 
     @property
     def replicas(self) -> int:
@@ -142,6 +143,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         data_format,
         xla,
         xla_reason,
+        conv_grads.as_matmul(cfg.pointwise_weight_grad, placement.accelerator),
     )
 
 
@@ -212,6 +214,7 @@ def describe(p: Plan) -> dict:
         "target_metric": spec.target_metric,
         "target_mode": spec.target_mode,
         "data_format": p.data_format,
+        "pointwise_weight_grad": conv_grads.describe(p.pointwise_matmul),
     }
     return dict(
         model=model | ({"fitted_to_data": p.fitted} if p.fitted else {}),

@@ -1,0 +1,30 @@
+"""How a run's 1x1 convolutions take their weight gradient (`--pointwise_weight_grad`).
+
+Models never name a device: they build `layers.Conv2D`, and this module
+chooses, from the flag and the accelerator the run placed on, whether a
+channels-last 1x1 convolution's weight gradient is one matrix product
+(`layers.pointwise_weight_grad`).  The forward pass, the input gradient and
+the weights are the same either way; only the kernel that computes the
+weight gradient changes.
+"""
+
+from __future__ import annotations
+
+
+def as_matmul(requested: str, accelerator: str) -> bool:
+    """Whether 1x1 weight gradients are matrix products.
+
+    auto: on a CPU, yes.  oneDNN's weight-gradient convolution reads NHWC
+    activations at 100-350 GFLOP/s for these shapes in bf16 on an AMX CPU,
+    where the same product as a `MatMul` runs at 600-1,000 (docs/cpu.md); in
+    fp32 the two are level.  On GPUs and TPUs the framework's own
+    convolution gradient stays (not measured against the product there).
+    """
+    if requested == "auto":
+        return accelerator == "cpu"
+    return requested == "matmul"
+
+
+def describe(matmul: bool) -> str:
+    """The record's `model.pointwise_weight_grad`."""
+    return "matmul" if matmul else "convolution"
