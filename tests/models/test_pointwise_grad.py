@@ -35,7 +35,7 @@ def test_the_product_gives_the_convolutions_gradients(stride, size):
     kernel = tf.random.stateless_normal([1, 1, 5, 4], seed=[2, size])
     want = _grads(lambda a, k: tf.nn.conv2d(a, k, stride, "SAME"), x, kernel)
     got = _grads(lambda a, k: layers.pointwise_conv(a, k, stride), x, kernel)
-    for name, w, g in zip(("output", "input gradient", "weight gradient"), want, got):
+    for name, w, g in zip(("output", "input gradient", "weight gradient"), want, got, strict=True):
         assert g.shape == w.shape, name
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-4, err_msg=name)
     assert float(tf.reduce_max(tf.abs(got[2]))) > 1.0  # not a zero gradient
@@ -46,7 +46,9 @@ def test_in_bf16_the_product_is_within_bf16_rounding_of_the_fp32_gradient():
     kernel = tf.random.stateless_normal([1, 1, 32, 16], seed=[5, 6]) * 0.1
     exact = _grads(lambda a, k: tf.nn.conv2d(a, k, 2, "SAME"), x, kernel)[2].numpy()
     bf16 = _grads(
-        lambda a, k: layers.pointwise_conv(a, k, 2), tf.cast(x, tf.bfloat16), tf.cast(kernel, tf.bfloat16)
+        lambda a, k: layers.pointwise_conv(a, k, 2),
+        tf.cast(x, tf.bfloat16),
+        tf.cast(kernel, tf.bfloat16),
     )[2]
     assert bf16.dtype == tf.bfloat16
     err = np.abs(tf.cast(bf16, tf.float32).numpy() - exact).max() / np.abs(exact).max()
@@ -81,7 +83,7 @@ def test_a_network_built_with_it_has_the_same_gradients_and_only_1x1_layers_chan
     assert [v.name for v in plain.trainable_variables] == [
         v.name for v in product.trainable_variables
     ]  # the same weights under the same names: checkpoints do not care
-    for a, b in zip(*grads):
+    for a, b in zip(*grads, strict=True):
         scale = max(float(tf.reduce_max(tf.abs(a))), 1e-6)
         assert float(tf.reduce_max(tf.abs(a - b))) <= 1e-4 * scale
 

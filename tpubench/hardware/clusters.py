@@ -99,7 +99,7 @@ def serve(role: tuple[str, int]) -> None:
     cluster = tf.train.ClusterSpec(cfg["cluster"])
     workers = len(cfg["cluster"].get("worker", []))
     # Worker servers need inter-op threads > number of workers or runs can
-    # hang (TF_NOTES.md).
+    # hang (seen with TF 2.20-2.21).
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=workers + 2)
     server = tf.distribute.Server(
         cluster, job_name=role[0], task_index=role[1], protocol="grpc", config=config, start=True

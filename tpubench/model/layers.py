@@ -50,7 +50,7 @@ class FusedBatchNorm(keras.layers.Layer):
 
     Keras 3's BatchNormalization computes moments with separate ops; on CPU
     the fused kernel (`FusedBatchNormV3`, what tf_cnn_benchmarks used) is
-    about 20% faster for ResNet-50 (../shared/TF_NOTES.md).  With
+    about 20% faster for ResNet-50 (measured on a CPU).  With
     `synchronized=True` the batch statistics are all-reduced across replicas,
     so N replicas normalise exactly like one replica on the global batch.
     `scale=False` has no gamma (a fixed 1), as in Inception v3, where the

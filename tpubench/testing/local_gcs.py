@@ -9,7 +9,7 @@ honour) accepts CONNECT to any host, presents a self-signed certificate for
 *.googleapis.com (trusted through CURL_CA_BUNDLE / REQUESTS_CA_BUNDLE) and
 serves the requests inside the tunnel with gcp-storage-emulator's handler.
 
-Two emulator quirks are fixed here (see GCS_TESTING.md in the design notes):
+Two emulator quirks are fixed here:
 TensorFlow sends `Content-Length` *and* `Transfer-Encoding: chunked`, and the
 emulator would store the chunk framing as data; `gfile.makedirs` uploads an
 empty body, which the emulator would answer with a 500.  The emulator also
