@@ -150,6 +150,7 @@ def infer_config() -> config.InferConfig:
         seed=FLAGS.seed,
         checkpoint=FLAGS.checkpoint,
         model_dir=FLAGS.model_dir,
+        fold_batch_norm=FLAGS.fold_batch_norm,
         check_accuracy=FLAGS.check_accuracy,
         eval_steps=FLAGS.eval_steps,
         results_dir=FLAGS.results_dir,

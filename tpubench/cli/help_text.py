@@ -88,7 +88,14 @@ GROUPS = (
     ),
     (
         "Precision and speed",
-        ("precision", "xla", "data_format", "pointwise_weight_grad", "profile_steps"),
+        (
+            "precision",
+            "xla",
+            "data_format",
+            "pointwise_weight_grad",
+            "fold_batch_norm",
+            "profile_steps",
+        ),
     ),
     (
         "Cost",

@@ -7,7 +7,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog, train
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import config, errors, safe_text
+from tpubench.core import config, errors, safe_text, vocab
 from tpubench.hardware import memory_cap, placement
 from tpubench.model import shipped
 from tpubench.run.infer import scenarios
@@ -49,6 +49,14 @@ def define():
         "model_dir",
         None,
         "A training run's model_dir: weights from its latest checkpoint.",
+    )
+    f.DEFINE_enum(
+        "fold_batch_norm",
+        "auto",
+        list(vocab.FOLD_BATCH_NORMS),
+        "Fold each batch norm that follows a convolution into that convolution's weights and "
+        "bias before measuring (on, off, or auto: on a CPU, where TensorFlow folds them itself "
+        "for fp32 but not for bf16: docs/cpu.md).",
     )
     f.DEFINE_bool(
         "check_accuracy",

@@ -187,6 +187,7 @@ class InferConfig:
     seed: int = 42
     checkpoint: str | None = None
     model_dir: str | None = None  # a training run's model_dir to take weights from
+    fold_batch_norm: str = "auto"  # vocab.FOLD_BATCH_NORMS (run/conv_grads.folds)
     check_accuracy: bool = True
     eval_steps: int | None = None
     results_dir: str = "runs"

@@ -38,6 +38,8 @@ PRECISIONS = tuple(p.name for p in precision.ALL)
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pointwise_weight_grad: how 1x1 convolutions take their weight gradient (run/conv_grads.py).
 POINTWISE_WEIGHT_GRADS = ("auto", "matmul", "convolution")
+# --fold_batch_norm: inference folds batch norms into their convolutions (run/conv_grads.py).
+FOLD_BATCH_NORMS = ("auto", "on", "off")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).
 PRICINGS = ("on_demand", "spot")
 # The other basis of each: what a line offers beside the chosen one.

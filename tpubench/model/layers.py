@@ -118,6 +118,8 @@ class FusedBatchNorm(keras.layers.Layer):
         )
 
     def call(self, x, training=False):
+        if self.__dict__.get("_folded_into_conv") and not training:
+            return x  # its convolution applies it (fold_batch_norms)
         beta = tf.convert_to_tensor(self.beta)
         # The fused kernel always takes a scale: without gamma it is ones.
         gamma = tf.convert_to_tensor(self.gamma) if self.scale else tf.ones_like(beta)
@@ -263,3 +265,60 @@ class Conv2D(keras.layers.Conv2D):
         # A read of the variable (fp32) or its bf16 cast: the gradient reaches the
         # variable through it, so the custom gradient sees tensors only.
         return pointwise_conv(inputs, tf.convert_to_tensor(kernel), int(self.strides[0]))
+
+    def call(self, inputs):
+        folded = self.__dict__.get("_folded")
+        if folded is None:
+            return super().call(inputs)
+        kernel, bias = folded
+        fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
+        y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
+        return self.activation(y) if self.activation is not None else y
+
+
+def fold_batch_norms(model, strategy=None) -> int:
+    """Folds each batch norm that reads only a `Conv2D` into that convolution, for inference.
+
+    The convolution then runs with kernel x gamma / sqrt(variance + eps) and
+    bias beta - mean x gamma / sqrt(variance + eps), made once here from the
+    current weights (the moving statistics: inference only), in the layer's
+    compute dtype, and the batch norm passes its input through.  TensorFlow's
+    graph optimizer makes the same fold itself for fp32 on a CPU, but not
+    for bf16, where the batch norm then runs as its own pass (docs/cpu.md).
+    Returns how many were folded; a model trained afterwards would be wrong,
+    so only an inference session calls this.
+    """
+    import contextlib
+
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        return _fold(model)
+
+
+def _fold(model) -> int:
+    folded = 0
+    for bn in model.layers:
+        if not isinstance(bn, FusedBatchNorm) or len(bn._inbound_nodes) != 1:
+            continue
+        parents = bn._inbound_nodes[0].parent_nodes
+        if len(parents) != 1 or not isinstance(parents[0].operation, Conv2D):
+            continue
+        conv = parents[0].operation
+        if len(conv._inbound_nodes) != 1 or len(conv._outbound_nodes) != 1:
+            continue
+        beta = tf.convert_to_tensor(bn.beta)
+        gamma = tf.convert_to_tensor(bn.gamma) if bn.scale else tf.ones_like(beta)
+        scale = gamma * tf.math.rsqrt(tf.convert_to_tensor(bn.moving_variance) + bn.epsilon)
+        bias = beta - tf.convert_to_tensor(bn.moving_mean) * scale
+        if conv.use_bias:
+            bias += tf.convert_to_tensor(conv.bias) * scale
+        kernel = tf.convert_to_tensor(conv.kernel) * scale  # HWIO: scales the output channels
+        dtype = conv.compute_dtype
+        pair = (
+            tf.Variable(tf.cast(kernel, dtype), trainable=False),
+            tf.Variable(tf.cast(bias, dtype), trainable=False),
+        )
+        # Plain attributes, untracked: the folded copies are not the model's weights.
+        conv.__dict__["_folded"] = pair
+        bn.__dict__["_folded_into_conv"] = True
+        folded += 1
+    return folded

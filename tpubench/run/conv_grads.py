@@ -1,4 +1,5 @@
-"""How a run's 1x1 convolutions take their weight gradient (`--pointwise_weight_grad`).
+"""How a run's convolutions are computed: 1x1 weight gradients (`--pointwise_weight_grad`)
+and, in inference, batch norms folded into convolutions (`--fold_batch_norm`).
 
 Models never name a device: they build `layers.Conv2D`, and this module
 chooses, from the flag and the accelerator the run placed on, whether a
@@ -28,3 +29,18 @@ def as_matmul(requested: str, accelerator: str) -> bool:
 def describe(matmul: bool) -> str:
     """The record's `model.pointwise_weight_grad`."""
     return "matmul" if matmul else "convolution"
+
+
+def folds(requested: str, accelerator: str) -> bool:
+    """Whether an inference session folds batch norms into their convolutions.
+
+    auto: on a CPU, yes.  TensorFlow's graph optimizer fuses an inference
+    batch norm (and the ReLU after it) into the oneDNN convolution before it
+    for fp32, but not for bf16, where each batch norm then runs as its own
+    pass over the activations: bf16 ResNet-50 inference ran at a third of its
+    folded speed (docs/cpu.md).  On GPUs and TPUs the framework's own graph
+    stays (not measured there).
+    """
+    if requested == "auto":
+        return accelerator == "cpu"
+    return requested == "on"
