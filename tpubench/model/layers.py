@@ -288,8 +288,6 @@ def fold_batch_norms(model, strategy=None) -> int:
     Returns how many were folded; a model trained afterwards would be wrong,
     so only an inference session calls this.
     """
-    import contextlib
-
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         return _fold(model)
 

@@ -1,12 +1,13 @@
 """How a run's convolutions are computed: 1x1 weight gradients (`--pointwise_weight_grad`)
 and, in inference, batch norms folded into convolutions (`--fold_batch_norm`).
 
-Models never name a device: they build `layers.Conv2D`, and this module
-chooses, from the flag and the accelerator the run placed on, whether a
-channels-last 1x1 convolution's weight gradient is one matrix product
-(`layers.pointwise_weight_grad`).  The forward pass, the input gradient and
-the weights are the same either way; only the kernel that computes the
-weight gradient changes.
+Models never name a device: they build `layers.Conv2D` and
+`layers.FusedBatchNorm`, and this module chooses, from the flags and the
+accelerator the run placed on, whether a channels-last 1x1 convolution's
+weight gradient is one matrix product (`layers.pointwise_weight_grad`) and
+whether an inference session folds batch norms into the convolutions before
+them (`layers.fold_batch_norms`).  The weights are the same either way; only
+the kernels that compute the results change.
 """
 
 from __future__ import annotations
