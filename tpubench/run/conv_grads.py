@@ -22,9 +22,7 @@ def as_matmul(requested: str, accelerator: str) -> bool:
     fp32 the two are level.  On GPUs and TPUs the framework's own
     convolution gradient stays (not measured against the product there).
     """
-    if requested == "auto":
-        return accelerator == "cpu"
-    return requested == "matmul"
+    return _chosen(requested, accelerator, "matmul")
 
 
 def describe(matmul: bool) -> str:
@@ -42,6 +40,11 @@ def folds(requested: str, accelerator: str) -> bool:
     folded speed (docs/cpu.md).  On GPUs and TPUs the framework's own graph
     stays (not measured there).
     """
+    return _chosen(requested, accelerator, "on")
+
+
+def _chosen(requested: str, accelerator: str, yes: str) -> bool:
+    """Both flags' rule: auto means on a CPU only; otherwise whether REQUESTED is YES."""
     if requested == "auto":
         return accelerator == "cpu"
-    return requested == "on"
+    return requested == yes
