@@ -36,6 +36,11 @@ def test_train(trained):
     assert 0.1 < rec["results"]["eval"]["accuracy"] <= 1.0  # 20 steps on real digits
     assert (work / record_line(out)).resolve() == pathlib.Path(rec["_path"]).resolve()
     assert list((work / "model" / "checkpoints").glob("ckpt-20.index"))
+    # No --machine: priced as VMs whose CPUs are of this host's kind (AMX or not).
+    amx = rec["hardware"]["cpu"]["amx"] != "absent"
+    first = rec["cost"]["machines"][0]["machine"]
+    assert first == ("gcp:n4-standard-" if amx else "gcp:n1-standard-") + first.rsplit("-", 1)[1]
+    assert ("whose CPUs have AMX" in rec["cost"]["note"]) == amx, rec["cost"]["note"]
 
 
 @covers("tpubench infer", "tpubench infer --scenario=closed_loop")
@@ -61,6 +66,8 @@ def test_infer_closed_loop_from_the_trained_weights(trained):
         assert rec["results"]["examples_per_sec"] > 0
         assert rec["weights"]["source"] == "checkpoint" and rec["weights"]["step"] == 20
         assert rec["cost"]["machines"][0]["usd_per_million_predictions"] > 0
+        amx = rec["hardware"]["cpu"]["amx"] != "absent"
+        assert rec["cost"]["machines"][0]["machine"].startswith("gcp:n4-" if amx else "gcp:n1-")
     assert "batch 16" in out and "$/hour" in out
 
 

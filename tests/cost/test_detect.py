@@ -1,5 +1,7 @@
 """Pricing what ran: device names to catalog ids, and the smallest machine that carries them."""
 
+import pathlib
+
 import pytest
 
 from tpubench.cost import catalog, detect, run
@@ -100,6 +102,40 @@ def test_a_cpu_run_is_priced_as_vms_with_the_host_vcpus():
         "gcp:c2-standard-8",
     ]
     assert "vCPU" in note
+
+
+@pytest.mark.parametrize(
+    ("vcpus", "on_demand", "spot"),
+    [
+        (2, {"gcp:n4-standard-2": 0.09477, "gcp:c3-standard-4": 0.20161},
+         {"gcp:n4-standard-2": 0.03791, "gcp:c3-standard-4": 0.03151}),
+        (20, {"gcp:n4-standard-32": 1.51635, "gcp:c3-standard-22": 1.10884},
+         {"gcp:n4-standard-32": 0.60653, "gcp:c3-standard-22": 0.17332}),
+    ],
+)  # fmt: skip
+def test_a_cpu_with_amx_is_priced_as_vms_whose_cpus_have_it(vcpus, on_demand, spot):
+    """The rate an AMX CPU measured is one an n1 VM (no AMX) cannot deliver."""
+    for basis, want in (("on_demand", on_demand), ("spot", spot)):
+        prices, note = run.prices(
+            accelerators=[], host_vcpus=vcpus, cpu_amx=True, pricing_kind=basis
+        )
+        assert {p.machine: p.usd_per_hour for p in prices if p.pricing == basis} == want
+        assert note.startswith("priced as cloud VMs whose CPUs have AMX")
+    prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu_amx=False)
+    assert all(p.machine.startswith(("gcp:n1-", "gcp:c2-")) for p in prices), prices
+    assert "AMX" not in note
+
+
+def test_an_amx_host_falls_back_to_n1_when_the_catalog_has_no_amx_vm(tmp_path):
+    shipped = (pathlib.Path(run.__file__).parent / "prices.csv").read_text().splitlines()
+    kept = [r for r in shipped if not r.startswith(("gcp:n4-", "gcp:c3-"))]
+    catalog = tmp_path / "prices.csv"
+    catalog.write_text("\n".join(kept) + "\n")
+    prices, note = run.prices(
+        accelerators=[], host_vcpus=2, cpu_amx=True, catalog_path=str(catalog)
+    )
+    assert [p.machine for p in prices if p.pricing == "on_demand"][0] == "gcp:n1-standard-2"
+    assert "AMX" not in note
 
 
 def test_machine_and_override_win_over_detection():

@@ -2,9 +2,9 @@
 
 Pure Python (no TensorFlow), shared by train and infer so both price runs the
 same way.  Without `--machine`, a CPU run is priced as cloud VMs with the
-host's vCPU count and an accelerator run as the smallest catalog machine that
-carries its accelerators (`detect.machines_for`): never a GPU run as a
-CPU-only VM.
+host's vCPU count (of a family whose CPUs have AMX when this one does) and
+an accelerator run as the smallest catalog machine that carries its
+accelerators (`detect.machines_for`): never a GPU run as a CPU-only VM.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def prices(
     pricing_kind: str = "on_demand",
     accelerators: list[dict] | None = None,
     host_vcpus: int | None = None,
+    cpu_amx: bool = False,
 ) -> tuple[list[pricing.HourlyPrice], str | None]:
     """([HourlyPrice...], note) for a run.
 
@@ -37,6 +38,7 @@ def prices(
       accelerators: `probe.accelerators` of the run; None before they are known
         (a CPU default is priced so that a bad catalog fails early).
       host_vcpus: this host's vCPUs (default: the CPU affinity).
+      cpu_amx: this host's CPU lists AMX (`hardware.cpu.amx` is not "absent").
 
     Returns:
       The prices, and a note saying how the machine was chosen (None when the
@@ -53,8 +55,13 @@ def prices(
         if found is not None:
             specs, note = detect.machines_for(cat, found)
         else:
-            specs = default_cpu_machines(cat, host_vcpus)
+            specs = default_cpu_machines(cat, host_vcpus, amx=cpu_amx)
             note = "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
+            if cpu_amx and specs and not specs[0].startswith("gcp:n1-"):
+                note = (
+                    "priced as cloud VMs whose CPUs have AMX, as this one does, with this "
+                    "host's vCPU count (pass --machine to choose)"
+                )
     # The chosen basis first (every answer reads it), then the other one where the
     # catalog has it, so a record can be reported on either basis later.
     out = [pricing.hourly(spec, cat, pricing_kind) for spec in specs]
@@ -65,11 +72,35 @@ def prices(
     return out, note
 
 
-def default_cpu_machines(cat: catalog_lib.Catalog, host_vcpus: int | None = None) -> list[str]:
-    """Cloud VMs with this host's vCPU count, for a CPU run given no --machine."""
+# Sizes (vCPUs) GCP sells: n1 (Skylake and older, no AMX); n4 (Emerald Rapids) and
+# c3 (Sapphire Rapids), whose CPUs run bf16 products on AMX.
+N1_SIZES = (1, 2, 4, 8, 16, 32, 64, 96)
+N4_SIZES = (2, 4, 8, 16, 32, 48, 64, 80)
+C3_SIZES = (4, 8, 22, 44, 88, 176)
+
+
+def default_cpu_machines(
+    cat: catalog_lib.Catalog, host_vcpus: int | None = None, *, amx: bool = False
+) -> list[str]:
+    """Cloud VMs with at least this host's vCPU count (the smallest such size of
+    each family), for a CPU run given no --machine.
+
+    A host whose CPU lists AMX measured a rate that only an AMX CPU delivers, so
+    it is priced as n4 and c3 VMs where the catalog has those sizes; any other
+    host as n1 (and c2) VMs.
+    """
     n = host_vcpus
     if n is None:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    size = next((s for s in (1, 2, 4, 8, 16, 32, 64, 96) if s >= n), 96)
-    keys = [f"gcp:n1-standard-{size}", f"gcp:n1-highcpu-{size}", f"gcp:c2-standard-{size}"]
+
+    def size(sizes):
+        return next((s for s in sizes if s >= n), sizes[-1])
+
+    if amx:
+        keys = [f"gcp:n4-standard-{size(N4_SIZES)}", f"gcp:c3-standard-{size(C3_SIZES)}"]
+        found = [k for k in keys if k in cat]
+        if found:
+            return found
+    s = size(N1_SIZES)
+    keys = [f"gcp:n1-standard-{s}", f"gcp:n1-highcpu-{s}", f"gcp:c2-standard-{s}"]
     return [k for k in keys if k in cat]

@@ -31,13 +31,16 @@ class Usage:
     seconds_to_target: float | None = None  # train only
 
 
-def prices(cost: CostConfig, accelerators: list[dict] | None = None) -> Prices:
+def prices(
+    cost: CostConfig, accelerators: list[dict] | None = None, cpu: dict | None = None
+) -> Prices:
     """The hourly prices for COST: an override, the --machine specs, or what the run ran on.
 
     ACCELERATORS are the run's `probe.accelerators`; before they are known
     (None) a CPU default is priced, so that a bad catalog or --machine fails
     early.  With no --machine an accelerator run is priced as the smallest
-    catalog machine that carries its accelerators (tpubench.cost.run).
+    catalog machine that carries its accelerators, and a CPU run as VMs of its
+    vCPU count, with AMX when CPU (`probe.cpu`) lists it (tpubench.cost.run).
     """
     from tpubench.cost import run
 
@@ -47,6 +50,7 @@ def prices(cost: CostConfig, accelerators: list[dict] | None = None) -> Prices:
         catalog_path=cost.price_catalog,
         pricing_kind=cost.pricing,
         accelerators=accelerators,
+        cpu_amx=(cpu or {}).get("amx", "absent") != "absent",
     )
     basis = "override" if cost.price_per_hour is not None else cost.pricing
     return Prices(tuple(hourly), note, basis)

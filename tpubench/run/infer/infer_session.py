@@ -248,7 +248,8 @@ class InferSession:
 
     def prices(self) -> cost_runs.Prices:
         """The prices of what ran: with no --machine, the probed accelerators choose it."""
-        return cost_runs.prices(self.cfg.cost, self.base["hardware"]["accelerators"])
+        hardware = self.base["hardware"]
+        return cost_runs.prices(self.cfg.cost, hardware["accelerators"], hardware.get("cpu"))
 
     def _accuracy(self, built: Built, batch: int) -> dict:
         """One untimed pass over the eval split with the weights being measured."""

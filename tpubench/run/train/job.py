@@ -139,7 +139,8 @@ class Job:
         self.record.update(planning.describe(p))
         self.record.update(session.probe(p.placement, self.cfg.precision))
         # Price what ran: with no --machine, the probed accelerators choose the machine.
-        return cost_runs.prices(self.cfg.cost, self.record["hardware"]["accelerators"])
+        hardware = self.record["hardware"]
+        return cost_runs.prices(self.cfg.cost, hardware["accelerators"], hardware.get("cpu"))
 
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
