@@ -19,7 +19,7 @@ Python's documentation).  docs/models.md has the figures measured here.
 import keras
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, registry
+from tpubench.model import model_api, optim, registry
 from tpubench_models import _text
 
 
@@ -37,7 +37,7 @@ def build_model(params):
 
 
 def build_optimizer(params):
-    return keras.optimizers.Adam(learning_rate=params["learning_rate"])
+    return optim.Adam(learning_rate=params["learning_rate"])
 
 
 SPEC = registry.register(

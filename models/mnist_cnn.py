@@ -24,7 +24,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import pipeline
-from tpubench.model import layers, model_api, registry
+from tpubench.model import layers, model_api, optim, registry
 
 
 def build_model(params):
@@ -45,7 +45,7 @@ def build_model(params):
 def build_optimizer(params):
     # Keras 3's Adadelta defaults to 0.001, which barely moves; the example
     # ran on Keras 2, whose Adadelta defaulted to 1.0.
-    return keras.optimizers.Adadelta(learning_rate=params["learning_rate"], rho=0.95)
+    return optim.Adadelta(learning_rate=params["learning_rate"], rho=0.95)
 
 
 def element_spec(params):

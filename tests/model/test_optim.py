@@ -1,6 +1,6 @@
-"""tpubench.model.optim's fused optimizer and L2 penalty compute what Keras 3's do.
+"""tpubench.model.optim's fused optimizers and L2 penalty compute what Keras 3's do.
 
-The expected values come from Keras's own SGD and L2 run on the same
+The expected values come from Keras's own SGD, Adadelta, Adam and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
 logical CPU devices (a fresh process, since logical devices are fixed once).
 """
@@ -26,12 +26,12 @@ _SCRIPT = textwrap.dedent(
     import keras
     from tpubench.model import optim
 
-    def train(make_opt, nesterov, strategy):
+    def train(make_opt, strategy):
         keras.utils.set_random_seed(3)
         with strategy.scope():
             w = keras.Variable(np.linspace(-1, 1, 12).reshape(3, 4).astype("float32"))
             b = keras.Variable(np.ones(4, "float32"))
-            opt = make_opt(learning_rate=0.05, momentum=0.9, nesterov=nesterov)
+            opt = make_opt()
             opt.build([w, b])
         x = tf.constant(np.random.default_rng(0).standard_normal((8, 3)).astype("float32"))
 
@@ -52,12 +52,19 @@ _SCRIPT = textwrap.dedent(
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
     else:
         strategy = tf.distribute.get_strategy()
-    for nesterov in (False, True):
-        want = train(keras.optimizers.SGD, nesterov, strategy)
-        got = train(optim.MomentumSGD, nesterov, strategy)
+    cases = {
+        "sgd": ("SGD", "MomentumSGD", dict(learning_rate=0.05, momentum=0.9)),
+        "nesterov": ("SGD", "MomentumSGD",
+                     dict(learning_rate=0.05, momentum=0.9, nesterov=True)),
+        "adadelta": ("Adadelta", "Adadelta", dict(learning_rate=1.0, rho=0.95, epsilon=0.01)),
+        "adam": ("Adam", "Adam", dict(learning_rate=0.05)),
+    }
+    for name, (theirs, ours, kw) in cases.items():
+        want = train(lambda: getattr(keras.optimizers, theirs)(**kw), strategy)
+        got = train(lambda: getattr(optim, ours)(**kw), strategy)
         moved = float(np.abs(want - np.concatenate(
             [np.linspace(-1, 1, 12), np.ones(4)])).max())
-        print(f"nesterov={nesterov} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f}")
+        print(f"opt={name} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f}")
 
     w = keras.Variable(np.linspace(-2, 2, 10).astype("float32"))
     print(f"l2 keras={float(keras.regularizers.L2(0.003)(w)):.8f} "
@@ -67,21 +74,23 @@ _SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.parametrize("replicas", [1, 2])
-def test_momentum_sgd_and_l2_match_keras(replicas):
+def test_fused_optimizers_and_l2_match_keras(replicas):
     proc = subprocess.run(
         [sys.executable, "-c", _SCRIPT, str(replicas)], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("nesterov", "l2"))]
-    assert len(lines) == 3, proc.stdout
-    for line in lines[:2]:
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("opt=", "l2"))]
+    assert [ln.split()[0] for ln in lines] == [
+        "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adam", "l2",
+    ], proc.stdout  # fmt: skip
+    for line in lines[:4]:
         fields = dict(kv.split("=") for kv in line.split())
         assert float(fields["moved"]) > 0.05, line  # the updates really moved the weights
         assert float(fields["maxdiff"]) < 1e-5, line
-    l2 = dict(kv.split("=") for kv in lines[2].split()[1:])
+    l2 = dict(kv.split("=") for kv in lines[4].split()[1:])
     # 0.003 * sum(w**2) over linspace(-2, 2, 10), computed here independently.
     expected = 0.003 * sum((-2 + 4 * i / 9) ** 2 for i in range(10))
-    assert float(lines[2].split()[1].split("=")[1]) == pytest.approx(expected, rel=1e-5)
+    assert float(lines[4].split()[1].split("=")[1]) == pytest.approx(expected, rel=1e-5)
     assert float(l2["tpubench"]) == pytest.approx(expected, rel=1e-5)
 
 

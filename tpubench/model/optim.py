@@ -33,11 +33,7 @@ class MomentumSGD(keras.optimizers.SGD):
     """
 
     def update_step(self, gradient, variable, learning_rate):
-        if (
-            self.momentum == 0
-            or isinstance(gradient, tf.IndexedSlices)
-            or keras.backend.backend() != "tensorflow"
-        ):
+        if self.momentum == 0 or not _fused(gradient):
             return super().update_step(gradient, variable, learning_rate)
         var = _tf_variable(variable)
         accum = _tf_variable(self.momentums[self._get_variable_index(variable)])
@@ -49,6 +45,71 @@ class MomentumSGD(keras.optimizers.SGD):
             grad=tf.cast(gradient, dtype),
             momentum=tf.cast(self.momentum, dtype),
             use_nesterov=self.nesterov,
+        )
+
+
+def _fused(gradient) -> bool:
+    """Whether an update can take TensorFlow's fused kernel: a dense gradient, TF backend."""
+    return not isinstance(gradient, tf.IndexedSlices) and keras.backend.backend() == "tensorflow"
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
+class Adadelta(keras.optimizers.Adadelta):
+    """Keras 3 Adadelta whose TensorFlow update is one fused kernel per variable.
+
+    `ResourceApplyAdadelta` computes Keras's eight ops in one: accum = rho *
+    accum + (1 - rho) * grad^2, update = sqrt(accum_update + eps) / sqrt(accum
+    + eps) * grad, accum_update = rho * accum_update + (1 - rho) * update^2,
+    var -= lr * update.  Same variables, so the same checkpoints.
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        if not _fused(gradient):
+            return super().update_step(gradient, variable, learning_rate)
+        i = self._get_variable_index(variable)
+        var = _tf_variable(variable)
+        dtype = var.dtype
+        return tf.raw_ops.ResourceApplyAdadelta(
+            var=var.handle,
+            accum=_tf_variable(self._accumulated_grads[i]).handle,
+            accum_update=_tf_variable(self._accumulated_delta_vars[i]).handle,
+            lr=tf.cast(learning_rate, dtype),
+            rho=tf.cast(self.rho, dtype),
+            epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.cast(gradient, dtype),
+        )
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
+class Adam(keras.optimizers.Adam):
+    """Keras 3 Adam whose TensorFlow update is one fused kernel per variable.
+
+    `ResourceApplyAdam` computes what Keras spells out in about a dozen ops:
+    m = beta1 * m + (1 - beta1) * grad, v = beta2 * v + (1 - beta2) * grad^2,
+    var -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps).
+    AMSGrad and sparse gradients take Keras's own path.
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        if self.amsgrad or not _fused(gradient):
+            return super().update_step(gradient, variable, learning_rate)
+        i = self._get_variable_index(variable)
+        var = _tf_variable(variable)
+        dtype = var.dtype
+        step = tf.cast(self.iterations + 1, dtype)
+        beta_1 = tf.cast(self.beta_1, dtype)
+        beta_2 = tf.cast(self.beta_2, dtype)
+        return tf.raw_ops.ResourceApplyAdam(
+            var=var.handle,
+            m=_tf_variable(self._momentums[i]).handle,
+            v=_tf_variable(self._velocities[i]).handle,
+            beta1_power=tf.pow(beta_1, step),
+            beta2_power=tf.pow(beta_2, step),
+            lr=tf.cast(learning_rate, dtype),
+            beta1=beta_1,
+            beta2=beta_2,
+            epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.cast(gradient, dtype),
         )
 
 
