@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from tpubench.hardware import mfu, peaks
+from tpubench.hardware import matmul_probe, mfu, peaks
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_gpu_probe_runs_where_a_gpu_is_visible():
     if not tf.config.list_physical_devices("GPU"):
         pytest.skip("no GPU visible: the GPU matmul probe runs on a GPU machine")
     for precision in ("fp32", "bf16", "fp16"):
-        measured = peaks.gpu_matmul_peak(precision, n=4096, iters=10)
+        measured = matmul_probe.gpu(precision, n=4096, iters=10)
         name = tf.config.experimental.get_device_details(
             tf.config.list_physical_devices("GPU")[0]
         ).get("device_name", "")

@@ -14,7 +14,7 @@ from absl import flags
 
 from tpubench.cli import tflog
 from tpubench.core import errors, safe_text, vocab
-from tpubench.hardware import peaks, probe
+from tpubench.hardware import matmul_probe, peaks, probe
 from tpubench.storage import cache
 
 FLAGS = flags.FLAGS
@@ -48,7 +48,7 @@ def collect(reprobe: bool = False, threads: int | None = None) -> dict:
         for precision, sheet in peaks.DATASHEET.get(key or "", {}).items():
             measured = None
             if precision in vocab.PRECISIONS and not gpus:  # probe the first GPU
-                measured = (peaks.gpu_matmul_peak(precision) or {}).get("flops")
+                measured = (matmul_probe.gpu(precision) or {}).get("flops")
             sheet_rows.append(
                 {"precision": precision, "datasheet_tflops": sheet.tflops, "math": sheet.math,
                  "source": sheet.source, "measured_tflops": measured and measured / 1e12}

@@ -50,7 +50,7 @@ def hardware_peak(
     measured matmul peak ("peak_flops_measured").
     """
 
-    from tpubench.hardware import peaks, probe
+    from tpubench.hardware import matmul_probe, peaks, probe
 
     if peak_flops_override:
         return {"peak_flops": peak_flops_override, "peak_source": "--peak_flops (given)"}
@@ -85,7 +85,7 @@ def hardware_peak(
     }
     if placement.accelerator == "gpu":
         try:
-            measured = peaks.gpu_matmul_peak(precision)
+            measured = matmul_probe.gpu(precision)
         except Exception as e:  # noqa: BLE001 - a probe must not fail a finished run
             measured = None
             out["peak_measured_note"] = f"GPU probe failed: {type(e).__name__}"

@@ -19,10 +19,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import statistics
 import time
 
-from tpubench.core import precision as precision_lib
+from tpubench.hardware import matmul_probe
 from tpubench.storage import cache as cache_lib
 
 CACHE_FILE = "cpu_peaks_v2.json"
@@ -218,7 +217,7 @@ def cpu_peak(
         why = _not_probed(cached, reprobe, consistent(same), busy)
         return _as(cached, True, why)
     meter = _BusyMeter()
-    entry = _probe(tf, n, trials, precision)
+    entry = matmul_probe.cpu(tf, n, trials, precision)
     busy = max(busy, busy_percent(since=meter))
     entry |= {
         "cpu_model": cpu_model,
@@ -292,77 +291,3 @@ def _not_probed(cached: dict, reprobe: bool, consistent_now: bool, busy: float) 
     if reprobe:
         return f"{busy_text}; kept the cached quiet peak of {cached.get('measured', '?')}"
     return ""
-
-
-def _probe(tf, n: int, trials: int, precision: str) -> dict:
-    """The faster of two shapes, each `trials` times: one n^3 product, and a
-    batch of eight (n/2)^3 ones in one op (the same FLOPs, in cache; one op, so
-    only the intra-op threads being probed run it).
-
-    Each product is read at one element, so the timing is the products' own
-    (summing a whole 2048^2 bf16 product took a fifth of the call on AMX).
-    On a 2-vCPU AMX Xeon the batch of bf16 products ran at about 1.41
-    TFLOP/s against 1.26 for one 2048^3; in fp32 the two were level.
-    """
-    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
-
-    def shape(size: int, count: int):
-        lhs = tf.cast(tf.random.normal([count, size, size] if count > 1 else [size, size]), dtype)
-        rhs = tf.cast(tf.random.normal([size, size]), dtype)
-        first = tf.function(lambda x, y: tf.cast(tf.reshape(tf.matmul(x, y), [-1])[0], tf.float32))
-        first(lhs, rhs).numpy()  # trace and warm up
-        times = []
-        for _ in range(trials):
-            start = time.perf_counter()
-            first(lhs, rhs).numpy()
-            times.append(time.perf_counter() - start)
-        return 2 * count * size**3 / min(times), statistics.median(times) / min(times)
-
-    shapes = {f"{n}^3": (n, 1), f"8 x {n // 2}^3": (n // 2, 8)}
-    measured = {label: shape(*dims) for label, dims in shapes.items()}
-    best, other = sorted(measured, key=lambda label: -measured[label][0])
-    flops, spread = measured[best]
-    return {
-        "flops": flops,
-        "method": f"{precision} matmul {best}, faster than {other}, best of {trials} trials",
-        "trials": trials,
-        "spread": round(spread, 3),
-    }
-
-
-# --------------------------------------------------------------------- GPU
-
-
-def gpu_matmul_peak(precision: str = "bf16", n: int = 8192, iters: int = 20) -> dict | None:
-    """Measured matmul FLOP/s on the first visible GPU at `precision`; None without a GPU.
-
-    fp32 runs TF's default math (TF32 on Ampere and later).  Timed over
-    `iters` back-to-back matmuls after a warm-up, so launch overhead is small.
-    """
-    import tensorflow as tf
-
-    if not tf.config.list_physical_devices("GPU"):
-        return None
-    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
-    with tf.device("/GPU:0"):
-        a = tf.cast(tf.random.normal([n, n]), dtype)
-        b = tf.cast(tf.random.normal([n, n]), dtype)
-
-        @tf.function
-        def many(x, y):
-            acc = tf.zeros([], tf.float32)
-            for _ in tf.range(iters):
-                acc += tf.cast(tf.matmul(x, y)[0, 0], tf.float32)
-            return acc
-
-        many(a, b).numpy()
-        best = float("inf")
-        for _ in range(3):
-            start = time.perf_counter()
-            many(a, b).numpy()
-            best = min(best, time.perf_counter() - start)
-    return {
-        "flops": 2 * n**3 * iters / best,
-        "method": f"{precision} matmul {n}^3 x {iters} on the GPU, best of 3",
-        "precision": precision,
-    }
