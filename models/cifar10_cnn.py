@@ -17,7 +17,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import pipeline
-from tpubench.model import layers, model_api, registry
+from tpubench.model import layers, model_api, optim, registry
 
 
 def build_model(params):
@@ -37,7 +37,7 @@ def build_model(params):
 
 
 def build_optimizer(params):
-    return keras.optimizers.RMSprop(learning_rate=params["learning_rate"])
+    return optim.RMSprop(learning_rate=params["learning_rate"])
 
 
 def element_spec(params):

@@ -26,7 +26,7 @@ per training step (11.5 forward).
 import keras
 
 from tpubench.core import errors
-from tpubench.model import layers, model_api, registry
+from tpubench.model import layers, model_api, optim, registry
 from tpubench_models import _imagenet
 
 
@@ -126,9 +126,7 @@ def build_model(params):
 
 
 def build_optimizer(params):
-    return keras.optimizers.RMSprop(
-        learning_rate=params["learning_rate"], rho=0.9, momentum=0.0, epsilon=1.0
-    )
+    return optim.RMSprop(learning_rate=params["learning_rate"], rho=0.9, momentum=0.0, epsilon=1.0)
 
 
 SPEC = registry.register(

@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, registry
+from tpubench.model import model_api, optim, registry
 from tpubench_models import _text
 
 
@@ -33,7 +33,7 @@ def build_model(params):
 
 
 def build_optimizer(params):
-    return keras.optimizers.RMSprop(learning_rate=params["learning_rate"])
+    return optim.RMSprop(learning_rate=params["learning_rate"])
 
 
 def element_spec(params):

@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import pipeline
-from tpubench.model import model_api, registry
+from tpubench.model import model_api, optim, registry
 
 
 def build_model(params):
@@ -32,7 +32,7 @@ def build_model(params):
 
 
 def build_optimizer(params):
-    return keras.optimizers.RMSprop(learning_rate=params["learning_rate"])
+    return optim.RMSprop(learning_rate=params["learning_rate"])
 
 
 def element_spec(params):

@@ -1,6 +1,6 @@
 """tpubench.model.optim's fused optimizers and L2 penalty compute what Keras 3's do.
 
-The expected values come from Keras's own SGD, Adadelta, Adam and L2 run on the same
+The expected values come from Keras's own SGD, Adadelta, Adam, RMSprop and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
 logical CPU devices (a fresh process, since logical devices are fixed once).
 """
@@ -46,7 +46,9 @@ _SCRIPT = textwrap.dedent(
 
         for _ in range(4):
             step()
-        return np.concatenate([np.ravel(w.numpy()), b.numpy()])
+        ops = {op.type for op in step.get_concrete_function().graph.get_operations()}
+        fused = sorted(t for t in ops if t.startswith("ResourceApply"))
+        return np.concatenate([np.ravel(w.numpy()), b.numpy()]), fused
 
     if replicas > 1:
         strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
@@ -58,13 +60,20 @@ _SCRIPT = textwrap.dedent(
                      dict(learning_rate=0.05, momentum=0.9, nesterov=True)),
         "adadelta": ("Adadelta", "Adadelta", dict(learning_rate=1.0, rho=0.95, epsilon=0.01)),
         "adam": ("Adam", "Adam", dict(learning_rate=0.05)),
+        "rmsprop": ("RMSprop", "RMSprop", dict(learning_rate=0.05)),
+        "rmsprop_momentum": ("RMSprop", "RMSprop",
+                             dict(learning_rate=0.05, momentum=0.9, epsilon=1.0)),
+        "rmsprop_centered": ("RMSprop", "RMSprop",
+                             dict(learning_rate=0.05, momentum=0.5, centered=True)),
+        "rmsprop_centered_plain": ("RMSprop", "RMSprop", dict(learning_rate=0.05, centered=True)),
     }
     for name, (theirs, ours, kw) in cases.items():
-        want = train(lambda: getattr(keras.optimizers, theirs)(**kw), strategy)
-        got = train(lambda: getattr(optim, ours)(**kw), strategy)
+        want, _ = train(lambda: getattr(keras.optimizers, theirs)(**kw), strategy)
+        got, fused = train(lambda: getattr(optim, ours)(**kw), strategy)
         moved = float(np.abs(want - np.concatenate(
             [np.linspace(-1, 1, 12), np.ones(4)])).max())
-        print(f"opt={name} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f}")
+        print(f"opt={name} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f} "
+              f"fused={','.join(fused) or 'none'}")
 
     w = keras.Variable(np.linspace(-2, 2, 10).astype("float32"))
     print(f"l2 keras={float(keras.regularizers.L2(0.003)(w)):.8f} "
@@ -81,16 +90,25 @@ def test_fused_optimizers_and_l2_match_keras(replicas):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("opt=", "l2"))]
     assert [ln.split()[0] for ln in lines] == [
-        "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adam", "l2",
+        "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adam", "opt=rmsprop",
+        "opt=rmsprop_momentum", "opt=rmsprop_centered", "opt=rmsprop_centered_plain", "l2",
     ], proc.stdout  # fmt: skip
-    for line in lines[:4]:
+    kernels = {
+        "sgd": "ResourceApplyKerasMomentum", "nesterov": "ResourceApplyKerasMomentum",
+        "adadelta": "ResourceApplyAdadelta", "adam": "ResourceApplyAdam",
+        "rmsprop": "ResourceApplyRMSProp", "rmsprop_momentum": "ResourceApplyRMSProp",
+        "rmsprop_centered": "ResourceApplyCenteredRMSProp",
+        "rmsprop_centered_plain": "ResourceApplyCenteredRMSProp",
+    }  # fmt: skip
+    for line in lines[:-1]:
         fields = dict(kv.split("=") for kv in line.split())
+        assert fields["fused"] == kernels[fields["opt"]], line  # the fused kernel ran
         assert float(fields["moved"]) > 0.05, line  # the updates really moved the weights
         assert float(fields["maxdiff"]) < 1e-5, line
-    l2 = dict(kv.split("=") for kv in lines[4].split()[1:])
+    l2 = dict(kv.split("=") for kv in lines[-1].split()[1:])
     # 0.003 * sum(w**2) over linspace(-2, 2, 10), computed here independently.
     expected = 0.003 * sum((-2 + 4 * i / 9) ** 2 for i in range(10))
-    assert float(lines[4].split()[1].split("=")[1]) == pytest.approx(expected, rel=1e-5)
+    assert float(lines[-1].split()[1].split("=")[1]) == pytest.approx(expected, rel=1e-5)
     assert float(l2["tpubench"]) == pytest.approx(expected, rel=1e-5)
 
 
@@ -138,3 +156,23 @@ def test_loss_scale_finiteness_check_agrees_with_keras(bad):
     # Keras's own check, given the same values as plain tensors.
     plain = [g.values if isinstance(g, tf.IndexedSlices) else g for g in grads if g is not None]
     assert bool(theirs.check_finite(plain)) is expected
+
+
+def test_rmsprop_saves_what_keras_rmsprop_saves(tmp_path):
+    """The scratch momentum buffer of the fused kernel is not part of a checkpoint."""
+    import keras
+    import tensorflow as tf
+
+    from tpubench.model import optim
+
+    def saved(opt, name):
+        w = keras.Variable(tf.ones([3, 2]))
+        opt.build([w])
+        path = tf.train.Checkpoint(optimizer=opt).write(str(tmp_path / name))
+        return sorted(n for n, _ in tf.train.list_variables(path) if "OBJECT_GRAPH" not in n)
+
+    theirs = saved(keras.optimizers.RMSprop(0.01), "keras")
+    fused = optim.RMSprop(0.01)
+    ours = saved(fused, "ours")
+    assert len(fused.__dict__["_scratch"]) == 1  # the buffer exists...
+    assert ours == theirs and theirs, (ours, theirs)  # ...and is not saved

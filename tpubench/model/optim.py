@@ -114,6 +114,53 @@ class Adam(keras.optimizers.Adam):
 
 
 @keras.saving.register_keras_serializable(package="tpubench")
+class RMSprop(keras.optimizers.RMSprop):
+    """Keras 3 RMSprop whose TensorFlow update is one fused kernel per variable.
+
+    `ResourceApplyRMSProp` (`ResourceApplyCenteredRMSProp` when centered)
+    computes ms = rho * ms + (1 - rho) * grad^2, mom = momentum * mom + lr *
+    grad / sqrt(ms + eps) (centered: ms - mg^2 + eps, mg the mean gradient),
+    var -= mom: Keras's arithmetic.  The kernel always writes a momentum
+    buffer; without momentum Keras keeps none, so each variable gets a
+    scratch one here that is written and never read (0 x mom), and is not
+    saved: checkpoints hold what Keras's own RMSprop holds.
+    """
+
+    def build(self, var_list):
+        super().build(var_list)
+        if self.momentum == 0 and keras.backend.backend() == "tensorflow":
+            # Set through __dict__: Keras tracks attributes it is given, and
+            # these are no part of the optimizer's state.
+            self.__dict__["_scratch"] = [
+                tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False, name="rmsprop_scratch")
+                for v in var_list
+            ]
+
+    def update_step(self, gradient, variable, learning_rate):
+        scratch = self.__dict__.get("_scratch")
+        if not _fused(gradient) or (self.momentum == 0 and scratch is None):
+            return super().update_step(gradient, variable, learning_rate)
+        i = self._get_variable_index(variable)
+        var = _tf_variable(variable)
+        dtype = var.dtype
+        mom = scratch[i] if self.momentum == 0 else self._momentums[i]
+        common = dict(
+            var=var.handle,
+            ms=_tf_variable(self._velocities[i]).handle,
+            mom=_tf_variable(mom).handle,
+            lr=tf.cast(learning_rate, dtype),
+            rho=tf.cast(self.rho, dtype),
+            momentum=tf.cast(self.momentum, dtype),
+            epsilon=tf.cast(self.epsilon, dtype),
+            grad=tf.cast(gradient, dtype),
+        )
+        if self.centered:
+            mg = _tf_variable(self._average_gradients[i]).handle
+            return tf.raw_ops.ResourceApplyCenteredRMSProp(mg=mg, **common)
+        return tf.raw_ops.ResourceApplyRMSProp(**common)
+
+
+@keras.saving.register_keras_serializable(package="tpubench")
 class L2(keras.regularizers.Regularizer):
     """`l2 * sum(w ** 2)`, as keras.regularizers.L2, through one `L2Loss` kernel.
 

@@ -30,8 +30,9 @@ def choose(name: str, own):
     """The optimizer NAME (vocab.OPTIMIZERS) in place of OWN, the model's built one.
 
     SGD and momentum run through `optim.MomentumSGD` (one fused kernel per
-    variable with momentum; Keras's own arithmetic without), so the fp16
-    loss-scale wrapper the runner adds composes with every choice.
+    variable with momentum; Keras's own arithmetic without), RMSprop and Adam
+    through `optim.RMSprop` and `optim.Adam` (one fused kernel each), so the
+    fp16 loss-scale wrapper the runner adds composes with every choice.
 
     Raises:
       ValueError: NAME is not one of vocab.OPTIMIZERS.
@@ -45,9 +46,9 @@ def choose(name: str, own):
     if name == "momentum":
         return optim.MomentumSGD(momentum=MOMENTUM, **kept)
     if name == "rmsprop":
-        return keras.optimizers.RMSprop(**RMSPROP, **kept)
+        return optim.RMSprop(**RMSPROP, **kept)
     if name == "adam":
-        return keras.optimizers.Adam(**ADAM, **kept)
+        return optim.Adam(**ADAM, **kept)
     raise ValueError(f"optimizer {name!r}; accepted: {', '.join(vocab.OPTIMIZERS)}")
 
 
