@@ -115,3 +115,37 @@ def test_the_launcher_hands_each_task_its_gpus():
     assert env == {"chief:0": "", "worker:0": "0", "worker:1": "1", "ps:0": ""}
     plain = cluster.Options(workers=2, ps=1, train_args=())
     assert all(plain.task_env(tasks, t) == {} for t in tasks)  # as before: the environment
+
+
+@pytest.mark.parametrize(
+    ("amx", "needs"),
+    [
+        ("usable", None),
+        (None, None),  # a planned or rented machine: its catalog row names it
+        ("absent", "needs a CPU with AMX this process may use; this host's AMX: absent"),
+        (
+            "listed but not permitted (kernel 5.10: no)",
+            "needs a CPU with AMX this process may use; "
+            "this host's AMX: listed but not permitted (kernel 5.10: no)",
+        ),
+    ],
+)
+def test_an_amx_setup_runs_only_where_amx_is_usable(amx, needs):
+    """cpu_vs_gpu's c3/n4 bf16 cells, priced as AMX machines, never measure another CPU."""
+    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    host = cells.Host(cores=tuple(range(16)), gpus=0, gpu_name="", tpu=False, amx=amx)
+    amx_cells = [c for c in cells.expand(study, "full") if c.setup.cpu == "amx"]
+    assert {c.setup.label for c in amx_cells} == {"8 vCPU c3 bf16", "8 vCPU n4 bf16"}
+    assert {c.needs(host) for c in amx_cells} == {needs}
+    plain = [c for c in cells.expand(study, "full") if c.setup.label == "16 vCPU"]
+    assert plain and all(c.needs(host) is None for c in plain)  # no AMX asked of them
+
+
+def test_a_setup_cpu_other_than_amx_is_one_line(tmp_path):
+    from tpubench.core import errors
+
+    text = spec.path_of("cpu_vs_gpu").read_text().replace("cpu: amx}", "cpu: avx}", 1)
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(errors.UsageError, match=r"cpu in .*'avx'.*amx"):
+        spec.load(str(path), report.FORMS, findings.CHECKS)

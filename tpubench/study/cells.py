@@ -32,6 +32,7 @@ class Host:
     tpu: bool
     gcs_data: str | None = None
     machine: str | None = None
+    amx: str | None = None  # hardware.amx.state() here; None for a planned or rented machine
 
     @property
     def name(self) -> str:
@@ -53,7 +54,10 @@ def probe(gcs_data: str | None = None) -> Host:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:  # what TensorFlow in the cells will see, not what nvidia-smi lists
         names = names[: len([x for x in visible.split(",") if x.strip()])]
-    return Host(cores, len(names), names[0] if names else "", placement.on_tpu_vm(), gcs_data)
+    amx = host_probe.cpu().get("amx")
+    return Host(
+        cores, len(names), names[0] if names else "", placement.on_tpu_vm(), gcs_data, amx=amx
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +87,9 @@ class Cell:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
             return f"needs {s.vcpus} vCPUs; {host.name} has {len(host.cores)}"
+        if s.cpu == "amx" and device == "cpu" and host.amx not in (None, "usable"):
+            # Priced as an AMX machine: measured anywhere else it would price the wrong CPU.
+            return f"needs a CPU with AMX this process may use; {host.name}'s AMX: {host.amx}"
         # TF2's asynchronous parameter server on a GPU takes one beside the workers';
         # the synchronous one (central_storage) keeps the variables on the first of them.
         ps_gpu = self.cluster() and device == "gpu" and s.variables == "gpu"
@@ -227,6 +234,7 @@ _LATER_KEYS = ("variables", "memory", "read_mb_per_s", "optimizer")
 def _settings(item) -> dict:
     """A setup or model item as its cell ids hash it (keys added later only when set)."""
     out = dataclasses.asdict(item)
+    out.pop("cpu", None)  # where a setup may run, not what it runs: never in the id
     for key in _LATER_KEYS:
         if out.get(key) is None:
             out.pop(key, None)

@@ -65,6 +65,7 @@ SETUP_KEYS = (
     "variables",
     "memory",
     "read_mb_per_s",
+    "cpu",
     "models",
 )
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
@@ -92,6 +93,7 @@ class Setup:
     variables: str | None = None  # parameter servers: variables on the cpu or a gpu
     memory: str | None = None  # --memory_limit: a cap on the run's memory, "1GiB"
     read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
+    cpu: str | None = None  # "amx": runs only where this process may use AMX
     models: tuple[str, ...] = ()  # only these models (default all)
 
 

@@ -26,6 +26,8 @@ _INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
 STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
 ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
 VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
+# A setup's `cpu:`: what its CPU must have (amx: Intel AMX this process may use).
+CPU_FEATURES = ("amx",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +103,8 @@ def setup(doc: dict, where: str) -> None:
             )
         if doc["variables"] == "gpu" and device != "gpu":
             raise errors.UsageError(f"{where}: variables=gpu needs device: gpu")
+    if doc.get("cpu") is not None and doc["cpu"] not in CPU_FEATURES:
+        raise errors.unknown(f"cpu in {where}:", str(doc["cpu"]), CPU_FEATURES)
     if doc.get("vcpus") and device == "tpu":
         raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
     if doc.get("memory") is not None:
