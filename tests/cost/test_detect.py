@@ -136,6 +136,13 @@ def test_an_amx_host_falls_back_to_n1_when_the_catalog_has_no_amx_vm(tmp_path):
     )
     assert [p.machine for p in prices if p.pricing == "on_demand"][0] == "gcp:n1-standard-2"
     assert "AMX" not in note
+    # Nor does a catalog with neither AMX nor N1 rows call its C2 VM one with AMX.
+    catalog.write_text("\n".join(r for r in kept if not r.startswith("gcp:n1-")) + "\n")
+    prices, note = run.prices(
+        accelerators=[], host_vcpus=8, cpu_amx=True, catalog_path=str(catalog)
+    )
+    assert [p.machine for p in prices if p.pricing == "on_demand"] == ["gcp:c2-standard-8"]
+    assert "AMX" not in note
 
 
 def test_machine_and_override_win_over_detection():

@@ -57,7 +57,7 @@ def prices(
         else:
             specs = default_cpu_machines(cat, host_vcpus, amx=cpu_amx)
             note = "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
-            if cpu_amx and specs and not specs[0].startswith("gcp:n1-"):
+            if specs and specs[0].startswith(AMX_FAMILIES):
                 note = (
                     "priced as cloud VMs whose CPUs have AMX, as this one does, with this "
                     "host's vCPU count (pass --machine to choose)"
@@ -77,6 +77,7 @@ def prices(
 N1_SIZES = (1, 2, 4, 8, 16, 32, 64, 96)
 N4_SIZES = (2, 4, 8, 16, 32, 48, 64, 80)
 C3_SIZES = (4, 8, 22, 44, 88, 176)
+AMX_FAMILIES = ("gcp:n4-", "gcp:c3-")
 
 
 def default_cpu_machines(

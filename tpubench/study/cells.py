@@ -14,6 +14,7 @@ import os
 import shlex
 
 from tpubench.children import command, labels
+from tpubench.hardware import amx as amx_lib
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
 from tpubench.study import data_bench, spec, validate
@@ -87,7 +88,7 @@ class Cell:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
             return f"needs {s.vcpus} vCPUs; {host.name} has {len(host.cores)}"
-        if s.cpu == "amx" and device == "cpu" and host.amx not in (None, "usable"):
+        if s.cpu == "amx" and device == "cpu" and host.amx not in (None, amx_lib.USABLE):
             # Priced as an AMX machine: measured anywhere else it would price the wrong CPU.
             return f"needs a CPU with AMX this process may use; {host.name}'s AMX: {host.amx}"
         # TF2's asynchronous parameter server on a GPU takes one beside the workers';
