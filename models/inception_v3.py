@@ -26,7 +26,7 @@ per training step (11.5 forward).
 import keras
 
 from tpubench.core import errors
-from tpubench.model import layers, model_api, optim, registry
+from tpubench.model import batch_norm, layers, model_api, optim, registry
 from tpubench_models import _imagenet
 
 
@@ -43,10 +43,13 @@ def build_model(params):
             use_bias=False,
             kernel_regularizer=reg,
         )(x)
-        x = layers.FusedBatchNorm(
-            momentum=0.99, epsilon=1e-3, scale=False, synchronized=params["sync_batch_norm"]
+        return batch_norm.FusedBatchNorm(
+            momentum=0.99,
+            epsilon=1e-3,
+            scale=False,
+            synchronized=params["sync_batch_norm"],
+            relu=True,
         )(x)
-        return keras.layers.ReLU()(x)
 
     def avg_pool(x):
         return keras.layers.AveragePooling2D(3, strides=1, padding="same")(x)

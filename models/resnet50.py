@@ -31,13 +31,17 @@ either way; the windows sit half a pixel apart.
 import keras
 
 from tpubench.core import errors
-from tpubench.model import layers, model_api, registry
+from tpubench.model import batch_norm, layers, model_api, registry
 from tpubench_models import _imagenet
 
 
-def _bn(params, gamma_zero=False):
-    return layers.FusedBatchNorm(
-        momentum=0.9, epsilon=1e-5, synchronized=params["sync_batch_norm"], gamma_zero=gamma_zero
+def _bn(params, gamma_zero=False, relu=False):
+    return batch_norm.FusedBatchNorm(
+        momentum=0.9,
+        epsilon=1e-5,
+        synchronized=params["sync_batch_norm"],
+        gamma_zero=gamma_zero,
+        relu=relu,
     )
 
 
@@ -67,10 +71,11 @@ def _bottleneck(x, filters, stride, params, project):
     if project:
         shortcut = _conv(filters * 4, 1, stride, params)(x)
         shortcut = _bn(params)(shortcut)
-    y = keras.layers.ReLU()(_bn(params)(_conv(filters, 1, 1, params)(x)))
-    y = keras.layers.ReLU()(_bn(params)(_conv(filters, 3, stride, params)(y)))
-    y = _bn(params, gamma_zero=True)(_conv(filters * 4, 1, 1, params)(y))
-    return keras.layers.ReLU()(keras.layers.Add()([y, shortcut]))
+    y = _bn(params, relu=True)(_conv(filters, 1, 1, params)(x))
+    y = _bn(params, relu=True)(_conv(filters, 3, stride, params)(y))
+    y = _conv(filters * 4, 1, 1, params)(y)
+    # relu(bn(y) + shortcut): one layer, so a CPU run can do it in one pass.
+    return _bn(params, gamma_zero=True, relu=True)([y, shortcut])
 
 
 def build_model(params):
@@ -82,7 +87,7 @@ def build_model(params):
     inputs = layers.image_input(size, size, 3)
     x = inputs
     x = _conv(width, 7, 2, params)(x)
-    x = keras.layers.ReLU()(_bn(params)(x))
+    x = _bn(params, relu=True)(x)
     x = keras.layers.MaxPooling2D(3, strides=2, padding="same")(x)
     for stage, blocks in enumerate(params["blocks"]):
         for block in range(blocks):

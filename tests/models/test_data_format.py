@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
-from tpubench.model import layers, registry
+from tpubench.model import batch_norm, layers, registry
 
 LAYOUT_NETS = [
     "resnet50",
@@ -109,7 +109,7 @@ def test_fused_batch_norm_channels_first_matches_numpy():
     rng = np.random.default_rng(5)
     x = rng.normal(2.0, 3.0, size=(6, 4, 5, 5)).astype("float32")  # NCHW, 4 channels
     with layers.image_layout("channels_first"):
-        bn = layers.FusedBatchNorm(momentum=0.9, epsilon=1e-5)
+        bn = batch_norm.FusedBatchNorm(momentum=0.9, epsilon=1e-5)
     y = bn(x, training=True).numpy()
     mean = x.mean(axis=(0, 2, 3), dtype="float64")
     var = x.var(axis=(0, 2, 3), dtype="float64")

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
-from tpubench.model import layers, registry
+from tpubench.model import batch_norm, layers, registry
 from tpubench.run import conv_grads
 
 
@@ -29,7 +29,7 @@ def _net(name: str, precision_policy: str = "float32"):
         keras.mixed_precision.set_global_policy("float32")
     # Statistics and affine weights far from their initial 0/1, so a wrong fold shows.
     rng = np.random.default_rng(0)
-    for bn in (x for x in net.layers if isinstance(x, layers.FusedBatchNorm)):
+    for bn in (x for x in net.layers if isinstance(x, batch_norm.FusedBatchNorm)):
         c = bn.beta.shape[0]
         bn.moving_mean.assign(rng.normal(0, 0.5, c).astype("float32"))
         bn.moving_variance.assign(rng.uniform(0.5, 2.0, c).astype("float32"))
@@ -45,7 +45,7 @@ def _net(name: str, precision_policy: str = "float32"):
 def test_a_folded_network_predicts_what_the_unfolded_one_does(name):
     net, x = _net(name)
     before = net(x, training=False).numpy()
-    norms = [x for x in net.layers if isinstance(x, layers.FusedBatchNorm)]
+    norms = [x for x in net.layers if isinstance(x, batch_norm.FusedBatchNorm)]
     assert layers.fold_batch_norms(net) == len(norms) > 0  # each reads a convolution
     after = net(x, training=False).numpy()
     scale = np.abs(before).max()
@@ -83,7 +83,8 @@ def test_the_record_says_how_many_were_folded_and_a_bad_value_is_one_line(tmp_pa
     proc, rec = run_cli(*common, results_dir=tmp_path / "auto")
     assert proc.returncode == 0, proc.stderr
     n = rec["model"]["batch_norms_folded"]
-    assert n == sum(1 for x in _net("resnet50")[0].layers if isinstance(x, layers.FusedBatchNorm))
+    norms = [x for x in _net("resnet50")[0].layers if isinstance(x, batch_norm.FusedBatchNorm)]
+    assert n == len(norms)
     proc, rec = run_cli(*common, "--fold_batch_norm=off", results_dir=tmp_path / "off")
     assert proc.returncode == 0, proc.stderr
     assert rec["model"]["batch_norms_folded"] == 0

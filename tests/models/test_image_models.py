@@ -197,10 +197,10 @@ def test_batch_norm_without_scale_matches_keras():
     import keras
     import numpy as np
 
-    from tpubench.model import layers
+    from tpubench.model import batch_norm
 
     x = np.random.default_rng(0).normal(2.0, 3.0, size=(4, 5, 5, 6)).astype("float32")
-    ours = layers.FusedBatchNorm(momentum=0.99, epsilon=1e-3, scale=False)
+    ours = batch_norm.FusedBatchNorm(momentum=0.99, epsilon=1e-3, scale=False)
     ref = keras.layers.BatchNormalization(momentum=0.99, epsilon=1e-3, scale=False)
     np.testing.assert_allclose(ours(x, training=True), ref(x, training=True), atol=1e-4)
     # Inference uses the moving statistics with a scale of 1.  (They differ from
@@ -217,12 +217,12 @@ def test_batch_norm_moving_averages_follow_the_batches():
     """The fused kernel's own moving averages: m * old + (1 - m) * batch, unbiased variance."""
     import numpy as np
 
-    from tpubench.model import layers
+    from tpubench.model import batch_norm
 
     rng = np.random.default_rng(1)
     a = rng.normal(1.0, 2.0, size=(8, 3, 3, 4)).astype("float32")
     b = rng.normal(-3.0, 0.5, size=(8, 3, 3, 4)).astype("float32")
-    bn = layers.FusedBatchNorm(momentum=0.9, epsilon=1e-5)
+    bn = batch_norm.FusedBatchNorm(momentum=0.9, epsilon=1e-5)
     bn(a, training=True)
     bn(b, training=True)
     mean, var = np.zeros(4), np.ones(4)

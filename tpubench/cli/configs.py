@@ -46,6 +46,7 @@ def train_config() -> config.TrainConfig:
         xla_given=FLAGS["xla"].present,
         data_format=FLAGS.data_format,
         pointwise_weight_grad=FLAGS.pointwise_weight_grad,
+        batch_norm_kernel=FLAGS.batch_norm_kernel,
         seed=FLAGS.seed,
         model_dir=FLAGS.model_dir,
         results_dir=FLAGS.results_dir,

@@ -93,6 +93,7 @@ GROUPS = (
             "xla",
             "data_format",
             "pointwise_weight_grad",
+            "batch_norm_kernel",
             "fold_batch_norm",
             "profile_steps",
         ),

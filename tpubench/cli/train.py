@@ -40,6 +40,16 @@ def define():
         "matmul on a CPU, where oneDNN's bf16 weight-gradient convolution is 2-3x slower than "
         "the product (docs/cpu.md), convolution elsewhere.",
     )
+    f.DEFINE_enum(
+        "batch_norm_kernel",
+        "auto",
+        list(vocab.BATCH_NORM_KERNELS),
+        "What trains batch norms, with the residual addition and ReLU after them: tpubench "
+        "(tpubench's own CPU kernel, one pass each way, built with this machine's C++ compiler "
+        "on first use), tensorflow (TensorFlow's fused batch norm, AddV2 and Relu), or auto: "
+        "tpubench on a CPU without --xla or parameter servers where it builds, else tensorflow "
+        "(docs/cpu.md).",
+    )
     f.DEFINE_integer(
         "per_replica_batch_size",
         None,

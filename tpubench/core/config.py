@@ -74,6 +74,7 @@ class TrainConfig:
     xla_given: bool = False
     data_format: str = "auto"
     pointwise_weight_grad: str = "auto"  # vocab.POINTWISE_WEIGHT_GRADS (run/conv_grads.py)
+    batch_norm_kernel: str = "auto"  # vocab.BATCH_NORM_KERNELS (run/conv_grads.py)
     seed: int = 42
     model_dir: str | None = None
     results_dir: str = "runs"

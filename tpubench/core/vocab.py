@@ -38,6 +38,8 @@ PRECISIONS = tuple(p.name for p in precision.ALL)
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pointwise_weight_grad: how 1x1 convolutions take their weight gradient (run/conv_grads.py).
 POINTWISE_WEIGHT_GRADS = ("auto", "matmul", "convolution")
+# --batch_norm_kernel: which kernel trains batch norms (run/conv_grads.py).
+BATCH_NORM_KERNELS = ("auto", "tpubench", "tensorflow")
 # --fold_batch_norm: inference folds batch norms into their convolutions (run/conv_grads.py).
 FOLD_BATCH_NORMS = ("auto", "on", "off")
 # --pricing: the price columns of the catalog (cost/catalog_rows.py).

@@ -7,6 +7,8 @@ import contextlib
 import keras
 import tensorflow as tf
 
+from tpubench.model import batch_norm
+
 DATA_FORMATS = ("channels_last", "channels_first")
 
 
@@ -45,136 +47,18 @@ def image_input(height: int, width: int, channels: int, **kw):
     return keras.Input(shape=shape, **kw)
 
 
-class FusedBatchNorm(keras.layers.Layer):
-    """Batch normalisation through TensorFlow's fused kernel.
+@contextlib.contextmanager
+def building(data_format: str, pointwise_matmul: bool, own_batch_norm: bool):
+    """Builds a network in DATA_FORMAT, its 1x1 convolutions and batch norms as chosen.
 
-    Keras 3's BatchNormalization computes moments with separate ops; on CPU
-    the fused kernel (`FusedBatchNormV3`, what tf_cnn_benchmarks used) is
-    about 20% faster for ResNet-50 (measured on a CPU).  With
-    `synchronized=True` the batch statistics are all-reduced across replicas,
-    so N replicas normalise exactly like one replica on the global batch.
-    `scale=False` has no gamma (a fixed 1), as in Inception v3, where the
-    next convolution absorbs any scale.  Images are normalised over the
-    channel axis of the layout the layer was built in (`image_layout`);
-    other inputs over their last axis.
+    `image_layout`, `pointwise_weight_grad` and `batch_norm.own_kernel` together.
     """
-
-    def __init__(
-        self, momentum=0.9, epsilon=1e-5, synchronized=False, gamma_zero=False, scale=True, **kw
+    with (
+        image_layout(data_format),
+        pointwise_weight_grad(pointwise_matmul),
+        batch_norm.own_kernel(own_batch_norm),
     ):
-        super().__init__(**kw)
-        self.scale = scale
-        self.momentum = momentum
-        self.epsilon = epsilon
-        self.synchronized = synchronized
-        self.gamma_zero = gamma_zero
-        self.data_format = keras.config.image_data_format()
-
-    def _nchw(self, shape) -> bool:
-        return self.data_format == "channels_first" and len(shape) == 4
-
-    def build(self, input_shape):
-        c = int(input_shape[1] if self._nchw(input_shape) else input_shape[-1])
-        self.gamma = None
-        if self.scale:
-            self.gamma = self.add_weight(
-                shape=(c,),
-                initializer="zeros" if self.gamma_zero else "ones",
-                name="gamma",
-                autocast=False,
-            )
-        self.beta = self.add_weight(shape=(c,), initializer="zeros", name="beta", autocast=False)
-        self.moving_mean = self._statistic(c, "zeros", "moving_mean")
-        self.moving_variance = self._statistic(c, "ones", "moving_variance")
-
-    def _statistic(self, c: int, initializer: str, name: str):
-        """A moving average each replica updates on its own, read as their mean.
-
-        Synchronised on read (as tf.keras kept batch-norm statistics): an
-        update inside a replica's step needs no cross-replica merge_call, so
-        the step can be compiled with XLA under MirroredStrategy too.  The
-        mean of the replicas' moving averages is the moving average of their
-        mean batch statistics, which checkpoints hold.
-        """
-        with keras.name_scope(self.name, caller=self):
-            v = keras.Variable(
-                initializer=keras.initializers.get(initializer),
-                shape=(c,),
-                dtype=self.variable_dtype,
-                trainable=False,
-                autocast=False,
-                aggregation="mean",
-                synchronization="on_read",
-                name=name,
-            )
-        self._track_variable(v)
-        return v
-
-    def _update(self, mean, variance):
-        m = self.momentum
-        self.moving_mean.assign(self.moving_mean * m + tf.cast(mean, tf.float32) * (1 - m))
-        self.moving_variance.assign(
-            self.moving_variance * m + tf.cast(variance, tf.float32) * (1 - m)
-        )
-
-    def call(self, x, training=False):
-        if self.__dict__.get("_folded_into_conv") and not training:
-            return x  # its convolution applies it (fold_batch_norms)
-        beta = tf.convert_to_tensor(self.beta)
-        # The fused kernel always takes a scale: without gamma it is ones.
-        gamma = tf.convert_to_tensor(self.gamma) if self.scale else tf.ones_like(beta)
-        nchw = self._nchw(x.shape)
-        ctx = tf.distribute.get_replica_context()
-        if training and self.synchronized and ctx is not None and ctx.num_replicas_in_sync > 1:
-            xf = tf.cast(x, tf.float32)
-            channel = 1 if nchw else len(x.shape) - 1
-            axes = [a for a in range(len(x.shape)) if a != channel]
-            count = tf.cast(tf.size(xf) // tf.shape(xf)[channel], tf.float32)
-            s, ss, n = ctx.all_reduce(
-                "sum", [tf.reduce_sum(xf, axes), tf.reduce_sum(tf.square(xf), axes), count]
-            )
-            mean = s / n
-            variance = tf.maximum(ss / n - tf.square(mean), 0.0)
-            # Per-channel vectors broadcast over the last axis: (C, 1, 1) for NCHW.
-            c = (lambda v: tf.reshape(v, [-1, 1, 1])) if nchw else (lambda v: v)
-            y = tf.nn.batch_normalization(xf, c(mean), c(variance), c(beta), c(gamma), self.epsilon)
-            self._update(mean, variance)
-            return tf.cast(y, x.dtype)
-        shape = tf.shape(x)
-        fmt = "NCHW" if nchw else "NHWC"
-        x4 = x if len(x.shape) == 4 else tf.reshape(x, [-1, 1, 1, x.shape[-1]])
-        if training:
-            # The kernel updates the moving averages itself (one op, not six
-            # per layer): new = momentum * old + (1 - momentum) * batch, the
-            # batch variance Bessel-corrected as before.
-            y, mean, variance = tf.compat.v1.nn.fused_batch_norm(
-                x4,
-                gamma,
-                beta,
-                mean=tf.convert_to_tensor(self.moving_mean),
-                variance=tf.convert_to_tensor(self.moving_variance),
-                epsilon=self.epsilon,
-                is_training=True,
-                exponential_avg_factor=1.0 - self.momentum,
-                data_format=fmt,
-            )[:3]
-            self.moving_mean.assign(mean)
-            self.moving_variance.assign(variance)
-        else:
-            y = tf.compat.v1.nn.fused_batch_norm(
-                x4,
-                gamma,
-                beta,
-                mean=tf.convert_to_tensor(self.moving_mean),
-                variance=tf.convert_to_tensor(self.moving_variance),
-                epsilon=self.epsilon,
-                is_training=False,
-                data_format=fmt,
-            )[0]
-        return y if len(x.shape) == 4 else tf.reshape(y, shape)
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
+        yield
 
 
 _POINTWISE = {"matmul": False}
@@ -295,12 +179,14 @@ def fold_batch_norms(model, strategy=None) -> int:
 def _fold(model) -> int:
     folded = 0
     for bn in model.layers:
-        if not isinstance(bn, FusedBatchNorm) or len(bn._inbound_nodes) != 1:
+        if not isinstance(bn, batch_norm.FusedBatchNorm) or len(bn._inbound_nodes) != 1:
             continue
-        parents = bn._inbound_nodes[0].parent_nodes
-        if len(parents) != 1 or not isinstance(parents[0].operation, Conv2D):
+        node = bn._inbound_nodes[0]
+        x = node.arguments.args[0]
+        x = x[0] if isinstance(x, (list, tuple)) else x  # [x, side]: x is the normalised one
+        conv = x._keras_history.operation
+        if not isinstance(conv, Conv2D):
             continue
-        conv = parents[0].operation
         if len(conv._inbound_nodes) != 1 or len(conv._outbound_nodes) != 1:
             continue
         beta = tf.convert_to_tensor(bn.beta)

@@ -1,5 +1,6 @@
-"""How a run's convolutions are computed: 1x1 weight gradients (`--pointwise_weight_grad`)
-and, in inference, batch norms folded into convolutions (`--fold_batch_norm`).
+"""How a run's convolutions are computed: 1x1 weight gradients (`--pointwise_weight_grad`),
+the batch norms after them in training (`--batch_norm_kernel`) and, in inference, batch
+norms folded into convolutions (`--fold_batch_norm`).
 
 Models never name a device: they build `layers.Conv2D` and
 `layers.FusedBatchNorm`, and this module chooses, from the flags and the
@@ -11,6 +12,8 @@ the kernels that compute the results change.
 """
 
 from __future__ import annotations
+
+from tpubench.core import errors
 
 
 def as_matmul(requested: str, accelerator: str) -> bool:
@@ -48,3 +51,40 @@ def _chosen(requested: str, accelerator: str, yes: str) -> bool:
     if requested == "auto":
         return accelerator == "cpu"
     return requested == yes
+
+
+def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | None]:
+    """Whether training batch norms run through tpubench's CPU kernel (model/cpu_ops.py).
+
+    auto: on a CPU, without XLA (which cannot compile an op it does not
+    know) and without parameter servers (whose worker processes serve a
+    graph they did not build, so they would lack the op), when the kernel
+    builds here; otherwise TensorFlow's, with a note (returned with the
+    choice, for the record and the console) saying why it did not build.
+    With batch norm, residual addition and ReLU in one pass each way,
+    ResNet-50 trains faster in both precisions, more in bf16 (docs/cpu.md).
+    tpubench: the same places, and an error naming what stands in the way.
+    """
+    if requested == "tensorflow":
+        return False, None
+    why = None
+    if placement.accelerator != "cpu":
+        why = f"it is a CPU kernel and this run is on {placement.accelerator}"
+    elif xla:
+        why = "XLA cannot compile it: add --noxla"
+    elif placement.strategy == "parameter_server":
+        why = "parameter servers' workers would run a graph with an op they never loaded"
+    if why is None:
+        from tpubench.model import cpu_ops
+
+        ok, failure = cpu_ops.available()
+        if ok:
+            return True, None
+        if requested == "auto":
+            return False, f"batch norm: TensorFlow's kernels ({failure})"
+        why = failure
+    if requested == "tpubench":
+        raise errors.UsageError(
+            f"--batch_norm_kernel=tpubench: {why}; accepted here: auto, tensorflow"
+        )
+    return False, None

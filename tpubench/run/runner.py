@@ -33,12 +33,11 @@ class Runner:
       step_batch: examples one synchronous step divides its loss by: the
         global batch (default), or one worker's batch under
         ParameterServerStrategy, where workers step independently.
-      train: build the optimizer too; False for inference, which needs the
-        network only (no optimizer slots in memory).
+      train: build the optimizer too; False for inference (no optimizer slots).
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
-      pointwise_matmul: build 1x1 convolutions whose weight gradient is one
-        matrix product (run/conv_grads.py chooses; layers.Conv2D).
+      pointwise_matmul, own_batch_norm: 1x1 weight gradients as one matrix
+        product; batch norms through tpubench's CPU kernel (run/conv_grads.py).
       optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
         replaces it at the model's learning rate (model/optimizer_choice.py).
     """
@@ -55,6 +54,7 @@ class Runner:
         data_format: str = "channels_last",
         optimizer: str = "model",
         pointwise_matmul: bool = False,
+        own_batch_norm: bool = False,
     ):
         self.spec = spec
         self.params = model_api.RunParams(params)
@@ -66,7 +66,7 @@ class Runner:
         keras.mixed_precision.set_global_policy(self.precision.policy)
         keras.utils.set_random_seed(int(params["seed"]))
         with strategy.scope():
-            with layers.image_layout(data_format), layers.pointwise_weight_grad(pointwise_matmul):
+            with layers.building(data_format, pointwise_matmul, own_batch_norm):
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:

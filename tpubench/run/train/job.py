@@ -163,6 +163,7 @@ class Job:
             data_format=p.data_format,
             optimizer=cfg.optimizer,
             pointwise_matmul=p.pointwise_matmul,
+            own_batch_norm=p.own_batch_norm,
         )
         self.record["model"]["optimizer"] = optimizer_choice.describe(
             cfg.optimizer, self.runner.optimizer

@@ -57,6 +57,8 @@ class Plan:
     xla: bool = False  # whether the step compiles with XLA (resolve_xla)
     xla_reason: str | None = None  # why, when the flag was not given and XLA is on
     pointwise_matmul: bool = False  # 1x1 weight gradients as matrix products (conv_grads)
+    own_batch_norm: bool = False  # batch norms train through tpubench's CPU kernel (conv_grads)
+    batch_norm_note: str | None = None  # why auto could not take that kernel here
 
     @property
     def replicas(self) -> int:
@@ -127,6 +129,9 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         skipped = readable["summary"]
     epochs = session.examples_per_epoch(spec, manifest, params)
     steps = total_steps(cfg, epochs, batch)
+    own_bn, bn_note = conv_grads.own_batch_norm(cfg.batch_norm_kernel, placement, xla)
+    if bn_note and placement.is_chief:
+        session.say(bn_note)
     return Plan(
         spec,
         params,
@@ -144,6 +149,8 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         xla,
         xla_reason,
         conv_grads.as_matmul(cfg.pointwise_weight_grad, placement.accelerator),
+        own_bn,
+        bn_note,
     )
 
 
@@ -215,7 +222,10 @@ def describe(p: Plan) -> dict:
         "target_mode": spec.target_mode,
         "data_format": p.data_format,
         "pointwise_weight_grad": conv_grads.describe(p.pointwise_matmul),
+        "batch_norm_kernel": "tpubench" if p.own_batch_norm else "tensorflow",
     }
+    if p.batch_norm_note:
+        model["batch_norm_note"] = p.batch_norm_note
     return dict(
         model=model | ({"fitted_to_data": p.fitted} if p.fitted else {}),
         placement=session.plain(p.placement.__dict__),

@@ -1,0 +1,390 @@
+// Training batch norm for channels-last tensors on a CPU, with the ReLU and
+// the residual addition that follow it in one pass over the activations.
+//
+// TensorFlow's CPU batch norm (oneDNN's, for NHWC) reads the activations
+// three or four times and runs no faster in bf16 than in fp32, and the ReLU,
+// its gradient and the residual addition after it are separate passes in
+// TensorFlow's own element-wise kernels, which are scalar code for bfloat16.
+// Here the forward pass reads x twice (statistics, then y = relu(a x + b +
+// side)) and the backward pass reads x, y and dy twice (the two sums, then
+// dx and dside), converting bf16 to fp32 in registers; all arithmetic is
+// fp32, as in oneDNN's kernel.  tpubench/model/cpu_ops.py compiles this
+// file on first use and registers the gradient.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+
+namespace tpubench {
+
+using ::tensorflow::DEVICE_CPU;
+using ::tensorflow::OpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::Status;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::shape_inference::InferenceContext;
+using ::tensorflow::shape_inference::ShapeHandle;
+
+// Element access: fp32 as is; bf16 as its 16 bits, widened by a shift and
+// narrowed with round-to-nearest-even (NaN kept NaN), as TensorFlow rounds.
+struct F32 {
+  using Raw = float;
+  static inline float load(const float* p, int64_t i) { return p[i]; }
+  static inline void store(float* p, int64_t i, float v) { p[i] = v; }
+};
+
+struct BF16 {
+  using Raw = uint16_t;
+  static inline float load(const uint16_t* p, int64_t i) {
+    uint32_t u = static_cast<uint32_t>(p[i]) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  static inline void store(uint16_t* p, int64_t i, float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = (u >> 16) | 0x40u;
+    p[i] = static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+  }
+};
+
+constexpr int64_t kRowsPerBlock = 128;
+
+// Splits ROWS into blocks of kRowsPerBlock and runs FN(block, first, end)
+// for each on the op's intra-op threads.
+template <typename Fn>
+void ForBlocks(OpKernelContext* ctx, int64_t rows, int64_t channels, const Fn& fn) {
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
+  const int64_t cost = kRowsPerBlock * channels * 8;
+  pool->ParallelFor(blocks, cost, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t first = b * kRowsPerBlock;
+      fn(b, first, std::min(rows, first + kRowsPerBlock));
+    }
+  });
+}
+
+// Sums the per-block partial sums (fp32, blocks x channels) in double.
+static void SumBlocks(const std::vector<float>& part, int64_t blocks, int64_t c,
+                      std::vector<double>* out) {
+  out->assign(c, 0.0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* p = part.data() + b * c;
+    for (int64_t j = 0; j < c; ++j) (*out)[j] += p[j];
+  }
+}
+
+template <typename E>
+void Forward(OpKernelContext* ctx, const Tensor& x_t, const Tensor& scale_t,
+             const Tensor& offset_t, const Tensor* side_t, bool relu, float epsilon,
+             Tensor* y_t, Tensor* mean_t, Tensor* var_t, Tensor* inv_t) {
+  using Raw = typename E::Raw;
+  const int64_t c = x_t.dim_size(x_t.dims() - 1);
+  const int64_t rows = c == 0 ? 0 : x_t.NumElements() / c;
+  const Raw* x = reinterpret_cast<const Raw*>(x_t.tensor_data().data());
+  const Raw* side = side_t ? reinterpret_cast<const Raw*>(side_t->tensor_data().data()) : nullptr;
+  Raw* y = reinterpret_cast<Raw*>(const_cast<char*>(y_t->tensor_data().data()));
+  const float* scale = scale_t.flat<float>().data();
+  const float* offset = offset_t.flat<float>().data();
+  float* mean = mean_t->flat<float>().data();
+  float* var = var_t->flat<float>().data();
+  float* inv = inv_t->flat<float>().data();
+  if (rows == 0) {
+    for (int64_t j = 0; j < c; ++j) mean[j] = 0.f, var[j] = 0.f, inv[j] = 1.f / std::sqrt(epsilon);
+    return;
+  }
+  // Sums of (x - shift) and its square, the shift being the first row: with
+  // it, E[v^2] - E[v]^2 loses little to cancellation when |mean| >> std.
+  std::vector<float> shift(c);
+  for (int64_t j = 0; j < c; ++j) shift[j] = E::load(x, j);
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<float> part_s(blocks * c), part_q(blocks * c);
+  ForBlocks(ctx, rows, c, [&](int64_t b, int64_t r0, int64_t r1) {
+    float* __restrict s = part_s.data() + b * c;
+    float* __restrict q = part_q.data() + b * c;
+    const float* __restrict k = shift.data();
+    for (int64_t r = r0; r < r1; ++r) {
+      const Raw* __restrict row = x + r * c;
+      for (int64_t j = 0; j < c; ++j) {
+        const float v = E::load(row, j) - k[j];
+        s[j] += v;
+        q[j] += v * v;
+      }
+    }
+  });
+  std::vector<double> s, q;
+  SumBlocks(part_s, blocks, c, &s);
+  SumBlocks(part_q, blocks, c, &q);
+  std::vector<float> a(c), b(c);
+  for (int64_t j = 0; j < c; ++j) {
+    const double m = s[j] / rows;
+    const double v = std::max(q[j] / rows - m * m, 0.0);
+    mean[j] = static_cast<float>(shift[j] + m);
+    var[j] = static_cast<float>(v);
+    inv[j] = static_cast<float>(1.0 / std::sqrt(v + epsilon));
+    a[j] = scale[j] * inv[j];
+    b[j] = offset[j] - mean[j] * a[j];
+  }
+  ForBlocks(ctx, rows, c, [&](int64_t, int64_t r0, int64_t r1) {
+    const float* __restrict pa = a.data();
+    const float* __restrict pb = b.data();
+    for (int64_t r = r0; r < r1; ++r) {
+      const Raw* __restrict xr = x + r * c;
+      const Raw* __restrict sr = side ? side + r * c : nullptr;
+      Raw* __restrict yr = y + r * c;
+      if (sr && relu) {
+        for (int64_t j = 0; j < c; ++j)
+          E::store(yr, j, std::max(E::load(xr, j) * pa[j] + pb[j] + E::load(sr, j), 0.f));
+      } else if (sr) {
+        for (int64_t j = 0; j < c; ++j)
+          E::store(yr, j, E::load(xr, j) * pa[j] + pb[j] + E::load(sr, j));
+      } else if (relu) {
+        for (int64_t j = 0; j < c; ++j)
+          E::store(yr, j, std::max(E::load(xr, j) * pa[j] + pb[j], 0.f));
+      } else {
+        for (int64_t j = 0; j < c; ++j) E::store(yr, j, E::load(xr, j) * pa[j] + pb[j]);
+      }
+    }
+  });
+}
+
+template <typename E>
+void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const Tensor& y_t,
+              const Tensor& scale_t, const Tensor& mean_t, const Tensor& inv_t, bool relu,
+              Tensor* dx_t, Tensor* dscale_t, Tensor* doffset_t, Tensor* dside_t) {
+  using Raw = typename E::Raw;
+  const int64_t c = x_t.dim_size(x_t.dims() - 1);
+  const int64_t rows = c == 0 ? 0 : x_t.NumElements() / c;
+  const Raw* dy = reinterpret_cast<const Raw*>(dy_t.tensor_data().data());
+  const Raw* x = reinterpret_cast<const Raw*>(x_t.tensor_data().data());
+  const Raw* y = relu ? reinterpret_cast<const Raw*>(y_t.tensor_data().data()) : nullptr;
+  Raw* dx = reinterpret_cast<Raw*>(const_cast<char*>(dx_t->tensor_data().data()));
+  Raw* dside =
+      dside_t ? reinterpret_cast<Raw*>(const_cast<char*>(dside_t->tensor_data().data())) : nullptr;
+  const float* scale = scale_t.flat<float>().data();
+  const float* mean = mean_t.flat<float>().data();
+  const float* inv = inv_t.flat<float>().data();
+  float* dscale = dscale_t->flat<float>().data();
+  float* doffset = doffset_t->flat<float>().data();
+  if (rows == 0) {
+    for (int64_t j = 0; j < c; ++j) dscale[j] = 0.f, doffset[j] = 0.f;
+    return;
+  }
+  // dz = dy where the ReLU passed (y > 0), else 0; the sums of dz and of
+  // dz (x - mean) give d offset and d scale.
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<float> part_g(blocks * c), part_h(blocks * c);
+  ForBlocks(ctx, rows, c, [&](int64_t b, int64_t r0, int64_t r1) {
+    float* __restrict g = part_g.data() + b * c;
+    float* __restrict h = part_h.data() + b * c;
+    const float* __restrict m = mean;
+    for (int64_t r = r0; r < r1; ++r) {
+      const Raw* __restrict dyr = dy + r * c;
+      const Raw* __restrict xr = x + r * c;
+      if (relu) {
+        const Raw* __restrict yr = y + r * c;
+        for (int64_t j = 0; j < c; ++j) {
+          const float dz = E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f;
+          g[j] += dz;
+          h[j] += dz * (E::load(xr, j) - m[j]);
+        }
+      } else {
+        for (int64_t j = 0; j < c; ++j) {
+          const float dz = E::load(dyr, j);
+          g[j] += dz;
+          h[j] += dz * (E::load(xr, j) - m[j]);
+        }
+      }
+    }
+  });
+  std::vector<double> g, h;
+  SumBlocks(part_g, blocks, c, &g);
+  SumBlocks(part_h, blocks, c, &h);
+  // dx = scale inv (dz - mean(dz) - xhat mean(dz xhat)), xhat = (x - mean) inv.
+  std::vector<float> k(c), mg(c), mh(c);
+  for (int64_t j = 0; j < c; ++j) {
+    doffset[j] = static_cast<float>(g[j]);
+    dscale[j] = static_cast<float>(h[j] * inv[j]);
+    k[j] = scale[j] * inv[j];
+    mg[j] = static_cast<float>(g[j] / rows);
+    mh[j] = static_cast<float>(h[j] / rows * inv[j] * inv[j]);
+  }
+  ForBlocks(ctx, rows, c, [&](int64_t, int64_t r0, int64_t r1) {
+    const float* __restrict pk = k.data();
+    const float* __restrict pg = mg.data();
+    const float* __restrict ph = mh.data();
+    const float* __restrict m = mean;
+    for (int64_t r = r0; r < r1; ++r) {
+      const Raw* __restrict dyr = dy + r * c;
+      const Raw* __restrict xr = x + r * c;
+      Raw* __restrict dxr = dx + r * c;
+      if (relu) {
+        const Raw* __restrict yr = y + r * c;
+        Raw* __restrict dsr = dside ? dside + r * c : nullptr;
+        for (int64_t j = 0; j < c; ++j) {
+          const float dz = E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f;
+          E::store(dxr, j, pk[j] * (dz - pg[j] - (E::load(xr, j) - m[j]) * ph[j]));
+        }
+        if (dsr) {
+          for (int64_t j = 0; j < c; ++j)
+            E::store(dsr, j, E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f);
+        }
+      } else {
+        for (int64_t j = 0; j < c; ++j) {
+          const float dz = E::load(dyr, j);
+          E::store(dxr, j, pk[j] * (dz - pg[j] - (E::load(xr, j) - m[j]) * ph[j]));
+        }
+        if (dside) std::memcpy(dside + r * c, dyr, c * sizeof(Raw));
+      }
+    }
+  });
+}
+
+class BatchNormTrainOp : public OpKernel {
+ public:
+  explicit BatchNormTrainOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("epsilon", &epsilon_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("relu", &relu_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("has_side", &has_side_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& side = ctx->input(3);
+    OP_REQUIRES(ctx, x.dims() >= 1,
+                tensorflow::errors::InvalidArgument("x must have a channel axis"));
+    const int64_t c = x.dim_size(x.dims() - 1);
+    OP_REQUIRES(ctx, ctx->input(1).NumElements() == c && ctx->input(2).NumElements() == c,
+                tensorflow::errors::InvalidArgument("scale and offset must have ", c, " values"));
+    OP_REQUIRES(ctx, !has_side_ || side.shape() == x.shape(),
+                tensorflow::errors::InvalidArgument("side must have x's shape"));
+    Tensor *y, *mean, *var, *inv;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({c}), &mean));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({c}), &var));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, TensorShape({c}), &inv));
+    const Tensor* s = has_side_ ? &side : nullptr;
+    if (x.dtype() == tensorflow::DT_BFLOAT16) {
+      Forward<BF16>(ctx, x, ctx->input(1), ctx->input(2), s, relu_, epsilon_, y, mean, var, inv);
+    } else {
+      Forward<F32>(ctx, x, ctx->input(1), ctx->input(2), s, relu_, epsilon_, y, mean, var, inv);
+    }
+  }
+
+ private:
+  float epsilon_;
+  bool relu_, has_side_;
+};
+
+class BatchNormTrainGradOp : public OpKernel {
+ public:
+  explicit BatchNormTrainGradOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("relu", &relu_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("has_side", &has_side_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    const Tensor& y = ctx->input(2);
+    OP_REQUIRES(ctx, dy.shape() == x.shape() && (!relu_ || y.shape() == x.shape()),
+                tensorflow::errors::InvalidArgument("dy, x and y must have one shape"));
+    const int64_t c = x.dim_size(x.dims() - 1);
+    Tensor *dx, *dscale, *doffset, *dside;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &dx));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({c}), &dscale));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({c}), &doffset));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, has_side_ ? x.shape() : TensorShape({0}), &dside));
+    Tensor* ds = has_side_ ? dside : nullptr;
+    if (x.dtype() == tensorflow::DT_BFLOAT16) {
+      Backward<BF16>(ctx, dy, x, y, ctx->input(3), ctx->input(4), ctx->input(5), relu_, dx,
+                     dscale, doffset, ds);
+    } else {
+      Backward<F32>(ctx, dy, x, y, ctx->input(3), ctx->input(4), ctx->input(5), relu_, dx,
+                    dscale, doffset, ds);
+    }
+  }
+
+ private:
+  bool relu_, has_side_;
+};
+
+static Status VectorOfChannels(InferenceContext* c, int output, ShapeHandle x) {
+  if (c->RankKnown(x)) {
+    c->set_output(output, c->Vector(c->Dim(x, c->Rank(x) - 1)));
+  } else {
+    c->set_output(output, c->Vector(InferenceContext::kUnknownDim));
+  }
+  return Status();
+}
+
+REGISTER_OP("TpubenchBatchNormTrain")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("offset: float")
+    .Input("side: T")
+    .Output("y: T")
+    .Output("mean: float")
+    .Output("variance: float")
+    .Output("inv_std: float")
+    .Attr("T: {bfloat16, float}")
+    .Attr("epsilon: float")
+    .Attr("relu: bool")
+    .Attr("has_side: bool")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(0));
+      for (int i = 1; i < 4; ++i) VectorOfChannels(c, i, c->input(0)).IgnoreError();
+      return Status();
+    });
+
+REGISTER_OP("TpubenchBatchNormTrainGrad")
+    .Input("dy: T")
+    .Input("x: T")
+    .Input("y: T")
+    .Input("scale: float")
+    .Input("mean: float")
+    .Input("inv_std: float")
+    .Output("dx: T")
+    .Output("dscale: float")
+    .Output("doffset: float")
+    .Output("dside: T")
+    .Attr("T: {bfloat16, float}")
+    .Attr("relu: bool")
+    .Attr("has_side: bool")
+    .SetShapeFn([](InferenceContext* c) {
+      bool has_side;
+      TF_RETURN_IF_ERROR(c->GetAttr("has_side", &has_side));
+      c->set_output(0, c->input(1));
+      VectorOfChannels(c, 1, c->input(1)).IgnoreError();
+      VectorOfChannels(c, 2, c->input(1)).IgnoreError();
+      c->set_output(3, has_side ? c->input(1) : c->Vector(0));
+      return Status();
+    });
+
+REGISTER_KERNEL_BUILDER(
+    Name("TpubenchBatchNormTrain").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+    BatchNormTrainOp);
+REGISTER_KERNEL_BUILDER(Name("TpubenchBatchNormTrain")
+                            .Device(DEVICE_CPU)
+                            .TypeConstraint<::tensorflow::bfloat16>("T"),
+                        BatchNormTrainOp);
+REGISTER_KERNEL_BUILDER(
+    Name("TpubenchBatchNormTrainGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+    BatchNormTrainGradOp);
+REGISTER_KERNEL_BUILDER(Name("TpubenchBatchNormTrainGrad")
+                            .Device(DEVICE_CPU)
+                            .TypeConstraint<::tensorflow::bfloat16>("T"),
+                        BatchNormTrainGradOp);
+
+}  // namespace tpubench

@@ -1,0 +1,172 @@
+"""tpubench's own CPU kernels: built from source on first use, loaded into TensorFlow.
+
+One op pair so far, `TpubenchBatchNormTrain` and its gradient
+(batch_norm_cpu.cc beside this file): a training batch norm for
+channels-last tensors that also applies the residual addition and the ReLU
+after it, in two passes over the activations each way.  TensorFlow 2.21
+has no such kernel on a CPU (its fused batch norm with a side input and
+activation is for GPUs only), and its own element-wise kernels are scalar
+code for bfloat16 (docs/cpu.md).
+
+The library is compiled once per source, TensorFlow build and CPU with the
+C++ compiler the machine has (`$CXX`, else `c++`), into the user's cache
+directory, and reused from there.  `available()` says whether it could be
+built; `load()` raises `KernelUnavailable` with the compiler's last line.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pathlib
+import platform
+import shlex
+import subprocess
+import tempfile
+
+import tensorflow as tf
+
+SOURCE = pathlib.Path(__file__).with_name("batch_norm_cpu.cc")
+
+
+class KernelUnavailable(RuntimeError):
+    """The kernel library could not be built or loaded here."""
+
+
+def cache_dir() -> pathlib.Path:
+    """Where built libraries live: $TPUBENCH_KERNEL_CACHE, else ~/.cache/tpubench/kernels."""
+    env = os.environ.get("TPUBENCH_KERNEL_CACHE")
+    if env:
+        return pathlib.Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "tpubench" / "kernels"
+
+
+def _cpu_flags() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return line
+    except OSError:
+        pass
+    return platform.processor()
+
+
+# Tried in order until one builds.  -march=native vectorises for this CPU
+# (the library is built per CPU); Eigen's headers in TensorFlow 2.21 do not
+# compile with AVX512-FP16 on, hence its -mno-; a compiler that knows
+# neither flag gets plain -O3.
+TARGETS = (("-march=native", "-mno-avx512fp16"), ("-march=native",), ())
+
+
+def _command(cxx: str, out: pathlib.Path, target=TARGETS[0]) -> list[str]:
+    return [
+        *shlex.split(cxx),
+        "-shared",
+        "-fPIC",
+        "-O3",
+        *target,
+        *tf.sysconfig.get_compile_flags(),
+        str(SOURCE),
+        "-o",
+        str(out),
+        *tf.sysconfig.get_link_flags(),
+    ]
+
+
+def library_path() -> pathlib.Path:
+    """The built library's path for this source, TensorFlow, compiler and CPU."""
+    cxx = os.environ.get("CXX", "c++")
+    key = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), tf.__version__.encode(), cxx.encode(), _cpu_flags().encode()):
+        key.update(part)
+        key.update(b"\0")
+    return cache_dir() / f"tpubench_ops_{key.hexdigest()[:16]}.so"
+
+
+def _build(out: pathlib.Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside its final name and renamed: a concurrent process either
+    # finds the whole library or builds its own copy, never half of one.
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
+    os.close(fd)
+    try:
+        cxx = os.environ.get("CXX", "c++")
+        for target in TARGETS:
+            try:
+                cmd = _command(cxx, pathlib.Path(tmp), target)
+                done = subprocess.run(cmd, capture_output=True, text=True)
+            except OSError as e:
+                raise KernelUnavailable(f"cannot run the C++ compiler {cxx!r}: {e.strerror}") from e
+            if done.returncode == 0:
+                os.replace(tmp, out)
+                return
+        lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        errors = [ln for ln in lines if "error" in ln] or lines
+        why = errors[0] if errors else f"exit status {done.returncode}"
+        raise KernelUnavailable(f"building {SOURCE.name} with {cxx!r} failed: {why}")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@functools.cache
+def load():
+    """The loaded op library (built first if this machine has none yet)."""
+    path = library_path()
+    if not path.exists():
+        _build(path)
+    try:
+        lib = tf.load_op_library(str(path))
+    except (tf.errors.NotFoundError, OSError) as e:
+        raise KernelUnavailable(f"loading {path.name} failed: {e}") from e
+    _register_gradient()
+    return lib
+
+
+def available() -> tuple[bool, str]:
+    """(True, "") when the kernels load here, else (False, why)."""
+    try:
+        load()
+    except KernelUnavailable as e:
+        return False, str(e)
+    return True, ""
+
+
+def _register_gradient():
+    @tf.RegisterGradient("TpubenchBatchNormTrain")
+    def _grad(op, dy, *_):
+        relu, has_side = op.get_attr("relu"), op.get_attr("has_side")
+        x, scale, _offset, side = op.inputs
+        y, mean, _variance, inv = op.outputs
+        dx, dscale, doffset, dside = load().tpubench_batch_norm_train_grad(
+            dy=dy,
+            x=x,
+            y=y if relu else tf.zeros([0], x.dtype),
+            scale=scale,
+            mean=mean,
+            inv_std=inv,
+            relu=relu,
+            has_side=has_side,
+        )
+        return dx, dscale, doffset, dside if has_side else tf.zeros_like(side)
+
+
+def batch_norm_train(x, scale, offset, side=None, *, epsilon: float, relu: bool):
+    """y = relu?(batch_norm(x) + side?) over the last axis, with the batch statistics.
+
+    Returns (y, mean, variance): the biased batch variance, the one y was
+    normalised with.  Differentiable in x, scale, offset and side.
+    """
+    ops = load()
+    y, mean, variance, _ = ops.tpubench_batch_norm_train(
+        x=x,
+        scale=scale,
+        offset=offset,
+        side=side if side is not None else tf.zeros([0], x.dtype),
+        epsilon=epsilon,
+        relu=relu,
+        has_side=side is not None,
+    )
+    return y, mean, variance
