@@ -67,9 +67,10 @@ def _conv(filters, kernel, stride, params):
 
 
 def _bottleneck(x, filters, stride, params, project):
-    shortcut = x
+    # The input feeds two branches; on a CPU, Fork sums their gradients in one pass.
+    x, shortcut = batch_norm.Fork()(x)
     if project:
-        shortcut = _conv(filters * 4, 1, stride, params)(x)
+        shortcut = _conv(filters * 4, 1, stride, params)(shortcut)
         shortcut = _bn(params)(shortcut)
     y = _bn(params, relu=True)(_conv(filters, 1, 1, params)(x))
     y = _bn(params, relu=True)(_conv(filters, 3, stride, params)(y))

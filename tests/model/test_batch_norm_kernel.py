@@ -197,3 +197,38 @@ def test_the_record_says_which_ran_and_both_train(tmp_path):
     proc, _ = run_cli(*common, "--batch_norm_kernel=onednn", results_dir=tmp_path / "bad")
     line = one_line_error(proc)
     assert "--batch_norm_kernel=onednn" in line and "auto|tpubench|tensorflow" in line
+
+
+def test_bf16_relu_mask_is_the_forward_outputs():
+    """Without a side input the backward pass recomputes the ReLU's mask from x: it must
+    pass exactly the elements whose bf16 output is positive (d beta = the sum of dy there)."""
+    x, _, gamma, beta, w = _inputs(tf.bfloat16, seed=3)
+    with tf.GradientTape() as tape:
+        tape.watch(beta)
+        y = _own(x, gamma, beta, None, True)[0]
+        loss = tf.reduce_sum(tf.cast(y, tf.float32) * w)
+    dbeta = tape.gradient(loss, beta).numpy()
+    passed = tf.cast(y, tf.float32).numpy() > 0
+    dy = tf.cast(tf.cast(w, tf.bfloat16), tf.float32).numpy()  # the cast's gradient is bf16
+    want = (dy * passed).reshape(-1, SHAPE[-1]).sum(axis=0)
+    np.testing.assert_allclose(dbeta, want, rtol=1e-5, atol=1e-4)
+    assert 0.2 < passed.mean() < 0.8
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.bfloat16])
+def test_fork_sums_the_branches_gradients_as_addn_does(dtype):
+    x = tf.cast(tf.random.stateless_normal([5, 7, 9, 33], seed=[1, 2]), dtype)
+    w1 = tf.cast(tf.random.stateless_normal(x.shape, seed=[3, 4]), dtype)
+    w2 = tf.cast(tf.random.stateless_normal(x.shape, seed=[5, 6]), dtype)
+    grads = []
+    for own in (False, True):
+        with batch_norm.own_kernel(own):
+            fork = batch_norm.Fork(dtype=dtype.name)  # as under mixed_bfloat16: no autocast
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            a, b = fork(x)
+            loss = tf.reduce_sum(tf.cast(a * w1, tf.float32) + tf.cast(b * w2, tf.float32))
+        np.testing.assert_array_equal(a.numpy(), x.numpy())
+        grads.append(tf.cast(tape.gradient(loss, x), tf.float32).numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])  # one rounding of w1 + w2 either way
+    assert np.abs(grads[0]).max() > 0.5

@@ -207,3 +207,26 @@ class FusedBatchNorm(keras.layers.Layer):
         if isinstance(input_shape, (list, tuple)) and isinstance(input_shape[0], (list, tuple)):
             return input_shape[0]
         return input_shape
+
+
+class Fork(keras.layers.Layer):
+    """Two copies of its input, for a residual block's convolutions and its shortcut.
+
+    What using a tensor twice does, except that built under
+    `own_kernel(True)` the two branches' gradients are summed by tpubench's
+    CPU kernel (`cpu_ops.fork`) rather than TensorFlow's `AddN`.
+    """
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.own_kernel = _KERNEL["own"]
+
+    def call(self, x):
+        if self.own_kernel and x.dtype in (tf.float32, tf.bfloat16):
+            from tpubench.model import cpu_ops
+
+            return list(cpu_ops.fork(x))
+        return [tf.identity(x), tf.identity(x)]
+
+    def compute_output_shape(self, input_shape):
+        return [input_shape, input_shape]

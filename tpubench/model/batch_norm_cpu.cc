@@ -6,9 +6,10 @@
 // its gradient and the residual addition after it are separate passes in
 // TensorFlow's own element-wise kernels, which are scalar code for bfloat16.
 // Here the forward pass reads x twice (statistics, then y = relu(a x + b +
-// side)) and the backward pass reads x, y and dy twice (the two sums, then
-// dx and dside), converting bf16 to fp32 in registers; all arithmetic is
-// fp32, as in oneDNN's kernel.  tpubench/model/cpu_ops.py compiles this
+// side)) and the backward pass reads x and dy twice (the two sums, then dx
+// and dside), and y too where a side input was added before the ReLU,
+// converting bf16 to fp32 in registers; all arithmetic is fp32, as in
+// oneDNN's kernel.  tpubench/model/cpu_ops.py compiles this
 // file on first use and registers the gradient.
 
 #include <algorithm>
@@ -159,20 +160,42 @@ void Forward(OpKernelContext* ctx, const Tensor& x_t, const Tensor& scale_t,
   });
 }
 
-template <typename E>
+// Where the backward pass learns which elements the ReLU passed.
+enum Mask { kNoRelu, kFromX, kFromY };
+
+// dz for element J of a row: dy, zeroed where the ReLU cut.  kFromX
+// recomputes the pre-activation a x + b exactly as the forward pass did (the
+// library is built without floating-point contraction), so a batch norm with
+// no side input never reads y back; with a side input y itself is read.
+template <typename E, Mask M>
+struct Dz {
+  const float* a;
+  const float* b;
+  inline float operator()(const typename E::Raw* dyr, const typename E::Raw* xr,
+                          const typename E::Raw* yr, int64_t j) const {
+    const float dy = E::load(dyr, j);
+    if (M == kFromX) return E::load(xr, j) * a[j] + b[j] > 0.f ? dy : 0.f;
+    if (M == kFromY) return E::load(yr, j) > 0.f ? dy : 0.f;
+    return dy;
+  }
+};
+
+template <typename E, Mask M>
 void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const Tensor& y_t,
-              const Tensor& scale_t, const Tensor& mean_t, const Tensor& inv_t, bool relu,
-              Tensor* dx_t, Tensor* dscale_t, Tensor* doffset_t, Tensor* dside_t) {
+              const Tensor& scale_t, const Tensor& offset_t, const Tensor& mean_t,
+              const Tensor& inv_t, Tensor* dx_t, Tensor* dscale_t, Tensor* doffset_t,
+              Tensor* dside_t) {
   using Raw = typename E::Raw;
   const int64_t c = x_t.dim_size(x_t.dims() - 1);
   const int64_t rows = c == 0 ? 0 : x_t.NumElements() / c;
   const Raw* dy = reinterpret_cast<const Raw*>(dy_t.tensor_data().data());
   const Raw* x = reinterpret_cast<const Raw*>(x_t.tensor_data().data());
-  const Raw* y = relu ? reinterpret_cast<const Raw*>(y_t.tensor_data().data()) : nullptr;
+  const Raw* y = M == kFromY ? reinterpret_cast<const Raw*>(y_t.tensor_data().data()) : nullptr;
   Raw* dx = reinterpret_cast<Raw*>(const_cast<char*>(dx_t->tensor_data().data()));
   Raw* dside =
       dside_t ? reinterpret_cast<Raw*>(const_cast<char*>(dside_t->tensor_data().data())) : nullptr;
   const float* scale = scale_t.flat<float>().data();
+  const float* offset = offset_t.flat<float>().data();
   const float* mean = mean_t.flat<float>().data();
   const float* inv = inv_t.flat<float>().data();
   float* dscale = dscale_t->flat<float>().data();
@@ -181,30 +204,28 @@ void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const
     for (int64_t j = 0; j < c; ++j) dscale[j] = 0.f, doffset[j] = 0.f;
     return;
   }
-  // dz = dy where the ReLU passed (y > 0), else 0; the sums of dz and of
-  // dz (x - mean) give d offset and d scale.
+  // The forward pass's a and b, computed the same way.
+  std::vector<float> a(c), b(c);
+  for (int64_t j = 0; j < c; ++j) {
+    a[j] = scale[j] * inv[j];
+    b[j] = offset[j] - mean[j] * a[j];
+  }
+  const Dz<E, M> dz_of{a.data(), b.data()};
+  // The sums of dz and of dz (x - mean) give d offset and d scale.
   const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   std::vector<float> part_g(blocks * c), part_h(blocks * c);
-  ForBlocks(ctx, rows, c, [&](int64_t b, int64_t r0, int64_t r1) {
-    float* __restrict g = part_g.data() + b * c;
-    float* __restrict h = part_h.data() + b * c;
+  ForBlocks(ctx, rows, c, [&](int64_t blk, int64_t r0, int64_t r1) {
+    float* __restrict g = part_g.data() + blk * c;
+    float* __restrict h = part_h.data() + blk * c;
     const float* __restrict m = mean;
     for (int64_t r = r0; r < r1; ++r) {
       const Raw* __restrict dyr = dy + r * c;
       const Raw* __restrict xr = x + r * c;
-      if (relu) {
-        const Raw* __restrict yr = y + r * c;
-        for (int64_t j = 0; j < c; ++j) {
-          const float dz = E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f;
-          g[j] += dz;
-          h[j] += dz * (E::load(xr, j) - m[j]);
-        }
-      } else {
-        for (int64_t j = 0; j < c; ++j) {
-          const float dz = E::load(dyr, j);
-          g[j] += dz;
-          h[j] += dz * (E::load(xr, j) - m[j]);
-        }
+      const Raw* __restrict yr = y ? y + r * c : nullptr;
+      for (int64_t j = 0; j < c; ++j) {
+        const float dz = dz_of(dyr, xr, yr, j);
+        g[j] += dz;
+        h[j] += dz * (E::load(xr, j) - m[j]);
       }
     }
   });
@@ -212,43 +233,50 @@ void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const
   SumBlocks(part_g, blocks, c, &g);
   SumBlocks(part_h, blocks, c, &h);
   // dx = scale inv (dz - mean(dz) - xhat mean(dz xhat)), xhat = (x - mean) inv.
-  std::vector<float> k(c), mg(c), mh(c);
+  std::vector<float> mg(c), mh(c);
   for (int64_t j = 0; j < c; ++j) {
     doffset[j] = static_cast<float>(g[j]);
     dscale[j] = static_cast<float>(h[j] * inv[j]);
-    k[j] = scale[j] * inv[j];
     mg[j] = static_cast<float>(g[j] / rows);
     mh[j] = static_cast<float>(h[j] / rows * inv[j] * inv[j]);
   }
   ForBlocks(ctx, rows, c, [&](int64_t, int64_t r0, int64_t r1) {
-    const float* __restrict pk = k.data();
+    const float* __restrict pk = a.data();
     const float* __restrict pg = mg.data();
     const float* __restrict ph = mh.data();
     const float* __restrict m = mean;
     for (int64_t r = r0; r < r1; ++r) {
       const Raw* __restrict dyr = dy + r * c;
       const Raw* __restrict xr = x + r * c;
+      const Raw* __restrict yr = y ? y + r * c : nullptr;
       Raw* __restrict dxr = dx + r * c;
-      if (relu) {
-        const Raw* __restrict yr = y + r * c;
-        Raw* __restrict dsr = dside ? dside + r * c : nullptr;
-        for (int64_t j = 0; j < c; ++j) {
-          const float dz = E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f;
-          E::store(dxr, j, pk[j] * (dz - pg[j] - (E::load(xr, j) - m[j]) * ph[j]));
-        }
-        if (dsr) {
-          for (int64_t j = 0; j < c; ++j)
-            E::store(dsr, j, E::load(yr, j) > 0.f ? E::load(dyr, j) : 0.f);
-        }
-      } else {
-        for (int64_t j = 0; j < c; ++j) {
-          const float dz = E::load(dyr, j);
-          E::store(dxr, j, pk[j] * (dz - pg[j] - (E::load(xr, j) - m[j]) * ph[j]));
-        }
-        if (dside) std::memcpy(dside + r * c, dyr, c * sizeof(Raw));
+      Raw* __restrict dsr = dside ? dside + r * c : nullptr;
+      for (int64_t j = 0; j < c; ++j) {
+        const float dz = dz_of(dyr, xr, yr, j);
+        E::store(dxr, j, pk[j] * (dz - pg[j] - (E::load(xr, j) - m[j]) * ph[j]));
+      }
+      if (dsr && M == kNoRelu) {
+        std::memcpy(dsr, dyr, c * sizeof(Raw));
+      } else if (dsr) {
+        for (int64_t j = 0; j < c; ++j) E::store(dsr, j, dz_of(dyr, xr, yr, j));
       }
     }
   });
+}
+
+template <typename E>
+void BackwardFor(bool relu, bool has_side, OpKernelContext* ctx, const Tensor& dy,
+                 const Tensor& x, const Tensor& y, Tensor* dx, Tensor* dscale, Tensor* doffset,
+                 Tensor* dside) {
+  const Tensor &scale = ctx->input(3), &offset = ctx->input(4);
+  const Tensor &mean = ctx->input(5), &inv = ctx->input(6);
+  if (!relu) {
+    Backward<E, kNoRelu>(ctx, dy, x, y, scale, offset, mean, inv, dx, dscale, doffset, dside);
+  } else if (has_side) {
+    Backward<E, kFromY>(ctx, dy, x, y, scale, offset, mean, inv, dx, dscale, doffset, dside);
+  } else {
+    Backward<E, kFromX>(ctx, dy, x, y, scale, offset, mean, inv, dx, dscale, doffset, dside);
+  }
 }
 
 class BatchNormTrainOp : public OpKernel {
@@ -298,7 +326,8 @@ class BatchNormTrainGradOp : public OpKernel {
     const Tensor& dy = ctx->input(0);
     const Tensor& x = ctx->input(1);
     const Tensor& y = ctx->input(2);
-    OP_REQUIRES(ctx, dy.shape() == x.shape() && (!relu_ || y.shape() == x.shape()),
+    const bool needs_y = relu_ && has_side_;
+    OP_REQUIRES(ctx, dy.shape() == x.shape() && (!needs_y || y.shape() == x.shape()),
                 tensorflow::errors::InvalidArgument("dy, x and y must have one shape"));
     const int64_t c = x.dim_size(x.dims() - 1);
     Tensor *dx, *dscale, *doffset, *dside;
@@ -308,16 +337,50 @@ class BatchNormTrainGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(3, has_side_ ? x.shape() : TensorShape({0}), &dside));
     Tensor* ds = has_side_ ? dside : nullptr;
     if (x.dtype() == tensorflow::DT_BFLOAT16) {
-      Backward<BF16>(ctx, dy, x, y, ctx->input(3), ctx->input(4), ctx->input(5), relu_, dx,
-                     dscale, doffset, ds);
+      BackwardFor<BF16>(relu_, has_side_, ctx, dy, x, y, dx, dscale, doffset, ds);
     } else {
-      Backward<F32>(ctx, dy, x, y, ctx->input(3), ctx->input(4), ctx->input(5), relu_, dx,
-                    dscale, doffset, ds);
+      BackwardFor<F32>(relu_, has_side_, ctx, dy, x, y, dx, dscale, doffset, ds);
     }
   }
 
  private:
   bool relu_, has_side_;
+};
+
+// The sum of two gradients of one tensor, for the two branches a residual
+// block's input feeds: TensorFlow's AddN converts bf16 element by element.
+class AddOp : public OpKernel {
+ public:
+  explicit AddOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    OP_REQUIRES(ctx, a.shape() == b.shape(),
+                tensorflow::errors::InvalidArgument("a and b must have one shape"));
+    Tensor* out;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0, 1}, 0, a.shape(), &out));
+    if (a.dtype() == tensorflow::DT_BFLOAT16) {
+      Add<BF16>(ctx, a, b, out);
+    } else {
+      Add<F32>(ctx, a, b, out);
+    }
+  }
+
+ private:
+  template <typename E>
+  static void Add(OpKernelContext* ctx, const Tensor& a_t, const Tensor& b_t, Tensor* out_t) {
+    using Raw = typename E::Raw;
+    const Raw* a = reinterpret_cast<const Raw*>(a_t.tensor_data().data());
+    const Raw* b = reinterpret_cast<const Raw*>(b_t.tensor_data().data());
+    Raw* out = reinterpret_cast<Raw*>(const_cast<char*>(out_t->tensor_data().data()));
+    const int64_t n = a_t.NumElements();
+    constexpr int64_t kRow = 1024;  // the flat tensor as rows of this many elements
+    ForBlocks(ctx, (n + kRow - 1) / kRow, kRow, [&](int64_t, int64_t r0, int64_t r1) {
+      const int64_t end = std::min(n, r1 * kRow);
+      for (int64_t i = r0 * kRow; i < end; ++i) E::store(out, i, E::load(a, i) + E::load(b, i));
+    });
+  }
 };
 
 static Status VectorOfChannels(InferenceContext* c, int output, ShapeHandle x) {
@@ -353,6 +416,7 @@ REGISTER_OP("TpubenchBatchNormTrainGrad")
     .Input("x: T")
     .Input("y: T")
     .Input("scale: float")
+    .Input("offset: float")
     .Input("mean: float")
     .Input("inv_std: float")
     .Output("dx: T")
@@ -372,6 +436,20 @@ REGISTER_OP("TpubenchBatchNormTrainGrad")
       return Status();
     });
 
+REGISTER_OP("TpubenchAdd")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("sum: T")
+    .Attr("T: {bfloat16, float}")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(0));
+      return Status();
+    });
+
+REGISTER_KERNEL_BUILDER(Name("TpubenchAdd").Device(DEVICE_CPU).TypeConstraint<float>("T"),
+                        AddOp);
+REGISTER_KERNEL_BUILDER(
+    Name("TpubenchAdd").Device(DEVICE_CPU).TypeConstraint<::tensorflow::bfloat16>("T"), AddOp);
 REGISTER_KERNEL_BUILDER(
     Name("TpubenchBatchNormTrain").Device(DEVICE_CPU).TypeConstraint<float>("T"),
     BatchNormTrainOp);

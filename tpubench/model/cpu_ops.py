@@ -66,6 +66,8 @@ def _command(cxx: str, out: pathlib.Path, target=TARGETS[0]) -> list[str]:
         "-shared",
         "-fPIC",
         "-O3",
+        # The backward pass recomputes the forward's a x + b bit for bit.
+        "-ffp-contract=off",
         *target,
         *tf.sysconfig.get_compile_flags(),
         str(SOURCE),
@@ -103,7 +105,7 @@ def _build(out: pathlib.Path) -> None:
                 os.replace(tmp, out)
                 return
         lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
-        errors = [ln for ln in lines if "error" in ln] or lines
+        errors = [ln for ln in lines if "error:" in ln] or lines
         why = errors[0] if errors else f"exit status {done.returncode}"
         raise KernelUnavailable(f"building {SOURCE.name} with {cxx!r} failed: {why}")
     finally:
@@ -138,13 +140,15 @@ def _register_gradient():
     @tf.RegisterGradient("TpubenchBatchNormTrain")
     def _grad(op, dy, *_):
         relu, has_side = op.get_attr("relu"), op.get_attr("has_side")
-        x, scale, _offset, side = op.inputs
+        x, scale, offset, side = op.inputs
         y, mean, _variance, inv = op.outputs
         dx, dscale, doffset, dside = load().tpubench_batch_norm_train_grad(
             dy=dy,
             x=x,
-            y=y if relu else tf.zeros([0], x.dtype),
+            # The ReLU's mask: recomputed from x, or read from y after a side input.
+            y=y if relu and has_side else tf.zeros([0], x.dtype),
             scale=scale,
+            offset=offset,
             mean=mean,
             inv_std=inv,
             relu=relu,
@@ -170,3 +174,22 @@ def batch_norm_train(x, scale, offset, side=None, *, epsilon: float, relu: bool)
         has_side=side is not None,
     )
     return y, mean, variance
+
+
+def fork(x):
+    """Two uses of X (a residual block's input: its convolutions and its shortcut).
+
+    Differentiable; the two branches' gradients are summed by tpubench's
+    add kernel instead of TensorFlow's `AddN`, which converts bf16 element
+    by element on a CPU.
+    """
+    ops = load()
+
+    @tf.custom_gradient
+    def fork2(x):
+        def grad(d1, d2):
+            return ops.tpubench_add(a=d1, b=d2)
+
+        return (tf.identity(x), tf.identity(x)), grad
+
+    return fork2(x)
