@@ -163,7 +163,7 @@ def test_auto_is_the_kernel_on_a_cpu_only():
 
 
 def test_without_a_compiler_auto_falls_back_and_an_explicit_request_is_one_line(tmp_path):
-    env = {"CXX": "/bin/false", "TPUBENCH_KERNEL_CACHE": str(tmp_path / "cache")}
+    env = {"CXX": "/bin/false", "TPUBENCH_CACHE": str(tmp_path / "cache")}
     probe = subprocess.run(
         [sys.executable, "-c", "from tpubench.model import cpu_ops; print(cpu_ops.available())"],
         capture_output=True,
@@ -181,7 +181,8 @@ def test_without_a_compiler_auto_falls_back_and_an_explicit_request_is_one_line(
     line = one_line_error(proc)
     assert "--batch_norm_kernel=tpubench: building batch_norm_cpu.cc" in line
     assert "accepted here: auto, tensorflow" in line
-    assert not list((tmp_path / "cache").glob("*.so"))  # no half-built library left behind
+    assert not list((tmp_path / "cache").glob("kernels/*.so"))
+    assert (tmp_path / "cache" / "kernels").is_dir()  # no half-built library left behind
 
 
 def test_the_record_says_which_ran_and_both_train(tmp_path):

@@ -9,9 +9,10 @@ activation is for GPUs only), and its own element-wise kernels are scalar
 code for bfloat16 (docs/cpu.md).
 
 The library is compiled once per source, TensorFlow build and CPU with the
-C++ compiler the machine has (`$CXX`, else `c++`), into the user's cache
-directory, and reused from there.  `available()` says whether it could be
-built; `load()` raises `KernelUnavailable` with the compiler's last line.
+C++ compiler the machine has (`$CXX`, else `c++`), into the per-user
+cache ($TPUBENCH_CACHE, else ~/.cache/tpubench), and reused from there.
+`available()` says whether it could be built; `load()` raises
+`KernelUnavailable` with the compiler's first error line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import tempfile
 
 import tensorflow as tf
 
+from tpubench.storage import cache
+
 SOURCE = pathlib.Path(__file__).with_name("batch_norm_cpu.cc")
 
 
@@ -35,12 +38,8 @@ class KernelUnavailable(RuntimeError):
 
 
 def cache_dir() -> pathlib.Path:
-    """Where built libraries live: $TPUBENCH_KERNEL_CACHE, else ~/.cache/tpubench/kernels."""
-    env = os.environ.get("TPUBENCH_KERNEL_CACHE")
-    if env:
-        return pathlib.Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "tpubench" / "kernels"
+    """Where built libraries live: kernels/ in the per-user cache (storage/cache.py)."""
+    return pathlib.Path(cache.path("kernels"))
 
 
 def _cpu_flags() -> str:

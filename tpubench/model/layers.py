@@ -161,7 +161,7 @@ class Conv2D(keras.layers.Conv2D):
 
 
 def fold_batch_norms(model, strategy=None) -> int:
-    """Folds each batch norm that reads only a `Conv2D` into that convolution, for inference.
+    """Folds each batch norm that normalises a `Conv2D` output into that convolution (inference).
 
     The convolution then runs with kernel x gamma / sqrt(variance + eps) and
     bias beta - mean x gamma / sqrt(variance + eps), made once here from the
