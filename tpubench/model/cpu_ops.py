@@ -1,9 +1,10 @@
 """tpubench's own CPU kernels: built from source on first use, loaded into TensorFlow.
 
-One op pair so far, `TpubenchBatchNormTrain` and its gradient
-(batch_norm_cpu.cc beside this file): a training batch norm for
-channels-last tensors that also applies the residual addition and the ReLU
-after it, in two passes over the activations each way.  TensorFlow 2.21
+All in batch_norm_cpu.cc beside this file: `TpubenchBatchNormTrain` and
+its gradient, a training batch norm for channels-last tensors that also
+applies the residual addition and the ReLU after it, in two passes over
+the activations each way; and `TpubenchAdd`, the sum of a residual
+block's two branch gradients (`fork`).  TensorFlow 2.21
 has no such kernel on a CPU (its fused batch norm with a side input and
 activation is for GPUs only), and its own element-wise kernels are scalar
 code for bfloat16 (docs/cpu.md).

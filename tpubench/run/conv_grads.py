@@ -3,7 +3,7 @@ the batch norms after them in training (`--batch_norm_kernel`) and, in inference
 norms folded into convolutions (`--fold_batch_norm`).
 
 Models never name a device: they build `layers.Conv2D` and
-`layers.FusedBatchNorm`, and this module chooses, from the flags and the
+`batch_norm.FusedBatchNorm`, and this module chooses, from the flags and the
 accelerator the run placed on, whether a channels-last 1x1 convolution's
 weight gradient is one matrix product (`layers.pointwise_weight_grad`) and
 whether an inference session folds batch norms into the convolutions before
