@@ -146,7 +146,7 @@ def test_resnet50_has_the_same_gradients_through_it():
 
 class _Placement:
     def __init__(self, accelerator="cpu", strategy="default"):
-        self.accelerator, self.strategy = accelerator, strategy
+        self.accelerator, self.strategy, self.is_chief = accelerator, strategy, True
 
 
 def test_auto_is_the_kernel_on_a_cpu_only():
@@ -175,6 +175,7 @@ def test_without_a_compiler_auto_falls_back_and_an_explicit_request_is_one_line(
     proc, rec = run_cli(*common, results_dir=tmp_path / "auto", env=env)
     assert proc.returncode == 0, proc.stderr
     assert rec["model"]["batch_norm_kernel"] == "tensorflow"
+    assert "note: building tpubench's CPU batch-norm kernel (once per machine" in proc.stderr
     assert "note: batch norm: TensorFlow's kernels (building batch_norm_cpu.cc" in proc.stderr
     assert rec["model"]["batch_norm_note"].startswith("batch norm: TensorFlow's kernels")
     proc, _ = run_cli(*common, "--batch_norm_kernel=tpubench", results_dir=tmp_path / "x", env=env)

@@ -76,7 +76,12 @@ def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | No
         why = "parameter servers' workers would run a graph with an op they never loaded"
     if why is None:
         from tpubench.model import cpu_ops
+        from tpubench.run import session
 
+        # (auto only: an explicit request that fails says so in its one error line)
+        first = requested == "auto" and not cpu_ops.library_path().exists()
+        if first and placement.is_chief:
+            session.say("building tpubench's CPU batch-norm kernel (once per machine, about 10 s)")
         ok, failure = cpu_ops.available()
         if ok:
             return True, None
