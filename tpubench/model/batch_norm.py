@@ -173,34 +173,23 @@ class FusedBatchNorm(keras.layers.Layer):
         shape = tf.shape(x)
         fmt = "NCHW" if nchw else "NHWC"
         x4 = x if len(x.shape) == 4 else tf.reshape(x, [-1, 1, 1, x.shape[-1]])
+        # In training the kernel updates the moving averages itself (one op,
+        # not six per layer): new = momentum * old + (1 - momentum) * batch,
+        # the batch variance Bessel-corrected as before.
+        y, mean, variance = tf.compat.v1.nn.fused_batch_norm(
+            x4,
+            gamma,
+            beta,
+            mean=tf.convert_to_tensor(self.moving_mean),
+            variance=tf.convert_to_tensor(self.moving_variance),
+            epsilon=self.epsilon,
+            is_training=bool(training),
+            exponential_avg_factor=1.0 - self.momentum if training else 1.0,
+            data_format=fmt,
+        )[:3]
         if training:
-            # The kernel updates the moving averages itself (one op, not six
-            # per layer): new = momentum * old + (1 - momentum) * batch, the
-            # batch variance Bessel-corrected as before.
-            y, mean, variance = tf.compat.v1.nn.fused_batch_norm(
-                x4,
-                gamma,
-                beta,
-                mean=tf.convert_to_tensor(self.moving_mean),
-                variance=tf.convert_to_tensor(self.moving_variance),
-                epsilon=self.epsilon,
-                is_training=True,
-                exponential_avg_factor=1.0 - self.momentum,
-                data_format=fmt,
-            )[:3]
             self.moving_mean.assign(mean)
             self.moving_variance.assign(variance)
-        else:
-            y = tf.compat.v1.nn.fused_batch_norm(
-                x4,
-                gamma,
-                beta,
-                mean=tf.convert_to_tensor(self.moving_mean),
-                variance=tf.convert_to_tensor(self.moving_variance),
-                epsilon=self.epsilon,
-                is_training=False,
-                data_format=fmt,
-            )[0]
         return y if len(x.shape) == 4 else tf.reshape(y, shape)
 
     def compute_output_shape(self, input_shape):

@@ -61,11 +61,36 @@ struct BF16 {
 
 constexpr int64_t kRowsPerBlock = 128;
 
+inline int64_t NumBlocks(int64_t rows) { return (rows + kRowsPerBlock - 1) / kRowsPerBlock; }
+
+// A tensor's elements as E's raw type (bf16 as its 16 bits).
+template <typename Raw>
+const Raw* In(const Tensor& t) {
+  return reinterpret_cast<const Raw*>(t.tensor_data().data());
+}
+template <typename Raw>
+Raw* Out(Tensor* t) {
+  return reinterpret_cast<Raw*>(const_cast<char*>(t->tensor_data().data()));
+}
+
+// y = a x + b per channel: a = scale inv, b = offset - mean a.  The forward
+// pass normalises with these and the backward pass recomputes the ReLU's
+// input from them, so both must get them from here, bit for bit.
+static void Affine(const float* scale, const float* offset, const float* mean, const float* inv,
+                   int64_t c, std::vector<float>* a, std::vector<float>* b) {
+  a->resize(c);
+  b->resize(c);
+  for (int64_t j = 0; j < c; ++j) {
+    (*a)[j] = scale[j] * inv[j];
+    (*b)[j] = offset[j] - mean[j] * (*a)[j];
+  }
+}
+
 // Splits ROWS into blocks of kRowsPerBlock and runs FN(block, first, end)
 // for each on the op's intra-op threads.
 template <typename Fn>
 void ForBlocks(OpKernelContext* ctx, int64_t rows, int64_t channels, const Fn& fn) {
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t blocks = NumBlocks(rows);
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
   const int64_t cost = kRowsPerBlock * channels * 8;
   pool->ParallelFor(blocks, cost, [&](int64_t b0, int64_t b1) {
@@ -93,9 +118,9 @@ void Forward(OpKernelContext* ctx, const Tensor& x_t, const Tensor& scale_t,
   using Raw = typename E::Raw;
   const int64_t c = x_t.dim_size(x_t.dims() - 1);
   const int64_t rows = c == 0 ? 0 : x_t.NumElements() / c;
-  const Raw* x = reinterpret_cast<const Raw*>(x_t.tensor_data().data());
-  const Raw* side = side_t ? reinterpret_cast<const Raw*>(side_t->tensor_data().data()) : nullptr;
-  Raw* y = reinterpret_cast<Raw*>(const_cast<char*>(y_t->tensor_data().data()));
+  const Raw* x = In<Raw>(x_t);
+  const Raw* side = side_t ? In<Raw>(*side_t) : nullptr;
+  Raw* y = Out<Raw>(y_t);
   const float* scale = scale_t.flat<float>().data();
   const float* offset = offset_t.flat<float>().data();
   float* mean = mean_t->flat<float>().data();
@@ -109,7 +134,7 @@ void Forward(OpKernelContext* ctx, const Tensor& x_t, const Tensor& scale_t,
   // it, E[v^2] - E[v]^2 loses little to cancellation when |mean| >> std.
   std::vector<float> shift(c);
   for (int64_t j = 0; j < c; ++j) shift[j] = E::load(x, j);
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t blocks = NumBlocks(rows);
   std::vector<float> part_s(blocks * c), part_q(blocks * c);
   ForBlocks(ctx, rows, c, [&](int64_t b, int64_t r0, int64_t r1) {
     float* __restrict s = part_s.data() + b * c;
@@ -127,16 +152,15 @@ void Forward(OpKernelContext* ctx, const Tensor& x_t, const Tensor& scale_t,
   std::vector<double> s, q;
   SumBlocks(part_s, blocks, c, &s);
   SumBlocks(part_q, blocks, c, &q);
-  std::vector<float> a(c), b(c);
   for (int64_t j = 0; j < c; ++j) {
     const double m = s[j] / rows;
     const double v = std::max(q[j] / rows - m * m, 0.0);
     mean[j] = static_cast<float>(shift[j] + m);
     var[j] = static_cast<float>(v);
     inv[j] = static_cast<float>(1.0 / std::sqrt(v + epsilon));
-    a[j] = scale[j] * inv[j];
-    b[j] = offset[j] - mean[j] * a[j];
   }
+  std::vector<float> a, b;
+  Affine(scale, offset, mean, inv, c, &a, &b);
   ForBlocks(ctx, rows, c, [&](int64_t, int64_t r0, int64_t r1) {
     const float* __restrict pa = a.data();
     const float* __restrict pb = b.data();
@@ -188,12 +212,11 @@ void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const
   using Raw = typename E::Raw;
   const int64_t c = x_t.dim_size(x_t.dims() - 1);
   const int64_t rows = c == 0 ? 0 : x_t.NumElements() / c;
-  const Raw* dy = reinterpret_cast<const Raw*>(dy_t.tensor_data().data());
-  const Raw* x = reinterpret_cast<const Raw*>(x_t.tensor_data().data());
-  const Raw* y = M == kFromY ? reinterpret_cast<const Raw*>(y_t.tensor_data().data()) : nullptr;
-  Raw* dx = reinterpret_cast<Raw*>(const_cast<char*>(dx_t->tensor_data().data()));
-  Raw* dside =
-      dside_t ? reinterpret_cast<Raw*>(const_cast<char*>(dside_t->tensor_data().data())) : nullptr;
+  const Raw* dy = In<Raw>(dy_t);
+  const Raw* x = In<Raw>(x_t);
+  const Raw* y = M == kFromY ? In<Raw>(y_t) : nullptr;
+  Raw* dx = Out<Raw>(dx_t);
+  Raw* dside = dside_t ? Out<Raw>(dside_t) : nullptr;
   const float* scale = scale_t.flat<float>().data();
   const float* offset = offset_t.flat<float>().data();
   const float* mean = mean_t.flat<float>().data();
@@ -204,15 +227,11 @@ void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const
     for (int64_t j = 0; j < c; ++j) dscale[j] = 0.f, doffset[j] = 0.f;
     return;
   }
-  // The forward pass's a and b, computed the same way.
-  std::vector<float> a(c), b(c);
-  for (int64_t j = 0; j < c; ++j) {
-    a[j] = scale[j] * inv[j];
-    b[j] = offset[j] - mean[j] * a[j];
-  }
+  std::vector<float> a, b;  // the forward pass's
+  Affine(scale, offset, mean, inv, c, &a, &b);
   const Dz<E, M> dz_of{a.data(), b.data()};
   // The sums of dz and of dz (x - mean) give d offset and d scale.
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int64_t blocks = NumBlocks(rows);
   std::vector<float> part_g(blocks * c), part_h(blocks * c);
   ForBlocks(ctx, rows, c, [&](int64_t blk, int64_t r0, int64_t r1) {
     float* __restrict g = part_g.data() + blk * c;
@@ -264,10 +283,11 @@ void Backward(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& x_t, const
   });
 }
 
+// The gradient op's inputs, in its order: dy, x, y, scale, offset, mean, inv_std.
 template <typename E>
-void BackwardFor(bool relu, bool has_side, OpKernelContext* ctx, const Tensor& dy,
-                 const Tensor& x, const Tensor& y, Tensor* dx, Tensor* dscale, Tensor* doffset,
-                 Tensor* dside) {
+void BackwardFor(bool relu, bool has_side, OpKernelContext* ctx, Tensor* dx, Tensor* dscale,
+                 Tensor* doffset, Tensor* dside) {
+  const Tensor &dy = ctx->input(0), &x = ctx->input(1), &y = ctx->input(2);
   const Tensor &scale = ctx->input(3), &offset = ctx->input(4);
   const Tensor &mean = ctx->input(5), &inv = ctx->input(6);
   if (!relu) {
@@ -337,9 +357,9 @@ class BatchNormTrainGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(3, has_side_ ? x.shape() : TensorShape({0}), &dside));
     Tensor* ds = has_side_ ? dside : nullptr;
     if (x.dtype() == tensorflow::DT_BFLOAT16) {
-      BackwardFor<BF16>(relu_, has_side_, ctx, dy, x, y, dx, dscale, doffset, ds);
+      BackwardFor<BF16>(relu_, has_side_, ctx, dx, dscale, doffset, ds);
     } else {
-      BackwardFor<F32>(relu_, has_side_, ctx, dy, x, y, dx, dscale, doffset, ds);
+      BackwardFor<F32>(relu_, has_side_, ctx, dx, dscale, doffset, ds);
     }
   }
 
@@ -371,9 +391,9 @@ class AddOp : public OpKernel {
   template <typename E>
   static void Add(OpKernelContext* ctx, const Tensor& a_t, const Tensor& b_t, Tensor* out_t) {
     using Raw = typename E::Raw;
-    const Raw* a = reinterpret_cast<const Raw*>(a_t.tensor_data().data());
-    const Raw* b = reinterpret_cast<const Raw*>(b_t.tensor_data().data());
-    Raw* out = reinterpret_cast<Raw*>(const_cast<char*>(out_t->tensor_data().data()));
+    const Raw* a = In<Raw>(a_t);
+    const Raw* b = In<Raw>(b_t);
+    Raw* out = Out<Raw>(out_t);
     const int64_t n = a_t.NumElements();
     constexpr int64_t kRow = 1024;  // the flat tensor as rows of this many elements
     ForBlocks(ctx, (n + kRow - 1) / kRow, kRow, [&](int64_t, int64_t r0, int64_t r1) {
