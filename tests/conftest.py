@@ -86,6 +86,40 @@ def rerun_cli(cwd, record, *extra):
     )
 
 
+def tiny_resnet50(building=None):
+    """resnet50's tiny variant, seeded alike every call, built inside the context BUILDING."""
+    import contextlib
+
+    import keras
+
+    from tpubench.model import registry
+
+    spec = registry.get("resnet50")
+    params = registry.resolve_params(spec, {}, tiny=True)
+    keras.utils.set_random_seed(3)
+    with building or contextlib.nullcontext():
+        return spec.build_model(params)
+
+
+def assert_same_gradients(plain, other, rel: float) -> None:
+    """OTHER, given PLAIN's weights, takes PLAIN's gradients on one batch (within REL of
+    each gradient's largest value), under the same variable names."""
+    import tensorflow as tf
+
+    other.set_weights(plain.get_weights())
+    names = [[v.name for v in net.trainable_variables] for net in (plain, other)]
+    assert names[0] == names[1]  # the same weights under the same names: checkpoints do not care
+    x = tf.random.stateless_normal([4, 32, 32, 3], seed=[7, 8])
+    grads = []
+    for net in (plain, other):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(net(x, training=True) ** 2)
+        grads.append(tape.gradient(loss, net.trainable_variables))
+    for a, b in zip(*grads, strict=True):
+        scale = max(float(tf.reduce_max(tf.abs(a))), 1e-6)
+        assert float(tf.reduce_max(tf.abs(a - b))) <= rel * scale
+
+
 def record_files(results_dir) -> list[pathlib.Path]:
     """Run records (*.json) in RESULTS_DIR, oldest first."""
     d = pathlib.Path(results_dir)

@@ -14,13 +14,12 @@ import os
 import subprocess
 import sys
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import one_line_error, run_cli
+from conftest import assert_same_gradients, one_line_error, run_cli, tiny_resnet50
 
-from tpubench.model import batch_norm, cpu_ops, registry
+from tpubench.model import batch_norm, cpu_ops
 from tpubench.run import conv_grads
 
 # Rows not a multiple of the kernel's 128-row blocks; channels not a multiple
@@ -116,32 +115,12 @@ def test_a_layer_built_with_it_trains_like_one_without():
         assert float(tf.reduce_max(tf.abs(bn.moving_mean))) > 0.01  # the statistics moved
     for name, a, b in zip(("y", "dgamma", "dbeta", "mean", "var"), *results, strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-4, err_msg=name)
-    with batch_norm.own_kernel(True):
-        pass
     assert not batch_norm.FusedBatchNorm().own_kernel  # the setting ends with the block
 
 
-def _tiny_resnet(own: bool):
-    spec = registry.get("resnet50")
-    params = registry.resolve_params(spec, {}, tiny=True)
-    keras.utils.set_random_seed(3)
-    with batch_norm.own_kernel(own):
-        return spec.build_model(params)
-
-
 def test_resnet50_has_the_same_gradients_through_it():
-    plain, own = _tiny_resnet(False), _tiny_resnet(True)
-    own.set_weights(plain.get_weights())
-    assert [v.name for v in plain.trainable_variables] == [v.name for v in own.trainable_variables]
-    x = tf.random.stateless_normal([4, 32, 32, 3], seed=[7, 8])
-    grads = []
-    for net in (plain, own):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(net(x, training=True) ** 2)
-        grads.append(tape.gradient(loss, net.trainable_variables))
-    for a, b in zip(*grads, strict=True):
-        scale = max(float(tf.reduce_max(tf.abs(a))), 1e-6)
-        assert float(tf.reduce_max(tf.abs(a - b))) <= 1e-3 * scale
+    plain, own = tiny_resnet50(), tiny_resnet50(batch_norm.own_kernel(True))
+    assert_same_gradients(plain, own, rel=1e-3)
 
 
 class _Placement:

@@ -13,9 +13,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import one_line_error, run_cli
+from conftest import assert_same_gradients, one_line_error, run_cli, tiny_resnet50
 
-from tpubench.model import layers, registry
+from tpubench.model import layers
 from tpubench.run import conv_grads
 
 
@@ -55,17 +55,8 @@ def test_in_bf16_the_product_is_within_bf16_rounding_of_the_fp32_gradient():
     assert err < 0.02, err  # bf16 keeps 8 bits of mantissa: about 0.4% a rounding
 
 
-def _resnet(as_matmul: bool):
-    spec = registry.get("resnet50")
-    params = registry.resolve_params(spec, {}, tiny=True)
-    keras.utils.set_random_seed(3)
-    with layers.pointwise_weight_grad(as_matmul):
-        return spec.build_model(params)
-
-
 def test_a_network_built_with_it_has_the_same_gradients_and_only_1x1_layers_change():
-    plain, product = _resnet(False), _resnet(True)
-    product.set_weights(plain.get_weights())
+    plain, product = tiny_resnet50(), tiny_resnet50(layers.pointwise_weight_grad(True))
     convs = [x for x in product.layers if isinstance(x, keras.layers.Conv2D)]
     assert all(isinstance(x, layers.Conv2D) for x in convs)
     ones = [x for x in convs if x.pointwise_matmul]
@@ -73,19 +64,7 @@ def test_a_network_built_with_it_has_the_same_gradients_and_only_1x1_layers_chan
     assert {tuple(x.kernel_size) for x in convs if not x.pointwise_matmul} == {(3, 3), (7, 7)}
     assert any(x.strides == (2, 2) for x in ones)  # the strided projection shortcuts too
     assert not any(x.pointwise_matmul for x in plain.layers if isinstance(x, layers.Conv2D))
-
-    x = tf.random.stateless_normal([4, 32, 32, 3], seed=[7, 8])
-    grads = []
-    for net in (plain, product):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(net(x, training=True) ** 2)
-        grads.append(tape.gradient(loss, net.trainable_variables))
-    assert [v.name for v in plain.trainable_variables] == [
-        v.name for v in product.trainable_variables
-    ]  # the same weights under the same names: checkpoints do not care
-    for a, b in zip(*grads, strict=True):
-        scale = max(float(tf.reduce_max(tf.abs(a))), 1e-6)
-        assert float(tf.reduce_max(tf.abs(a - b))) <= 1e-4 * scale
+    assert_same_gradients(plain, product, rel=1e-4)
 
 
 def test_channels_first_1x1_layers_keep_the_convolution():
