@@ -1,5 +1,7 @@
 """The host CPU as records describe it: read from /proc/cpuinfo, as py-cpuinfo reads it."""
 
+import os
+import subprocess
 import sys
 
 import pytest
@@ -45,3 +47,32 @@ def test_this_host_reads_as_py_cpuinfo_reads_it():
     assert mine["model"] == info["brand_raw"]
     assert mine["arch"] == info["arch"]
     assert mine["isa"] == sorted(f for f in probe.ISA_FLAGS if f in info.get("flags", []))
+
+
+ONEDNN_CHECK = (
+    "from tpubench.hardware import probe; "
+    "from tensorflow.python.util import _pywrap_util_port as p; "
+    "print(probe.onednn()); print(p.IsMklEnabled())"
+)
+
+
+@pytest.mark.parametrize("setting", [None, "0", "1"])
+def test_the_record_says_whether_onednn_is_on_in_this_process_and_why(setting):
+    # TensorFlow's default depends on the CPU (off on many AMD EPYC parts), so
+    # the record says what the process has, not what the variable says.
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    if setting is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = setting
+    done = subprocess.run(
+        [sys.executable, "-c", ONEDNN_CHECK], env=env, capture_output=True, text=True, check=True
+    )
+    said, enabled = done.stdout.split("\n")[:2]
+    state = "on" if enabled == "True" else "off"
+    why = (
+        "TensorFlow's default for this CPU"
+        if setting is None
+        else f"TF_ENABLE_ONEDNN_OPTS={setting}"
+    )
+    assert said == f"{state} ({why})"
+    if setting is not None:
+        assert state == ("on" if setting == "1" else "off")

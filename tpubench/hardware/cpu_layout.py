@@ -79,7 +79,8 @@ def nchw() -> Nchw:
     return result
 
 
-def _onednn_on() -> bool | None:
+def onednn_on() -> bool | None:
+    """Whether TensorFlow's oneDNN kernels are on in this process (None: cannot tell)."""
     try:
         from tensorflow.python.util import _pywrap_util_port  # noqa: PLC2701
 
@@ -109,8 +110,8 @@ def _probe(tf) -> Nchw:
         try:
             step()
         except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError) as e:
-            return Nchw(False, _first_line(e), _onednn_on())
-    return Nchw(True, "", _onednn_on())
+            return Nchw(False, _first_line(e), onednn_on())
+    return Nchw(True, "", onednn_on())
 
 
 def _first_line(error) -> str:

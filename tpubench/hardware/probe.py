@@ -148,11 +148,29 @@ def software() -> dict:
         "git_commit": git_commit(),
         "cuda": build.get("cuda_version"),
         "cudnn": build.get("cudnn_version"),
-        "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default(on)"),
+        "onednn": onednn(),
         "cudnn_batchnorm_persistent": os.environ.get("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"),
         "nvidia_driver": _nvidia_driver(),
         "platform": platform.platform(),
     }
+
+
+def onednn() -> str:
+    """Whether TensorFlow's oneDNN kernels are on in this process, and why.
+
+    TensorFlow turns them on by default only on x86 CPUs with AVX-512 VNNI,
+    AVX-512 BF16 or AMX (not on many AMD EPYC parts); `TF_ENABLE_ONEDNN_OPTS`
+    overrides that.
+    """
+    from tpubench.hardware import cpu_layout
+
+    on = cpu_layout.onednn_on()
+    state = "unknown" if on is None else "on" if on else "off"
+    env = os.environ.get(cpu_layout.ONEDNN_ENV)
+    why = (
+        f"{cpu_layout.ONEDNN_ENV}={env}" if env is not None else "TensorFlow's default for this CPU"
+    )
+    return f"{state} ({why})"
 
 
 def git_commit() -> str | None:
