@@ -12,6 +12,8 @@ to fp32 paired by round (median and range): the figure the goal is judged by.
     .venv/bin/python bench/cpu_bf16.py --mode=infer          # inference, 20 batches a run
     .venv/bin/python bench/cpu_bf16.py --model=alexnet --rounds=5
     .venv/bin/python bench/cpu_bf16.py --variant='bf16-b64:--precision=bf16 --batch_size=64:'
+    .venv/bin/python bench/cpu_bf16.py --no_bf16 \
+        --variant='fp32-tf:--precision=fp32 --batch_norm_kernel=tensorflow:'
 
 Figures are only meaningful on a quiet machine: the script prints the other
 processes' CPU use during each run (the run's own left out) and says
@@ -49,6 +51,12 @@ def _args(argv=None) -> argparse.Namespace:
         help="LABEL:FLAGS:ENV, e.g. 'big-batch:--precision=bf16 --batch_size=64:' "
         "(flags space-separated; ENV as NAME=VALUE,NAME=VALUE)",
     )
+    p.add_argument(
+        "--no_bf16",
+        action="store_true",
+        help="leave the bf16 contender out: fp32 against fp32 variants only (on a CPU "
+        "without native bf16, where bf16 runs are too slow to be worth timing)",
+    )
     p.add_argument("--output", default=None, help="write every run's figures here (JSON)")
     return p.parse_args(argv)
 
@@ -61,6 +69,8 @@ def contenders(args) -> dict[str, tuple[list[str], dict]]:
         flags, _, env = rest.partition(":")
         pairs = [x.split("=", 1) for x in env.split(",") if "=" in x]
         out[label] = (flags.split(), dict(pairs))
+    if args.no_bf16:
+        del out["bf16"]
     return out
 
 

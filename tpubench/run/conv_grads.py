@@ -81,7 +81,7 @@ def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | No
         # (auto only: an explicit request that fails says so in its one error line)
         first = requested == "auto" and not cpu_ops.library_path().exists()
         if first and placement.is_chief:
-            session.say("building tpubench's CPU batch-norm kernel (once per machine, about 10 s)")
+            session.say("building tpubench's CPU batch-norm kernel (once per machine, 10-30 s)")
         ok, failure = cpu_ops.available()
         if ok:
             return True, None
