@@ -54,7 +54,7 @@ def build_model(params):
     x = pool(conv(x, 256, 3))  # 6: 6 x 6 x 256 = 9,216 features at 224x224
     x = keras.layers.Flatten()(x)
     for _ in range(2):
-        x = keras.layers.Dropout(params["dropout"])(x)
+        x = layers.Dropout(params["dropout"])(x)
         x = keras.layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="alexnet")

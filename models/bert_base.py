@@ -35,7 +35,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import text, text_pipeline
-from tpubench.model import model_api, registry
+from tpubench.model import layers, model_api, registry
 
 
 def _init(params):
@@ -53,7 +53,7 @@ class Embeddings(keras.layers.Layer):
     def __init__(self, params, **kwargs):
         super().__init__(**kwargs)
         self.p = {k: params[k] for k in ("vocab_size", "hidden_size", "max_positions", "seed")}
-        self.dropout = keras.layers.Dropout(params["dropout"], seed=params["seed"])
+        self.dropout = layers.Dropout(params["dropout"], seed=params["seed"])
         self.norm = _layer_norm()
 
     def build(self, input_shape):
@@ -91,7 +91,7 @@ class SelfAttention(keras.layers.Layer):
         self.q, self.k, self.v, self.out = (
             keras.layers.Dense(self.size, kernel_initializer=init) for _ in range(4)
         )
-        self.dropout = keras.layers.Dropout(params["dropout"], seed=params["seed"])
+        self.dropout = layers.Dropout(params["dropout"], seed=params["seed"])
 
     def call(self, x, training=False):
         batch, length = tf.shape(x)[0], tf.shape(x)[1]
@@ -113,11 +113,11 @@ class SelfAttention(keras.layers.Layer):
 def _encoder_layer(x, params):
     size, init = params["hidden_size"], _init(params)
     attention = SelfAttention(params)(x)
-    attention = keras.layers.Dropout(params["dropout"], seed=params["seed"])(attention)
+    attention = layers.Dropout(params["dropout"], seed=params["seed"])(attention)
     x = _layer_norm()(x + attention)
     hidden = keras.layers.Dense(params["intermediate_size"], "gelu", kernel_initializer=init)(x)
     out = keras.layers.Dense(size, kernel_initializer=init)(hidden)
-    out = keras.layers.Dropout(params["dropout"], seed=params["seed"])(out)
+    out = layers.Dropout(params["dropout"], seed=params["seed"])(out)
     return _layer_norm()(x + out)
 
 

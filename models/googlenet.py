@@ -109,7 +109,7 @@ def build_model(params):
         for module in modules[:count]:
             x = inception(x, *module)
     x = keras.layers.GlobalAveragePooling2D()(x)  # the paper's 7x7 average pool at 224
-    x = keras.layers.Dropout(params["dropout"])(x)
+    x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="googlenet")
 

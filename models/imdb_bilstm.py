@@ -19,7 +19,7 @@ Python's documentation).  docs/models.md has the figures measured here.
 import keras
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, optim, registry
+from tpubench.model import layers, model_api, optim, registry
 from tpubench_models import _text
 
 
@@ -31,7 +31,7 @@ def build_model(params):
         x = keras.layers.Bidirectional(
             keras.layers.LSTM(params["lstm_units"], return_sequences=not last)
         )(x)
-    x = keras.layers.Dropout(params["dropout"], seed=params["seed"])(x)
+    x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
     outputs = keras.layers.Dense(_text.head_units(params))(x)
     return keras.Model(inputs, outputs, name="imdb_bilstm")
 

@@ -123,7 +123,7 @@ def build_model(params):
     for _ in range(n8):
         x = module_8(x)
     x = keras.layers.GlobalAveragePooling2D()(x)
-    x = keras.layers.Dropout(params["dropout"])(x)
+    x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="inception_v3")
 

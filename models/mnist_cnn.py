@@ -34,10 +34,10 @@ def build_model(params):
     x = keras.layers.Conv2D(width, 3, activation="relu")(x)
     x = keras.layers.Conv2D(2 * width, 3, activation="relu")(x)
     x = keras.layers.MaxPooling2D(2)(x)
-    x = keras.layers.Dropout(params["conv_dropout"])(x)
+    x = layers.Dropout(params["conv_dropout"])(x)
     x = keras.layers.Flatten()(x)
     x = keras.layers.Dense(params["dense_units"], activation="relu")(x)
-    x = keras.layers.Dropout(params["dense_dropout"])(x)
+    x = layers.Dropout(params["dense_dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_cnn")
 

@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import pipeline
-from tpubench.model import model_api, optim, registry
+from tpubench.model import layers, model_api, optim, registry
 
 
 def build_model(params):
@@ -26,7 +26,7 @@ def build_model(params):
     x = keras.layers.Flatten()(inputs)
     for _ in range(params["num_hidden_layers"]):
         x = keras.layers.Dense(params["hidden_units"], activation="relu")(x)
-        x = keras.layers.Dropout(params["dropout"], seed=params["seed"])(x)
+        x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
     outputs = keras.layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_mlp")
 

@@ -31,7 +31,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, registry
+from tpubench.model import layers, model_api, registry
 
 
 def build_model(params):
@@ -40,7 +40,7 @@ def build_model(params):
     inputs = keras.Input(shape=(params["num_steps"],), dtype="int32")
     x = keras.layers.Embedding(params["vocab_size"], size, embeddings_initializer=init)(inputs)
     for _ in range(params["num_layers"]):
-        x = keras.layers.Dropout(params["dropout"], seed=params["seed"])(x)
+        x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
         x = keras.layers.LSTM(
             size,
             return_sequences=True,
@@ -48,7 +48,7 @@ def build_model(params):
             recurrent_initializer=init,
             bias_initializer=init,
         )(x)
-    x = keras.layers.Dropout(params["dropout"], seed=params["seed"])(x)
+    x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
     outputs = keras.layers.Dense(params["vocab_size"], kernel_initializer=init)(x)
     return keras.Model(inputs, outputs, name="ptb_lstm")
 

@@ -44,7 +44,7 @@ def build_model(params):
     x = keras.layers.Flatten()(x)
     for _ in range(2):
         x = keras.layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
-        x = keras.layers.Dropout(params["dropout"])(x)
+        x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="vgg16")
 

@@ -149,12 +149,13 @@ def test_without_a_compiler_auto_falls_back_and_an_explicit_request_is_one_line(
         text=True,
         env={**os.environ, **env},
     )
-    assert "(False, \"building batch_norm_cpu.cc with '/bin/false' failed" in probe.stdout
+    failed = "(False, \"building batch_norm_cpu.cc, optim_cpu.cc with '/bin/false' failed"
+    assert failed in probe.stdout
     common = ["train", "--model=resnet50", "--tiny", "--use_synthetic_data", "--train_steps=2"]
     proc, rec = run_cli(*common, results_dir=tmp_path / "auto", env=env)
     assert proc.returncode == 0, proc.stderr
     assert rec["model"]["batch_norm_kernel"] == "tensorflow"
-    assert "note: building tpubench's CPU batch-norm kernel (once per machine" in proc.stderr
+    assert "note: building tpubench's CPU kernels (once per machine" in proc.stderr
     assert "note: batch norm: TensorFlow's kernels (building batch_norm_cpu.cc" in proc.stderr
     assert rec["model"]["batch_norm_note"].startswith("batch norm: TensorFlow's kernels")
     proc, _ = run_cli(*common, "--batch_norm_kernel=tpubench", results_dir=tmp_path / "x", env=env)
@@ -162,6 +163,7 @@ def test_without_a_compiler_auto_falls_back_and_an_explicit_request_is_one_line(
     assert "--batch_norm_kernel=tpubench: building batch_norm_cpu.cc" in line
     assert "accepted here: auto, tensorflow" in line
     assert not list((tmp_path / "cache").glob("kernels/*.so"))
+    assert not list((tmp_path / "cache").glob("kernels/*.o"))
     assert (tmp_path / "cache" / "kernels").is_dir()  # no half-built library left behind
 
 

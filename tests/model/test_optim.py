@@ -3,6 +3,8 @@
 The expected values come from Keras's own SGD, Adadelta, Adam, RMSprop and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
 logical CPU devices (a fresh process, since logical devices are fixed once).
+Adadelta built under `optim.own_kernel(True)` runs tpubench's CPU kernel
+instead of TensorFlow's and must agree just as well.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ _SCRIPT = textwrap.dedent(
         for _ in range(4):
             step()
         ops = {op.type for op in step.get_concrete_function().graph.get_operations()}
-        fused = sorted(t for t in ops if t.startswith("ResourceApply"))
+        fused = sorted(t for t in ops if t.startswith(("ResourceApply", "TpubenchApply")))
         return np.concatenate([np.ravel(w.numpy()), b.numpy()]), fused
 
     if replicas > 1:
@@ -59,6 +61,8 @@ _SCRIPT = textwrap.dedent(
         "nesterov": ("SGD", "MomentumSGD",
                      dict(learning_rate=0.05, momentum=0.9, nesterov=True)),
         "adadelta": ("Adadelta", "Adadelta", dict(learning_rate=1.0, rho=0.95, epsilon=0.01)),
+        "adadelta_own": ("Adadelta", "Adadelta+own",
+                         dict(learning_rate=1.0, rho=0.95, epsilon=0.01)),
         "adam": ("Adam", "Adam", dict(learning_rate=0.05)),
         "rmsprop": ("RMSprop", "RMSprop", dict(learning_rate=0.05)),
         "rmsprop_momentum": ("RMSprop", "RMSprop",
@@ -69,7 +73,13 @@ _SCRIPT = textwrap.dedent(
     }
     for name, (theirs, ours, kw) in cases.items():
         want, _ = train(lambda: getattr(keras.optimizers, theirs)(**kw), strategy)
-        got, fused = train(lambda: getattr(optim, ours)(**kw), strategy)
+        name_, _, own = ours.partition("+")
+
+        def make_ours():
+            with optim.own_kernel(bool(own)):
+                return getattr(optim, name_)(**kw)
+
+        got, fused = train(make_ours, strategy)
         moved = float(np.abs(want - np.concatenate(
             [np.linspace(-1, 1, 12), np.ones(4)])).max())
         print(f"opt={name} maxdiff={np.abs(want - got).max():.3e} moved={moved:.3f} "
@@ -90,12 +100,13 @@ def test_fused_optimizers_and_l2_match_keras(replicas):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("opt=", "l2"))]
     assert [ln.split()[0] for ln in lines] == [
-        "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adam", "opt=rmsprop",
+        "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adadelta_own", "opt=adam", "opt=rmsprop",
         "opt=rmsprop_momentum", "opt=rmsprop_centered", "opt=rmsprop_centered_plain", "l2",
     ], proc.stdout  # fmt: skip
     kernels = {
         "sgd": "ResourceApplyKerasMomentum", "nesterov": "ResourceApplyKerasMomentum",
-        "adadelta": "ResourceApplyAdadelta", "adam": "ResourceApplyAdam",
+        "adadelta": "ResourceApplyAdadelta", "adadelta_own": "TpubenchApplyAdadelta",
+        "adam": "ResourceApplyAdam",
         "rmsprop": "ResourceApplyRMSProp", "rmsprop_momentum": "ResourceApplyRMSProp",
         "rmsprop_centered": "ResourceApplyCenteredRMSProp",
         "rmsprop_centered_plain": "ResourceApplyCenteredRMSProp",

@@ -1,13 +1,16 @@
 """tpubench's own CPU kernels: built from source on first use, loaded into TensorFlow.
 
-All in batch_norm_cpu.cc beside this file: `TpubenchBatchNormTrain` and
-its gradient, a training batch norm for channels-last tensors that also
-applies the residual addition and the ReLU after it, in two passes over
-the activations each way; and `TpubenchAdd`, the sum of a residual
-block's two branch gradients (`fork`).  TensorFlow 2.21
-has no such kernel on a CPU (its fused batch norm with a side input and
-activation is for GPUs only), and its own element-wise kernels are scalar
-code for bfloat16 (docs/cpu.md).
+From two sources beside this file, into one library.  batch_norm_cpu.cc:
+`TpubenchBatchNormTrain` and its gradient, a training batch norm for
+channels-last tensors that also applies the residual addition and the
+ReLU after it, in two passes over the activations each way; and
+`TpubenchAdd`, the sum of a residual block's two branch gradients
+(`fork`).  TensorFlow 2.21 has no such kernel on a CPU (its fused batch
+norm with a side input and activation is for GPUs only), and its own
+element-wise kernels are scalar code for bfloat16 (docs/cpu.md).
+optim_cpu.cc: `TpubenchApplyAdadelta`, Adadelta's update in one pass over
+the variable's arrays, where TensorFlow's kernel makes three
+(`apply_adadelta`).
 
 The library is compiled once per source, TensorFlow build and CPU with the
 C++ compiler the machine has (`$CXX`, else `c++`), into the per-user
@@ -31,7 +34,10 @@ import tensorflow as tf
 
 from tpubench.storage import cache
 
-SOURCE = pathlib.Path(__file__).with_name("batch_norm_cpu.cc")
+SOURCES = tuple(
+    pathlib.Path(__file__).with_name(name) for name in ("batch_norm_cpu.cc", "optim_cpu.cc")
+)
+NAMES = ", ".join(s.name for s in SOURCES)
 
 
 class KernelUnavailable(RuntimeError):
@@ -60,28 +66,56 @@ def _cpu_flags() -> str:
 TARGETS = (("-march=native", "-mno-avx512fp16"), ("-march=native",), ())
 
 
-def _command(cxx: str, out: pathlib.Path, target=TARGETS[0]) -> list[str]:
+def _compile_command(cxx: str, source: pathlib.Path, out: pathlib.Path, target) -> list[str]:
     return [
         *shlex.split(cxx),
-        "-shared",
+        "-c",
         "-fPIC",
         "-O3",
         # The backward pass recomputes the forward's a x + b bit for bit.
         "-ffp-contract=off",
+        # sqrt without errno: the compiler may then vectorise it.
+        "-fno-math-errno",
         *target,
         *tf.sysconfig.get_compile_flags(),
-        str(SOURCE),
+        str(source),
         "-o",
         str(out),
-        *tf.sysconfig.get_link_flags(),
     ]
 
 
+def _compile(cxx: str, out: pathlib.Path, target) -> subprocess.CompletedProcess:
+    """Compiles every source at once (one compiler each), then links them into OUT."""
+    objects = [out.with_name(f"{out.stem}.{s.stem}.o") for s in SOURCES]
+    try:
+        procs = [
+            subprocess.Popen(
+                _compile_command(cxx, s, o, target),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for s, o in zip(SOURCES, objects, strict=True)
+        ]
+        outputs = [proc.communicate() for proc in procs]  # every compiler waited for
+        for proc, (stdout, stderr) in zip(procs, outputs, strict=True):
+            if proc.returncode:
+                return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+        link = [*shlex.split(cxx), "-shared", *map(str, objects), "-o", str(out)]
+        link += tf.sysconfig.get_link_flags()
+        return subprocess.run(link, capture_output=True, text=True)
+    finally:
+        for o in objects:
+            if o.exists():
+                o.unlink()
+
+
 def library_path() -> pathlib.Path:
-    """The built library's path for this source, TensorFlow, compiler and CPU."""
+    """The built library's path for these sources, TensorFlow, compiler and CPU."""
     cxx = os.environ.get("CXX", "c++")
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), tf.__version__.encode(), cxx.encode(), _cpu_flags().encode()):
+    sources = [s.read_bytes() for s in SOURCES]
+    for part in (*sources, tf.__version__.encode(), cxx.encode(), _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")
     return cache_dir() / f"tpubench_ops_{key.hexdigest()[:16]}.so"
@@ -97,8 +131,7 @@ def _build(out: pathlib.Path) -> None:
         cxx = os.environ.get("CXX", "c++")
         for target in TARGETS:
             try:
-                cmd = _command(cxx, pathlib.Path(tmp), target)
-                done = subprocess.run(cmd, capture_output=True, text=True)
+                done = _compile(cxx, pathlib.Path(tmp), target)
             except OSError as e:
                 raise KernelUnavailable(f"cannot run the C++ compiler {cxx!r}: {e.strerror}") from e
             if done.returncode == 0:
@@ -107,7 +140,7 @@ def _build(out: pathlib.Path) -> None:
         lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
         errors = [ln for ln in lines if "error:" in ln] or lines
         why = errors[0] if errors else f"exit status {done.returncode}"
-        raise KernelUnavailable(f"building {SOURCE.name} with {cxx!r} failed: {why}")
+        raise KernelUnavailable(f"building {NAMES} with {cxx!r} failed: {why}")
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -193,3 +226,20 @@ def fork(x):
         return (tf.identity(x), tf.identity(x)), grad
 
     return fork2(x)
+
+
+def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
+    """Adadelta's update of fp32 resource variables VAR, ACCUM, ACCUM_UPDATE, in one pass.
+
+    TensorFlow's `ResourceApplyAdadelta` arithmetic (tpubench/model/optim.py)
+    with each element read and written once: on a CPU, about 1.6x as fast.
+    """
+    return load().tpubench_apply_adadelta(
+        var=var.handle,
+        accum=accum.handle,
+        accum_update=accum_update.handle,
+        grad=grad,
+        lr=lr,
+        rho=rho,
+        epsilon=epsilon,
+    )

@@ -160,6 +160,55 @@ class Conv2D(keras.layers.Conv2D):
         return self.activation(y) if self.activation is not None else y
 
 
+def dropout(x, rate: float, seed):
+    """X with each element zeroed with probability RATE and the rest scaled by 1 / (1 - RATE).
+
+    The mask is drawn as 8 random bits an element when RATE is a multiple
+    of 1/256 (0.25, 0.5) and as 16 bits otherwise (RATE then holds to within
+    2**-17), four or two elements to each 32-bit number, where TensorFlow's
+    `stateless_dropout` draws a whole 32-bit float for each: on a CPU the
+    mask then costs about half as much (docs/cpu.md).  SEED: a stateless
+    seed, shape [2].  Differentiable in X (the gradient is the same mask).
+    """
+    bits = 8 if float(rate * 256).is_integer() else 16
+    levels = 1 << bits
+    threshold = round(rate * levels)
+    if threshold == 0:
+        return x
+    if threshold == levels:
+        return tf.zeros_like(x)
+    per_word = 32 // bits
+    n = x.shape.num_elements()
+    if n is None:
+        n = tf.size(x)
+    words = tf.random.stateless_uniform(
+        [(n + per_word - 1) // per_word], seed, minval=None, maxval=None, dtype=tf.uint32
+    )
+    small = tf.reshape(tf.bitcast(words, tf.uint8 if bits == 8 else tf.uint16), [-1])
+    if not isinstance(n, int) or n % per_word:
+        small = small[:n]
+    scale = tf.constant(levels / (levels - threshold), x.dtype)
+    keep = tf.cast(small >= threshold, x.dtype) * scale
+    return x * tf.reshape(keep, tf.shape(x))
+
+
+class Dropout(keras.layers.Dropout):
+    """Keras' Dropout, its mask drawn from fewer random bits (`dropout`).
+
+    The same layer otherwise: rate, seed generator (its state is the
+    layer's one variable, so checkpoints are unchanged) and `noise_shape`,
+    which takes Keras' own path.
+    """
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0 or self.noise_shape is not None:
+            return super().call(inputs, training=training)
+        seed = self.seed_generator.next()
+        # Stateless random ops under XLA take int32 seeds; the state is int64.
+        seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        return dropout(inputs, self.rate, seed)
+
+
 def fold_batch_norms(model, strategy=None) -> int:
     """Folds each batch norm that normalises a `Conv2D` output into that convolution (inference).
 

@@ -11,8 +11,29 @@ No devices, strategies or flags here: models call these like any layer.
 
 from __future__ import annotations
 
+import contextlib
+
 import keras
 import tensorflow as tf
+
+from tpubench.model import cpu_ops
+
+_KERNEL = {"own": False}
+
+
+@contextlib.contextmanager
+def own_kernel(use: bool):
+    """Builds optimizers whose fp32 Adadelta update runs through tpubench's CPU kernel (or not).
+
+    The run chooses, with the batch-norm kernel (run/conv_grads.py);
+    optimizers keep what they were built with.
+    """
+    before = _KERNEL["own"]
+    _KERNEL["own"] = bool(use)
+    try:
+        yield
+    finally:
+        _KERNEL["own"] = before
 
 
 def _tf_variable(v):
@@ -60,8 +81,15 @@ class Adadelta(keras.optimizers.Adadelta):
     `ResourceApplyAdadelta` computes Keras's eight ops in one: accum = rho *
     accum + (1 - rho) * grad^2, update = sqrt(accum_update + eps) / sqrt(accum
     + eps) * grad, accum_update = rho * accum_update + (1 - rho) * update^2,
-    var -= lr * update.  Same variables, so the same checkpoints.
+    var -= lr * update.  Same variables, so the same checkpoints.  Built under
+    `own_kernel(True)`, fp32 variables take tpubench's CPU kernel instead,
+    the same arithmetic in one pass over the arrays where TensorFlow's
+    kernel makes three (`cpu_ops.apply_adadelta`).
     """
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.own_kernel = _KERNEL["own"]
 
     def update_step(self, gradient, variable, learning_rate):
         if not _fused(gradient):
@@ -69,10 +97,22 @@ class Adadelta(keras.optimizers.Adadelta):
         i = self._get_variable_index(variable)
         var = _tf_variable(variable)
         dtype = var.dtype
+        accum = _tf_variable(self._accumulated_grads[i])
+        accum_update = _tf_variable(self._accumulated_delta_vars[i])
+        if self.own_kernel and dtype == tf.float32:
+            return cpu_ops.apply_adadelta(
+                var,
+                accum,
+                accum_update,
+                grad=tf.cast(gradient, dtype),
+                lr=tf.cast(learning_rate, dtype),
+                rho=tf.cast(self.rho, dtype),
+                epsilon=tf.cast(self.epsilon, dtype),
+            )
         return tf.raw_ops.ResourceApplyAdadelta(
             var=var.handle,
-            accum=_tf_variable(self._accumulated_grads[i]).handle,
-            accum_update=_tf_variable(self._accumulated_delta_vars[i]).handle,
+            accum=accum.handle,
+            accum_update=accum_update.handle,
             lr=tf.cast(learning_rate, dtype),
             rho=tf.cast(self.rho, dtype),
             epsilon=tf.cast(self.epsilon, dtype),

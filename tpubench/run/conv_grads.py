@@ -63,6 +63,8 @@ def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | No
     choice, for the record and the console) saying why it did not build.
     With batch norm, residual addition and ReLU in one pass each way,
     ResNet-50 trains faster in both precisions, more in bf16 (docs/cpu.md).
+    The same choice runs fp32 Adadelta updates through tpubench's kernel
+    (model/optim.py), which has the same limits.
     tpubench: the same places, and an error naming what stands in the way.
     """
     if requested == "tensorflow":
@@ -81,7 +83,7 @@ def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | No
         # (auto only: an explicit request that fails says so in its one error line)
         first = requested == "auto" and not cpu_ops.library_path().exists()
         if first and placement.is_chief:
-            session.say("building tpubench's CPU batch-norm kernel (once per machine, 10-30 s)")
+            session.say("building tpubench's CPU kernels (once per machine, 10-30 s)")
         ok, failure = cpu_ops.available()
         if ok:
             return True, None

@@ -36,8 +36,8 @@ class Runner:
       train: build the optimizer too; False for inference (no optimizer slots).
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
-      pointwise_matmul, own_batch_norm: 1x1 weight gradients as one matrix
-        product; batch norms through tpubench's CPU kernel (run/conv_grads.py).
+      pointwise_matmul, own_batch_norm: 1x1 weight gradients as one matrix product;
+        batch norms, fp32 Adadelta through tpubench's CPU kernels (run/conv_grads.py).
       optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
         replaces it at the model's learning rate (model/optimizer_choice.py).
     """
@@ -70,8 +70,9 @@ class Runner:
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:
-                own = spec.build_optimizer(self.params)
-                optimizer = optimizer_choice.choose(optimizer, own)
+                with optim.own_kernel(own_batch_norm):
+                    own = spec.build_optimizer(self.params)
+                    optimizer = optimizer_choice.choose(optimizer, own)
                 if self.precision.loss_scaling:
                     optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer
