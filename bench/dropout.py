@@ -92,6 +92,9 @@ def report(args, ms: dict[str, list[float]]) -> str:
     lines = [f"{what}, forward and backward, {args.rounds} rounds:"]
     for name, ts in ms.items():
         lines.append(f"  {name:>10}: {statistics.median(ts):.3f} ms ({min(ts):.3f}-{max(ts):.3f})")
+    if min(map(statistics.median, ms.values())) <= 0:
+        lines.append("  no ratio: a dropout this small is within the empty step's noise")
+        return "\n".join(lines)
     ratios = [a / b for a, b in zip(ms["tensorflow"], ms["tpubench"], strict=True) if b > 0]
     if ratios:
         lines.append(

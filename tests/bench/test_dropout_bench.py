@@ -55,6 +55,13 @@ def test_a_ratio_from_known_times():
     assert "tensorflow/tpubench: 2.50x (2.00-3.00)" in out
 
 
+def test_no_ratio_when_a_median_is_within_the_empty_steps_noise():
+    args = dropout.parse_args(["--shape=2,3", "--rounds=2"])
+    out = dropout.report(args, {"tensorflow": [0.05, 0.04], "tpubench": [-0.01, 0.0]})
+    assert out.endswith("no ratio: a dropout this small is within the empty step's noise")
+    assert "x (" not in out
+
+
 def test_a_rate_outside_zero_to_one_is_refused(capsys):
     with pytest.raises(SystemExit) as e:
         dropout.parse_args(["--rate=1.5"])
