@@ -76,8 +76,7 @@ class Runner:
                 if self.precision.loss_scaling:
                     optimizer = optim.LossScaleOptimizer(optimizer)
                 self.optimizer = optimizer
-                # Keras 3 optimizers must be built inside the scope before a
-                # custom loop uses them under a strategy (TF 2.20-2.21).
+                # Keras 3: built in the scope before a custom loop runs it (TF 2.20-2.21).
                 self.optimizer.build(self.model.trainable_variables)
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
