@@ -48,7 +48,7 @@ def define():
         "(tpubench's own CPU kernel, one pass each way, built with this machine's C++ compiler "
         "on first use), tensorflow (TensorFlow's fused batch norm, AddV2 and Relu), or auto: "
         "tpubench on a CPU without --xla or parameter servers where it builds, else tensorflow "
-        "(docs/cpu.md).",
+        "(docs/cpu.md). The same choice runs fp32 Adadelta updates through tpubench's kernel.",
     )
     f.DEFINE_integer(
         "per_replica_batch_size",

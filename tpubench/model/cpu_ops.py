@@ -232,7 +232,7 @@ def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
     """Adadelta's update of fp32 resource variables VAR, ACCUM, ACCUM_UPDATE, in one pass.
 
     TensorFlow's `ResourceApplyAdadelta` arithmetic (tpubench/model/optim.py)
-    with each element read and written once: on a CPU, about 1.6x as fast.
+    with each element read and written once: on a CPU, about 1.4x as fast.
     """
     return load().tpubench_apply_adadelta(
         var=var.handle,

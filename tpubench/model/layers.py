@@ -167,7 +167,7 @@ def dropout(x, rate: float, seed):
     of 1/256 (0.25, 0.5) and as 16 bits otherwise (RATE then holds to within
     2**-17), four or two elements to each 32-bit number, where TensorFlow's
     `stateless_dropout` draws a whole 32-bit float for each: on a CPU the
-    mask then costs about half as much (docs/cpu.md).  SEED: a stateless
+    dropout then takes about a third of the time (docs/cpu.md).  SEED: a stateless
     seed, shape [2].  Differentiable in X (the gradient is the same mask).
     """
     bits = 8 if float(rate * 256).is_integer() else 16

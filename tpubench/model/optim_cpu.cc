@@ -9,7 +9,7 @@
 //   accum_update = rho accum_update + (1 - rho) update^2
 //   var         -= lr update
 //
-// On a 2-vCPU AMD EPYC it took 0.6 ms for 1.18 million parameters where
+// On a 2-vCPU AMD EPYC it took 0.7 ms for 1.18 million parameters where
 // TensorFlow's kernel took 1.0 (docs/cpu.md).  Built with the batch-norm
 // kernel into one library by tpubench/model/cpu_ops.py.
 
