@@ -9,7 +9,8 @@ synthetic batch, each its own compiled step (no XLA):
 * tpubench  what a CPU run builds by default: the zoo's `layers.Dropout`
             (8 or 16 random bits an element), 1x1 weight gradients as
             matrix products and, where the kernels build here, tpubench's
-            batch norm and its one-pass fp32 Adadelta (docs/cpu.md).
+            batch norm and its one-pass fp32 Adadelta and RMSprop
+            (docs/cpu.md).
 
 Rounds alternate the two (each round STEPS steps of each, the order turning
 every round), in one process, so the machine's drift between processes

@@ -3,8 +3,9 @@
 The expected values come from Keras's own SGD, Adadelta, Adam, RMSprop and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
 logical CPU devices (a fresh process, since logical devices are fixed once).
-Adadelta built under `optim.own_kernel(True)` runs tpubench's CPU kernel
-instead of TensorFlow's and must agree just as well.
+Adadelta, and RMSprop without momentum, built under `optim.own_kernel(True)`
+run tpubench's CPU kernels instead of TensorFlow's and must agree just as
+well (RMSprop with momentum keeps TensorFlow's).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ _SCRIPT = textwrap.dedent(
                          dict(learning_rate=1.0, rho=0.95, epsilon=0.01)),
         "adam": ("Adam", "Adam", dict(learning_rate=0.05)),
         "rmsprop": ("RMSprop", "RMSprop", dict(learning_rate=0.05)),
+        "rmsprop_own": ("RMSprop", "RMSprop+own", dict(learning_rate=0.05)),
+        "rmsprop_momentum_own": ("RMSprop", "RMSprop+own",
+                                 dict(learning_rate=0.05, momentum=0.9, epsilon=1.0)),
         "rmsprop_momentum": ("RMSprop", "RMSprop",
                              dict(learning_rate=0.05, momentum=0.9, epsilon=1.0)),
         "rmsprop_centered": ("RMSprop", "RMSprop",
@@ -101,13 +105,15 @@ def test_fused_optimizers_and_l2_match_keras(replicas):
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("opt=", "l2"))]
     assert [ln.split()[0] for ln in lines] == [
         "opt=sgd", "opt=nesterov", "opt=adadelta", "opt=adadelta_own", "opt=adam", "opt=rmsprop",
-        "opt=rmsprop_momentum", "opt=rmsprop_centered", "opt=rmsprop_centered_plain", "l2",
+        "opt=rmsprop_own", "opt=rmsprop_momentum_own", "opt=rmsprop_momentum",
+        "opt=rmsprop_centered", "opt=rmsprop_centered_plain", "l2",
     ], proc.stdout  # fmt: skip
     kernels = {
         "sgd": "ResourceApplyKerasMomentum", "nesterov": "ResourceApplyKerasMomentum",
         "adadelta": "ResourceApplyAdadelta", "adadelta_own": "TpubenchApplyAdadelta",
         "adam": "ResourceApplyAdam",
         "rmsprop": "ResourceApplyRMSProp", "rmsprop_momentum": "ResourceApplyRMSProp",
+        "rmsprop_own": "TpubenchApplyRmsprop", "rmsprop_momentum_own": "ResourceApplyRMSProp",
         "rmsprop_centered": "ResourceApplyCenteredRMSProp",
         "rmsprop_centered_plain": "ResourceApplyCenteredRMSProp",
     }  # fmt: skip

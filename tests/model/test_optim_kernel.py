@@ -1,9 +1,10 @@
-"""tpubench's Adadelta kernel (model/optim_cpu.cc): TensorFlow's update, in one pass.
+"""tpubench's optimizer kernels (model/optim_cpu.cc): TensorFlow's updates, in one pass.
 
-Over many blocks with a ragged tail it gives what `ResourceApplyAdadelta`
-gives; a value read before the update keeps the old weights (the kernel
-copies a buffer a read still holds, as TensorFlow's own ops do); and
-mismatched shapes are an error naming both, not a crash.
+Over many blocks with a ragged tail Adadelta's gives what
+`ResourceApplyAdadelta` gives and RMSprop's what Keras' arithmetic gives;
+a value read before the update keeps the old weights (the kernel copies a
+buffer a read still holds, as TensorFlow's own ops do); and mismatched
+shapes are an error naming both, not a crash.
 """
 
 from __future__ import annotations
@@ -61,3 +62,17 @@ def test_mismatched_shapes_are_an_error_naming_both():
     named = r"one shape: grad \[5\], variable \[6\]"
     with pytest.raises(tf.errors.InvalidArgumentError, match=named):
         cpu_ops.apply_adadelta(var, accum, accum_update, tf.ones([5]), 1.0, 0.9, 1e-6)
+
+
+def test_rmsprop_gives_keras_arithmetic_over_many_blocks():
+    n = 2 * 4096 + 3
+    var, ms, _ = _variables(n, 4)
+    ms.assign(tf.abs(ms))
+    want_var, want_ms = var.numpy().astype("float64"), ms.numpy().astype("float64")
+    for step in range(3):
+        grad = np.random.default_rng(20 + step).standard_normal(n).astype("float32")
+        cpu_ops.apply_rmsprop(var, ms, tf.constant(grad), lr=0.01, rho=0.9, epsilon=1e-7)
+        want_ms = 0.9 * want_ms + 0.1 * grad.astype("float64") ** 2
+        want_var -= 0.01 * grad / np.sqrt(want_ms + 1e-7)
+    np.testing.assert_allclose(ms.numpy(), want_ms, rtol=1e-5)
+    np.testing.assert_allclose(var.numpy(), want_var, rtol=1e-5, atol=1e-6)

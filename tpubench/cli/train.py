@@ -48,7 +48,8 @@ def define():
         "(tpubench's own CPU kernel, one pass each way, built with this machine's C++ compiler "
         "on first use), tensorflow (TensorFlow's fused batch norm, AddV2 and Relu), or auto: "
         "tpubench on a CPU without --xla or parameter servers where it builds, else tensorflow "
-        "(docs/cpu.md). The same choice runs fp32 Adadelta updates through tpubench's kernel.",
+        "(docs/cpu.md). The same choice runs fp32 Adadelta and RMSprop (without momentum) "
+        "updates through tpubench's kernels.",
     )
     f.DEFINE_integer(
         "per_replica_batch_size",

@@ -8,9 +8,10 @@ ReLU after it, in two passes over the activations each way; and
 (`fork`).  TensorFlow 2.21 has no such kernel on a CPU (its fused batch
 norm with a side input and activation is for GPUs only), and its own
 element-wise kernels are scalar code for bfloat16 (docs/cpu.md).
-optim_cpu.cc: `TpubenchApplyAdadelta`, Adadelta's update in one pass over
-the variable's arrays, where TensorFlow's kernel makes three
-(`apply_adadelta`).
+optim_cpu.cc: `TpubenchApplyAdadelta` and `TpubenchApplyRmsprop`, Adadelta's
+update and RMSprop's without momentum, each in one pass over the
+variable's arrays, where TensorFlow's kernels make several
+(`apply_adadelta`, `apply_rmsprop`).
 
 The library is compiled once per source, TensorFlow build and CPU with the
 C++ compiler the machine has (`$CXX`, else `c++`), into the per-user
@@ -242,4 +243,16 @@ def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
         lr=lr,
         rho=rho,
         epsilon=epsilon,
+    )
+
+
+def apply_rmsprop(var, ms, grad, lr, rho, epsilon):
+    """RMSprop's update without momentum of fp32 resource variables VAR and MS, in one pass.
+
+    Keras' arithmetic (ms = rho ms + (1 - rho) grad^2, var -= lr grad /
+    sqrt(ms + eps)); TensorFlow's `ResourceApplyRMSProp` also reads and
+    writes a momentum buffer, which without momentum holds nothing.
+    """
+    return load().tpubench_apply_rmsprop(
+        var=var.handle, ms=ms.handle, grad=grad, lr=lr, rho=rho, epsilon=epsilon
     )

@@ -23,7 +23,7 @@ _KERNEL = {"own": False}
 
 @contextlib.contextmanager
 def own_kernel(use: bool):
-    """Builds optimizers whose fp32 Adadelta update runs through tpubench's CPU kernel (or not).
+    """Builds optimizers whose fp32 Adadelta and RMSprop updates run through tpubench's CPU kernels.
 
     The run chooses, with the batch-norm kernel (run/conv_grads.py);
     optimizers keep what they were built with.
@@ -163,11 +163,23 @@ class RMSprop(keras.optimizers.RMSprop):
     var -= mom: Keras's arithmetic.  The kernel always writes a momentum
     buffer; without momentum Keras keeps none, so each variable gets a
     scratch one here that is written and never read (0 x mom), and is not
-    saved: checkpoints hold what Keras's own RMSprop holds.
+    saved: checkpoints hold what Keras's own RMSprop holds.  Built under
+    `own_kernel(True)`, fp32 variables without momentum or centering take
+    tpubench's CPU kernel instead, which needs no scratch buffer
+    (`cpu_ops.apply_rmsprop`).
     """
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.own_kernel = _KERNEL["own"]
+
+    def _own(self, dtype) -> bool:
+        return self.own_kernel and self.momentum == 0 and not self.centered and dtype == "float32"
 
     def build(self, var_list):
         super().build(var_list)
+        if self.own_kernel and self.momentum == 0 and not self.centered:
+            return
         if self.momentum == 0 and keras.backend.backend() == "tensorflow":
             # Set through __dict__: Keras tracks attributes it is given, and
             # these are no part of the optimizer's state.
@@ -178,11 +190,21 @@ class RMSprop(keras.optimizers.RMSprop):
 
     def update_step(self, gradient, variable, learning_rate):
         scratch = self.__dict__.get("_scratch")
-        if not _fused(gradient) or (self.momentum == 0 and scratch is None):
+        own = _fused(gradient) and self._own(variable.dtype)
+        if not own and (not _fused(gradient) or (self.momentum == 0 and scratch is None)):
             return super().update_step(gradient, variable, learning_rate)
         i = self._get_variable_index(variable)
         var = _tf_variable(variable)
         dtype = var.dtype
+        if own:
+            return cpu_ops.apply_rmsprop(
+                var,
+                _tf_variable(self._velocities[i]),
+                grad=tf.cast(gradient, dtype),
+                lr=tf.cast(learning_rate, dtype),
+                rho=tf.cast(self.rho, dtype),
+                epsilon=tf.cast(self.epsilon, dtype),
+            )
         mom = scratch[i] if self.momentum == 0 else self._momentums[i]
         common = dict(
             var=var.handle,

@@ -1,4 +1,5 @@
-// Adadelta's update of one fp32 variable in one pass over its four arrays.
+// Optimizer updates of one fp32 variable in one pass over its arrays:
+// Adadelta's, and RMSprop's without momentum.
 //
 // TensorFlow's ResourceApplyAdadelta writes the update as three Eigen
 // assignments (accum, var, accum_update), each a pass over the arrays, and
@@ -10,8 +11,18 @@
 //   var         -= lr update
 //
 // On a 2-vCPU AMD EPYC it took 0.7 ms for 1.18 million parameters where
-// TensorFlow's kernel took 1.0 (docs/cpu.md).  Built with the batch-norm
-// kernel into one library by tpubench/model/cpu_ops.py.
+// TensorFlow's kernel took 1.0 (docs/cpu.md).
+//
+// RMSprop without momentum (Keras' arithmetic):
+//
+//   ms   = rho ms + (1 - rho) grad^2
+//   var -= lr grad / sqrt(ms + eps)
+//
+// TensorFlow's ResourceApplyRMSProp always keeps a momentum buffer, so
+// without momentum it reads and writes a third array for nothing.
+//
+// Built with the batch-norm kernel into one library by
+// tpubench/model/cpu_ops.py.
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +60,18 @@ static void AdadeltaBlock(float* __restrict var, float* __restrict accum,
   }
 }
 
+static void RmspropBlock(float* __restrict var, float* __restrict ms,
+                         const float* __restrict grad, int64_t n, float lr, float rho,
+                         float epsilon) {
+  const float keep = 1.0f - rho;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i];
+    const float m = ms[i] * rho + g * g * keep;
+    ms[i] = m;
+    var[i] -= lr * g / std::sqrt(m + epsilon);
+  }
+}
+
 // The variable's buffer, ready to write in place: copied first where a read
 // still holds it (as TensorFlow's own training ops do).
 static Status Writable(OpKernelContext* ctx, Var* v, float** out) {
@@ -67,13 +90,17 @@ static Status Writable(OpKernelContext* ctx, Var* v, float** out) {
   return Status();
 }
 
-class ApplyAdadeltaOp : public OpKernel {
+// The update of K resource variables (inputs 0..K-1; the first is the
+// weights) by one fp32 gradient (input K) and three scalars (K+1..K+3),
+// run over blocks of the flat arrays on the op's intra-op threads.
+template <int K>
+class ApplyOp : public OpKernel {
  public:
-  explicit ApplyAdadeltaOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+  explicit ApplyOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
-    tensorflow::core::RefCountPtr<Var> vars[3];
-    for (int i = 0; i < 3; ++i) {
+    tensorflow::core::RefCountPtr<Var> vars[K];
+    for (int i = 0; i < K; ++i) {
       OP_REQUIRES_OK(ctx, LookupResource(ctx, HandleFromInput(ctx, i), &vars[i]));
     }
     // Each variable's lock, in address order (as TensorFlow takes them), once each.
@@ -89,7 +116,7 @@ class ApplyAdadeltaOp : public OpKernel {
       }
     } unlock{&locks};
 
-    const Tensor& grad = ctx->input(3);
+    const Tensor& grad = ctx->input(K);
     for (auto& v : vars) {
       OP_REQUIRES(ctx, v->tensor()->dtype() == tensorflow::DT_FLOAT,
                   tensorflow::errors::InvalidArgument("the variables must be float32"));
@@ -99,17 +126,15 @@ class ApplyAdadeltaOp : public OpKernel {
                       grad.shape().DebugString(), ", variable ",
                       v->tensor()->shape().DebugString()));
     }
-    for (int i = 4; i < 7; ++i) {
-      OP_REQUIRES(ctx, tensorflow::TensorShapeUtils::IsScalar(ctx->input(i).shape()),
-                  tensorflow::errors::InvalidArgument("lr, rho and epsilon must be scalars"));
+    float scalars[3];
+    for (int i = 0; i < 3; ++i) {
+      const Tensor& t = ctx->input(K + 1 + i);
+      OP_REQUIRES(ctx, tensorflow::TensorShapeUtils::IsScalar(t.shape()),
+                  tensorflow::errors::InvalidArgument("the hyperparameters must be scalars"));
+      scalars[i] = t.scalar<float>()();
     }
-    float *var, *accum, *accum_update;
-    OP_REQUIRES_OK(ctx, Writable(ctx, vars[0].get(), &var));
-    OP_REQUIRES_OK(ctx, Writable(ctx, vars[1].get(), &accum));
-    OP_REQUIRES_OK(ctx, Writable(ctx, vars[2].get(), &accum_update));
-    const float lr = ctx->input(4).scalar<float>()();
-    const float rho = ctx->input(5).scalar<float>()();
-    const float epsilon = ctx->input(6).scalar<float>()();
+    float* arrays[K];
+    for (int i = 0; i < K; ++i) OP_REQUIRES_OK(ctx, Writable(ctx, vars[i].get(), &arrays[i]));
     const float* g = reinterpret_cast<const float*>(grad.tensor_data().data());
     const int64_t n = grad.NumElements();
 
@@ -117,9 +142,14 @@ class ApplyAdadeltaOp : public OpKernel {
     auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     pool->ParallelFor((n + kBlock - 1) / kBlock, kBlock * 32, [&](int64_t b0, int64_t b1) {
       const int64_t first = b0 * kBlock;
-      const int64_t end = std::min(n, b1 * kBlock);
-      AdadeltaBlock(var + first, accum + first, accum_update + first, g + first, end - first, lr,
-                    rho, epsilon);
+      const int64_t count = std::min(n, b1 * kBlock) - first;
+      if (K == 3) {
+        AdadeltaBlock(arrays[0] + first, arrays[1] + first, arrays[K - 1] + first, g + first,
+                      count, scalars[0], scalars[1], scalars[2]);
+      } else {
+        RmspropBlock(arrays[0] + first, arrays[1] + first, g + first, count, scalars[0],
+                     scalars[1], scalars[2]);
+      }
     });
   }
 };
@@ -134,6 +164,16 @@ REGISTER_OP("TpubenchApplyAdadelta")
     .Input("epsilon: float")
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext*) { return Status(); });
 
-REGISTER_KERNEL_BUILDER(Name("TpubenchApplyAdadelta").Device(DEVICE_CPU), ApplyAdadeltaOp);
+REGISTER_OP("TpubenchApplyRmsprop")
+    .Input("var: resource")
+    .Input("ms: resource")
+    .Input("grad: float")
+    .Input("lr: float")
+    .Input("rho: float")
+    .Input("epsilon: float")
+    .SetShapeFn([](tensorflow::shape_inference::InferenceContext*) { return Status(); });
+
+REGISTER_KERNEL_BUILDER(Name("TpubenchApplyAdadelta").Device(DEVICE_CPU), ApplyOp<3>);
+REGISTER_KERNEL_BUILDER(Name("TpubenchApplyRmsprop").Device(DEVICE_CPU), ApplyOp<2>);
 
 }  // namespace tpubench

@@ -63,8 +63,9 @@ def own_batch_norm(requested: str, placement, xla: bool) -> tuple[bool, str | No
     choice, for the record and the console) saying why it did not build.
     With batch norm, residual addition and ReLU in one pass each way,
     ResNet-50 trains faster in both precisions, more in bf16 (docs/cpu.md).
-    The same choice runs fp32 Adadelta updates through tpubench's kernel
-    (model/optim.py), which has the same limits.
+    The same choice runs fp32 Adadelta updates, and RMSprop's without
+    momentum, through tpubench's kernels (model/optim.py), which have the
+    same limits.
     tpubench: the same places, and an error naming what stands in the way.
     """
     if requested == "tensorflow":

@@ -37,7 +37,7 @@ class Runner:
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
       pointwise_matmul, own_batch_norm: 1x1 weight gradients as one matrix product;
-        batch norms, fp32 Adadelta through tpubench's CPU kernels (run/conv_grads.py).
+        batch norms, fp32 optimizer updates via tpubench's CPU kernels (conv_grads.py).
       optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
         replaces it at the model's learning rate (model/optimizer_choice.py).
     """
