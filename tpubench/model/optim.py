@@ -173,12 +173,13 @@ class RMSprop(keras.optimizers.RMSprop):
         super().__init__(*args, **kw)
         self.own_kernel = _KERNEL["own"]
 
-    def _own(self, dtype) -> bool:
-        return self.own_kernel and self.momentum == 0 and not self.centered and dtype == "float32"
+    def _plain_own(self) -> bool:
+        """Whether fp32 updates take tpubench's kernel: built for it, no momentum, not centered."""
+        return self.own_kernel and self.momentum == 0 and not self.centered
 
     def build(self, var_list):
         super().build(var_list)
-        if self.own_kernel and self.momentum == 0 and not self.centered:
+        if self._plain_own():
             return
         if self.momentum == 0 and keras.backend.backend() == "tensorflow":
             # Set through __dict__: Keras tracks attributes it is given, and
@@ -189,14 +190,12 @@ class RMSprop(keras.optimizers.RMSprop):
             ]
 
     def update_step(self, gradient, variable, learning_rate):
-        scratch = self.__dict__.get("_scratch")
-        own = _fused(gradient) and self._own(variable.dtype)
-        if not own and (not _fused(gradient) or (self.momentum == 0 and scratch is None)):
+        if not _fused(gradient):
             return super().update_step(gradient, variable, learning_rate)
         i = self._get_variable_index(variable)
         var = _tf_variable(variable)
         dtype = var.dtype
-        if own:
+        if self._plain_own() and dtype == tf.float32:
             return cpu_ops.apply_rmsprop(
                 var,
                 _tf_variable(self._velocities[i]),
@@ -205,6 +204,9 @@ class RMSprop(keras.optimizers.RMSprop):
                 rho=tf.cast(self.rho, dtype),
                 epsilon=tf.cast(self.epsilon, dtype),
             )
+        scratch = self.__dict__.get("_scratch")
+        if self.momentum == 0 and scratch is None:
+            return super().update_step(gradient, variable, learning_rate)
         mom = scratch[i] if self.momentum == 0 else self._momentums[i]
         common = dict(
             var=var.handle,
