@@ -9,8 +9,8 @@ synthetic batch, each its own compiled step (no XLA):
 * tpubench  what a CPU run builds by default: the zoo's `layers.Dropout`
             (8 or 16 random bits an element), 1x1 weight gradients as
             matrix products and, where the kernels build here, tpubench's
-            batch norm and its one-pass fp32 Adadelta and RMSprop
-            (docs/cpu.md).
+            batch norm, its one-pass bf16 bias and ReLU gradient and its
+            one-pass fp32 Adadelta and RMSprop (docs/cpu.md).
 
 Rounds alternate the two (each round STEPS steps of each, the order turning
 every round), in one process, so the machine's drift between processes
@@ -66,7 +66,7 @@ def make_step(spec, params, images, labels, precision: str, ours: bool):
     import keras
     import tensorflow as tf
 
-    from tpubench.model import cpu_ops, layers, model_api, optim
+    from tpubench.model import cpu_ops, layers, model_api, own_kernels
 
     own = ours and cpu_ops.available()[0]
     keras.utils.set_random_seed(1)
@@ -74,9 +74,9 @@ def make_step(spec, params, images, labels, precision: str, ours: bool):
     saved = layers.Dropout
     layers.Dropout = saved if ours else keras.layers.Dropout  # models look it up as they build
     try:
-        with layers.building("channels_last", pointwise_matmul=ours, own_batch_norm=own):
+        with layers.building("channels_last", pointwise_matmul=ours, own_cpu_kernels=own):
             model = spec.build_model(model_api.RunParams(params))
-        with optim.own_kernel(own):
+        with own_kernels.use(own):
             opt = spec.build_optimizer(model_api.RunParams(params))
     finally:
         layers.Dropout = saved

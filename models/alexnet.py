@@ -32,7 +32,7 @@ def build_model(params):
     reg = _imagenet.l2(params)
 
     def conv(x, filters, kernel, strides=1, padding="same"):
-        return keras.layers.Conv2D(
+        return layers.Conv2D(
             _imagenet.scaled(filters, params),
             kernel,
             strides=strides,
@@ -55,7 +55,7 @@ def build_model(params):
     x = keras.layers.Flatten()(x)
     for _ in range(2):
         x = layers.Dropout(params["dropout"])(x)
-        x = keras.layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
+        x = layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="alexnet")
 

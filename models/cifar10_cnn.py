@@ -25,12 +25,12 @@ def build_model(params):
     inputs = layers.image_input(size, size, 3)
     x = inputs
     for filters in (width, 2 * width):
-        x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
-        x = keras.layers.Conv2D(filters, 3, activation="relu")(x)
+        x = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        x = layers.Conv2D(filters, 3, activation="relu")(x)
         x = keras.layers.MaxPooling2D(2)(x)
         x = layers.Dropout(params["conv_dropout"], seed=params["seed"])(x)
     x = keras.layers.Flatten()(x)
-    x = keras.layers.Dense(params["dense_units"], activation="relu")(x)
+    x = layers.Dense(params["dense_units"], activation="relu")(x)
     x = layers.Dropout(params["dense_dropout"], seed=params["seed"])(x)
     outputs = keras.layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="cifar10_cnn")

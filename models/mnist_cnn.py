@@ -31,12 +31,12 @@ def build_model(params):
     width = params["width"]
     inputs = layers.image_input(28, 28, 1)
     x = inputs
-    x = keras.layers.Conv2D(width, 3, activation="relu")(x)
-    x = keras.layers.Conv2D(2 * width, 3, activation="relu")(x)
+    x = layers.Conv2D(width, 3, activation="relu")(x)
+    x = layers.Conv2D(2 * width, 3, activation="relu")(x)
     x = keras.layers.MaxPooling2D(2)(x)
     x = layers.Dropout(params["conv_dropout"])(x)
     x = keras.layers.Flatten()(x)
-    x = keras.layers.Dense(params["dense_units"], activation="relu")(x)
+    x = layers.Dense(params["dense_units"], activation="relu")(x)
     x = layers.Dropout(params["dense_dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_cnn")

@@ -25,7 +25,7 @@ def build_model(params):
     inputs = keras.Input(shape=(28, 28, 1))
     x = keras.layers.Flatten()(inputs)
     for _ in range(params["num_hidden_layers"]):
-        x = keras.layers.Dense(params["hidden_units"], activation="relu")(x)
+        x = layers.Dense(params["hidden_units"], activation="relu")(x)
         x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
     outputs = keras.layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_mlp")

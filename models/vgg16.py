@@ -33,7 +33,7 @@ def build_model(params):
     x = inputs
     for convs, filters in _BLOCKS:
         for _ in range(convs):
-            x = keras.layers.Conv2D(
+            x = layers.Conv2D(
                 _imagenet.scaled(filters, params),
                 3,
                 padding="same",
@@ -43,7 +43,7 @@ def build_model(params):
         x = keras.layers.MaxPooling2D(2)(x)
     x = keras.layers.Flatten()(x)
     for _ in range(2):
-        x = keras.layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
+        x = layers.Dense(params["fc_units"], activation="relu", kernel_regularizer=reg)(x)
         x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(params["num_classes"], kernel_regularizer=reg)(x)
     return keras.Model(inputs, outputs, name="vgg16")

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 from conftest import assert_same_gradients, one_line_error, run_cli, tiny_resnet50
 
-from tpubench.model import batch_norm, cpu_ops
+from tpubench.model import batch_norm, cpu_ops, own_kernels
 from tpubench.run import conv_grads
 
 # Rows not a multiple of the kernel's 128-row blocks; channels not a multiple
@@ -103,7 +103,7 @@ def test_a_layer_built_with_it_trains_like_one_without():
     x, side, *_ = _inputs(tf.float32, shape=(4, 6, 6, 8), seed=2)
     results = []
     for own in (False, True):
-        with batch_norm.own_kernel(own):
+        with own_kernels.use(own):
             bn = batch_norm.FusedBatchNorm(momentum=0.9, epsilon=1e-5, relu=True)
         assert bn.own_kernel is own
         bn.build(x.shape)
@@ -119,7 +119,7 @@ def test_a_layer_built_with_it_trains_like_one_without():
 
 
 def test_resnet50_has_the_same_gradients_through_it():
-    plain, own = tiny_resnet50(), tiny_resnet50(batch_norm.own_kernel(True))
+    plain, own = tiny_resnet50(), tiny_resnet50(own_kernels.use(True))
     assert_same_gradients(plain, own, rel=1e-3)
 
 
@@ -205,7 +205,7 @@ def test_fork_sums_the_branches_gradients_as_addn_does(dtype):
     w2 = tf.cast(tf.random.stateless_normal(x.shape, seed=[5, 6]), dtype)
     grads = []
     for own in (False, True):
-        with batch_norm.own_kernel(own):
+        with own_kernels.use(own):
             fork = batch_norm.Fork(dtype=dtype.name)  # as under mixed_bfloat16: no autocast
         with tf.GradientTape() as tape:
             tape.watch(x)

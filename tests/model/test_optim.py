@@ -3,7 +3,7 @@
 The expected values come from Keras's own SGD, Adadelta, Adam, RMSprop and L2 run on the same
 variables and gradients, on one device and under MirroredStrategy with two
 logical CPU devices (a fresh process, since logical devices are fixed once).
-Adadelta, and RMSprop without momentum, built under `optim.own_kernel(True)`
+Adadelta, and RMSprop without momentum, built under `own_kernels.use(True)`
 run tpubench's CPU kernels instead of TensorFlow's and must agree just as
 well (RMSprop with momentum keeps TensorFlow's).
 """
@@ -27,7 +27,7 @@ _SCRIPT = textwrap.dedent(
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
     import keras
-    from tpubench.model import optim
+    from tpubench.model import optim, own_kernels
 
     def train(make_opt, strategy):
         keras.utils.set_random_seed(3)
@@ -80,7 +80,7 @@ _SCRIPT = textwrap.dedent(
         name_, _, own = ours.partition("+")
 
         def make_ours():
-            with optim.own_kernel(bool(own)):
+            with own_kernels.use(bool(own)):
                 return getattr(optim, name_)(**kw)
 
         got, fused = train(make_ours, strategy)

@@ -6,28 +6,10 @@ No devices, strategies or flags here: the run chooses the kernel
 
 from __future__ import annotations
 
-import contextlib
-
 import keras
 import tensorflow as tf
 
-_KERNEL = {"own": False}
-
-
-@contextlib.contextmanager
-def own_kernel(use: bool):
-    """Builds `FusedBatchNorm` layers that train through tpubench's CPU kernel (or not).
-
-    The kernel (model/cpu_ops.py) applies batch norm, the residual addition
-    and the ReLU in one pass each way; without it they are TensorFlow's
-    fused batch norm, `AddV2` and `Relu`.  The weights are the same.
-    """
-    before = _KERNEL["own"]
-    _KERNEL["own"] = bool(use)
-    try:
-        yield
-    finally:
-        _KERNEL["own"] = before
+from tpubench.model import own_kernels
 
 
 class FusedBatchNorm(keras.layers.Layer):
@@ -46,7 +28,7 @@ class FusedBatchNorm(keras.layers.Layer):
     `relu=True` applies a ReLU to the result, and called on `[x, side]` the
     layer adds SIDE (a residual shortcut) before it: what a ResNet block's
     last batch norm, `Add` and `ReLU` layers compute.  Built under
-    `own_kernel(True)`, a channels-last layer trains through tpubench's CPU
+    `own_kernels.use(True)`, a channels-last layer trains through tpubench's CPU
     kernel, which does all of it in one pass each way (docs/cpu.md).
     """
 
@@ -68,7 +50,7 @@ class FusedBatchNorm(keras.layers.Layer):
         self.gamma_zero = gamma_zero
         self.relu = relu
         self.data_format = keras.config.image_data_format()
-        self.own_kernel = _KERNEL["own"]
+        self.own_kernel = own_kernels.chosen()
 
     def _nchw(self, shape) -> bool:
         return self.data_format == "channels_first" and len(shape) == 4
@@ -202,13 +184,13 @@ class Fork(keras.layers.Layer):
     """Two copies of its input, for a residual block's convolutions and its shortcut.
 
     What using a tensor twice does, except that built under
-    `own_kernel(True)` the two branches' gradients are summed by tpubench's
+    `own_kernels.use(True)` the two branches' gradients are summed by tpubench's
     CPU kernel (`cpu_ops.fork`) rather than TensorFlow's `AddN`.
     """
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        self.own_kernel = _KERNEL["own"]
+        self.own_kernel = own_kernels.chosen()
 
     def call(self, x):
         if self.own_kernel and x.dtype in (tf.float32, tf.bfloat16):

@@ -38,17 +38,24 @@ using ::tensorflow::shape_inference::ShapeHandle;
 // narrowed with round-to-nearest-even (NaN kept NaN), as TensorFlow rounds.
 struct F32 {
   using Raw = float;
+  static inline float widen(float v) { return v; }
+  static inline float keep(float v, bool on) { return on ? v : 0.f; }
   static inline float load(const float* p, int64_t i) { return p[i]; }
   static inline void store(float* p, int64_t i, float v) { p[i] = v; }
 };
 
 struct BF16 {
   using Raw = uint16_t;
-  static inline float load(const uint16_t* p, int64_t i) {
-    uint32_t u = static_cast<uint32_t>(p[i]) << 16;
+  static inline float widen(uint16_t v) {
+    uint32_t u = static_cast<uint32_t>(v) << 16;
     float f;
     std::memcpy(&f, &u, sizeof f);
     return f;
+  }
+  static inline float load(const uint16_t* p, int64_t i) { return widen(p[i]); }
+  // V where ON, else +0, as a mask: the compiler vectorises this, not a select.
+  static inline uint16_t keep(uint16_t v, bool on) {
+    return v & static_cast<uint16_t>(0u - static_cast<uint32_t>(on));
   }
   static inline void store(uint16_t* p, int64_t i, float v) {
     uint32_t u;
@@ -403,6 +410,69 @@ class AddOp : public OpKernel {
   }
 };
 
+// The gradient of y = relu(z + bias) over the last axis (a convolution's or
+// dense layer's bias and ReLU): dz = dy where y > 0, else 0, and dbias = the
+// sum of dz over every row, in one pass over dy and y.  TensorFlow runs it as
+// ReluGrad then BiasAddGrad, two passes of scalar code for bfloat16.  The
+// sums are fp32 per block of rows and double across blocks, as the batch
+// norm's are; dbias is rounded to T once.
+class BiasReluGradOp : public OpKernel {
+ public:
+  explicit BiasReluGradOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    OP_REQUIRES(ctx, dy.shape() == y.shape(),
+                tensorflow::errors::InvalidArgument("dy and y must have one shape, got ",
+                                                    dy.shape().DebugString(), " and ",
+                                                    y.shape().DebugString()));
+    OP_REQUIRES(ctx, y.dims() >= 1,
+                tensorflow::errors::InvalidArgument("y must have a channel axis"));
+    const int64_t c = y.dim_size(y.dims() - 1);
+    Tensor *dz, *dbias;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output({0}, 0, y.shape(), &dz));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({c}), &dbias));
+    if (y.dtype() == tensorflow::DT_BFLOAT16) {
+      Grad<BF16>(ctx, dy, y, dz, dbias);
+    } else {
+      Grad<F32>(ctx, dy, y, dz, dbias);
+    }
+  }
+
+ private:
+  template <typename E>
+  static void Grad(OpKernelContext* ctx, const Tensor& dy_t, const Tensor& y_t, Tensor* dz_t,
+                   Tensor* dbias_t) {
+    using Raw = typename E::Raw;
+    const int64_t c = y_t.dim_size(y_t.dims() - 1);
+    const int64_t rows = c == 0 ? 0 : y_t.NumElements() / c;
+    const Raw* dy = In<Raw>(dy_t);
+    const Raw* y = In<Raw>(y_t);
+    Raw* dz = Out<Raw>(dz_t);  // may be dy's buffer: each element is read before it is written
+    Raw* dbias = Out<Raw>(dbias_t);
+    const int64_t blocks = NumBlocks(rows);
+    std::vector<float> part(blocks * c);
+    ForBlocks(ctx, rows, c, [&](int64_t blk, int64_t r0, int64_t r1) {
+      float* __restrict g = part.data() + blk * c;
+      for (int64_t r = r0; r < r1; ++r) {
+        const Raw* dyr = dy + r * c;
+        const Raw* __restrict yr = y + r * c;
+        Raw* dzr = dz + r * c;
+        for (int64_t j = 0; j < c; ++j) {
+          // dz is dy or zero, copied as its bits: no rounding, and no branch.
+          const Raw d = E::keep(dyr[j], E::load(yr, j) > 0.f);
+          dzr[j] = d;
+          g[j] += E::widen(d);
+        }
+      }
+    });
+    std::vector<double> sum;
+    SumBlocks(part, blocks, c, &sum);
+    for (int64_t j = 0; j < c; ++j) E::store(dbias, j, static_cast<float>(sum[j]));
+  }
+};
+
 static Status VectorOfChannels(InferenceContext* c, int output, ShapeHandle x) {
   if (c->RankKnown(x)) {
     c->set_output(output, c->Vector(c->Dim(x, c->Rank(x) - 1)));
@@ -466,6 +536,17 @@ REGISTER_OP("TpubenchAdd")
       return Status();
     });
 
+REGISTER_OP("TpubenchBiasReluGrad")
+    .Input("dy: T")
+    .Input("y: T")
+    .Output("dz: T")
+    .Output("dbias: T")
+    .Attr("T: {bfloat16, float}")
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->input(1));
+      return VectorOfChannels(c, 1, c->input(1));
+    });
+
 REGISTER_KERNEL_BUILDER(Name("TpubenchAdd").Device(DEVICE_CPU).TypeConstraint<float>("T"),
                         AddOp);
 REGISTER_KERNEL_BUILDER(
@@ -484,5 +565,12 @@ REGISTER_KERNEL_BUILDER(Name("TpubenchBatchNormTrainGrad")
                             .Device(DEVICE_CPU)
                             .TypeConstraint<::tensorflow::bfloat16>("T"),
                         BatchNormTrainGradOp);
+
+REGISTER_KERNEL_BUILDER(
+    Name("TpubenchBiasReluGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), BiasReluGradOp);
+REGISTER_KERNEL_BUILDER(Name("TpubenchBiasReluGrad")
+                            .Device(DEVICE_CPU)
+                            .TypeConstraint<::tensorflow::bfloat16>("T"),
+                        BiasReluGradOp);
 
 }  // namespace tpubench

@@ -3,11 +3,13 @@
 From two sources beside this file, into one library.  batch_norm_cpu.cc:
 `TpubenchBatchNormTrain` and its gradient, a training batch norm for
 channels-last tensors that also applies the residual addition and the
-ReLU after it, in two passes over the activations each way; and
+ReLU after it, in two passes over the activations each way;
 `TpubenchAdd`, the sum of a residual block's two branch gradients
-(`fork`).  TensorFlow 2.21 has no such kernel on a CPU (its fused batch
-norm with a side input and activation is for GPUs only), and its own
-element-wise kernels are scalar code for bfloat16 (docs/cpu.md).
+(`fork`); and `TpubenchBiasReluGrad`, the gradient of a convolution's or
+dense layer's bias and ReLU in one pass (`bias_relu`).  TensorFlow 2.21
+has no such kernel on a CPU (its fused batch norm with a side input and
+activation is for GPUs only), and its own element-wise kernels are scalar
+code for bfloat16 (docs/cpu.md).
 optim_cpu.cc: `TpubenchApplyAdadelta` and `TpubenchApplyRmsprop`, Adadelta's
 update and RMSprop's without momentum, each in one pass over the
 variable's arrays, where TensorFlow's kernels make several
@@ -227,6 +229,28 @@ def fork(x):
         return (tf.identity(x), tf.identity(x)), grad
 
     return fork2(x)
+
+
+def bias_relu(z, bias):
+    """relu(z + bias), BIAS added over the last axis; differentiable in Z and BIAS.
+
+    The forward pass is TensorFlow's `BiasAdd` and `Relu`, which its graph
+    optimizer fuses into the convolution or product before them; the
+    backward pass is tpubench's one-pass kernel where TensorFlow runs
+    `ReluGrad` then `BiasAddGrad`.
+    """
+    ops = load()
+
+    @tf.custom_gradient
+    def relu_of_sum(z, bias):
+        y = tf.nn.relu(tf.nn.bias_add(z, bias))
+
+        def grad(dy):
+            return tuple(ops.tpubench_bias_relu_grad(dy=dy, y=y))
+
+        return y, grad
+
+    return relu_of_sum(z, bias)
 
 
 def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):

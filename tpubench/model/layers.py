@@ -7,7 +7,7 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from tpubench.model import batch_norm
+from tpubench.model import batch_norm, own_kernels
 
 DATA_FORMATS = ("channels_last", "channels_first")
 
@@ -48,15 +48,15 @@ def image_input(height: int, width: int, channels: int, **kw):
 
 
 @contextlib.contextmanager
-def building(data_format: str, pointwise_matmul: bool, own_batch_norm: bool):
-    """Builds a network in DATA_FORMAT, its 1x1 convolutions and batch norms as chosen.
+def building(data_format: str, pointwise_matmul: bool, own_cpu_kernels: bool):
+    """Builds a network in DATA_FORMAT, its 1x1 convolutions and CPU kernels as chosen.
 
-    `image_layout`, `pointwise_weight_grad` and `batch_norm.own_kernel` together.
+    `image_layout`, `pointwise_weight_grad` and `own_kernels.use` together.
     """
     with (
         image_layout(data_format),
         pointwise_weight_grad(pointwise_matmul),
-        batch_norm.own_kernel(own_batch_norm),
+        own_kernels.use(own_cpu_kernels),
     ):
         yield
 
@@ -126,22 +126,42 @@ def pointwise_conv(x, kernel, stride: int):
     return conv(x, kernel)
 
 
+def _own_bias_relu(layer, channels_last: bool) -> bool:
+    """Whether LAYER, being built, takes its bias and ReLU gradient from tpubench's kernel.
+
+    bf16 only: there TensorFlow's `ReluGrad` and `BiasAddGrad` are scalar
+    code and the kernel took a fifth of their time; in fp32 the two were
+    level in a whole step (docs/cpu.md).
+    """
+    return (
+        own_kernels.chosen()
+        and channels_last
+        and layer.use_bias
+        and layer.activation is keras.activations.relu
+        and layer.compute_dtype == "bfloat16"
+    )
+
+
 class Conv2D(keras.layers.Conv2D):
     """Keras' Conv2D.  A channels-last 1x1 one built under
     `pointwise_weight_grad(True)` takes its weight gradient as a matrix
-    product (`pointwise_conv`); its weights, output and input gradient are
-    Keras' own."""
+    product (`pointwise_conv`); a channels-last bf16 one with a bias and ReLU
+    built under `own_kernels.use(True)` trains with the gradient of its bias
+    and ReLU in one pass of tpubench's CPU kernel (`cpu_ops.bias_relu`).  Its
+    weights, output and input gradient are Keras' own."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
+        channels_last = self.data_format == "channels_last"
         self.pointwise_matmul = (
             _POINTWISE["matmul"]
             and tuple(self.kernel_size) == (1, 1)
             and tuple(self.dilation_rate) == (1, 1)
             and self.groups == 1
-            and self.data_format == "channels_last"
+            and channels_last
             and self.strides[0] == self.strides[1]
         )
+        self.own_bias_relu = _own_bias_relu(self, channels_last)
 
     def convolution_op(self, inputs, kernel):
         if not self.pointwise_matmul:
@@ -150,14 +170,38 @@ class Conv2D(keras.layers.Conv2D):
         # variable through it, so the custom gradient sees tensors only.
         return pointwise_conv(inputs, tf.convert_to_tensor(kernel), int(self.strides[0]))
 
-    def call(self, inputs):
+    def call(self, inputs, training=None):
         folded = self.__dict__.get("_folded")
+        if folded is None and training and self.own_bias_relu:
+            from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
+
+            z = self.convolution_op(inputs, self.kernel)
+            return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
         if folded is None:
             return super().call(inputs)
         kernel, bias = folded
         fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
         y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
         return self.activation(y) if self.activation is not None else y
+
+
+class Dense(keras.layers.Dense):
+    """Keras' Dense.  Built in bf16 with a bias and ReLU under
+    `own_kernels.use(True)`, it trains with the gradient of its bias and ReLU
+    in one pass of tpubench's CPU kernel (`cpu_ops.bias_relu`); the rest is
+    Keras' own."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.own_bias_relu = _own_bias_relu(self, channels_last=True)
+
+    def call(self, inputs, training=None):
+        if not (training and self.own_bias_relu and self.quantization_mode is None):
+            return super().call(inputs, training=training)
+        from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
+
+        z = keras.ops.matmul(inputs, self.kernel)
+        return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
 
 
 def dropout(x, rate: float, seed):

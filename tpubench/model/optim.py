@@ -11,29 +11,10 @@ No devices, strategies or flags here: models call these like any layer.
 
 from __future__ import annotations
 
-import contextlib
-
 import keras
 import tensorflow as tf
 
-from tpubench.model import cpu_ops
-
-_KERNEL = {"own": False}
-
-
-@contextlib.contextmanager
-def own_kernel(use: bool):
-    """Builds optimizers whose fp32 Adadelta and RMSprop updates run through tpubench's CPU kernels.
-
-    The run chooses, with the batch-norm kernel (run/conv_grads.py);
-    optimizers keep what they were built with.
-    """
-    before = _KERNEL["own"]
-    _KERNEL["own"] = bool(use)
-    try:
-        yield
-    finally:
-        _KERNEL["own"] = before
+from tpubench.model import cpu_ops, own_kernels
 
 
 def _tf_variable(v):
@@ -82,14 +63,14 @@ class Adadelta(keras.optimizers.Adadelta):
     accum + (1 - rho) * grad^2, update = sqrt(accum_update + eps) / sqrt(accum
     + eps) * grad, accum_update = rho * accum_update + (1 - rho) * update^2,
     var -= lr * update.  Same variables, so the same checkpoints.  Built under
-    `own_kernel(True)`, fp32 variables take tpubench's CPU kernel instead,
+    `own_kernels.use(True)`, fp32 variables take tpubench's CPU kernel instead,
     the same arithmetic in one pass over the arrays where TensorFlow's
     kernel makes three (`cpu_ops.apply_adadelta`).
     """
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
-        self.own_kernel = _KERNEL["own"]
+        self.own_kernel = own_kernels.chosen()
 
     def update_step(self, gradient, variable, learning_rate):
         if not _fused(gradient):
@@ -164,14 +145,14 @@ class RMSprop(keras.optimizers.RMSprop):
     buffer; without momentum Keras keeps none, so each variable gets a
     scratch one here that is written and never read (0 x mom), and is not
     saved: checkpoints hold what Keras's own RMSprop holds.  Built under
-    `own_kernel(True)`, fp32 variables without momentum or centering take
+    `own_kernels.use(True)`, fp32 variables without momentum or centering take
     tpubench's CPU kernel instead, which needs no scratch buffer
     (`cpu_ops.apply_rmsprop`).
     """
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
-        self.own_kernel = _KERNEL["own"]
+        self.own_kernel = own_kernels.chosen()
 
     def _plain_own(self) -> bool:
         """Whether fp32 updates take tpubench's kernel: built for it, no momentum, not centered."""

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
-from tpubench.model import layers, model_api, optim, optimizer_choice
+from tpubench.model import layers, model_api, optim, optimizer_choice, own_kernels
 from tpubench.model.model_api import Mode
 
 
@@ -37,7 +37,7 @@ class Runner:
       data_format: the image layout the network is built in (run/layout.py);
         channels_first only for models that declare they can take it.
       pointwise_matmul, own_batch_norm: 1x1 weight gradients as one matrix product;
-        batch norms, fp32 optimizer updates via tpubench's CPU kernels (conv_grads.py).
+        tpubench's CPU kernels (model/own_kernels.py says which; conv_grads.py).
       optimizer: "model" (the model's own) or a vocab.OPTIMIZERS name that
         replaces it at the model's learning rate (model/optimizer_choice.py).
     """
@@ -70,7 +70,7 @@ class Runner:
                 self.model = spec.build_model(self.params)
             self.optimizer = None
             if train:
-                with optim.own_kernel(own_batch_norm):
+                with own_kernels.use(own_batch_norm):
                     own = spec.build_optimizer(self.params)
                     optimizer = optimizer_choice.choose(optimizer, own)
                 if self.precision.loss_scaling:
