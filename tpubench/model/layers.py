@@ -130,7 +130,7 @@ def _own_bias_relu(layer, channels_last: bool) -> bool:
     """Whether LAYER, being built, takes its bias and ReLU gradient from tpubench's kernel.
 
     bf16 only: there TensorFlow's `ReluGrad` and `BiasAddGrad` are scalar
-    code and the kernel took a fifth of their time; in fp32 the two were
+    code and the kernel took under a third of their time; in fp32 the two were
     level in a whole step (docs/cpu.md).
     """
     return (
