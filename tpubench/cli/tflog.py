@@ -62,9 +62,11 @@ def silence(verbose: bool) -> None:
 
 # Optional imports of Keras 3 that tpubench never uses: `import tensorflow`
 # loads Keras eagerly, and Keras tries scikit-learn (for its scikit-learn
-# wrappers) and matplotlib.pyplot (for an image-gallery plot), each guarded
-# by `except ImportError`.  They were 1.4 s of a 5 s start-up on 2 cores.
-KERAS_EXTRAS = ("sklearn", "matplotlib.pyplot")
+# wrappers), matplotlib.pyplot (for an image-gallery plot) and pandas (to
+# slice DataFrames given to `fit`), each guarded by `except ImportError`.
+# The first two were 1.4 s of a 5 s start-up on 2 cores; pandas, where it is
+# installed (the launch extra's SkyPilot brings it), another 0.1-0.4 s.
+KERAS_EXTRAS = ("sklearn", "matplotlib.pyplot", "pandas")
 
 
 def import_tensorflow(before_first_op=None) -> None:
