@@ -48,8 +48,9 @@ def define():
         "(tpubench's own CPU kernel, one pass each way, built with this machine's C++ compiler "
         "on first use), tensorflow (TensorFlow's fused batch norm, AddV2 and Relu), or auto: "
         "tpubench on a CPU without --xla or parameter servers where it builds, else tensorflow "
-        "(docs/cpu.md). The same choice runs fp32 Adadelta and RMSprop (without momentum) "
-        "updates through tpubench's kernels.",
+        "(docs/cpu.md). The same choice runs the bf16 bias and ReLU gradient of convolutions "
+        "and dense layers, and fp32 Adadelta and RMSprop (without momentum) updates, through "
+        "tpubench's kernels.",
     )
     f.DEFINE_integer(
         "per_replica_batch_size",

@@ -172,17 +172,17 @@ class Conv2D(keras.layers.Conv2D):
 
     def call(self, inputs, training=None):
         folded = self.__dict__.get("_folded")
-        if folded is None and training and self.own_bias_relu:
-            from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
-
-            z = self.convolution_op(inputs, self.kernel)
-            return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
-        if folded is None:
+        if folded is not None:
+            kernel, bias = folded
+            fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
+            y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
+            return self.activation(y) if self.activation is not None else y
+        if not (training and self.own_bias_relu):
             return super().call(inputs)
-        kernel, bias = folded
-        fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
-        y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
-        return self.activation(y) if self.activation is not None else y
+        from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
+
+        z = self.convolution_op(inputs, self.kernel)
+        return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
 
 
 class Dense(keras.layers.Dense):

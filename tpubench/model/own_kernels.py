@@ -4,9 +4,9 @@ One switch for all of them (model/cpu_ops.py has the kernels): the run
 chooses (run/conv_grads.py: a CPU, no XLA, no parameter servers, a kernel
 library that builds), and each layer or optimizer keeps what it was built
 with.  Built under `use(True)`: channels-last batch norms (with their
-residual addition and ReLU), the bias and ReLU gradients of `layers.Conv2D`
-and `layers.Dense`, and fp32 Adadelta and RMSprop (without momentum)
-updates.  Without it they are TensorFlow's kernels; the weights are the same.
+residual addition and ReLU), the bias and ReLU gradients of bf16
+`layers.Conv2D` and `layers.Dense`, and fp32 Adadelta and RMSprop (without
+momentum) updates.  Without it they are TensorFlow's kernels; the weights are the same.
 """
 
 from __future__ import annotations
