@@ -9,8 +9,13 @@ synthetic batch, each its own compiled step (no XLA):
 * tpubench  what a CPU run builds by default: the zoo's `layers.Dropout`
             (8 or 16 random bits an element), 1x1 weight gradients as
             matrix products and, where the kernels build here, tpubench's
-            batch norm, its one-pass bf16 bias and ReLU gradient and its
-            one-pass fp32 Adadelta and RMSprop (docs/cpu.md).
+            batch norm, its one-pass bf16 bias and ReLU gradient, its
+            one-pass fp32 Adadelta and RMSprop and, in bf16, the weights'
+            bf16 copies that those updates keep (docs/cpu.md).
+
+With --compare=weight_copy both contenders are tpubench's, and only the
+second ("copies") keeps the bf16 copies: the first ("casts") casts the
+weights to bf16 and their gradients back every step, as Keras does.
 
 Rounds alternate the two (each round STEPS steps of each, the order turning
 every round), in one process, so the machine's drift between processes
@@ -19,6 +24,7 @@ a step with the range and the median of the per-round speed ratios.
 
     python bench/step_parts.py                                 # mnist_cnn, batch 32, fp32
     python bench/step_parts.py --precision=bf16 --rounds=20    # on a CPU with AMX
+    python bench/step_parts.py --precision=bf16 --compare=weight_copy
 """
 
 from __future__ import annotations
@@ -40,7 +46,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--steps", type=int, default=40, help="steps of each contender a round")
     p.add_argument("--tiny", action="store_true", help="the model's tiny variant (for tests)")
+    p.add_argument("--compare", choices=tuple(CONTENDERS), default="parts")
     return p.parse_args(argv)
+
+
+# --compare: {name: (tpubench's parts, bf16 weight copies)} for the two contenders.
+CONTENDERS = {
+    "parts": {"keras": (False, False), "tpubench": (True, True)},
+    "weight_copy": {"casts": (True, False), "copies": (True, True)},
+}
 
 
 def _classifier(name: str, tiny: bool):
@@ -61,12 +75,13 @@ def _classifier(name: str, tiny: bool):
     return spec, params, list(image.shape)
 
 
-def make_step(spec, params, images, labels, precision: str, ours: bool):
-    """A compiled training step of a freshly built model, with Keras' parts or tpubench's."""
+def make_step(spec, params, images, labels, precision: str, ours: bool, copies: bool = True):
+    """A compiled training step of a freshly built model, with Keras' parts or tpubench's
+    (and, with COPIES, the bf16 weight copies where the parts keep them)."""
     import keras
     import tensorflow as tf
 
-    from tpubench.model import cpu_ops, layers, model_api, own_kernels
+    from tpubench.model import cpu_ops, layers, model_api, own_kernels, weight_copy
 
     own = ours and cpu_ops.available()[0]
     keras.utils.set_random_seed(1)
@@ -82,17 +97,19 @@ def make_step(spec, params, images, labels, precision: str, ours: bool):
         layers.Dropout = saved
         keras.mixed_precision.set_global_policy("float32")
     opt.build(model.trainable_variables)
+    kept = weight_copy.attach(model, opt if copies else None, tf.distribute.get_strategy())
     run_params = model_api.RunParams(params)
 
     @tf.function
     def step():
-        with tf.GradientTape() as tape:
-            out = spec.model_fn(model, images, labels, model_api.Mode.TRAIN, run_params)
-            loss = tf.reduce_mean(out.per_example_loss)
-            if out.aux_loss is not None:
-                loss += out.aux_loss
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        with kept.kept():
+            with tf.GradientTape() as tape:
+                out = spec.model_fn(model, images, labels, model_api.Mode.TRAIN, run_params)
+                loss = tf.reduce_mean(out.per_example_loss)
+                if out.aux_loss is not None:
+                    loss += out.aux_loss
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     return step
@@ -110,8 +127,8 @@ def measure(args) -> dict[str, list[float]]:
         [args.batch_size], seed=[3, 4], maxval=classes, dtype=tf.int32
     )
     steps = {
-        name: make_step(spec, params, images, labels, args.precision, ours)
-        for name, ours in (("keras", False), ("tpubench", True))
+        name: make_step(spec, params, images, labels, args.precision, ours, copies)
+        for name, (ours, copies) in CONTENDERS[args.compare].items()
     }
     for step in steps.values():  # trace and warm up
         for _ in range(3):
@@ -137,9 +154,10 @@ def report(args, ms: dict[str, list[float]]) -> str:
         lines.append(
             f"  {name:>8}: {statistics.median(ts):.2f} ms a step ({min(ts):.2f}-{max(ts):.2f})"
         )
-    speed = [k / t for k, t in zip(ms["keras"], ms["tpubench"], strict=True)]
+    base, new = list(ms)
+    speed = [k / t for k, t in zip(ms[base], ms[new], strict=True)]
     lines.append(
-        f"  tpubench's speed / keras': {statistics.median(speed):.3f}x "
+        f"  {new}'s speed / {base}': {statistics.median(speed):.3f}x "
         f"({min(speed):.3f}-{max(speed):.3f})"
     )
     return "\n".join(lines)

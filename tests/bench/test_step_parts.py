@@ -46,6 +46,37 @@ def test_the_contenders_differ_in_their_dropout_and_update_and_both_train():
         assert "TpubenchApplyAdadelta" in ops[True]
 
 
+def test_compare_weight_copy_times_tpubench_with_and_without_the_bf16_copies(capsys):
+    from tpubench.model import cpu_ops
+
+    if not cpu_ops.available()[0]:
+        pytest.skip("no C++ compiler here")
+    args = ["--tiny", "--rounds=2", "--steps=2", "--precision=bf16", "--compare=weight_copy"]
+    assert step_parts.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "mnist_cnn train, batch 32, bf16, 2 rounds of 2 steps:"
+    assert out[1].lstrip().startswith("casts: ") and out[2].lstrip().startswith("copies: ")
+    assert out[3].startswith("  copies's speed / casts': ")
+
+
+def test_only_the_copies_contender_reads_bf16_copies():
+    from tpubench.model import cpu_ops, registry
+
+    if not cpu_ops.available()[0]:
+        pytest.skip("no C++ compiler here")
+    spec = registry.get("mnist_cnn")
+    params = {**registry.resolve_params(spec, {}, tiny=True), "global_batch_size": 8, "seed": 1}
+    images = tf.random.stateless_uniform([8, 28, 28, 1], seed=[1, 2])
+    labels = tf.random.stateless_uniform([8], seed=[3, 4], maxval=10, dtype=tf.int32)
+    casts = {}
+    for copies in (False, True):
+        step = step_parts.make_step(spec, params, images, labels, "bf16", True, copies)
+        assert float(step()) > 0
+        graph = step.get_concrete_function().graph
+        casts[copies] = sum(op.type == "Cast" for op in graph.get_operations())
+    assert casts[False] > casts[True]  # no cast of the copied weights or their gradients
+
+
 def test_the_ratio_is_the_median_of_the_rounds():
     args = step_parts.parse_args(["--rounds=3", "--steps=5"])
     out = step_parts.report(args, {"keras": [10.0, 12.0, 9.0], "tpubench": [8.0, 12.0, 10.0]})

@@ -59,13 +59,14 @@ def global_batch(element_spec, params, batch_size: int, seed: int):
     return features, labels
 
 
-def per_replica_values(strategy, batch, num_replicas: int):
-    """Splits a global numpy batch and places one slice on each replica's device."""
+def per_replica_values(strategy, batch, num_replicas: int | None = None):
+    """Splits a global numpy batch into NUM_REPLICAS slices (default: STRATEGY's
+    replicas) and places one slice on each replica's device."""
     import tensorflow as tf
 
     def value_fn(ctx):
         def take(x):
-            per = x.shape[0] // num_replicas
+            per = x.shape[0] // (num_replicas or ctx.num_replicas_in_sync)
             i = ctx.replica_id_in_sync_group
             return tf.constant(x[i * per : (i + 1) * per])
 

@@ -13,7 +13,8 @@ code for bfloat16 (docs/cpu.md).
 optim_cpu.cc: `TpubenchApplyAdadelta` and `TpubenchApplyRmsprop`, Adadelta's
 update and RMSprop's without momentum, each in one pass over the
 variable's arrays, where TensorFlow's kernels make several
-(`apply_adadelta`, `apply_rmsprop`).
+(`apply_adadelta`, `apply_rmsprop`); they take bf16 gradients too, and
+may write the new weights' bf16 copy (weight_copy.py).
 
 The library is compiled once per source, TensorFlow build and CPU with the
 C++ compiler the machine has (`$CXX`, else `c++`), into the per-user
@@ -253,11 +254,13 @@ def bias_relu(z, bias):
     return relu_of_sum(z, bias)
 
 
-def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
+def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon, copy=None):
     """Adadelta's update of fp32 resource variables VAR, ACCUM, ACCUM_UPDATE, in one pass.
 
     TensorFlow's `ResourceApplyAdadelta` arithmetic (tpubench/model/optim.py)
     with each element read and written once: on a CPU, about 1.4x as fast.
+    GRAD: fp32 or bf16.  COPY: a bf16 variable of VAR's shape that also
+    receives the new weights, rounded as `tf.cast` rounds (weight_copy.py).
     """
     return load().tpubench_apply_adadelta(
         var=var.handle,
@@ -267,16 +270,22 @@ def apply_adadelta(var, accum, accum_update, grad, lr, rho, epsilon):
         lr=lr,
         rho=rho,
         epsilon=epsilon,
+        copy=_copies(copy),
     )
 
 
-def apply_rmsprop(var, ms, grad, lr, rho, epsilon):
+def apply_rmsprop(var, ms, grad, lr, rho, epsilon, copy=None):
     """RMSprop's update without momentum of fp32 resource variables VAR and MS, in one pass.
 
     Keras' arithmetic (ms = rho ms + (1 - rho) grad^2, var -= lr grad /
     sqrt(ms + eps)); TensorFlow's `ResourceApplyRMSProp` also reads and
-    writes a momentum buffer, which without momentum holds nothing.
+    writes a momentum buffer, which without momentum holds nothing.  GRAD
+    and COPY as in `apply_adadelta`.
     """
     return load().tpubench_apply_rmsprop(
-        var=var.handle, ms=ms.handle, grad=grad, lr=lr, rho=rho, epsilon=epsilon
+        var=var.handle, ms=ms.handle, grad=grad, lr=lr, rho=rho, epsilon=epsilon, copy=_copies(copy)
     )
+
+
+def _copies(copy) -> list:
+    return [] if copy is None else [copy.handle]

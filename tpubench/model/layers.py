@@ -7,7 +7,7 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from tpubench.model import batch_norm, own_kernels
+from tpubench.model import batch_norm, own_kernels, weight_copy
 
 DATA_FORMATS = ("channels_last", "channels_first")
 
@@ -145,10 +145,12 @@ def _own_bias_relu(layer, channels_last: bool) -> bool:
 class Conv2D(keras.layers.Conv2D):
     """Keras' Conv2D.  A channels-last 1x1 one built under
     `pointwise_weight_grad(True)` takes its weight gradient as a matrix
-    product (`pointwise_conv`); a channels-last bf16 one with a bias and ReLU
-    built under `own_kernels.use(True)` trains with the gradient of its bias
-    and ReLU in one pass of tpubench's CPU kernel (`cpu_ops.bias_relu`).  Its
-    weights, output and input gradient are Keras' own."""
+    product (`pointwise_conv`).  Built in bf16 under `own_kernels.use(True)`,
+    it trains from the bf16 copies of its weights that the update keeps
+    (`weight_copy`), where the run attached them; channels-last with a bias
+    and ReLU, also with the gradient of its bias and ReLU in one pass of
+    tpubench's CPU kernel (`cpu_ops.bias_relu`).  Its weights, output and
+    input gradient are Keras' own."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -162,6 +164,7 @@ class Conv2D(keras.layers.Conv2D):
             and self.strides[0] == self.strides[1]
         )
         self.own_bias_relu = _own_bias_relu(self, channels_last)
+        self.bf16_copies = weight_copy.wanted(self)
 
     def convolution_op(self, inputs, kernel):
         if not self.pointwise_matmul:
@@ -177,31 +180,44 @@ class Conv2D(keras.layers.Conv2D):
             fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
             y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
             return self.activation(y) if self.activation is not None else y
-        if not (training and self.own_bias_relu):
+        if not (training and (self.own_bias_relu or weight_copy.of(self.kernel) is not None)):
             return super().call(inputs)
-        from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
-
-        z = self.convolution_op(inputs, self.kernel)
-        return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
+        z = self.convolution_op(inputs, weight_copy.read(self.kernel))
+        return _bias_activation(self, z, "NCHW" if self.data_format == "channels_first" else "NHWC")
 
 
 class Dense(keras.layers.Dense):
-    """Keras' Dense.  Built in bf16 with a bias and ReLU under
-    `own_kernels.use(True)`, it trains with the gradient of its bias and ReLU
-    in one pass of tpubench's CPU kernel (`cpu_ops.bias_relu`); the rest is
-    Keras' own."""
+    """Keras' Dense.  Built in bf16 under `own_kernels.use(True)`, it trains
+    from the bf16 copies of its weights that the update keeps (`weight_copy`),
+    where the run attached them, and with a bias and ReLU, with the gradient
+    of its bias and ReLU in one pass of tpubench's CPU kernel
+    (`cpu_ops.bias_relu`); the rest is Keras' own."""
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.own_bias_relu = _own_bias_relu(self, channels_last=True)
+        self.bf16_copies = weight_copy.wanted(self)
 
     def call(self, inputs, training=None):
-        if not (training and self.own_bias_relu and self.quantization_mode is None):
+        own = self.own_bias_relu or weight_copy.of(self.kernel) is not None
+        if not (training and own and self.quantization_mode is None and not self.lora_enabled):
             return super().call(inputs, training=training)
+        return _bias_activation(self, keras.ops.matmul(inputs, weight_copy.read(self.kernel)), None)
+
+
+def _bias_activation(layer, z, data_format):
+    """LAYER's bias and activation on its product Z, in training (Keras' arithmetic).
+
+    The bias and ReLU of an `own_bias_relu` layer take tpubench's one-pass
+    gradient; the weights are read from their bf16 copies where kept.
+    """
+    if layer.own_bias_relu:
         from tpubench.model import cpu_ops  # loads (and first builds) the kernel library
 
-        z = keras.ops.matmul(inputs, self.kernel)
-        return cpu_ops.bias_relu(z, tf.convert_to_tensor(self.bias))
+        return cpu_ops.bias_relu(z, weight_copy.read(layer.bias))
+    if layer.use_bias:
+        z = tf.nn.bias_add(z, weight_copy.read(layer.bias), data_format=data_format)
+    return layer.activation(z) if layer.activation is not None else z
 
 
 def dropout(x, rate: float, seed):

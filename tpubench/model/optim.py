@@ -14,7 +14,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from tpubench.model import cpu_ops, own_kernels
+from tpubench.model import cpu_ops, own_kernels, weight_copy
 
 
 def _tf_variable(v):
@@ -55,6 +55,18 @@ def _fused(gradient) -> bool:
     return not isinstance(gradient, tf.IndexedSlices) and keras.backend.backend() == "tensorflow"
 
 
+def _untouched(opt) -> bool:
+    """Whether gradients reach OPT's update as the tape gave them: no clipping,
+    scaling or accumulation on the way (which would run in bf16 on a bf16 copy's)."""
+    changes = ("clipnorm", "global_clipnorm", "clipvalue", "gradient_accumulation_steps")
+    return not any(getattr(opt, k, None) for k in changes) and opt.loss_scale_factor is None
+
+
+def _kernel_grad(gradient):
+    """GRADIENT as tpubench's update kernels take it: fp32, or bf16 (a weight copy's)."""
+    return gradient if gradient.dtype == tf.bfloat16 else tf.cast(gradient, tf.float32)
+
+
 @keras.saving.register_keras_serializable(package="tpubench")
 class Adadelta(keras.optimizers.Adadelta):
     """Keras 3 Adadelta whose TensorFlow update is one fused kernel per variable.
@@ -72,6 +84,10 @@ class Adadelta(keras.optimizers.Adadelta):
         super().__init__(*args, **kw)
         self.own_kernel = own_kernels.chosen()
 
+    def writes_bf16_copy(self, variable) -> bool:
+        """Whether VARIABLE's update is tpubench's kernel, which can also write its bf16 copy."""
+        return self.own_kernel and variable.dtype == tf.float32 and _untouched(self)
+
     def update_step(self, gradient, variable, learning_rate):
         if not _fused(gradient):
             return super().update_step(gradient, variable, learning_rate)
@@ -85,10 +101,11 @@ class Adadelta(keras.optimizers.Adadelta):
                 var,
                 accum,
                 accum_update,
-                grad=tf.cast(gradient, dtype),
+                grad=_kernel_grad(gradient),
                 lr=tf.cast(learning_rate, dtype),
                 rho=tf.cast(self.rho, dtype),
                 epsilon=tf.cast(self.epsilon, dtype),
+                copy=weight_copy.of(var),
             )
         return tf.raw_ops.ResourceApplyAdadelta(
             var=var.handle,
@@ -158,6 +175,10 @@ class RMSprop(keras.optimizers.RMSprop):
         """Whether fp32 updates take tpubench's kernel: built for it, no momentum, not centered."""
         return self.own_kernel and self.momentum == 0 and not self.centered
 
+    def writes_bf16_copy(self, variable) -> bool:
+        """Whether VARIABLE's update is tpubench's kernel, which can also write its bf16 copy."""
+        return self._plain_own() and variable.dtype == tf.float32 and _untouched(self)
+
     def build(self, var_list):
         super().build(var_list)
         if self._plain_own():
@@ -180,10 +201,11 @@ class RMSprop(keras.optimizers.RMSprop):
             return cpu_ops.apply_rmsprop(
                 var,
                 _tf_variable(self._velocities[i]),
-                grad=tf.cast(gradient, dtype),
+                grad=_kernel_grad(gradient),
                 lr=tf.cast(learning_rate, dtype),
                 rho=tf.cast(self.rho, dtype),
                 epsilon=tf.cast(self.epsilon, dtype),
+                copy=weight_copy.of(var),
             )
         scratch = self.__dict__.get("_scratch")
         if self.momentum == 0 and scratch is None:

@@ -21,6 +21,12 @@
 // TensorFlow's ResourceApplyRMSProp always keeps a momentum buffer, so
 // without momentum it reads and writes a third array for nothing.
 //
+// Both take the gradient in fp32 or bf16 (widened in registers, exactly as
+// a cast would), and may also write the new weights, rounded to bf16 as
+// TensorFlow's cast rounds, into a bf16 variable: the copy a bf16 layer
+// reads in the next step's forward pass (tpubench/model/weight_copy.py),
+// so that step needs no cast of its weights either way.
+//
 // Built with the batch-norm kernel into one library by
 // tpubench/model/cpu_ops.py.
 
@@ -45,36 +51,63 @@ using ::tensorflow::Status;
 using ::tensorflow::Tensor;
 using ::tensorflow::Var;
 
-// Elements [0, n) of one block; the arrays never overlap.
+// A gradient element as fp32: bf16 is its 16 bits, widened by a shift.
+static inline float Widen(float g) { return g; }
+static inline float Widen(uint16_t g) {
+  uint32_t u = static_cast<uint32_t>(g) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// V rounded to bf16 to nearest even (NaN kept NaN): TensorFlow's cast.
+static inline uint16_t ToBf16(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : rounded);
+}
+
+// Elements [0, n) of one block; the arrays never overlap.  COPY: the new
+// weights in bf16, or null.
+template <typename G>
 static void AdadeltaBlock(float* __restrict var, float* __restrict accum,
-                          float* __restrict accum_update, const float* __restrict grad, int64_t n,
-                          float lr, float rho, float epsilon) {
+                          float* __restrict accum_update, const G* __restrict grad,
+                          uint16_t* __restrict copy, int64_t n, float lr, float rho,
+                          float epsilon) {
   const float keep = 1.0f - rho;
   for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
+    const float g = Widen(grad[i]);
     const float a = accum[i] * rho + g * g * keep;
     const float u = std::sqrt(accum_update[i] + epsilon) / std::sqrt(a + epsilon) * g;
     accum[i] = a;
     accum_update[i] = accum_update[i] * rho + u * u * keep;
     var[i] -= lr * u;
   }
+  if (copy != nullptr) {
+    for (int64_t i = 0; i < n; ++i) copy[i] = ToBf16(var[i]);
+  }
 }
 
-static void RmspropBlock(float* __restrict var, float* __restrict ms,
-                         const float* __restrict grad, int64_t n, float lr, float rho,
+template <typename G>
+static void RmspropBlock(float* __restrict var, float* __restrict ms, const G* __restrict grad,
+                         uint16_t* __restrict copy, int64_t n, float lr, float rho,
                          float epsilon) {
   const float keep = 1.0f - rho;
   for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
+    const float g = Widen(grad[i]);
     const float m = ms[i] * rho + g * g * keep;
     ms[i] = m;
     var[i] -= lr * g / std::sqrt(m + epsilon);
+  }
+  if (copy != nullptr) {
+    for (int64_t i = 0; i < n; ++i) copy[i] = ToBf16(var[i]);
   }
 }
 
 // The variable's buffer, ready to write in place: copied first where a read
 // still holds it (as TensorFlow's own training ops do).
-static Status Writable(OpKernelContext* ctx, Var* v, float** out) {
+static Status Writable(OpKernelContext* ctx, Var* v, char** out) {
   Tensor* t = v->tensor();
   if (!t->IsInitialized()) {
     return tensorflow::errors::FailedPrecondition("a variable of the update is not initialised");
@@ -86,26 +119,33 @@ static Status Writable(OpKernelContext* ctx, Var* v, float** out) {
                 t->TotalBytes());
     *t = copy;
   }
-  *out = reinterpret_cast<float*>(const_cast<char*>(t->tensor_data().data()));
+  *out = const_cast<char*>(t->tensor_data().data());
   return Status();
 }
 
 // The update of K resource variables (inputs 0..K-1; the first is the
-// weights) by one fp32 gradient (input K) and three scalars (K+1..K+3),
-// run over blocks of the flat arrays on the op's intra-op threads.
+// weights) by one gradient (input K, fp32 or bf16) and three scalars
+// (K+1..K+3), run over blocks of the flat arrays on the op's intra-op
+// threads; with one more resource (input K+4), a bf16 variable of the same
+// shape, the new weights are also written there in bf16.
 template <int K>
 class ApplyOp : public OpKernel {
  public:
   explicit ApplyOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
-    tensorflow::core::RefCountPtr<Var> vars[K];
-    for (int i = 0; i < K; ++i) {
-      OP_REQUIRES_OK(ctx, LookupResource(ctx, HandleFromInput(ctx, i), &vars[i]));
+    OP_REQUIRES(ctx, ctx->num_inputs() <= K + 5,
+                tensorflow::errors::InvalidArgument("at most one bf16 copy of the weights"));
+    const bool has_copy = ctx->num_inputs() > K + 4;
+    const int count = K + (has_copy ? 1 : 0);
+    tensorflow::core::RefCountPtr<Var> vars[K + 1];
+    for (int i = 0; i < count; ++i) {
+      const int input = i < K ? i : K + 4;
+      OP_REQUIRES_OK(ctx, LookupResource(ctx, HandleFromInput(ctx, input), &vars[i]));
     }
     // Each variable's lock, in address order (as TensorFlow takes them), once each.
     std::vector<tensorflow::mutex*> locks;
-    for (auto& v : vars) locks.push_back(v->mu());
+    for (int i = 0; i < count; ++i) locks.push_back(vars[i]->mu());
     std::sort(locks.begin(), locks.end());
     locks.erase(std::unique(locks.begin(), locks.end()), locks.end());
     for (auto* mu : locks) mu->lock();
@@ -117,14 +157,16 @@ class ApplyOp : public OpKernel {
     } unlock{&locks};
 
     const Tensor& grad = ctx->input(K);
-    for (auto& v : vars) {
-      OP_REQUIRES(ctx, v->tensor()->dtype() == tensorflow::DT_FLOAT,
-                  tensorflow::errors::InvalidArgument("the variables must be float32"));
-      OP_REQUIRES(ctx, v->tensor()->shape() == grad.shape(),
+    for (int i = 0; i < count; ++i) {
+      const Tensor* t = vars[i]->tensor();
+      const auto want = i < K ? tensorflow::DT_FLOAT : tensorflow::DT_BFLOAT16;
+      OP_REQUIRES(ctx, t->dtype() == want,
+                  tensorflow::errors::InvalidArgument(
+                      i < K ? "the variables must be float32" : "the copy must be bfloat16"));
+      OP_REQUIRES(ctx, t->shape() == grad.shape(),
                   tensorflow::errors::InvalidArgument(
                       "grad and the variables must have one shape: grad ",
-                      grad.shape().DebugString(), ", variable ",
-                      v->tensor()->shape().DebugString()));
+                      grad.shape().DebugString(), ", variable ", t->shape().DebugString()));
     }
     float scalars[3];
     for (int i = 0; i < 3; ++i) {
@@ -133,21 +175,34 @@ class ApplyOp : public OpKernel {
                   tensorflow::errors::InvalidArgument("the hyperparameters must be scalars"));
       scalars[i] = t.scalar<float>()();
     }
-    float* arrays[K];
-    for (int i = 0; i < K; ++i) OP_REQUIRES_OK(ctx, Writable(ctx, vars[i].get(), &arrays[i]));
-    const float* g = reinterpret_cast<const float*>(grad.tensor_data().data());
-    const int64_t n = grad.NumElements();
+    char* raw[K + 1] = {};
+    for (int i = 0; i < count; ++i) OP_REQUIRES_OK(ctx, Writable(ctx, vars[i].get(), &raw[i]));
+    if (grad.dtype() == tensorflow::DT_BFLOAT16) {
+      Run(ctx, raw, reinterpret_cast<const uint16_t*>(grad.tensor_data().data()), grad, scalars);
+    } else {
+      Run(ctx, raw, reinterpret_cast<const float*>(grad.tensor_data().data()), grad, scalars);
+    }
+  }
 
+ private:
+  template <typename G>
+  static void Run(OpKernelContext* ctx, char* const* raw, const G* g, const Tensor& grad,
+                  const float* scalars) {
+    float* arrays[K];
+    for (int i = 0; i < K; ++i) arrays[i] = reinterpret_cast<float*>(raw[i]);
+    uint16_t* copy = reinterpret_cast<uint16_t*>(raw[K]);
+    const int64_t n = grad.NumElements();
     constexpr int64_t kBlock = 4096;
     auto* pool = ctx->device()->tensorflow_cpu_worker_threads()->workers;
     pool->ParallelFor((n + kBlock - 1) / kBlock, kBlock * 32, [&](int64_t b0, int64_t b1) {
       const int64_t first = b0 * kBlock;
-      const int64_t count = std::min(n, b1 * kBlock) - first;
+      const int64_t len = std::min(n, b1 * kBlock) - first;
+      uint16_t* out = copy == nullptr ? nullptr : copy + first;
       if (K == 3) {
         AdadeltaBlock(arrays[0] + first, arrays[1] + first, arrays[K - 1] + first, g + first,
-                      count, scalars[0], scalars[1], scalars[2]);
+                      out, len, scalars[0], scalars[1], scalars[2]);
       } else {
-        RmspropBlock(arrays[0] + first, arrays[1] + first, g + first, count, scalars[0],
+        RmspropBlock(arrays[0] + first, arrays[1] + first, g + first, out, len, scalars[0],
                      scalars[1], scalars[2]);
       }
     });
@@ -158,19 +213,25 @@ REGISTER_OP("TpubenchApplyAdadelta")
     .Input("var: resource")
     .Input("accum: resource")
     .Input("accum_update: resource")
-    .Input("grad: float")
+    .Input("grad: Tgrad")
     .Input("lr: float")
     .Input("rho: float")
     .Input("epsilon: float")
+    .Input("copy: Ncopy * resource")
+    .Attr("Tgrad: {float, bfloat16} = DT_FLOAT")
+    .Attr("Ncopy: int >= 0 = 0")
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext*) { return Status(); });
 
 REGISTER_OP("TpubenchApplyRmsprop")
     .Input("var: resource")
     .Input("ms: resource")
-    .Input("grad: float")
+    .Input("grad: Tgrad")
     .Input("lr: float")
     .Input("rho: float")
     .Input("epsilon: float")
+    .Input("copy: Ncopy * resource")
+    .Attr("Tgrad: {float, bfloat16} = DT_FLOAT")
+    .Attr("Ncopy: int >= 0 = 0")
     .SetShapeFn([](tensorflow::shape_inference::InferenceContext*) { return Status(); });
 
 REGISTER_KERNEL_BUILDER(Name("TpubenchApplyAdadelta").Device(DEVICE_CPU), ApplyOp<3>);

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
-from tpubench.model import layers, model_api, optim, optimizer_choice, own_kernels
+from tpubench.model import layers, model_api, optim, optimizer_choice, own_kernels, weight_copy
 from tpubench.model.model_api import Mode
 
 
@@ -68,7 +68,7 @@ class Runner:
         with strategy.scope():
             with layers.building(data_format, pointwise_matmul, own_batch_norm):
                 self.model = spec.build_model(self.params)
-            self.optimizer = None
+            self.optimizer, self.bf16_copies = None, None
             if train:
                 with own_kernels.use(own_batch_norm):
                     own = spec.build_optimizer(self.params)
@@ -78,6 +78,7 @@ class Runner:
                 self.optimizer = optimizer
                 # Keras 3: built in the scope before a custom loop runs it (TF 2.20-2.21).
                 self.optimizer.build(self.model.trainable_variables)
+                self.bf16_copies = weight_copy.attach(self.model, self.optimizer, strategy)
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         keras.mixed_precision.set_global_policy("float32")
         # --xla: the input iterator stays outside XLA (IteratorGetNext has no
@@ -161,11 +162,12 @@ class Runner:
         def loop(num_steps):
             total = tf.constant(0.0)
             last = tf.constant(0.0)
-            for _ in tf.range(num_steps):
-                features, labels = next_batch()
-                per_replica = strategy.run(self._train_step, args=(features, labels))
-                last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
-                total += last
+            with self.bf16_copies.kept():  # model/weight_copy.py
+                for _ in tf.range(num_steps):
+                    features, labels = next_batch()
+                    per_replica = strategy.run(self._train_step, args=(features, labels))
+                    last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+                    total += last
             self.global_step.assign_add(tf.cast(num_steps, tf.int64))
             return last, total / tf.cast(num_steps, tf.float32)
 
@@ -243,9 +245,7 @@ class Runner:
         batch = synthetic.global_batch(
             self.spec.element_spec(self.params), self.params, self.global_batch_size, seed
         )
-        return synthetic.per_replica_values(
-            self.strategy, batch, self.strategy.num_replicas_in_sync
-        )
+        return synthetic.per_replica_values(self.strategy, batch)
 
     def distribute(self, mode: Mode, **param_overrides):
         """The model's input_fn, distributed per replica by the strategy.

@@ -165,9 +165,9 @@ class Job:
             pointwise_matmul=p.pointwise_matmul,
             own_batch_norm=p.own_batch_norm,
         )
-        self.record["model"]["optimizer"] = optimizer_choice.describe(
-            cfg.optimizer, self.runner.optimizer
-        )
+        model = self.record["model"]
+        model["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
+        model["bf16_weight_copies"] = len(self.runner.bf16_copies)  # model/weight_copy.py
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
             self.record["xla_scope"] = self.runner.xla_scope
         if stopping.needed(p.placement):
