@@ -50,7 +50,8 @@ def define():
         "tpubench on a CPU without --xla or parameter servers where it builds, else tensorflow "
         "(docs/cpu.md). The same choice runs the bf16 bias and ReLU gradient of convolutions "
         "and dense layers, and fp32 Adadelta and RMSprop (without momentum) updates, through "
-        "tpubench's kernels.",
+        "tpubench's kernels; in bf16 those updates also keep bf16 copies of the weights, "
+        "which the next step reads instead of casting them.",
     )
     f.DEFINE_integer(
         "per_replica_batch_size",

@@ -6,7 +6,8 @@ library that builds), and each layer or optimizer keeps what it was built
 with.  Built under `use(True)`: channels-last batch norms (with their
 residual addition and ReLU), the bias and ReLU gradients of bf16
 `layers.Conv2D` and `layers.Dense`, and fp32 Adadelta and RMSprop (without
-momentum) updates.  Without it they are TensorFlow's kernels; the weights are the same.
+momentum) updates, which may also keep those layers' bf16 weight copies
+(weight_copy.py).  Without it they are TensorFlow's kernels; the weights are the same.
 """
 
 from __future__ import annotations
