@@ -153,20 +153,59 @@ def test_copies_are_recast_after_a_restore_and_after_invalidate(tmp_path):
 
 
 def _small(regularized: bool = False):
-    inputs = keras.Input((6, 6, 2))
+    """A ReLU convolution (regularized or not), a plain one with a bias, a linear dense head."""
+    keras.utils.set_random_seed(4)
+    inputs = keras.Input((34, 34, 2))
     reg = optim.L2(1e-4) if regularized else None
     x = layers.Conv2D(4, 3, activation="relu", kernel_regularizer=reg)(inputs)
+    x = layers.Conv2D(3, 1)(x)
     x = keras.layers.Flatten()(x)
     return keras.Model(inputs, layers.Dense(3)(x))
+
+
+def _built(copies: bool):
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        with own_kernels.use(True):
+            model, opt = _small(), optim.Adadelta(learning_rate=0.5)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    opt.build(model.trainable_variables)
+    if copies:
+        assert len(weight_copy.attach(model, opt, tf.distribute.get_strategy())) == 6
+    return model, opt
+
+
+def test_layers_without_a_relu_train_as_keras_layers_do():
+    x = tf.random.stateless_normal([8, 34, 34, 2], seed=[1, 2])
+    y = tf.random.stateless_normal([8, 3], seed=[3, 4])
+    weights = {}
+    for copies in (False, True):
+        model, opt = _built(copies)
+
+        @tf.function
+        def step(model=model, opt=opt):
+            with tf.GradientTape() as tape:
+                out = tf.cast(model(x, training=True), tf.float32)
+                loss = tf.reduce_mean(tf.square(out - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+            return loss
+
+        for _ in range(3):
+            step()
+        weights[copies] = [v.numpy() for v in model.trainable_variables]
+    for a, b in zip(weights[False], weights[True], strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize(
     "case, expected",
     [
-        ("kept", 4),
+        ("kept", 6),
         ("fp32", 0),
         ("tensorflow_kernels", 0),
-        ("regularized_conv", 2),  # the dense layer's two only
+        ("regularized_conv", 4),  # the other convolution's and the dense layer's
         ("clipnorm", 0),
         ("keras_optimizer", 0),
         ("rmsprop_with_momentum", 0),

@@ -216,7 +216,10 @@ def _bias_activation(layer, z, data_format):
 
         return cpu_ops.bias_relu(z, weight_copy.read(layer.bias))
     if layer.use_bias:
-        z = tf.nn.bias_add(z, weight_copy.read(layer.bias), data_format=data_format)
+        bias = weight_copy.read(layer.bias)
+        if data_format is not None:  # as Keras' Conv2D adds it: the same ops, the same numbers
+            bias = tf.reshape(bias, [1, -1, 1, 1] if data_format == "NCHW" else [1, 1, 1, -1])
+        z = keras.ops.add(z, bias)
     return layer.activation(z) if layer.activation is not None else z
 
 
