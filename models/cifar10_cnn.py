@@ -32,7 +32,7 @@ def build_model(params):
     x = keras.layers.Flatten()(x)
     x = layers.Dense(params["dense_units"], activation="relu")(x)
     x = layers.Dropout(params["dense_dropout"], seed=params["seed"])(x)
-    outputs = keras.layers.Dense(params["num_classes"])(x)
+    outputs = layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="cifar10_cnn")
 
 

@@ -27,7 +27,7 @@ def build_model(params):
     for _ in range(params["num_hidden_layers"]):
         x = layers.Dense(params["hidden_units"], activation="relu")(x)
         x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
-    outputs = keras.layers.Dense(params["num_classes"])(x)
+    outputs = layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_mlp")
 
 

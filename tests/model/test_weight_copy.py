@@ -115,8 +115,8 @@ def _step_casts(runner) -> int:
 def test_a_bf16_network_trains_bit_for_bit_as_with_the_casts():
     plain, kept = _runner(False), _runner(True)
     assert len(plain.bf16_copies) == 0
-    # Both convolutions' and the hidden dense layer's kernel and bias; not the fp32 head.
-    assert len(kept.bf16_copies) == 6
+    # Both convolutions' and both dense layers' kernel and bias.
+    assert len(kept.bf16_copies) == 8
     losses = {}
     for name, r in (("plain", plain), ("kept", kept)):
         loop = _loop(r)
@@ -126,8 +126,8 @@ def test_a_bf16_network_trains_bit_for_bit_as_with_the_casts():
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     for var, copy in kept.bf16_copies.pairs:
         _same_as_cast(var, copy)
-    # Six weights read without a cast and six gradients that reach the update without one.
-    assert _step_casts(plain) - _step_casts(kept) == 12
+    # Eight weights read without a cast and eight gradients that reach the update without one.
+    assert _step_casts(plain) - _step_casts(kept) == 16
 
 
 def test_copies_are_recast_after_a_restore_and_after_invalidate(tmp_path):
@@ -245,4 +245,4 @@ def test_the_record_says_how_many_weights_kept_a_copy(tmp_path):
         counts[name] = rec["model"]["bf16_weight_copies"]
     # One replica in bf16 keeps them; fp32 has no casts to save; a mirrored update would
     # write one device's copy only.
-    assert counts == {"bf16": 6, "fp32": 0, "bf16_two_replicas": 0}
+    assert counts == {"bf16": 8, "fp32": 0, "bf16_two_replicas": 0}
