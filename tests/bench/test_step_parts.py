@@ -26,13 +26,21 @@ def test_a_tiny_run_prints_both_and_the_speed_ratio(capsys):
     assert out[3].startswith("  tpubench's speed / keras': ")
 
 
-def test_the_contenders_differ_in_their_dropout_and_update_and_both_train():
-    from tpubench.model import cpu_ops, registry
+def _tiny_mnist_cnn():
+    """(spec, params, images, labels): tiny mnist_cnn and one batch of 8."""
+    from tpubench.model import registry
 
     spec = registry.get("mnist_cnn")
     params = {**registry.resolve_params(spec, {}, tiny=True), "global_batch_size": 8, "seed": 1}
     images = tf.random.stateless_uniform([8, 28, 28, 1], seed=[1, 2])
     labels = tf.random.stateless_uniform([8], seed=[3, 4], maxval=10, dtype=tf.int32)
+    return spec, params, images, labels
+
+
+def test_the_contenders_differ_in_their_dropout_and_update_and_both_train():
+    from tpubench.model import cpu_ops
+
+    spec, params, images, labels = _tiny_mnist_cnn()
     ops = {}
     for ours in (False, True):
         step = step_parts.make_step(spec, params, images, labels, "fp32", ours)
@@ -60,14 +68,11 @@ def test_compare_weight_copy_times_tpubench_with_and_without_the_bf16_copies(cap
 
 
 def test_only_the_copies_contender_reads_bf16_copies():
-    from tpubench.model import cpu_ops, registry
+    from tpubench.model import cpu_ops
 
     if not cpu_ops.available()[0]:
         pytest.skip("no C++ compiler here")
-    spec = registry.get("mnist_cnn")
-    params = {**registry.resolve_params(spec, {}, tiny=True), "global_batch_size": 8, "seed": 1}
-    images = tf.random.stateless_uniform([8, 28, 28, 1], seed=[1, 2])
-    labels = tf.random.stateless_uniform([8], seed=[3, 4], maxval=10, dtype=tf.int32)
+    spec, params, images, labels = _tiny_mnist_cnn()
     casts = {}
     for copies in (False, True):
         step = step_parts.make_step(spec, params, images, labels, "bf16", True, copies)
