@@ -79,15 +79,19 @@ class Copies:
     def __init__(self, pairs, iterations):
         self.pairs = pairs  # [(fp32 tf.Variable, bf16 copy)]
         self.iterations = iterations
-        # -1: not written by any step yet (a new process, or after `invalidate`).
-        self.at = tf.Variable(-1, dtype=tf.int64, trainable=False, name="bf16_copies_at")
+        # -1: not written by any step yet (a new process, or after `invalidate`).  None
+        # without copies: a run that keeps none (GPU, TPU, a cluster) makes no variable.
+        self.at = None
+        if pairs:
+            self.at = tf.Variable(-1, dtype=tf.int64, trainable=False, name="bf16_copies_at")
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     def invalidate(self) -> None:
         """Makes the next training loop recast every copy from the fp32 weights."""
-        self.at.assign(-1)
+        if self.at is not None:
+            self.at.assign(-1)
 
     @contextlib.contextmanager
     def kept(self):
