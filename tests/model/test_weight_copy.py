@@ -246,3 +246,34 @@ def test_the_record_says_how_many_weights_kept_a_copy(tmp_path):
     # One replica in bf16 keeps them; fp32 has no casts to save; a mirrored update would
     # write one device's copy only.
     assert counts == {"bf16": 8, "fp32": 0, "bf16_two_replicas": 0}
+
+
+def test_a_bf16_run_that_resumes_ends_where_one_that_did_not_stop_ends(tmp_path):
+    """The resumed process starts with copies of its initial weights: the loop must recast
+    them from the restored ones (dropout off, so the two runs draw the same numbers)."""
+    common = (
+        "train",
+        "--model=mnist_cnn",
+        "--tiny",
+        "--precision=bf16",
+        "--use_synthetic_data",
+        "--checkpoint_every_steps=4",
+        "--params=conv_dropout=0.0,dense_dropout=0.0",
+    )
+    runs = {}
+    for name, steps, model_dir in (
+        ("whole", 8, "whole"),
+        ("first_half", 4, "halves"),
+        ("resumed", 8, "halves"),
+    ):
+        proc, rec = run_cli(
+            *common,
+            f"--train_steps={steps}",
+            f"--model_dir={tmp_path / model_dir}",
+            results_dir=tmp_path / name,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert rec["model"]["bf16_weight_copies"] == 8
+        runs[name] = rec
+    assert runs["resumed"]["resumed_from_step"] == 4
+    assert runs["resumed"]["results"]["final_loss"] == runs["whole"]["results"]["final_loss"]
