@@ -41,6 +41,8 @@ from tpubench.storage import cache
 SOURCES = tuple(
     pathlib.Path(__file__).with_name(name) for name in ("batch_norm_cpu.cc", "optim_cpu.cc")
 )
+# Included by both sources (fp32 and bf16 element access): part of the library's key.
+HEADERS = (pathlib.Path(__file__).with_name("cpu_elements.h"),)
 NAMES = ", ".join(s.name for s in SOURCES)
 
 
@@ -118,7 +120,7 @@ def library_path() -> pathlib.Path:
     """The built library's path for these sources, TensorFlow, compiler and CPU."""
     cxx = os.environ.get("CXX", "c++")
     key = hashlib.sha256()
-    sources = [s.read_bytes() for s in SOURCES]
+    sources = [s.read_bytes() for s in (*SOURCES, *HEADERS)]
     for part in (*sources, tf.__version__.encode(), cxx.encode(), _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")

@@ -41,6 +41,8 @@
 #include "tensorflow/core/framework/resource_mgr.h"
 #include "tensorflow/core/framework/resource_var.h"
 
+#include "cpu_elements.h"
+
 namespace tpubench {
 
 using ::tensorflow::DEVICE_CPU;
@@ -51,33 +53,16 @@ using ::tensorflow::Status;
 using ::tensorflow::Tensor;
 using ::tensorflow::Var;
 
-// A gradient element as fp32: bf16 is its 16 bits, widened by a shift.
-static inline float Widen(float g) { return g; }
-static inline float Widen(uint16_t g) {
-  uint32_t u = static_cast<uint32_t>(g) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-// V rounded to bf16 to nearest even (NaN kept NaN): TensorFlow's cast.
-static inline uint16_t ToBf16(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  return static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : rounded);
-}
-
-// Elements [0, n) of one block; the arrays never overlap.  COPY: the new
-// weights in bf16, or null.
+// Elements [0, n) of one block; the arrays never overlap.  G: the
+// gradient's element type (F32 or BF16).  COPY: the new weights in bf16, or null.
 template <typename G>
 static void AdadeltaBlock(float* __restrict var, float* __restrict accum,
-                          float* __restrict accum_update, const G* __restrict grad,
+                          float* __restrict accum_update, const typename G::Raw* __restrict grad,
                           uint16_t* __restrict copy, int64_t n, float lr, float rho,
                           float epsilon) {
   const float keep = 1.0f - rho;
   for (int64_t i = 0; i < n; ++i) {
-    const float g = Widen(grad[i]);
+    const float g = G::load(grad, i);
     const float a = accum[i] * rho + g * g * keep;
     const float u = std::sqrt(accum_update[i] + epsilon) / std::sqrt(a + epsilon) * g;
     accum[i] = a;
@@ -85,23 +70,24 @@ static void AdadeltaBlock(float* __restrict var, float* __restrict accum,
     var[i] -= lr * u;
   }
   if (copy != nullptr) {
-    for (int64_t i = 0; i < n; ++i) copy[i] = ToBf16(var[i]);
+    for (int64_t i = 0; i < n; ++i) BF16::store(copy, i, var[i]);
   }
 }
 
 template <typename G>
-static void RmspropBlock(float* __restrict var, float* __restrict ms, const G* __restrict grad,
+static void RmspropBlock(float* __restrict var, float* __restrict ms,
+                         const typename G::Raw* __restrict grad,
                          uint16_t* __restrict copy, int64_t n, float lr, float rho,
                          float epsilon) {
   const float keep = 1.0f - rho;
   for (int64_t i = 0; i < n; ++i) {
-    const float g = Widen(grad[i]);
+    const float g = G::load(grad, i);
     const float m = ms[i] * rho + g * g * keep;
     ms[i] = m;
     var[i] -= lr * g / std::sqrt(m + epsilon);
   }
   if (copy != nullptr) {
-    for (int64_t i = 0; i < n; ++i) copy[i] = ToBf16(var[i]);
+    for (int64_t i = 0; i < n; ++i) BF16::store(copy, i, var[i]);
   }
 }
 
@@ -178,16 +164,18 @@ class ApplyOp : public OpKernel {
     char* raw[K + 1] = {};
     for (int i = 0; i < count; ++i) OP_REQUIRES_OK(ctx, Writable(ctx, vars[i].get(), &raw[i]));
     if (grad.dtype() == tensorflow::DT_BFLOAT16) {
-      Run(ctx, raw, reinterpret_cast<const uint16_t*>(grad.tensor_data().data()), grad, scalars);
+      Run<BF16>(ctx, raw, grad, scalars);
     } else {
-      Run(ctx, raw, reinterpret_cast<const float*>(grad.tensor_data().data()), grad, scalars);
+      Run<F32>(ctx, raw, grad, scalars);
     }
   }
 
  private:
+  // G: the gradient's element type (F32 or BF16).
   template <typename G>
-  static void Run(OpKernelContext* ctx, char* const* raw, const G* g, const Tensor& grad,
+  static void Run(OpKernelContext* ctx, char* const* raw, const Tensor& grad,
                   const float* scalars) {
+    const auto* g = reinterpret_cast<const typename G::Raw*>(grad.tensor_data().data());
     float* arrays[K];
     for (int i = 0; i < K; ++i) arrays[i] = reinterpret_cast<float*>(raw[i]);
     uint16_t* copy = reinterpret_cast<uint16_t*>(raw[K]);
@@ -199,11 +187,11 @@ class ApplyOp : public OpKernel {
       const int64_t len = std::min(n, b1 * kBlock) - first;
       uint16_t* out = copy == nullptr ? nullptr : copy + first;
       if (K == 3) {
-        AdadeltaBlock(arrays[0] + first, arrays[1] + first, arrays[K - 1] + first, g + first,
-                      out, len, scalars[0], scalars[1], scalars[2]);
+        AdadeltaBlock<G>(arrays[0] + first, arrays[1] + first, arrays[K - 1] + first, g + first,
+                         out, len, scalars[0], scalars[1], scalars[2]);
       } else {
-        RmspropBlock(arrays[0] + first, arrays[1] + first, g + first, out, len, scalars[0],
-                     scalars[1], scalars[2]);
+        RmspropBlock<G>(arrays[0] + first, arrays[1] + first, g + first, out, len, scalars[0],
+                        scalars[1], scalars[2]);
       }
     });
   }
