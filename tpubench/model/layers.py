@@ -134,11 +134,10 @@ def _own_bias_relu(layer, channels_last: bool) -> bool:
     level in a whole step (docs/cpu.md).
     """
     return (
-        own_kernels.chosen()
+        weight_copy.wanted(layer)  # tpubench's kernels chosen, bf16 compute
         and channels_last
         and layer.use_bias
         and layer.activation is keras.activations.relu
-        and layer.compute_dtype == "bfloat16"
     )
 
 
@@ -175,15 +174,15 @@ class Conv2D(keras.layers.Conv2D):
 
     def call(self, inputs, training=None):
         folded = self.__dict__.get("_folded")
+        fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
         if folded is not None:
             kernel, bias = folded
-            fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
             y = tf.nn.bias_add(self.convolution_op(inputs, kernel), bias, data_format=fmt)
             return self.activation(y) if self.activation is not None else y
         if not (training and (self.own_bias_relu or weight_copy.of(self.kernel) is not None)):
             return super().call(inputs)
         z = self.convolution_op(inputs, weight_copy.read(self.kernel))
-        return _bias_activation(self, z, "NCHW" if self.data_format == "channels_first" else "NHWC")
+        return _bias_activation(self, z, fmt)
 
 
 class Dense(keras.layers.Dense):
