@@ -38,8 +38,10 @@ from tpubench.data import text, text_pipeline
 from tpubench.model import layers, model_api, registry
 
 
-def _init(params):
-    return keras.initializers.TruncatedNormal(stddev=0.02, seed=params["seed"])
+def _init():
+    """A new initializer for each weight: one instance, or an integer seed, gives every
+    weight the same values (model/randomness.py); --seed seeds them all."""
+    return keras.initializers.TruncatedNormal(stddev=0.02)
 
 
 def _layer_norm():
@@ -52,19 +54,19 @@ class Embeddings(keras.layers.Layer):
 
     def __init__(self, params, **kwargs):
         super().__init__(**kwargs)
-        self.p = {k: params[k] for k in ("vocab_size", "hidden_size", "max_positions", "seed")}
-        self.dropout = layers.Dropout(params["dropout"], seed=params["seed"])
+        self.p = {k: params[k] for k in ("vocab_size", "hidden_size", "max_positions")}
+        self.dropout = layers.Dropout(params["dropout"])
         self.norm = _layer_norm()
 
     def build(self, input_shape):
-        p, init = self.p, _init(self.p)
+        p = self.p
         self.tokens = self.add_weight(
-            shape=(p["vocab_size"], p["hidden_size"]), initializer=init, name="tokens"
+            shape=(p["vocab_size"], p["hidden_size"]), initializer=_init(), name="tokens"
         )
         self.positions = self.add_weight(
-            shape=(p["max_positions"], p["hidden_size"]), initializer=init, name="positions"
+            shape=(p["max_positions"], p["hidden_size"]), initializer=_init(), name="positions"
         )
-        self.types = self.add_weight(shape=(2, p["hidden_size"]), initializer=init, name="types")
+        self.types = self.add_weight(shape=(2, p["hidden_size"]), initializer=_init(), name="types")
         self.norm.build((*input_shape, p["hidden_size"]))
 
     def call(self, ids, training=False):
@@ -87,11 +89,10 @@ class SelfAttention(keras.layers.Layer):
     def __init__(self, params, **kwargs):
         super().__init__(**kwargs)
         self.heads, self.size = params["num_heads"], params["hidden_size"]
-        init = _init(params)
         self.q, self.k, self.v, self.out = (
-            keras.layers.Dense(self.size, kernel_initializer=init) for _ in range(4)
+            keras.layers.Dense(self.size, kernel_initializer=_init()) for _ in range(4)
         )
-        self.dropout = layers.Dropout(params["dropout"], seed=params["seed"])
+        self.dropout = layers.Dropout(params["dropout"])
 
     def call(self, x, training=False):
         batch, length = tf.shape(x)[0], tf.shape(x)[1]
@@ -111,13 +112,13 @@ class SelfAttention(keras.layers.Layer):
 
 
 def _encoder_layer(x, params):
-    size, init = params["hidden_size"], _init(params)
+    size = params["hidden_size"]
     attention = SelfAttention(params)(x)
-    attention = layers.Dropout(params["dropout"], seed=params["seed"])(attention)
+    attention = layers.Dropout(params["dropout"])(attention)
     x = _layer_norm()(x + attention)
-    hidden = keras.layers.Dense(params["intermediate_size"], "gelu", kernel_initializer=init)(x)
-    out = keras.layers.Dense(size, kernel_initializer=init)(hidden)
-    out = layers.Dropout(params["dropout"], seed=params["seed"])(out)
+    hidden = keras.layers.Dense(params["intermediate_size"], "gelu", kernel_initializer=_init())(x)
+    out = keras.layers.Dense(size, kernel_initializer=_init())(hidden)
+    out = layers.Dropout(params["dropout"])(out)
     return _layer_norm()(x + out)
 
 
@@ -162,7 +163,7 @@ def build_model(params):
         x = _encoder_layer(x, params)
     # Only the predicted positions go through the MLM head.
     picked = GatherPositions()(x, positions)
-    h = keras.layers.Dense(params["hidden_size"], "gelu", kernel_initializer=_init(params))(picked)
+    h = keras.layers.Dense(params["hidden_size"], "gelu", kernel_initializer=_init())(picked)
     logits = TiedOutput(embeddings, name="mlm_output")(_layer_norm()(h))
     return keras.Model({"input_ids": ids, "positions": positions}, logits, name="bert_base")
 

@@ -28,10 +28,10 @@ def build_model(params):
         x = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
         x = layers.Conv2D(filters, 3, activation="relu")(x)
         x = keras.layers.MaxPooling2D(2)(x)
-        x = layers.Dropout(params["conv_dropout"], seed=params["seed"])(x)
+        x = layers.Dropout(params["conv_dropout"])(x)
     x = keras.layers.Flatten()(x)
     x = layers.Dense(params["dense_units"], activation="relu")(x)
-    x = layers.Dropout(params["dense_dropout"], seed=params["seed"])(x)
+    x = layers.Dropout(params["dense_dropout"])(x)
     outputs = layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="cifar10_cnn")
 

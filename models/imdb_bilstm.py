@@ -31,7 +31,7 @@ def build_model(params):
         x = keras.layers.Bidirectional(
             keras.layers.LSTM(params["lstm_units"], return_sequences=not last)
         )(x)
-    x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
+    x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(_text.head_units(params))(x)
     return keras.Model(inputs, outputs, name="imdb_bilstm")
 

@@ -26,7 +26,7 @@ def build_model(params):
     x = keras.layers.Flatten()(inputs)
     for _ in range(params["num_hidden_layers"]):
         x = layers.Dense(params["hidden_units"], activation="relu")(x)
-        x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
+        x = layers.Dropout(params["dropout"])(x)
     outputs = layers.Dense(params["num_classes"])(x)
     return keras.Model(inputs, outputs, name="mnist_mlp")
 

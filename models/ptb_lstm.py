@@ -35,21 +35,23 @@ from tpubench.model import layers, model_api, registry
 
 
 def build_model(params):
-    init = keras.initializers.RandomUniform(-params["init_scale"], params["init_scale"])
+    def init():  # a new one for each weight: one instance gives every weight the same values
+        return keras.initializers.RandomUniform(-params["init_scale"], params["init_scale"])
+
     size = params["hidden_size"]
     inputs = keras.Input(shape=(params["num_steps"],), dtype="int32")
-    x = keras.layers.Embedding(params["vocab_size"], size, embeddings_initializer=init)(inputs)
+    x = keras.layers.Embedding(params["vocab_size"], size, embeddings_initializer=init())(inputs)
     for _ in range(params["num_layers"]):
-        x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
+        x = layers.Dropout(params["dropout"])(x)
         x = keras.layers.LSTM(
             size,
             return_sequences=True,
-            kernel_initializer=init,
-            recurrent_initializer=init,
-            bias_initializer=init,
+            kernel_initializer=init(),
+            recurrent_initializer=init(),
+            bias_initializer=init(),
         )(x)
-    x = layers.Dropout(params["dropout"], seed=params["seed"])(x)
-    outputs = keras.layers.Dense(params["vocab_size"], kernel_initializer=init)(x)
+    x = layers.Dropout(params["dropout"])(x)
+    outputs = keras.layers.Dense(params["vocab_size"], kernel_initializer=init())(x)
     return keras.Model(inputs, outputs, name="ptb_lstm")
 
 

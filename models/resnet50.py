@@ -56,7 +56,7 @@ def _conv(filters, kernel, stride, params):
         strides=stride,
         padding="valid" if explicit else "same",
         use_bias=False,
-        kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out", seed=params["seed"]),
+        kernel_initializer=keras.initializers.VarianceScaling(2.0, "fan_out"),
         kernel_regularizer=_imagenet.l2(params),
     )
     if not explicit:
@@ -97,7 +97,7 @@ def build_model(params):
     x = keras.layers.GlobalAveragePooling2D()(x)
     outputs = keras.layers.Dense(
         params["num_classes"],
-        kernel_initializer=keras.initializers.RandomNormal(stddev=0.01, seed=params["seed"]),
+        kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
     )(x)
     depth = 3 * sum(params["blocks"]) + 2  # three convolutions a block, plus stem and head
     return keras.Model(inputs, outputs, name=f"resnet{depth}")

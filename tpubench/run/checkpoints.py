@@ -25,6 +25,7 @@ from tpubench.core import errors
 from tpubench.storage.run_dir import RunDir
 
 PREFIX = "ckpt"
+DROPOUT = "dropout_rng"  # the dropout layers' seed states (model/randomness.py)
 _INDEX = re.compile(rf"{PREFIX}-(\d+)\.index$")
 
 
@@ -254,6 +255,28 @@ def does_not_fit(path: str, model_dir: str, e: Exception) -> errors.UsageError:
     )
 
 
+def parts(runner, dropout_state: bool = True) -> dict:
+    """What RUNNER's checkpoint holds: the network and the step, and in training the
+    optimizer and, unless DROPOUT_STATE is False, where each dropout layer's masks are."""
+    from tpubench.model import randomness
+
+    out = {"model": runner.model, "global_step": runner.global_step}
+    if runner.optimizer is not None:  # inference restores the network and step only
+        out["optimizer"] = runner.optimizer
+        states = randomness.seed_states(runner.model) if dropout_state else []
+        if states:
+            out[DROPOUT] = states
+    return out
+
+
+def holds_dropout_state(path: str) -> bool:
+    """Whether the checkpoint PATH holds its run's dropout state (an older tpubench's
+    does not)."""
+    import tensorflow as tf
+
+    return any(name.startswith(f"{DROPOUT}/") for name, _ in tf.train.list_variables(path))
+
+
 def restore(runner, model_dir: str, ckpt_dir: str, is_chief: bool, warn) -> tuple:
     """(CheckpointManager over CKPT_DIR, the record's resume fields) once RUNNER holds the
     newest intact checkpoint of MODEL_DIR/checkpoints, or its initial values if none.
@@ -285,10 +308,16 @@ def restore(runner, model_dir: str, ckpt_dir: str, is_chief: bool, warn) -> tupl
             repair_state(ckpt_dir, choice.path)
     manager = tf.train.CheckpointManager(runner.checkpoint(), ckpt_dir, max_to_keep=2)
     if choice.path is not None:
+        whole = holds_dropout_state(choice.path)
         try:  # every variable of this model takes a value of its shape, or nothing trains
-            runner.checkpoint().restore(choice.path).assert_existing_objects_matched()
+            runner.checkpoint(whole).restore(choice.path).assert_existing_objects_matched()
         except (AssertionError, ValueError) as e:
             raise does_not_fit(choice.path, model_dir, e) from None
+        if not whole and DROPOUT in parts(runner):
+            warn(
+                f"checkpoint {choice.path} holds no dropout state (an older tpubench saved "
+                "it): the dropout masks start again from the first step's"
+            )
         fields["resumed_from_step"] = int(runner.global_step.numpy())
         fields["resumed_from_checkpoint"] = choice.path
     return manager, fields

@@ -15,6 +15,7 @@ from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
 from tpubench.model import layers, model_api, optim, optimizer_choice, own_kernels, weight_copy
 from tpubench.model.model_api import Mode
+from tpubench.run import checkpoints
 
 
 class Runner:
@@ -342,9 +343,6 @@ class Runner:
         result["examples"] = int(count)
         return result
 
-    def checkpoint(self):
-        if self.optimizer is None:  # inference: restores the network and step only
-            return tf.train.Checkpoint(model=self.model, global_step=self.global_step)
-        return tf.train.Checkpoint(
-            model=self.model, optimizer=self.optimizer, global_step=self.global_step
-        )
+    def checkpoint(self, dropout_state: bool = True):
+        """What a checkpoint holds (run/checkpoints.py's `parts`)."""
+        return tf.train.Checkpoint(**checkpoints.parts(self, dropout_state))

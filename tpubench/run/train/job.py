@@ -29,12 +29,8 @@ class Job:
         self.write_records = write_records
         self.plan: planning.Plan | None = None  # once the session has resolved the run
         self.is_chief = True
-        self.runner = None
-        self.manager = None
-        self.writer = None
-        self.progress = None
-        self.profile = None
-        self.controller = None
+        self.runner = self.manager = self.writer = None
+        self.progress = self.profile = self.controller = None
         self.step = 0
         self.lock = None  # the model_dir's lock, held by the chief
         self.signals: list = []  # names of the signals received (interrupts.Signals)
@@ -145,7 +141,7 @@ class Job:
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
         from tpubench.hardware import hostcpu
-        from tpubench.model import optimizer_choice
+        from tpubench.model import optimizer_choice, randomness
         from tpubench.run import progress as progress_lib
         from tpubench.run import runner as runner_lib
         from tpubench.run import stopping
@@ -168,6 +164,8 @@ class Job:
         model = self.record["model"]
         model["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
         model["bf16_weight_copies"] = len(self.runner.bf16_copies)  # model/weight_copy.py
+        for line in randomness.repeats(self.runner.model):  # as built: model/randomness.py
+            self.warn(f"{p.spec.name}: {line}")
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
             self.record["xla_scope"] = self.runner.xla_scope
         if stopping.needed(p.placement):

@@ -1,0 +1,98 @@
+"""A model's randomness: the dropout state a checkpoint must carry, and seeds handed out twice.
+
+Each Keras dropout layer draws its masks from a seed generator, a
+`[seed, counter]` variable that the layer keeps outside what
+`tf.train.Checkpoint` reaches through the model.  Left out, a resumed run
+starts its masks again from the first step's, and does not continue the run
+it resumes.  `seed_states` lists those variables for the runner's
+checkpoint.
+
+Keras' initializers give the same values on every call when seeded with an
+integer, or unseeded (the instance draws its seed once): keras.io,
+"Layer weight initializers".  One instance, or one integer seed, given to
+several layers makes their weights start as copies of each other (scaled
+copies under `VarianceScaling`), and one integer seed given to several
+dropout layers makes them drop the same units.  `repeats` finds both in a
+freshly built model, so the run says so instead of training it silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_PREFIX = 16  # values compared a weight: 16 equal random values are no coincidence
+
+
+def seed_states(model) -> list:
+    """The state variable of each seed generator in MODEL's layers (nested ones too), in
+    layer order: what a checkpoint holds to continue the dropout masks where they stopped."""
+    states, seen = [], set()
+    for layer in model._flatten_layers(include_self=True, recursive=True):
+        for generator in getattr(layer, "_seed_generators", ()):
+            if id(generator) not in seen:
+                seen.add(id(generator))
+                states.append(generator.state)
+    return states
+
+
+def _start(variable) -> np.ndarray | None:
+    """VARIABLE's first values, divided by the first (a scaled copy gives the same), or
+    None when they are not random (a constant, zeros and ones, too few values)."""
+    import tensorflow as tf
+
+    if "float" not in str(variable.dtype):  # seed states, step counters, token tables' ids
+        return None
+    try:
+        values = tf.reshape(tf.convert_to_tensor(variable), [-1])[:_PREFIX].numpy()
+    except (TypeError, ValueError, tf.errors.OpError):  # a variable this process cannot read
+        return None
+    values = values.astype(np.float64)
+    if values.size < _PREFIX or np.unique(values).size < _PREFIX // 2 or values[0] == 0:
+        return None
+    return values / values[0]
+
+
+def repeats(model) -> list[str]:
+    """One line for each kind of repeated randomness in freshly built MODEL: weights that
+    start as (scaled) copies of others, and dropout layers that share a seed."""
+    lines = []
+    paths, starts = [], []
+    for variable in model.weights:
+        start = _start(variable)
+        if start is not None:
+            paths.append(variable.path)
+            starts.append(start)
+    groups: dict[int, list[str]] = {}
+    if starts:
+        values = np.stack(starts)  # float32 rounding leaves a scaled copy off by an ulp or so
+        close = (np.abs(values[:, None] - values[None]) <= 1e-5 * (1 + np.abs(values))).all(-1)
+        for i, path in enumerate(paths):
+            groups.setdefault(int(np.argmax(close[i])), []).append(path)  # the first alike
+    alike = [paths for paths in groups.values() if len(paths) > 1]
+    if alike:
+        count = sum(len(paths) - 1 for paths in alike)
+        shown = alike[0][:3]
+        more = ", ..." if sum(map(len, alike)) > len(shown) else ""
+        what = (
+            f"{count} weights start as copies of others"
+            if count > 1
+            else ("1 weight starts as a copy of another")
+        )
+        lines.append(
+            f"{what} ({' = '.join(shown)}{more}): an initializer seeded with an integer, or one "
+            "instance given to several layers, gives the same values on every call; give each "
+            "layer its own initializer, without a seed (--seed seeds them all)"
+        )
+    seeds: dict[int, list[str]] = {}
+    for layer in model._flatten_layers(include_self=True, recursive=True):
+        for generator in getattr(layer, "_seed_generators", ()):
+            seeds.setdefault(int(generator.state.numpy()[0]), []).append(layer.name)
+    shared = [names for names in seeds.values() if len(names) > 1]
+    if shared:
+        example = ", ".join(shared[0][:3])
+        lines.append(
+            f"dropout layers {example}{', ...' if len(shared[0]) > 3 else ''} "
+            "share one seed and drop the same units each step; give them no seed "
+            "(--seed seeds them all)"
+        )
+    return lines
