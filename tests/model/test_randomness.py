@@ -4,6 +4,8 @@ model that repeats one is told on the console, and a resumed run continues its d
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 
 import keras
@@ -183,3 +185,42 @@ def test_a_checkpoint_without_dropout_state_resumes_with_one_warning(tmp_path):
         "masks start again from the first step's"
     ]
     assert proc.stderr.count("warning:") == 1
+
+
+_REPLICAS = textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    from tpubench.model import layers
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        drop = layers.Dropout(0.5, seed=11)
+        drop.build((8, 128))
+    masks = strategy.experimental_local_results(
+        tf.function(lambda: strategy.run(lambda: drop(tf.ones([8, 128]), training=True)))()
+    )
+    a, b = (m.numpy() != 0 for m in masks)
+    print("same", int((a == b).all()), "kept", round(a.mean(), 2), round(b.mean(), 2))
+    # One replica: the seed as it was, the mask of `layers.dropout` at the generator's seed.
+    alone = layers.Dropout(0.5, seed=11)
+    alone.build((8, 128))
+    first = alone(tf.ones([8, 128]), training=True).numpy()
+    seed = tf.constant([11, 0], tf.int32)
+    print("alone", int(np.array_equal(first, layers.dropout(tf.ones([8, 128]), 0.5, seed).numpy())))
+    """
+)
+
+
+def test_each_replica_draws_its_own_dropout_masks():
+    """The seed state is mirrored, so every replica drew the same masks for its share of
+    the batch; each now folds its replica id into the seed (one replica: unchanged)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _REPLICAS], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    same, alone = (line.split() for line in proc.stdout.splitlines()[-2:])
+    assert same[:2] == ["same", "0"] and all(0.4 < float(k) < 0.6 for k in same[3:])
+    assert alone == ["alone", "1"]

@@ -268,6 +268,11 @@ class Dropout(keras.layers.Dropout):
         seed = self.seed_generator.next()
         # Stateless random ops under XLA take int32 seeds; the state is int64.
         seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        replica = tf.distribute.get_replica_context()
+        if replica is not None and replica.num_replicas_in_sync > 1:
+            # The state is mirrored: without this every replica drops the same units of
+            # its share of the batch, and N replicas draw a batch's masks N times over.
+            seed = tf.random.experimental.stateless_fold_in(seed, replica.replica_id_in_sync_group)
         return dropout(inputs, self.rate, seed)
 
 
