@@ -63,21 +63,19 @@ def repeats(model) -> list[str]:
             paths.append(variable.path)
             starts.append(start)
     groups: dict[int, list[str]] = {}
-    if starts:
-        values = np.stack(starts)  # float32 rounding leaves a scaled copy off by an ulp or so
-        close = (np.abs(values[:, None] - values[None]) <= 1e-5 * (1 + np.abs(values))).all(-1)
-        for i, path in enumerate(paths):
-            groups.setdefault(int(np.argmax(close[i])), []).append(path)  # the first alike
+    values = np.stack(starts) if starts else np.zeros((0, _PREFIX))
+    for i, path in enumerate(paths):  # a row at a time: memory stays linear in the weights
+        # float32 rounding leaves a scaled copy off by an ulp or so
+        close = (np.abs(values[: i + 1] - values[i]) <= 1e-5 * (1 + np.abs(values[i]))).all(-1)
+        groups.setdefault(int(np.argmax(close)), []).append(path)  # the first alike, or itself
     alike = [paths for paths in groups.values() if len(paths) > 1]
     if alike:
         count = sum(len(paths) - 1 for paths in alike)
         shown = alike[0][:3]
         more = ", ..." if sum(map(len, alike)) > len(shown) else ""
-        what = (
-            f"{count} weights start as copies of others"
-            if count > 1
-            else ("1 weight starts as a copy of another")
-        )
+        what = "1 weight starts as a copy of another"
+        if count > 1:
+            what = f"{count} weights start as copies of others"
         lines.append(
             f"{what} ({' = '.join(shown)}{more}): an initializer seeded with an integer, or one "
             "instance given to several layers, gives the same values on every call; give each "
