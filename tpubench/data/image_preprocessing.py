@@ -10,6 +10,11 @@ Two styles, as the reference implementations train them:
 * ``inception``: the same distorted crop (8%-100% of the area) plus random
   brightness/saturation/hue/contrast, and the same central crop for eval.
 
+Each random operation gets an op-level seed of its own (`op_seeds`): ops
+given one seed draw the same numbers, which made the flip happen exactly
+when the brightness went down, and saturation, hue and contrast move with
+them (one random number an image for all five).
+
 Both return uint8 [size, size, 3] so a model's own batch preprocessing
 (mean/std, scaling) stays the same for raw and JPEG records; resizing is
 bilinear and the result is rounded back to uint8.
@@ -25,6 +30,11 @@ def _tf():
     import tensorflow as tf
 
     return tf
+
+
+def op_seeds(seed, count: int) -> list:
+    """COUNT op-level seeds of their own from SEED (None: TensorFlow numbers the ops)."""
+    return [None] * count if seed is None else [int(seed) * 16 + k for k in range(count)]
 
 
 def _random_crop_window(encoded, area_range, seed):
@@ -59,13 +69,14 @@ def _resize_uint8(image, size):
     return tf.cast(tf.clip_by_value(tf.round(image), 0.0, 255.0), tf.uint8)
 
 
-def _color(image, seed):
+def _color(image, seeds):
     tf = _tf()
+    brightness, saturation, hue, contrast = seeds
     image = tf.cast(image, tf.float32) / 255.0
-    image = tf.image.random_brightness(image, 32.0 / 255.0, seed=seed)
-    image = tf.image.random_saturation(image, 0.5, 1.5, seed=seed)
-    image = tf.image.random_hue(image, 0.2, seed=seed)
-    image = tf.image.random_contrast(image, 0.5, 1.5, seed=seed)
+    image = tf.image.random_brightness(image, 32.0 / 255.0, seed=brightness)
+    image = tf.image.random_saturation(image, 0.5, 1.5, seed=saturation)
+    image = tf.image.random_hue(image, 0.2, seed=hue)
+    image = tf.image.random_contrast(image, 0.5, 1.5, seed=contrast)
     return tf.clip_by_value(image, 0.0, 1.0) * 255.0
 
 
@@ -74,15 +85,16 @@ def decode(encoded, training: bool, size: int, style: str = "resnet", seed=None)
     tf = _tf()
     if style not in STYLES:
         raise ValueError(f"unknown preprocessing style {style!r}; accepted: {', '.join(STYLES)}")
+    crop, flip, *color = op_seeds(seed, 6)
     if training:
         area = (0.05, 1.0) if style == "resnet" else (0.08, 1.0)
-        window = _random_crop_window(encoded, area, seed)
+        window = _random_crop_window(encoded, area, crop)
     else:
         window = _center_crop_window(encoded)
     image = tf.image.decode_and_crop_jpeg(encoded, window, channels=3)
     if training:
-        image = tf.image.random_flip_left_right(image, seed=seed)
+        image = tf.image.random_flip_left_right(image, seed=flip)
         if style == "inception":
-            image = tf.image.resize(_color(image, seed), (size, size), method="bilinear")
+            image = tf.image.resize(_color(image, color), (size, size), method="bilinear")
             return tf.cast(tf.clip_by_value(tf.round(image), 0.0, 255.0), tf.uint8)
     return _resize_uint8(image, size)
