@@ -23,16 +23,21 @@ import numpy as np
 _PREFIX = 16  # values compared a weight: 16 equal random values are no coincidence
 
 
-def seed_states(model) -> list:
-    """The state variable of each seed generator in MODEL's layers (nested ones too), in
-    layer order: what a checkpoint holds to continue the dropout masks where they stopped."""
-    states, seen = [], set()
+def _generators(model):
+    """(layer, seed generator) for each seed generator in MODEL's layers (nested ones too),
+    once each, in layer order."""
+    seen = set()
     for layer in model._flatten_layers(include_self=True, recursive=True):
         for generator in getattr(layer, "_seed_generators", ()):
             if id(generator) not in seen:
                 seen.add(id(generator))
-                states.append(generator.state)
-    return states
+                yield layer, generator
+
+
+def seed_states(model) -> list:
+    """The state variable of each seed generator in MODEL: what a checkpoint holds to
+    continue the dropout masks where they stopped."""
+    return [generator.state for _, generator in _generators(model)]
 
 
 def _start(variable) -> np.ndarray | None:
@@ -82,9 +87,8 @@ def repeats(model) -> list[str]:
             "layer its own initializer, without a seed (--seed seeds them all)"
         )
     seeds: dict[int, list[str]] = {}
-    for layer in model._flatten_layers(include_self=True, recursive=True):
-        for generator in getattr(layer, "_seed_generators", ()):
-            seeds.setdefault(int(generator.state.numpy()[0]), []).append(layer.name)
+    for layer, generator in _generators(model):
+        seeds.setdefault(int(generator.state.numpy()[0]), []).append(layer.name)
     shared = [names for names in seeds.values() if len(names) > 1]
     if shared:
         example = ", ".join(shared[0][:3])
