@@ -71,6 +71,15 @@ def test_multi_worker_two_workers_train_and_agree(tmp_path):
     assert f"record: {results}" in out.stdout
 
 
+PROBE = pathlib.Path(__file__).with_name("ps_probe.py")
+
+
+def _probe_lines(log: pathlib.Path) -> list[tuple[str, str]]:
+    """(pixel sum, dropout mask) of each step the task ran, from ps_probe's lines."""
+    steps = [line.split() for line in log.read_text().splitlines() if line.startswith("STEP ")]
+    return [(pixels.strip('"'), mask.strip('"')) for _, pixels, mask in steps]
+
+
 def test_parameter_server_cluster_trains(tmp_path):
     results = tmp_path / "runs"
     out = _launch(
@@ -82,6 +91,9 @@ def test_parameter_server_cluster_trains(tmp_path):
         "--train_steps=10",
         "--steps_per_loop=5",
         "--batch_size=32",
+        f"--model_module={PROBE}",
+        "--model=ps_probe",
+        "--deterministic_input",
     )
     assert out.returncode == 0, out.stdout + out.stderr
     rec = _one_record(results)
@@ -108,6 +120,19 @@ def test_parameter_server_cluster_trains(tmp_path):
     assert tasks[0]["exit_code"] == 0 and not tasks[0]["stopped_by_launcher"]
     assert all(t["stopped_by_launcher"] for t in tasks[1:])
     assert "serving as worker 0" in pathlib.Path(tasks[1]["log"]).read_text()
+    # Each worker read a shard of its own: with one seeded pipeline for all, both
+    # workers stepped on the same batches in the same order.
+    worker0, worker1 = (_probe_lines(pathlib.Path(t["log"])) for t in tasks[1:3])
+    assert len(worker0) == len(worker1) == 10  # 5 steps a loop each, 2 loops
+    assert not {p for p, _ in worker0} & {p for p, _ in worker1}
+    # ... and dropout masks of its own: 20 steps, 20 masks (before, both workers
+    # could read the seed state before either wrote it back).
+    assert len({m for _, m in worker0 + worker1}) == 20
+    import tensorflow as tf
+
+    checkpoint = tf.train.latest_checkpoint(rec["config"]["model_dir"] + "/checkpoints")
+    state = tf.train.load_variable(checkpoint, "dropout_rng/0/.ATTRIBUTES/VARIABLE_VALUE")
+    assert state[1] == 20  # one claimed draw per worker step
 
 
 def test_a_worker_killed_mid_run_fails_the_run_and_names_it(tmp_path):

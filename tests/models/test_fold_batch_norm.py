@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
-from tpubench.model import batch_norm, layers, registry
+from tpubench.model import batch_norm, folding, registry
 from tpubench.run import conv_grads
 
 
@@ -46,7 +46,7 @@ def test_a_folded_network_predicts_what_the_unfolded_one_does(name):
     net, x = _net(name)
     before = net(x, training=False).numpy()
     norms = [x for x in net.layers if isinstance(x, batch_norm.FusedBatchNorm)]
-    assert layers.fold_batch_norms(net) == len(norms) > 0  # each reads a convolution
+    assert folding.fold_batch_norms(net) == len(norms) > 0  # each reads a convolution
     after = net(x, training=False).numpy()
     scale = np.abs(before).max()
     assert scale > 0
@@ -57,7 +57,7 @@ def test_a_folded_network_predicts_what_the_unfolded_one_does(name):
 def test_in_bf16_a_folded_network_is_within_bf16_rounding():
     net, x = _net("resnet50", "mixed_bfloat16")
     before = tf.cast(net(x, training=False), tf.float32).numpy()
-    assert layers.fold_batch_norms(net) > 0
+    assert folding.fold_batch_norms(net) > 0
     after = tf.cast(net(x, training=False), tf.float32).numpy()
     # bf16 keeps 8 bits: each rounding is up to 0.4%; a wrong fold is off by far more.
     assert np.abs(after - before).max() <= 0.05 * np.abs(before).max()
@@ -66,7 +66,7 @@ def test_in_bf16_a_folded_network_is_within_bf16_rounding():
 def test_a_network_without_batch_norm_folds_nothing():
     net, x = _net("googlenet")
     before = net(x).numpy()
-    assert layers.fold_batch_norms(net) == 0
+    assert folding.fold_batch_norms(net) == 0
     np.testing.assert_array_equal(net(x).numpy(), before)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from tpubench.model import batch_norm, own_kernels, weight_copy
+from tpubench.model import own_kernels, weight_copy
 
 DATA_FORMATS = ("channels_last", "channels_first")
 
@@ -254,6 +254,26 @@ def dropout(x, rate: float, seed):
     return x * tf.reshape(keep, tf.shape(x))
 
 
+_STREAM = {"worker": None}
+
+
+@contextlib.contextmanager
+def dropout_stream(worker):
+    """Dropout layers called inside draw the masks of WORKER (an int32 tensor).
+
+    For a parameter-server step, where the workers step apart on one seed
+    state: the layer then advances it with one add on the parameter server,
+    so no worker draws with the same value twice, and folds WORKER into the
+    seed, so two workers that read the same value draw different masks.
+    """
+    before = _STREAM["worker"]
+    _STREAM["worker"] = worker
+    try:
+        yield
+    finally:
+        _STREAM["worker"] = before
+
+
 class Dropout(keras.layers.Dropout):
     """Keras' Dropout, its mask drawn from fewer random bits (`dropout`).
 
@@ -265,7 +285,15 @@ class Dropout(keras.layers.Dropout):
     def call(self, inputs, training=False):
         if not training or self.rate == 0 or self.noise_shape is not None:
             return super().call(inputs, training=training)
-        seed = self.seed_generator.next()
+        worker = _STREAM["worker"]
+        if worker is None:
+            seed = self.seed_generator.next()
+        else:
+            # Keras' next() reads the state, then writes it plus one: a worker that
+            # read before another wrote could set the counter back.  One add cannot.
+            state = self.seed_generator.state.value
+            step = tf.constant([0, 1], state.dtype)
+            seed = state.assign_add(step) - step
         # Stateless random ops under XLA take int32 seeds; the state is int64.
         seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
         replica = tf.distribute.get_replica_context()
@@ -273,52 +301,6 @@ class Dropout(keras.layers.Dropout):
             # The state is mirrored: without this every replica drops the same units of
             # its share of the batch, and N replicas draw a batch's masks N times over.
             seed = tf.random.experimental.stateless_fold_in(seed, replica.replica_id_in_sync_group)
+        if worker is not None:
+            seed = tf.random.experimental.stateless_fold_in(seed, worker)
         return dropout(inputs, self.rate, seed)
-
-
-def fold_batch_norms(model, strategy=None) -> int:
-    """Folds each batch norm that normalises a `Conv2D` output into that convolution (inference).
-
-    The convolution then runs with kernel x gamma / sqrt(variance + eps) and
-    bias beta - mean x gamma / sqrt(variance + eps), made once here from the
-    current weights (the moving statistics: inference only), in the layer's
-    compute dtype, and the batch norm passes its input through.  TensorFlow's
-    graph optimizer makes the same fold itself for fp32 on a CPU, but not
-    for bf16, where the batch norm then runs as its own pass (docs/cpu.md).
-    Returns how many were folded; a model trained afterwards would be wrong,
-    so only an inference session calls this.
-    """
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        return _fold(model)
-
-
-def _fold(model) -> int:
-    folded = 0
-    for bn in model.layers:
-        if not isinstance(bn, batch_norm.FusedBatchNorm) or len(bn._inbound_nodes) != 1:
-            continue
-        node = bn._inbound_nodes[0]
-        x = node.arguments.args[0]
-        x = x[0] if isinstance(x, (list, tuple)) else x  # [x, side]: x is the normalised one
-        conv = x._keras_history.operation
-        if not isinstance(conv, Conv2D):
-            continue
-        if len(conv._inbound_nodes) != 1 or len(conv._outbound_nodes) != 1:
-            continue
-        beta = tf.convert_to_tensor(bn.beta)
-        gamma = tf.convert_to_tensor(bn.gamma) if bn.scale else tf.ones_like(beta)
-        scale = gamma * tf.math.rsqrt(tf.convert_to_tensor(bn.moving_variance) + bn.epsilon)
-        bias = beta - tf.convert_to_tensor(bn.moving_mean) * scale
-        if conv.use_bias:
-            bias += tf.convert_to_tensor(conv.bias) * scale
-        kernel = tf.convert_to_tensor(conv.kernel) * scale  # HWIO: scales the output channels
-        dtype = conv.compute_dtype
-        pair = (
-            tf.Variable(tf.cast(kernel, dtype), trainable=False),
-            tf.Variable(tf.cast(bias, dtype), trainable=False),
-        )
-        # Plain attributes, untracked: the folded copies are not the model's weights.
-        conv.__dict__["_folded"] = pair
-        bn.__dict__["_folded_into_conv"] = True
-        folded += 1
-    return folded

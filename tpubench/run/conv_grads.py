@@ -7,7 +7,7 @@ Models never name a device: they build `layers.Conv2D` and
 accelerator the run placed on, whether a channels-last 1x1 convolution's
 weight gradient is one matrix product (`layers.pointwise_weight_grad`) and
 whether an inference session folds batch norms into the convolutions before
-them (`layers.fold_batch_norms`).  The weights are the same either way; only
+them (`folding.fold_batch_norms`).  The weights are the same either way; only
 the kernels that compute the results change.
 """
 

@@ -189,40 +189,22 @@ class Runner:
     def make_ps_loop(self):
         """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
 
-        The coordinator schedules it on whichever worker is free; the
-        iterator argument resolves to that worker's own dataset.
-        """
+        Scheduled on whichever worker is free, it reads that worker's own
+        iterator (ps_data), whose elements carry the worker's index."""
         strategy = self.strategy
 
         def loop(iterator, num_steps):
             total = tf.constant(0.0)
             last = tf.constant(0.0)
             for _ in tf.range(num_steps):
-                features, labels = next(iterator)
-                per_replica = strategy.run(self._train_step, args=(features, labels))
+                features, labels, worker = next(iterator)
+                with layers.dropout_stream(worker):  # each worker draws masks of its own
+                    per_replica = strategy.run(self._train_step, args=(features, labels))
                 last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
                 total += last
             return last, total / tf.cast(num_steps, tf.float32)
 
         return tf.function(loop)
-
-    def ps_dataset(self, mode: Mode, synthetic_seed: int | None):
-        """A per-worker dataset function for ClusterCoordinator."""
-        params = model_api.RunParams(self.params)
-        spec = self.spec
-        if synthetic_seed is not None:
-            batch = synthetic.global_batch(
-                spec.element_spec(params), params, params["per_replica_batch_size"], synthetic_seed
-            )
-
-            def dataset_fn():
-                return tf.data.Dataset.from_tensors(batch).repeat()
-        else:
-
-            def dataset_fn():
-                return spec.input_fn(params, None, mode)
-
-        return dataset_fn
 
     def evaluate_inline(self, max_steps: int | None = None) -> dict:
         """Parameter-server eval on the coordinator, reading remote variables."""

@@ -82,7 +82,7 @@ class InferSession:
         """Strategy, model and weights: everything before the first prediction."""
         from tpubench.data import resolve
         from tpubench.hardware import strategy as strategy_lib
-        from tpubench.model import layers
+        from tpubench.model import folding
         from tpubench.run import conv_grads
         from tpubench.run import runner as runner_lib
 
@@ -130,7 +130,7 @@ class InferSession:
         self.base["weights"] = weights.load(runner, spec, cfg)
         folded = 0
         if conv_grads.folds(cfg.fold_batch_norm, placement.accelerator):
-            folded = layers.fold_batch_norms(runner.model, runner.strategy)
+            folded = folding.fold_batch_norms(runner.model, runner.strategy)
         self.base["model"]["batch_norms_folded"] = folded
         self._model_ready = time.perf_counter() - self._t_setup
         return Built(spec, params, runner, placement, tuple(batches), manifest, prices, unfitted)

@@ -64,9 +64,12 @@ def build(runner, strategy, placement, manifest) -> Parts:
     if placement.strategy == "parameter_server":
         import tensorflow as tf
 
+        from tpubench.run import ps_data
+
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
-        dataset_fn = runner.ps_dataset(Mode.TRAIN, seed if manifest is None else None)
-        iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+        synthetic_seed = seed if manifest is None else None
+        make_dataset = ps_data.datasets(runner.spec, runner.params, Mode.TRAIN, synthetic_seed)
+        iterator = ps_data.per_worker_iterator(coordinator, make_dataset)
         workers = placement.num_workers
         trainer = _PsTrainer(runner, coordinator, iterator, workers)
         evaluate = runner.evaluate_inline if manifest is not None else None
