@@ -71,11 +71,11 @@ def test_multi_worker_two_workers_train_and_agree(tmp_path):
     assert f"record: {results}" in out.stdout
 
 
-PROBE = pathlib.Path(__file__).with_name("ps_probe.py")
+PROBE = pathlib.Path(__file__).with_name("dropout_probe.py")
 
 
 def _probe_lines(log: pathlib.Path) -> list[tuple[str, str]]:
-    """(pixel sum, dropout mask) of each step the task ran, from ps_probe's lines."""
+    """(pixel sum, dropout mask) of each step the task ran, from dropout_probe's lines."""
     steps = [line.split() for line in log.read_text().splitlines() if line.startswith("STEP ")]
     return [(pixels.strip('"'), mask.strip('"')) for _, pixels, mask in steps]
 

@@ -4,6 +4,7 @@ model that repeats one is told on the console, and a resumed run continues its d
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -210,6 +211,32 @@ _REPLICAS = textwrap.dedent(
     first = alone(tf.ones([8, 128]), training=True).numpy()
     seed = tf.constant([11, 0], tf.int32)
     print("alone", int(np.array_equal(first, layers.dropout(tf.ones([8, 128]), 0.5, seed).numpy())))
+
+    # Keras' own random layers, as a user's model has them, after the runner's
+    # separate_streams: Dropout, Dropout with a noise shape and GaussianNoise.
+    import keras
+    from tpubench.model import randomness
+
+    def build():
+        x = keras.Input((128,))
+        return keras.Model(x, [
+            keras.layers.Dropout(0.5, seed=21)(x),
+            keras.layers.Dropout(0.5, noise_shape=(None, 1), seed=22)(x),
+            keras.layers.GaussianNoise(1.0, seed=23)(x),
+        ])
+
+    with strategy.scope():
+        model = build()
+        print("streams", randomness.separate_streams(model))
+    outs = tf.function(lambda: strategy.run(lambda: model(tf.ones([8, 128]), training=True)))()
+    pairs = [strategy.experimental_local_results(o) for o in outs]
+    print("keras_same", *(int(np.array_equal(a.numpy(), b.numpy())) for a, b in pairs))
+    # One replica: separated or not, the same numbers.
+    plain, separated = build(), build()
+    randomness.separate_streams(separated)
+    same = [np.array_equal(a, b) for a, b in zip(plain(tf.ones([8, 128]), training=True),
+                                                 separated(tf.ones([8, 128]), training=True))]
+    print("keras_alone", *map(int, same))
     """
 )
 
@@ -221,6 +248,38 @@ def test_each_replica_draws_its_own_dropout_masks():
         [sys.executable, "-c", _REPLICAS], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    same, alone = (line.split() for line in proc.stdout.splitlines()[-2:])
+    same, alone, streams, keras_same, keras_alone = (
+        line.split() for line in proc.stdout.splitlines()[-5:]
+    )
     assert same[:2] == ["same", "0"] and all(0.4 < float(k) < 0.6 for k in same[3:])
     assert alone == ["alone", "1"]
+    # Keras' own layers drew the same numbers on both replicas before separate_streams.
+    assert streams == ["streams", "3"]
+    assert keras_same == ["keras_same", "0", "0", "0"]
+    assert keras_alone == ["keras_alone", "1", "1", "1"]
+
+
+PROBE = pathlib.Path(__file__).parents[1] / "launch" / "dropout_probe.py"
+
+
+def test_a_users_keras_dropout_draws_a_mask_of_its_own_on_each_replica(tmp_path):
+    """A user's model with Keras' own Dropout, on two replicas: every replica drew the
+    same mask before the runner gave each seed generator a stream a replica."""
+    proc, record = run_cli(
+        "train",
+        f"--model_module={PROBE}",
+        "--model=keras_dropout_probe",
+        "--num_cpu_devices=2",
+        "--batch_size=32",
+        "--train_steps=3",
+        "--steps_per_loop=3",
+        "--deterministic_input",
+        f"--model_dir={tmp_path / 'run'}",
+        results_dir=tmp_path / "results",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert record["status"] == "ok" and record["placement"]["num_replicas"] == 2
+    steps = [line.split() for line in proc.stderr.splitlines() if line.startswith("STEP ")]
+    assert len(steps) == 6  # 3 steps, 2 replicas
+    assert len({pixels for _, pixels, _ in steps}) == 6  # each replica its half of the batch
+    assert len({mask for _, _, mask in steps}) == 6

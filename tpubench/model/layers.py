@@ -7,7 +7,7 @@ import contextlib
 import keras
 import tensorflow as tf
 
-from tpubench.model import own_kernels, weight_copy
+from tpubench.model import own_kernels, randomness, weight_copy
 
 DATA_FORMATS = ("channels_last", "channels_first")
 
@@ -254,26 +254,6 @@ def dropout(x, rate: float, seed):
     return x * tf.reshape(keep, tf.shape(x))
 
 
-_STREAM = {"worker": None}
-
-
-@contextlib.contextmanager
-def dropout_stream(worker):
-    """Dropout layers called inside draw the masks of WORKER (an int32 tensor).
-
-    For a parameter-server step, where the workers step apart on one seed
-    state: the layer then advances it with one add on the parameter server,
-    so no worker draws with the same value twice, and folds WORKER into the
-    seed, so two workers that read the same value draw different masks.
-    """
-    before = _STREAM["worker"]
-    _STREAM["worker"] = worker
-    try:
-        yield
-    finally:
-        _STREAM["worker"] = before
-
-
 class Dropout(keras.layers.Dropout):
     """Keras' Dropout, its mask drawn from fewer random bits (`dropout`).
 
@@ -285,22 +265,6 @@ class Dropout(keras.layers.Dropout):
     def call(self, inputs, training=False):
         if not training or self.rate == 0 or self.noise_shape is not None:
             return super().call(inputs, training=training)
-        worker = _STREAM["worker"]
-        if worker is None:
-            seed = self.seed_generator.next()
-        else:
-            # Keras' next() reads the state, then writes it plus one: a worker that
-            # read before another wrote could set the counter back.  One add cannot.
-            state = self.seed_generator.state.value
-            step = tf.constant([0, 1], state.dtype)
-            seed = state.assign_add(step) - step
-        # Stateless random ops under XLA take int32 seeds; the state is int64.
-        seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
-        replica = tf.distribute.get_replica_context()
-        if replica is not None and replica.num_replicas_in_sync > 1:
-            # The state is mirrored: without this every replica drops the same units of
-            # its share of the batch, and N replicas draw a batch's masks N times over.
-            seed = tf.random.experimental.stateless_fold_in(seed, replica.replica_id_in_sync_group)
-        if worker is not None:
-            seed = tf.random.experimental.stateless_fold_in(seed, worker)
+        # Each replica's and each parameter-server worker's own (model/randomness.py).
+        seed = randomness.draw(self.seed_generator)
         return dropout(inputs, self.rate, seed)

@@ -14,9 +14,19 @@ several layers makes their weights start as copies of each other (scaled
 copies under `VarianceScaling`), and one integer seed given to several
 dropout layers makes them drop the same units.  `repeats` finds both in a
 freshly built model, so the run says so instead of training it silently.
+
+Under a strategy, a seed generator's state is one mirrored variable (or one
+variable on a parameter server), so every replica of Keras' own random
+layers (Dropout, SpatialDropout, GaussianNoise, random augmentation) drew
+the same numbers, and two parameter-server workers could too.  `draw` gives
+each replica and each worker a stream of its own; `separate_streams` makes
+every seed generator of a built model draw through it.
 """
 
 from __future__ import annotations
+
+import contextlib
+import functools
 
 import numpy as np
 
@@ -32,6 +42,70 @@ def _generators(model):
             if id(generator) not in seen:
                 seen.add(id(generator))
                 yield layer, generator
+
+
+_STREAM = {"worker": None}
+
+
+@contextlib.contextmanager
+def worker_stream(worker):
+    """Seeds drawn inside are parameter-server worker WORKER's own (an int32 tensor).
+
+    The workers step apart on one seed state: `draw` then advances it with
+    one add on the parameter server (Keras' read, then write of the value
+    plus one, lets a worker that read before another wrote set the counter
+    back), and folds WORKER into the seed, so two workers that read the same
+    value draw different numbers.
+    """
+    before = _STREAM["worker"]
+    _STREAM["worker"] = worker
+    try:
+        yield
+    finally:
+        _STREAM["worker"] = before
+
+
+def draw(generator):
+    """GENERATOR's next seed, int32 [2], of this replica's and this worker's own stream.
+
+    On one replica and outside a parameter-server step, the seed Keras
+    draws, cast as Keras casts it for stateless ops.
+    """
+    import tensorflow as tf
+
+    worker = _STREAM["worker"]
+    if worker is None:
+        seed = type(generator).next(generator)  # Keras' own, whatever `next` is now
+    else:
+        state = generator.state.value
+        step = tf.constant([0, 1], state.dtype)
+        seed = state.assign_add(step) - step
+    seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)  # XLA takes int32
+    replica = tf.distribute.get_replica_context()
+    if replica is not None and replica.num_replicas_in_sync > 1:
+        seed = tf.random.experimental.stateless_fold_in(seed, replica.replica_id_in_sync_group)
+    if worker is not None:
+        seed = tf.random.experimental.stateless_fold_in(seed, worker)
+    return seed
+
+
+def _next(generator, ordered=True):
+    if not ordered:  # Keras' global generator's form, not a layer's
+        return type(generator).next(generator, ordered=False)
+    return draw(generator)
+
+
+def separate_streams(model) -> int:
+    """Makes each seed generator of MODEL's layers draw through `draw`; returns how many.
+
+    For layers that call their generator's `next` (Keras' own); tpubench's
+    `layers.Dropout` calls `draw` itself.
+    """
+    count = 0
+    for _, generator in _generators(model):
+        generator.next = functools.partial(_next, generator)
+        count += 1
+    return count
 
 
 def seed_states(model) -> list:

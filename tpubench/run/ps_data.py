@@ -13,8 +13,8 @@ index: the model's `input_fn` receives an `InputContext` of N pipelines
 (so it shards its files or records as under the synchronous strategies),
 the run's seed moves by the index (shuffles and augmentation draw their own
 numbers), and each element carries the index, which the step hands to
-the Dropout layers (`layers.dropout_stream`) so that workers draw masks of
-their own.  Building the per-worker iterators needs two of the
+the random layers (`randomness.worker_stream`) so that workers draw masks
+of their own.  Building the per-worker iterators needs two of the
 coordinator's internals (its workers and their `create_resource`), checked
 here against TensorFlow 2.20 and 2.21, the versions tpubench installs.
 """

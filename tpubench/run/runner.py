@@ -13,7 +13,15 @@ import tensorflow as tf
 
 from tpubench.core import precision as precision_lib
 from tpubench.data import synthetic
-from tpubench.model import layers, model_api, optim, optimizer_choice, own_kernels, weight_copy
+from tpubench.model import (
+    layers,
+    model_api,
+    optim,
+    optimizer_choice,
+    own_kernels,
+    randomness,
+    weight_copy,
+)
 from tpubench.model.model_api import Mode
 from tpubench.run import checkpoints
 
@@ -69,6 +77,7 @@ class Runner:
         with strategy.scope():
             with layers.building(data_format, pointwise_matmul, own_batch_norm):
                 self.model = spec.build_model(self.params)
+            randomness.separate_streams(self.model)  # Keras' random layers: a stream a replica
             self.optimizer, self.bf16_copies = None, None
             if train:
                 with own_kernels.use(own_batch_norm):
@@ -198,7 +207,7 @@ class Runner:
             last = tf.constant(0.0)
             for _ in tf.range(num_steps):
                 features, labels, worker = next(iterator)
-                with layers.dropout_stream(worker):  # each worker draws masks of its own
+                with randomness.worker_stream(worker):  # each worker draws masks of its own
                     per_replica = strategy.run(self._train_step, args=(features, labels))
                 last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
                 total += last
