@@ -28,6 +28,21 @@ from tpubench.data import image_preprocessing, tfrecord, throttle
 from tpubench.data import manifest as manifest_lib
 from tpubench.model.model_api import Mode
 
+# Pipeline i's seed is the run's seed plus i times this (a prime, far from small seeds).
+SEED_STRIDE = 1_000_003
+
+
+def pipeline_seed(seed: int | None, pipeline: int) -> int | None:
+    """The seed input pipeline PIPELINE shuffles and augments with: the run's for pipeline 0.
+
+    One pipeline a parameter-server worker, and one a host under the
+    synchronous strategies (the runner's datasets), so that hosts reading
+    shards of their own do not also draw the same crops and flips.
+    """
+    if seed is None:
+        return None
+    return int(seed) + pipeline * SEED_STRIDE
+
 
 def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resnet") -> Callable:
     """An input_fn over raw-image or JPEG records (the manifest's `format`).

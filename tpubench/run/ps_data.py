@@ -25,18 +25,8 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from tpubench.data import synthetic
+from tpubench.data import pipeline, synthetic
 from tpubench.model import model_api
-
-# Worker i's pipeline seed is the run's seed plus i times this (a prime, far from small seeds).
-SEED_STRIDE = 1_000_003
-
-
-def worker_seed(seed: int | None, worker: int) -> int | None:
-    """The seed worker WORKER's input pipeline uses: the run's for worker 0."""
-    if seed is None:
-        return None
-    return int(seed) + worker * SEED_STRIDE
 
 
 def input_context(worker: int, workers: int) -> tf.distribute.InputContext:
@@ -68,7 +58,7 @@ def datasets(spec, run_params: dict, mode, synthetic_seed: int | None):
     else:
 
         def make(worker, workers):
-            params = dict(run_params, seed=worker_seed(run_params["seed"], worker))
+            params = dict(run_params, seed=pipeline.pipeline_seed(run_params["seed"], worker))
             context = input_context(worker, workers)
             return tagged(spec.input_fn(model_api.RunParams(params), context, mode), worker)
 

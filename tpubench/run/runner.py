@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.core import precision as precision_lib
-from tpubench.data import synthetic
+from tpubench.data import pipeline, synthetic
 from tpubench.model import (
     layers,
     model_api,
@@ -245,10 +245,11 @@ class Runner:
         PARAM_OVERRIDES change runner keys for this dataset only, e.g.
         `fixed_eval_steps=True` for an endless stream of full eval batches.
         """
-        params = model_api.RunParams(self.params, **param_overrides)
+        params = dict(self.params, **param_overrides)
 
         def dataset_fn(ctx):
-            return self.spec.input_fn(params, ctx, mode)
+            seed = pipeline.pipeline_seed(params["seed"], ctx.input_pipeline_id)
+            return self.spec.input_fn(model_api.RunParams(params, seed=seed), ctx, mode)
 
         options = tf.distribute.InputOptions(experimental_fetch_to_device=True)
         return self.strategy.distribute_datasets_from_function(dataset_fn, options)
