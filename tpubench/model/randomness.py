@@ -75,7 +75,7 @@ def draw(generator):
 
     worker = _STREAM["worker"]
     if worker is None:
-        seed = type(generator).next(generator)  # Keras' own, whatever `next` is now
+        seed = type(generator).next(generator)  # Keras' own, not separate_streams' `next`
     else:
         state = generator.state.value
         step = tf.constant([0, 1], state.dtype)

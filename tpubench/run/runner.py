@@ -199,7 +199,8 @@ class Runner:
         """Parameter-server form: f(per_worker_iterator, num_steps) -> (last, mean).
 
         Scheduled on whichever worker is free, it reads that worker's own
-        iterator (ps_data), whose elements carry the worker's index."""
+        iterator (ps_data), whose elements carry the worker's index.
+        """
         strategy = self.strategy
 
         def loop(iterator, num_steps):
