@@ -273,7 +273,6 @@ SPEC = registry.register(
             "dropout": 0.1,
             "learning_rate": 1e-4,
             "weight_decay": 0.01,
-            "seed": 0,
         },
         tiny_params={
             "vocab_size": 2000,

@@ -52,7 +52,6 @@ SPEC = registry.register(
             "lstm_units": 1024,
             "num_classes": 2,
             "learning_rate": 0.001,
-            "seed": 0,
         },
         tiny_params={
             "embedding_dims": 16,

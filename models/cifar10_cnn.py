@@ -64,7 +64,6 @@ SPEC = registry.register(
             "dense_dropout": 0.5,
             "num_classes": 10,
             "learning_rate": 1e-4,
-            "seed": 0,
         },
         tiny_params={"width": 4, "dense_units": 16, "image_size": 16},
         channels_first=True,

@@ -60,7 +60,6 @@ SPEC = registry.register(
             "dropout": 0.5,
             "num_classes": 2,
             "learning_rate": 0.001,
-            "seed": 0,
         },
         tiny_params={
             "embedding_dims": 16,

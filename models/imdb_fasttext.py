@@ -96,7 +96,6 @@ SPEC = registry.register(
             "bigram_buckets": 1_000_000,
             "num_classes": 2,
             "learning_rate": 0.001,
-            "seed": 0,
         },
         tiny_params={
             "embedding_dims": 8,

@@ -66,7 +66,6 @@ SPEC = registry.register(
             "step": 3,
             "lstm_units": 128,
             "learning_rate": 0.01,
-            "seed": 0,
         },
         tiny_params={"lstm_units": 32},
         target_metric="perplexity",

@@ -56,7 +56,6 @@ SPEC = registry.register(
             "dropout": 0.2,
             "num_classes": 10,
             "learning_rate": 0.001,
-            "seed": 0,
         },
         tiny_params={"hidden_units": 32},
         default_batch_size=128,

@@ -119,7 +119,6 @@ SPEC = registry.register(
             "init_scale": 0.1,
             "learning_rate": 1.0,
             "max_grad_norm": 5.0,
-            "seed": 0,
         },
         tiny_params={"hidden_size": 32},
         target_metric="perplexity",

@@ -123,7 +123,6 @@ SPEC = registry.register(
             "weight_decay": 1e-4,
             "sync_batch_norm": False,
             "padding": "symmetric",
-            "seed": 0,
         },
         tiny_params={"image_size": 32, "width": 4, "blocks": (1, 1, 1, 1), "num_classes": 10},
         channels_first=True,

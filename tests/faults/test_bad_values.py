@@ -108,6 +108,21 @@ def test_params_in_range_are_kept():
     assert params["num_classes"] == 3
 
 
+def test_a_seed_in_params_points_to_the_seed_flag(tmp_path):
+    """Nine models listed `seed` among their hyperparameters, read nothing from it, and
+    `--params seed=5` trained with --seed's 42 without a word."""
+    proc, record = run_cli("train", "--params=seed=5", *TINY, results_dir=tmp_path)
+    line = one_line_error(proc)
+    assert proc.returncode == 2
+    assert line.split(" [run record: ")[0] == (
+        "tpubench train: error: --params: seed=5 is not a hyperparameter: --seed seeds the "
+        "run (its weights, dropout and input order); use --seed=5"
+    )
+    assert record["status"] == "failed" and "use --seed=5" in record["error"]
+    for name in registry.names():
+        assert "seed" not in registry.get(name).default_params, name
+
+
 def test_params_out_of_range_through_the_cli(tmp_path):
     proc, record = run_cli("train", "--params=dropout=1.5", *TINY, results_dir=tmp_path)
     line = one_line_error(proc)

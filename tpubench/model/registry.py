@@ -147,6 +147,11 @@ def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict
     if tiny:
         params.update(spec.tiny_params)
     for key, raw in overrides.items():
+        if key == "seed":  # the run sets params["seed"] from --seed, over any value here
+            raise errors.UsageError(
+                f"--params: seed={raw} is not a hyperparameter: --seed seeds the run (its "
+                f"weights, dropout and input order); use --seed={raw}"
+            )
         if key not in params:
             raise errors.UsageError(
                 f"--params: model {spec.name!r} has no hyperparameter {key!r}"
@@ -167,7 +172,7 @@ _RANGES = (
         lambda v: v > 0,
         "a number > 0",
     ),
-    (re.compile(r"weight_decay$|^seed$"), lambda v: v >= 0, "a number >= 0"),
+    (re.compile(r"weight_decay$"), lambda v: v >= 0, "a number >= 0"),
     (
         re.compile(
             r"^num_(classes|heads|layers|steps)$|units$|_size$|_dims$|^width$|^depth$"
