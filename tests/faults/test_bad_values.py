@@ -123,6 +123,23 @@ def test_a_seed_in_params_points_to_the_seed_flag(tmp_path):
         assert "seed" not in registry.get(name).default_params, name
 
 
+@pytest.mark.parametrize(
+    "key, value, hint",
+    [
+        ("global_batch_size", "64", "--batch_size sets it; use --batch_size=64"),
+        ("batch_size", "8", "--per_replica_batch_size sets it; use --per_replica_batch_size=8"),
+        ("data_dir", "/x", "--data_dir sets it; use --data_dir=/x"),
+        ("deterministic", "true", "--deterministic_input sets it"),
+    ],
+)
+def test_a_key_the_run_sets_points_to_its_flag(key, value, hint):
+    """Like seed, the run sets these over any --params value, even where a model declares one."""
+    spec = registry.get("mnist_mlp")
+    with pytest.raises(errors.UsageError) as e:
+        registry.resolve_params(spec, {key: value})
+    assert str(e.value) == f"--params: {key}={value} is not a hyperparameter: {hint}"
+
+
 def test_params_out_of_range_through_the_cli(tmp_path):
     proc, record = run_cli("train", "--params=dropout=1.5", *TINY, results_dir=tmp_path)
     line = one_line_error(proc)

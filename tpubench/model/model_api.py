@@ -74,17 +74,19 @@ class StepOutput:
 # `batch_size` is the deprecated spelling of `per_replica_batch_size`, kept in
 # params for one release; a record's `model.params` holds none of the three
 # batch keys (the record gives the batch at its top level).
-RUNTIME_PARAMS = (
-    "per_replica_batch_size",
-    "global_batch_size",
-    "batch_size",
-    "seed",
-    "data_dir",
-    "deterministic",
-    "cache",
-    "fixed_eval_steps",
-    "readable_records",  # --skip_corrupt's per-file counts: the data, not the network
-)
+# Each with what sets it, which `--params` names instead (registry.resolve_params).
+RUNTIME_PARAMS = {
+    "per_replica_batch_size": "--per_replica_batch_size sets it; use --per_replica_batch_size={}",
+    "global_batch_size": "--batch_size sets it; use --batch_size={}",
+    "batch_size": "--per_replica_batch_size sets it; use --per_replica_batch_size={}",
+    "seed": "--seed seeds the run (its weights, dropout and input order); use --seed={}",
+    "data_dir": "--data_dir sets it; use --data_dir={}",
+    "deterministic": "--deterministic_input sets it",
+    "cache": "--cache_input sets it",
+    "fixed_eval_steps": "the run sets it for its evaluation",
+    # --skip_corrupt's per-file counts: the data, not the network
+    "readable_records": "--skip_corrupt sets it",
+}
 _DEPRECATED = {"batch_size": "per_replica_batch_size"}
 _warned: set[str] = set()
 

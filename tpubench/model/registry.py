@@ -28,7 +28,7 @@ import sys
 from tpubench.core import errors
 from tpubench.core import names as names_lib
 from tpubench.model import shipped
-from tpubench.model.model_api import ModelSpec
+from tpubench.model.model_api import RUNTIME_PARAMS, ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
 _LOADED = False
@@ -147,10 +147,9 @@ def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict
     if tiny:
         params.update(spec.tiny_params)
     for key, raw in overrides.items():
-        if key == "seed":  # the run sets params["seed"] from --seed, over any value here
+        if key in RUNTIME_PARAMS:  # the run sets these, over any value here
             raise errors.UsageError(
-                f"--params: seed={raw} is not a hyperparameter: --seed seeds the run (its "
-                f"weights, dropout and input order); use --seed={raw}"
+                f"--params: {key}={raw} is not a hyperparameter: " + RUNTIME_PARAMS[key].format(raw)
             )
         if key not in params:
             raise errors.UsageError(
