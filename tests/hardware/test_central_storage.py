@@ -45,6 +45,10 @@ def test_a_model_with_dropout_trains_as_under_mirrored(tmp_path):
         ["/device:CPU:0", "/device:CPU:1"],
     )
     assert (p["parameter_device"], p["variable_device"]) == ("cpu", "/device:CPU:0")
+    assert p["all_reduce"] == "on_variable_device" and p["variable_devices"] is None
+    # Every weight's one copy on the host CPU (the first logical device here).
+    [(device, elements)] = p["variable_load"].items()
+    assert device.endswith("/device:CPU:0") and elements > 1000
     assert runs["mirrored"]["placement"]["parameter_device"] is None
     synced, mirrored = _losses(tmp_path / "central_storage"), _losses(tmp_path / "mirrored")
     assert len(synced) == 2 and synced == pytest.approx(mirrored, rel=1e-4)
@@ -85,7 +89,7 @@ def test_batch_norm_statistics_update_on_the_parameter_device(tmp_path):
         (
             HardwareConfig(strategy="central_storage", parameter_device="gpu"),
             "cpu",
-            "--parameter_device=gpu keeps the variables on the first training GPU but the "
+            "--parameter_device=gpu spreads the variables over the training GPUs but the "
             "accelerator is cpu; accepted here: --parameter_device=cpu",
         ),
         (

@@ -116,8 +116,9 @@ def define_hardware_flags():
         "parameter_device",
         None,
         list(vocab.PARAMETER_DEVICES),
-        "--strategy=central_storage: keep the variables and sum the gradients on the host CPU "
-        "(cpu, the default) or on the first training GPU (gpu; GPUs only).",
+        "--strategy=central_storage: where the variables live and each gradient is summed and "
+        "applied: the host CPU (cpu, the default), or spread over the training GPUs, each "
+        "variable on the GPU holding the fewest elements so far (gpu; GPUs only).",
     )
     f.DEFINE_enum(
         "all_reduce",

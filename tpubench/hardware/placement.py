@@ -27,10 +27,12 @@ class Placement:
     num_workers: int = 1
     is_chief: bool = True
     cluster: dict | None = None
-    # central_storage: where the variables live (--parameter_device: cpu | gpu),
-    # and that device's TensorFlow name.
+    # central_storage: where the variables live (--parameter_device: cpu | gpu);
+    # cpu: the host CPU's TensorFlow name; gpu: the training devices they are
+    # spread over, by size (hardware/central_storage.py).
     parameter_device: str | None = None
     variable_device: str | None = None
+    variable_devices: tuple[str, ...] | None = None
 
 
 def tf():
@@ -122,7 +124,7 @@ def check_central_storage(hw, accelerator: str) -> None:
         )
     if hw.parameter_device == "gpu" and accelerator != "gpu":
         raise errors.UsageError(
-            "--parameter_device=gpu keeps the variables on the first training GPU but the "
+            "--parameter_device=gpu spreads the variables over the training GPUs but the "
             f"accelerator is {accelerator}; accepted here: --parameter_device=cpu"
         )
 

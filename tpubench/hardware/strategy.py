@@ -9,13 +9,11 @@ never a silent CPU run.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 
 from tpubench.core import errors, vocab
 from tpubench.core.config import HardwareConfig
-from tpubench.hardware import clusters, placement
+from tpubench.hardware import central_storage, clusters, placement
 
 # Set for every run; recorded in the run record's software section.
 GPU_ENV = ("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT", "1")
@@ -169,7 +167,7 @@ def build(hw: HardwareConfig):
         strategy = tf.distribute.OneDeviceStrategy(devices[0])
         return strategy, placement.Placement(accelerator, "one_device", 1, tuple(devices), "none")
     if name == "central_storage":
-        return _central_storage(hw, accelerator, devices)
+        return central_storage.build(hw, accelerator, devices)
     if name == "mirrored":
         ops = _cross_device_ops(hw.all_reduce, accelerator)
         strategy = tf.distribute.MirroredStrategy(devices=devices, cross_device_ops=ops)
@@ -185,64 +183,3 @@ def build(hw: HardwareConfig):
         name,
         vocab.STRATEGIES,
     )
-
-
-def _central_storage(hw: HardwareConfig, accelerator: str, devices: list[str]):
-    """A synchronous, in-process parameter server (tf_cnn_benchmarks' parameter_server).
-
-    Every replica steps together; gradients are summed on, and the variables
-    live on, the host CPU (--parameter_device=cpu) or the first training GPU
-    (gpu).  tf_cnn_benchmarks spread the variables over all GPUs; TensorFlow 2
-    has no strategy that does, so "gpu" is GPU 0.  On logical CPU devices
-    there is no GPU to name: gpu is refused (placement.check_applicable).
-    """
-    where = hw.parameter_device or "cpu"  # refused combinations: placement.check_applicable
-    variable_device = devices[0] if where == "gpu" else "/cpu:0"
-    strategy = _central_storage_class()(compute_devices=devices, parameter_device=variable_device)
-    return strategy, placement.Placement(
-        accelerator,
-        "central_storage",
-        strategy.num_replicas_in_sync,
-        tuple(devices),
-        "to_parameter_device",
-        parameter_device=where,
-        variable_device=placement.tf().DeviceSpec.from_string(variable_device).to_string(),
-    )
-
-
-def _state_aggregation(next_creator, **kwargs):
-    """Gives replica-updated state one aggregation, so its single copy can take the update.
-
-    Under CentralStorageStrategy each variable is one copy, and a replica's
-    assign to it needs an aggregation.  Keras 3 creates state with none:
-    Dropout's seed generator (an integer counter: the first replica's value)
-    and batch-norm statistics of Keras layers (floats: the replicas' mean).
-    """
-    tf = placement.tf()
-    if not kwargs.get("trainable", True) and kwargs.get("aggregation") in (
-        None,
-        tf.VariableAggregation.NONE,
-    ):
-        dtype = kwargs.get("dtype")
-        floating = dtype is not None and tf.as_dtype(dtype).is_floating
-        kwargs["aggregation"] = (
-            tf.VariableAggregation.MEAN if floating else tf.VariableAggregation.ONLY_FIRST_REPLICA
-        )
-    return next_creator(**kwargs)
-
-
-@functools.cache
-def _central_storage_class():
-    """CentralStorageStrategy whose scope creates state with `_state_aggregation`.
-
-    Defined on first use: this module imports without TensorFlow.
-    """
-    tf = placement.tf()
-
-    class CentralStorage(tf.distribute.experimental.CentralStorageStrategy):
-        @contextlib.contextmanager
-        def scope(self):
-            with super().scope(), tf.variable_creator_scope(_state_aggregation):
-                yield
-
-    return CentralStorage

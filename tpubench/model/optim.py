@@ -272,3 +272,10 @@ class LossScaleOptimizer(keras.optimizers.LossScaleOptimizer):
             for parts in groups.values()
         ]
         return finite[0] if len(finite) == 1 else tf.reduce_all(tf.stack(finite))
+
+    def apply_summed(self, grads, trainable_variables):
+        """Applies gradients already summed over the replicas, from the strategy's
+        cross-replica context (the parameter server's step, run/central_step.py),
+        where Keras' `apply` asks for a replica context: unscaled, checked and
+        applied, or skipped with the scale halved, as `apply` would."""
+        self._common_apply(grads, trainable_variables=trainable_variables)

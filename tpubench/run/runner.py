@@ -23,7 +23,7 @@ from tpubench.model import (
     weight_copy,
 )
 from tpubench.model.model_api import Mode
-from tpubench.run import checkpoints
+from tpubench.run import central_step, checkpoints
 
 
 class Runner:
@@ -131,6 +131,15 @@ class Runner:
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
 
+    def _central_step(self, features, labels):
+        """A synchronous parameter server's step: the replicas' gradients, summed and
+        applied on each variable's device (run/central_step.py); the per-replica loss."""
+        loss, grads = self.strategy.run(self._grads_fn, args=(features, labels))
+        variables = self.model.trainable_variables
+        grads = central_step.summed(self.strategy, grads, variables)
+        central_step.apply(self.strategy, self.optimizer, grads, variables)
+        return loss
+
     def _clip_reduced(self, grads):
         """Clips the global gradient, not each replica's share of it.
 
@@ -168,6 +177,12 @@ class Runner:
         device-resident synthetic values every step.
         """
         strategy = self.strategy
+        central = isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy)
+
+        def step(features, labels):
+            if central:
+                return self._central_step(features, labels)
+            return strategy.run(self._train_step, args=(features, labels))
 
         def loop(num_steps):
             total = tf.constant(0.0)
@@ -175,7 +190,7 @@ class Runner:
             with self.bf16_copies.kept():  # model/weight_copy.py
                 for _ in tf.range(num_steps):
                     features, labels = next_batch()
-                    per_replica = strategy.run(self._train_step, args=(features, labels))
+                    per_replica = step(features, labels)
                     last = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
                     total += last
             self.global_step.assign_add(tf.cast(num_steps, tf.int64))

@@ -164,6 +164,11 @@ class Job:
         model = self.record["model"]
         model["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
         model["bf16_weight_copies"] = len(self.runner.bf16_copies)  # model/weight_copy.py
+        if p.placement.strategy == "central_storage":  # where the one copy of each weight went
+            from tpubench.hardware import central_storage
+
+            weights = [getattr(v, "value", v) for v in self.runner.model.variables]
+            self.record["placement"]["variable_load"] = central_storage.variable_load(weights)
         for line in randomness.repeats(self.runner.model):  # as built: model/randomness.py
             self.warn(f"{p.spec.name}: {line}")
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
