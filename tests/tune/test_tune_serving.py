@@ -2,7 +2,7 @@
 
 The rounds' interval comes from decide.paired; what is checked here is what
 the serving tune says of it: "not settled" when the interval says nothing
-(one round, or two rounds far apart), a tie only when the interval is narrow,
+(one round, or two rounds far apart), "equivalent" only inside the margin,
 and a table whose first row is the answer.
 """
 
@@ -40,7 +40,8 @@ def test_two_rounds_far_apart_are_not_settled_and_no_interval_is_printed():
     [
         (decide.Ratio(1.4, None, None, 1), "not settled: batch 32, window 8 ms served 1.40x"),
         (decide.Ratio(1.4, 0.27, 7.37, 3), "not settled: "),  # holds 1, too wide for a tie
-        (decide.Ratio(1.02, 0.95, 1.1, 5), "a tie within noise: pick either of batch 32"),
+        (decide.Ratio(1.02, 0.95, 1.1, 5), "not settled: "),  # holds 1, beyond +/-5%
+        (decide.Ratio(1.01, 0.97, 1.04, 5), "equivalent within ±5%: pick either of batch 32"),
         (decide.Ratio(1.25, 1.2, 1.31, 3), "batch 32, window 8 ms, 1.25x batch 32, window 2 ms"),
         (decide.Ratio(1.25, 0.0, 1.31, 3), "not settled: "),  # a low end at 0 is no bound
     ],

@@ -71,9 +71,18 @@ def define():
     f.DEFINE_integer(
         "max_repeats",
         10,
-        "Rounds at most: they stop sooner once the leaders' interval excludes 1.  One look after "
-        "each round from --repeats to this (or the last the budget holds), 95% split over them.",
+        "Rounds at most: they stop sooner once the leaders' interval excludes 1 or lies inside "
+        "--equivalence_margin.  One look after each round from --repeats to this (or the last "
+        "the budget holds), together at 95%.",
         lower_bound=1,
+    )
+    f.DEFINE_float(
+        "equivalence_margin",
+        5.0,
+        "Percent: the two leaders are 'equivalent' once their 95% interval lies inside +/- this "
+        "(the rounds then stop); an interval that holds 1 and reaches beyond it is 'not settled'.",
+        lower_bound=0.1,
+        upper_bound=50.0,
     )
 
 
@@ -125,6 +134,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         finalists=FLAGS.finalists,
         repeats=FLAGS.repeats,
         max_repeats=FLAGS.max_repeats,
+        margin=FLAGS.equivalence_margin / 100.0,
     )
     plan = api.prepare(request)
     _say(tune_text.header(cfg.model, plan.host, plan.space, plan.options, plan.records_dir))

@@ -79,6 +79,7 @@ def options(batch_sizes: tuple[int, ...], budget: float):
         budget_seconds=budget,
         repeats=FLAGS.repeats,
         max_repeats=FLAGS.max_repeats,
+        margin=FLAGS.equivalence_margin / 100.0,
     )
 
 

@@ -43,16 +43,29 @@ def _v(x) -> str:
     return str(x).lower() if isinstance(x, bool) else str(x)
 
 
-def table(ranked: list, objective: str, winner=None, pricing: str = "on_demand") -> str:
+# What the table and the closing lines call the answer's choice, by the answer's outcome
+# (decide.Verdict.outcome): never "winner" where the answer is not settled.
+CHOICE = {"winner": "winner", "equivalent": "either (equivalent)", "not settled": "leader"}
+
+
+def choice(verdict) -> str:
+    """The word for the answer's choice: 'winner', 'either (equivalent)' or 'leader'
+    (not settled); 'winner' when no rounds ran to judge."""
+    return CHOICE[verdict.outcome] if verdict is not None else "winner"
+
+
+def table(
+    ranked: list, objective: str, winner=None, pricing: str = "on_demand", label: str = "winner"
+) -> str:
     """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
-    median) is marked in its status."""
+    median) is marked in its status with LABEL (`choice`)."""
     rows, notes = [], []
     for i, r in enumerate(ranked, 1):
         spread = (
             f"{fmt.num(r.low, '{:,.0f}')}-{fmt.num(r.high, '{:,.0f}')} (n={r.n})" if r.n else ""
         )
         won = winner is not None and r.setting == winner and r.status == "ok"
-        status = ("winner, " if won else "") + r.status
+        status = (f"{label}, " if won else "") + r.status
         why = [x for x in (r.note, r.busy and f"{r.busy} on a busy host") if x]
         if why:  # below the table: beside it a reason would fold into a column of words
             notes.append(f"[{len(notes) + 1}] {r.name}: {'; '.join(why)}")
@@ -108,7 +121,8 @@ def finish(
     Dollar figures are on PRICING (the trials' --pricing), named beside them."""
     ranked = results.rows(result, sp.default, opts.objective)
     wins = results.winners(ranked, result.winner)
-    say(table(ranked, opts.objective, result.winner, pricing))
+    label = choice(result.verdict)
+    say(table(ranked, opts.objective, result.winner, pricing, label))
     for note in result.notes:
         say(f"note: {note}")
     for busy in result.busy:
@@ -151,7 +165,7 @@ def finish(
         if vs and row.setting == result.winner:
             speed = f", {vs.ratio:.2f}x the defaults ({vs.interval_text()})"
         say(
-            f"winner ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
+            f"{label} ({objective}): {row.name}: {fmt.num(row.rate)} examples/s{money}{speed}; "
             f"train with:\n  tpubench train --flagfile={path}"  # on a line of its own: to copy
         )
     extra = {

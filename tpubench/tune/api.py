@@ -32,6 +32,7 @@ class Request:
     finalists: int = 2
     repeats: int = 3
     max_repeats: int = 10
+    margin: float = 0.05
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +120,7 @@ def prepare(request: Request) -> Plan:
         repeats=request.repeats,
         batch_sizes=request.batch_sizes,
         max_repeats=request.max_repeats,
+        margin=request.margin,
         numerics_apart=bool(guard.flags),
         guard_data=guard.text,
     )

@@ -48,6 +48,7 @@ class Options:
     repeats: int = 3  # rounds at least (budget allowing)
     batch_sizes: tuple[int, ...] = ()  # empty: the default batch and its doublings
     max_repeats: int = 10
+    margin: float = 0.05  # --equivalence_margin: "equivalent" is an interval inside +/- this
     numerics_apart: bool = False  # numerics checks are their own runs (on real data)
     guard_data: str = ""  # the data those runs read, said in the summary (guard_data.py)
 

@@ -10,8 +10,8 @@ rate, and a point with no VALID QPS cannot serve at the bound.
 The search: every batch size at the first window, then every window at the
 best batch; then the two best points in rounds, back to back, until the
 interval of their ratio excludes 1 (decide.py: looks planned from
-`repeats` to `max_repeats`, each at 5% / looks, so the 95% holds however
-many rounds are looked at), `max_repeats` rounds, or the budget ends.
+`repeats` to `max_repeats`, so the 95% holds however many rounds are
+looked at), `max_repeats` rounds, or the budget ends.
 The search itself is the same as training's, smaller.  The answer
 (`answer`) is "not settled" unless the interval says something, and the
 ranked rows (`rows`) start with it.
@@ -27,9 +27,6 @@ from tpubench.core import errors
 from tpubench.tune import decide
 
 WINDOWS_MS = (0.5, 2.0, 8.0)  # 2 ms: infer's default
-# An interval that holds 1 and lies within 1/TIE_SPAN..TIE_SPAN is a tie: it rules out
-# either point serving 25% more.  A wider one says nothing yet: "not settled".
-TIE_SPAN = 1.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +54,7 @@ class Options:
     budget_seconds: float
     repeats: int = 3
     max_repeats: int = 10
+    margin: float = 0.05  # --equivalence_margin
 
 
 @dataclasses.dataclass
@@ -74,7 +72,7 @@ class Search:
     def __init__(self, opts: Options, runner, say):
         self.opts, self.runner, self.say = opts, runner, say
         self.result = Result()
-        self.plan = decide.Plan.of(opts.repeats, opts.max_repeats)
+        self.plan = decide.Plan.of(opts.repeats, opts.max_repeats, opts.margin)
 
     def trial(self, p: Point, repeat: int = 0, stage: str = "screen"):
         r = self.result
@@ -117,7 +115,7 @@ class Search:
     def _rounds(self, top: list[Point]) -> None:
         r, n, stop = self.result, 1, ""  # round 0: the screening trials
         # The looks are planned before the first (self.plan, decide.Plan): one after each
-        # round from --repeats to --max_repeats, each at 5% / looks, so repeated looks keep 95%.
+        # round from --repeats to --max_repeats, so that together they keep 95%.
         while len(top) == 2 and not stop:
             if n >= self.opts.max_repeats:
                 stop = f"{n} rounds run (--max_repeats)"
@@ -131,14 +129,18 @@ class Search:
             n += 1
         if len(top) < 2:
             name = top[0].describe() if top else "nothing"
-            r.verdict = decide.Verdict(name, "", None, reason="one point served at the bound")
+            r.verdict = decide.Verdict(
+                name, "", None, reason="one point served at the bound", margin=self.opts.margin
+            )
             return
         ratio = self._pair(top)
         if ratio and ratio.ratio < 1:
             top, ratio = top[::-1], ratio.flipped()
         r.winner = top[0]
         why = stop if ratio and not ratio.decided else ""
-        r.verdict = decide.Verdict(top[0].describe(), top[1].describe(), ratio, 0, why)
+        r.verdict = decide.Verdict(
+            top[0].describe(), top[1].describe(), ratio, 0, why, self.opts.margin
+        )
 
     def _pair(self, two: list[Point]) -> decide.Ratio | None:
         runs = [{o.repeat: o.rate for o in self.result.outcomes if o.setting == p} for p in two]
@@ -178,32 +180,22 @@ def settled(ratio: decide.Ratio | None) -> bool:
     return ratio.low > 1.0 or ratio.high < 1.0
 
 
-def _tie(ratio: decide.Ratio) -> bool:
-    """The interval holds 1 and is narrow enough to rule out a TIE_SPAN difference."""
-    low, high = ratio.low, ratio.high
-    return low is not None and 1.0 / TIE_SPAN <= low <= 1.0 <= high <= TIE_SPAN
-
-
 def answer(result: Result) -> str:
     """The serving tune's answer: the winner and how sure, never an interval that says nothing.
 
-    Settled: 'A, 1.25x B (95% interval 1.20-1.31, n=3)'.  A narrow interval
-    holding 1: a tie.  Otherwise (one round, or an interval too wide, e.g.
-    0.00-247072.95 from two rounds far apart): 'not settled', with the
-    measured ratio and the number of paired rounds.
+    Settled: 'A, 1.25x B (95% interval 1.20-1.31, n=3)'.  An interval inside
+    the equivalence margin: 'equivalent within ±5%: pick either ...'.
+    Otherwise (one round, or an interval too wide, e.g. 0.00-247072.95 from
+    two rounds far apart): 'not settled', with the measured ratio and the
+    number of paired rounds.
     """
     v = result.verdict
     if v is None:
         return ""
     r = v.ratio
-    if r is None or settled(r):
+    if r is None or settled(r) or v.equivalent:
         return v.text()
     why = f"; {v.reason}" if v.reason else ""
-    if _tie(r):
-        return (
-            f"a tie within noise: pick either of {v.winner} and {v.other} "
-            f"({r.ratio:.2f}x, {r.interval_text()}{why})"
-        )
     short = "one round gives no interval" if r.n < 2 else "its 95% interval is too wide to tell"
     return (
         f"not settled: {v.winner} served {r.ratio:.2f}x the QPS of {v.other} over n={r.n} "
