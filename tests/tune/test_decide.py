@@ -112,11 +112,11 @@ def test_an_interval_holding_1_and_more_than_the_margin_is_not_settled_with_what
     r = decide.Ratio(1.2, 0.94, 1.53, 5, 3, 0.2)
     v = decide.Verdict("A", "B", r, reason="the budget ended")
     assert v.outcome == "not settled" and not v.decided
-    # (2 x 0.2 / ln 1.05)^2 = 67.2: 68 rounds would put a 95% half-width under 5%.
-    assert decide.rounds_to_settle(r, 0.05) == 68
+    # t(0.975, 66) x 0.2 / sqrt(67) = 0.048784 <= ln 1.05 = 0.048790; at 66 rounds 0.04917.
+    assert decide.rounds_to_settle(r, 0.05) == 67
     assert v.text() == (
         "not settled: A, 1.20x B (95% interval 0.94-1.53, n=5, adjusted for 3 looks; the "
-        "budget ended): the interval holds both no difference and more than ±5%; about 68 "
+        "budget ended): the interval holds both no difference and more than ±5%; about 67 "
         "rounds at this noise (20.0% a round) would settle it within ±5%, or less noise a "
         "round (a quieter machine, longer trials)"
     )

@@ -204,15 +204,27 @@ def test_a_clear_leader_is_settled_with_its_interval():
     assert longer[2:4] == [("fp32", 1), ("bf16", 1)], longer
 
 
-def test_a_tie_runs_until_max_repeats_and_says_pick_either():
+def test_a_tie_in_noise_runs_until_max_repeats_and_says_not_settled_and_what_would():
     runner = Noisy(lambda s: 1000.0, 0.10)
     result, _ = _rounds(runner, max_repeats=6)
     v = result.verdict
-    assert not v.decided and v.ratio.n == 6
-    assert v.text().startswith("a tie within noise: pick either of ")
+    assert not v.decided and not v.equivalent and v.ratio.n == 6
+    assert v.outcome == "not settled" and v.text().startswith("not settled: ")
     assert "6 rounds run (--max_repeats)" in v.text()
-    # Looks after rounds 3, 4, 5 and 6: the interval said is one of 4, each at 1 - 5%/4.
     assert ", n=6, adjusted for 4 looks; " in v.text() and v.ratio.looks == 4
+    need = decide.rounds_to_settle(v.ratio, 0.05)
+    assert need > 6 and f"about {need} rounds at this noise" in v.text()
+
+
+def test_a_tie_in_little_noise_is_equivalent_and_stops_early():
+    # +-1% a run: after round 3 the interval already lies inside +-5% (an early look, yet
+    # equivalence needs no clear difference, only a narrow interval).
+    runner = Noisy(lambda s: 1000.0, 0.01)
+    result, _ = _rounds(runner)
+    v = result.verdict
+    assert v.outcome == "equivalent" and v.ratio.n < 10, v.text()
+    assert v.text().startswith("equivalent within ±5%: pick either of ")
+    assert not any(steps == 300 and r == 9 for _, steps, r in runner.ran)  # no 10th round
 
 
 def test_a_look_the_plain_95_percent_would_stop_at_does_not_stop_the_rounds():
@@ -260,7 +272,7 @@ def test_re_runs_that_spend_the_budget_end_the_rounds_before_the_plan_does():
     v = result.verdict
     assert v.ratio.n == 2 and v.ratio.looks == 1 and not v.decided, v.text()
     assert not [r for _, steps, r in runner.ran if steps == 300 and r == 2]
-    assert v.text().endswith("; the budget ended)"), v.text()
+    assert ", n=2; the budget ended): the interval holds both" in v.text(), v.text()
     assert any(n.startswith("budget: repeat ") and n.endswith("(#3) not run") for n in result.notes)
 
 

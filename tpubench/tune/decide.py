@@ -199,11 +199,16 @@ def _multiplier(first: int, last: int, n: int) -> float:
 
 
 def rounds_to_settle(ratio: Ratio, margin: float) -> int | None:
-    """Roughly the rounds at RATIO's noise whose interval would be no wider than the margin
-    (a 95% half-width of ln(1 + MARGIN)); None without an interval."""
+    """Roughly the rounds at RATIO's noise whose 95% interval would be no wider than the
+    margin (a half-width of ln(1 + MARGIN) from one test at that many rounds); None
+    without an interval."""
     if ratio.sd is None or ratio.sd == 0:
         return None
-    return max(ratio.n + 1, math.ceil((2.0 * ratio.sd / math.log(1 + margin)) ** 2))
+    half = math.log(1 + margin)
+    n = ratio.n + 1
+    while t_quantile(LEVEL, n - 1) * ratio.sd / math.sqrt(n) > half and n < 100_000:
+        n += 1
+    return n
 
 
 @dataclasses.dataclass(frozen=True)
