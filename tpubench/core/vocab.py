@@ -30,7 +30,7 @@ CLUSTER_STRATEGIES = ("multi_worker", "parameter_server")
 ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu", "ring")
 # The all-reduce algorithms of a single-host mirrored strategy.
 MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
-# --parameter_device: where central_storage keeps the variables (gpu: spread over the training GPUs).
+# --parameter_device: where central_storage keeps the variables (gpu: spread over the GPUs).
 PARAMETER_DEVICES = ("cpu", "gpu")
 # --precision: the names of core/precision.py's Precision values.
 PRECISIONS = tuple(p.name for p in precision.ALL)
