@@ -20,8 +20,10 @@ so that it keeps working when setups are renamed or added:
                          variables on a GPU go to the CPU, NCCL is dropped)
   --scale=full --set=KEY=VALUE ...
                          the scale's flags changed (train_steps, batch_size,
-                         jpeg_examples...; VALUE read as YAML); a changed
-                         flag is a new cell id
+                         jpeg_examples...; VALUE read as YAML) in each kept
+                         part whose command takes KEY (a KEY that no study
+                         command takes is an error); a changed flag is a
+                         new cell id
 
 Parts left without setups are dropped; so are the published comparisons,
 and the findings that read a part, setup or model no longer there (each
@@ -60,13 +62,14 @@ import time
 import yaml
 
 from tpubench.core import errors
-from tpubench.study import api, cells, execute, plan, spec
+from tpubench.study import api, cells, execute, plan, spec, validate
 
 # Seconds of --seconds kept back: a stopped run writing its record, then the report.
 RESERVE = 15
 # Seconds a first run is taken to need before one has been timed (a fresh TensorFlow process).
 FIRST_RUN = 20
 SELECT = ("device", "part", "models", "setups", "max_devices", "as_device")
+SCALE_KEYS = ("jpeg_examples",)  # what a scale takes besides its command's flags
 GPU_ONLY_REDUCTIONS = ("nccl",)
 
 
@@ -116,6 +119,7 @@ def cut(doc: dict, sel: dict) -> dict:
     want_setups = _names(sel.get("setups"))
     max_devices, as_device = sel.get("max_devices"), sel.get("as_device")
     changes = sel.get("set") or {}
+    known = validate.known_flags() if changes else None  # {command: its flags}
     parts = []
     for part in doc.get("parts") or []:
         if want_parts and part.get("name") not in want_parts:
@@ -141,11 +145,18 @@ def cut(doc: dict, sel: dict) -> dict:
         if as_device:
             setups = [_rewritten(s, as_device) for s in setups]
         labels = [s["label"] for s in setups]
+        # --set: the keys this part's command takes (a train flag is no infer flag)
+        takes = known and known.get(part.get("command", "train"))
+        mine = {k: v for k, v in changes.items() if not takes or k in takes or k in SCALE_KEYS}
         scale = {
-            name: _scale(entry, names, labels, changes if name == sel.get("scale") else {})
+            name: _scale(entry, names, labels, mine if name == sel.get("scale") else {})
             for name, entry in (part.get("scale") or {}).items()
         }
         parts.append(dict(part, models=models, setups=setups, scale=scale))
+    anywhere = set(SCALE_KEYS).union(*known.values()) if known else set(changes)
+    unknown = sorted(set(changes) - anywhere)
+    if unknown:  # a key no command takes: a typo, never skipped in silence
+        raise errors.UsageError(f"--set={unknown[0]}=...: no study command takes {unknown[0]!r}")
     out = {k: v for k, v in doc.items() if k not in ("parts", "findings", "published")}
     out["parts"] = parts
     kept = {p["name"] for p in parts}

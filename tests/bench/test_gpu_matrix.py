@@ -183,6 +183,14 @@ def test_the_cut_keeps_what_it_names_and_rewrites_setups_for_a_rehearsal(tmp_pat
         "Cloud TPU"
     )
     assert study_cells.write_cut("tpu_vs_gpu", out, {"models": "vgg16"}) is None
+    # --set: in each part whose command takes the flag; a flag no command takes is refused.
+    sel = {"part": "train,infer", "scale": "full", "set": {"train_steps": 4, "num_batches": 2}}
+    small = study_cells.write_cut("gpu_host_sizing", out, sel)
+    full = {p["name"]: p["scale"]["full"] for p in small["parts"]}
+    assert full["train"]["train_steps"] == 4 and "num_batches" not in full["train"]
+    assert full["infer"]["num_batches"] == 2 and "train_steps" not in full["infer"]
+    with pytest.raises(study_cells.errors.UsageError, match="train_step"):
+        study_cells.write_cut("gpu_host_sizing", out, dict(sel, set={"train_step": 4}))
     for bad in (
         ["cut", "x"],
         ["run", "x"],
