@@ -2,12 +2,14 @@
 
     python bench/gpu_matrix_summary.py WORK_DIR [STEP_LEFT_OUT ...]
 
-Reads WORK_DIR/steps.tsv (each step's status, seconds, command), the
-bench/gpu.py outputs in json/ (tpubench and tf_cnn_benchmarks images/sec per
-cell), the run records in runs/ (direct `tpubench train` steps), the profile
-summaries in logs/*-top.log and the study reports under studies/, and prints
-one Markdown page.  Figures are copied from those files, never computed
-anew, except the tpubench / tf_cnn_benchmarks ratio of medians.
+Reads WORK_DIR/steps.tsv (each step's status, seconds, note, command),
+matrix.json (the options of the run), the bench/gpu.py outputs in json/
+(tpubench and tf_cnn_benchmarks images/sec per cell), the run records in
+runs/ (direct `tpubench train` steps), the profile summaries in
+logs/*-top.log, and for each study step its passes.json (runs per cell, and
+the runs a verdict needs) and its report's findings under studies/, and
+prints one Markdown page.  Figures are copied from those files, never
+computed anew, except the tpubench / tf_cnn_benchmarks ratio of medians.
 """
 
 from __future__ import annotations
@@ -28,14 +30,25 @@ def _num(x, fmt="{:,.0f}"):
     return fmt.format(x) if isinstance(x, int | float) else "-"
 
 
+def _step_names(work: str) -> list[str]:
+    try:
+        with open(os.path.join(work, "steps.tsv")) as f:
+            return [r["step"] for r in csv.DictReader(f, delimiter="\t")]
+    except OSError:
+        return []
+
+
 def steps_table(work: str) -> list[str]:
     path = os.path.join(work, "steps.tsv")
     if not os.path.exists(path):
         return ["no steps.tsv"]
     with open(path) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    out = ["| step | status | seconds | limit |", "| --- | --- | ---: | ---: |"]
-    out += [f"| {r['step']} | {r['status']} | {r['seconds']} | {r['limit']} |" for r in rows]
+    out = ["| step | status | seconds | limit | note |", "| --- | --- | ---: | ---: | --- |"]
+    out += [
+        f"| {r['step']} | {r['status']} | {r['seconds']} | {r['limit']} | {r.get('note') or ''} |"
+        for r in rows
+    ]
     return out
 
 
@@ -79,6 +92,12 @@ def runs_table(work: str) -> list[str]:
             notes.append("XLA by default (no --xla flag)")
         if rec.get("xla_scope"):
             notes.append(f"xla_scope {rec['xla_scope']}")
+        where = rec.get("placement") or {}
+        if where.get("strategy") in ("central_storage", "parameter_server"):
+            notes.append(
+                f"{where['strategy']}: variables on {where.get('variable_device')}, "
+                f"replicas {', '.join(where.get('devices') or [])}"
+            )
         rnn = (rec.get("recurrent") or {}).get("implementation")
         if rnn:
             notes.append(f"recurrent: {rnn}")
@@ -143,25 +162,103 @@ def profiles(work: str) -> list[str]:
     return out or ["no profile summaries"]
 
 
+def _findings(report: str) -> list[str]:
+    """The lines of a study report's `## Findings` section."""
+    with open(report) as f:
+        text = f.read()
+    section = text.split("\n## Findings\n", 1)[1:] or [""]
+    body = section[0].split("\n## ", 1)[0]
+    return [x for x in body.splitlines() if x.startswith("- ")]
+
+
 def studies(work: str) -> list[str]:
-    found = sorted(glob.glob(os.path.join(work, "studies", "*", "**", "*.md"), recursive=True))
-    return [f"- {os.path.relpath(p, work)}" for p in found] or ["no study reports"]
+    """Each study step: its cells' runs against the runs a verdict needs, and its findings."""
+    out = []
+    order = {name: i for i, name in enumerate(_step_names(work))}  # in the order they ran
+    found = glob.glob(os.path.join(work, "studies", "*", "passes.json"))
+    for path in sorted(
+        found, key=lambda p: (order.get(os.path.basename(os.path.dirname(p)), 1e9), p)
+    ):
+        where = os.path.dirname(path)
+        with open(path) as f:
+            doc = json.load(f)
+        cells = doc.get("cells") or {}
+        runs = [c.get("runs", 0) for c in cells.values()]
+        failed = [c["cell"] for c in cells.values() if c.get("failed")]
+        needed, repeats = doc.get("needed", 1), doc.get("repeats")
+        out += [
+            f"### {os.path.basename(where)} ({doc.get('study')}, --scale={doc.get('scale')})",
+            "",
+        ]
+        if not cells:
+            out += ["No cell of it runs on this host.", ""]
+        else:
+            fewest = min(runs)
+            out.append(
+                f"{len(cells)} cell(s) run here; runs per cell: {fewest}"
+                + (f"-{max(runs)}" if max(runs) != fewest else "")
+                + f", of the {needed} a verdict needs"
+                + (f" (the study's repeats: {repeats}; this step aimed at {doc.get('aimed')})")
+                + "."
+            )
+            if doc.get("scale") == "smoke":
+                out.append("At --scale=smoke no finding is judged.")
+            elif fewest < needed:
+                out.append(
+                    f"**Fewer runs than a verdict needs** ({fewest} of {needed}): the budget or "
+                    "the step's --repeats allowed no more, so no finding is judged from these "
+                    "cells: one whose cells all ran reads "
+                    f'"not judged (needs {needed} runs per cell; has {fewest})".'
+                )
+            if doc.get("stopped"):
+                out.append(f"Passes ended early: {doc['stopped']}.")
+            if failed:
+                out.append(f"Failed: {'; '.join(failed)} (logs under its logs/).")
+            out.append("")
+        reports = sorted(glob.glob(os.path.join(where, "report", "*.md")))
+        for report in reports:
+            found = _findings(report)
+            out += [f"Report: {os.path.relpath(report, work)}", ""]
+            out += (["Findings:", "", *found] if found else ["No finding reads these cells."]) + [
+                ""
+            ]
+        if not reports:
+            out += ["No report written (see the step's log).", ""]
+    return out or ["no study steps"]
+
+
+def next_calls(work: str, left_out: list[str]) -> list[str]:
+    """What runs the steps this call did not: the ones the budget cut, then --more."""
+    try:
+        with open(os.path.join(work, "matrix.json")) as f:
+            run = json.load(f)
+    except (OSError, ValueError):
+        run = {}
+    out = []
+    if left_out:
+        out += [
+            "",
+            f"Not run (budget): {', '.join(left_out)}. Next time: "
+            f"`bash bench/gpu_matrix.sh --only={','.join(left_out)}`",
+        ]
+    if run and not run.get("more") and not run.get("only"):
+        out += [
+            "",
+            "Behind this list: `bash bench/gpu_matrix.sh --more` (`--list --more` prints those "
+            "steps and their limits).",
+        ]
+    return out
 
 
 def main(argv: list[str]) -> int:
     work, left_out = argv[0], argv[1:]
     lines = ["# bench/gpu_matrix.sh", "", "## Steps", "", *steps_table(work)]
-    if left_out:
-        lines += [
-            "",
-            f"Not run (budget): {', '.join(left_out)}. Next time: "
-            f"`bash bench/gpu_matrix.sh --only={','.join(left_out)}`",
-        ]
+    lines += next_calls(work, left_out)
+    lines += ["", "## Studies: runs per cell and findings", "", *studies(work)]
     lines += ["", "## tpubench vs tf_cnn_benchmarks (images/sec, median)", "", *bench_table(work)]
     lines += ["", "## tpubench train runs", "", *runs_table(work)]
     lines += ["", "## bf16 against fp16 without XLA", "", *bf16_against_fp16(work)]
     lines += ["", "## Profiles (top kernels by time)", "", *profiles(work)]
-    lines += ["## Study reports", "", *studies(work)]
     print("\n".join(lines))
     return 0
 
