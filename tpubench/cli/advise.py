@@ -28,6 +28,12 @@ def define():
     flags.DEFINE_float(
         "latency_percentile", 99.0, "With --qps: the percentile of the bound.", 50.0, 99.99
     )
+    flags.DEFINE_bool(
+        "allow_busy",
+        False,
+        "With --qps: size from server records measured on a busy host too (other processes "
+        "used more than a quarter of its cores while LoadGen ran); without it they are refused.",
+    )
     flags.DEFINE_float("epochs", 1.0, "Size of the job in epochs of the recorded dataset.")
     flags.DEFINE_bool(
         "to_target",

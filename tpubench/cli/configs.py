@@ -258,6 +258,7 @@ def advise_config(args: list[str]) -> config.AdviseConfig:
         ),
         latency_percentile=FLAGS.latency_percentile,
         pricing=FLAGS.pricing,
+        allow_busy=FLAGS.allow_busy,
     )
 
 

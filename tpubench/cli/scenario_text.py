@@ -61,6 +61,13 @@ def scenario_summary(rec: dict) -> str:
         f"{fmt.num(summary.get('wall_seconds'), '{:,.1f}')} s)",
     )
     fmt.say(console, _headline(name, summary, results, settings))
+    if results.get("busy_host"):
+        fmt.say(
+            console,
+            f"busy host: {results['busy_host']} while LoadGen ran; this machine serves more "
+            "when quiet: run it again on a quiet machine (`tpubench advise` refuses to size "
+            "from this record without --allow_busy)",
+        )
     _offline(console, lg.get("offline_repeats") or {}, results)
     if settings.get("note"):
         fmt.say(console, f"note: {settings['note']}")

@@ -134,6 +134,7 @@ class AdviseConfig:
     latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
     latency_percentile: float = 99.0
     pricing: str = "on_demand"  # the basis of the answer (--pricing)
+    allow_busy: bool = False  # serving: size from records measured on a busy host too
 
 
 # --scenario's value that runs no LoadGen; the LoadGen scenarios are plug-ins

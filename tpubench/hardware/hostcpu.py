@@ -25,6 +25,7 @@ class Sampler:
         self.process: list[float] = []
         self._stop = threading.Event()
         self._thread = None
+        self._first = None  # the counters at start(); a sampler never started stops empty
         self._proc = psutil.Process()
 
     def start(self) -> Sampler:
@@ -59,8 +60,10 @@ class Sampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2 * self.period + 1)
-        _, overall = self._sample(self._first)  # the whole span, also for short runs
         summary = self.summary()
+        if self._first is None:
+            return summary
+        _, overall = self._sample(self._first)  # the whole span, also for short runs
         if overall:
             summary["system_percent_mean"] = round(overall[0], 1)
             summary["process_percent_mean"] = round(overall[1], 1)

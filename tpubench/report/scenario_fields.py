@@ -36,6 +36,7 @@ def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> di
         "meets_mlperf_minimums": settings.meets_mlperf_minimums,  # None: no MLPerf benchmark
         "mlperf_note": settings.note,
         "result_run": summary.run,
+        "busy_host": rec.results.busy_host,
         "usd_per_million": cost.usd_per_million_predictions,
         "curve": curve(rec, cost.machine, pricing),
     }

@@ -164,6 +164,13 @@ def usable(run: load.Run, cfg: AdviseConfig) -> Fit | None:
     judged = f"p{99 if pct is None else pct:g}<={bound * 1e3:g}ms"
     if bound > cfg.latency_bound_seconds or (pct or 99.0) < cfg.latency_percentile:
         return Fit(None, f"LoadGen judged it at {judged}, looser than the {asked} asked")
+    busy = s.get("busy_host")
+    if busy and not cfg.allow_busy:
+        return Fit(
+            None,
+            f"measured on a busy host ({busy}); run it again on a quiet machine, or pass "
+            "--allow_busy to size from it",
+        )
     curve = s.get("curve") or []
     if not curve:
         if s.get("validity") == "VALID" and run.examples_per_sec:
@@ -185,6 +192,8 @@ def usable(run: load.Run, cfg: AdviseConfig) -> Fit | None:
     best = max(backed, key=lambda p: (p["target_qps"], -p["qps"]))
     kind = "confirmation" if best["confirmation"] else "run at the given --target_qps"
     how = f"LoadGen VALID {kind} ({best['run']}) at {judged}"
+    if busy:  # --allow_busy: used, and said
+        how += f"; on a busy host ({busy})"
     above = [q for q in failed if q > best["target_qps"]]
     if above:
         how += f"; the confirmation(s) at {_qps_list(above)} QPS were INVALID"

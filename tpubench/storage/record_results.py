@@ -77,6 +77,7 @@ class Results:
     eval_note: str | None = None
     target: Target | None = _sub(Target, optional=True)
     host_cpu: HostCpu | None = _sub(HostCpu, optional=True)
+    busy_host: str | None = None  # serving: what other processes used while LoadGen ran
     input_diagnosis: InputDiagnosis | None = _sub(InputDiagnosis, optional=True)
     latency_p50: float | None = None
     latency_p90: float | None = None

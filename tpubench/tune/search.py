@@ -18,7 +18,7 @@
 Every short trial's numerics are checked against fp32 (`guard`,
 numerics.py), on real data (guard_data.py: the model's own, or for an image
 model without any the embedded digits, resized); a trial on a busy host
-(trials.BUSY_PERCENT) is run again once and, if still busy, kept and
+(core/host_load.BUSY_PERCENT) is run again once and, if still busy, kept and
 marked.  Trials an earlier run of the same tune recorded are reused, which
 also spends their recorded time, so a resumed tune makes the same decisions.
 """

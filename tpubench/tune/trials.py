@@ -22,7 +22,7 @@ import statistics
 import time
 
 from tpubench.children import command, labels, process
-from tpubench.core import errors, money
+from tpubench.core import errors, host_load, money
 from tpubench.storage import gcs, records
 from tpubench.tune import space
 
@@ -31,9 +31,6 @@ from tpubench.tune import space
 REUSED = (*records.DONE_STATUSES, "failed")
 # How long a trial stopped by a signal to tune has to record itself `interrupted`.
 GRACE_SECONDS = 60.0
-# A trial is on a busy host when other processes used more than this share of
-# all cores while it trained (the record's host_cpu: system minus this process).
-BUSY_PERCENT = 25.0
 _OOM = re.compile(
     r"out of memory|\bOOM\b|ResourceExhausted|Resource exhausted|MemoryError|"
     r"failed to allocate|cannot allocate memory",
@@ -239,17 +236,8 @@ def _num(x) -> float | None:
 
 
 def busy_host(host_cpu) -> str:
-    """Why the host was busy while the trial trained ('' if it was not), from its record."""
-    if not isinstance(host_cpu, dict):
-        return ""
-    system = _num(host_cpu.get("system_percent_mean"))
-    mine = _num(host_cpu.get("process_percent_mean"))
-    if system is None or mine is None:
-        return ""
-    others = system - mine
-    if others <= BUSY_PERCENT:
-        return ""
-    return f"other processes used {others:.0f}% of the {host_cpu.get('cores', '?')} cores"
+    """Why the host was busy while the trial ran ('' if it was not), from its record."""
+    return host_load.busy(host_cpu)
 
 
 def _losses(record: dict) -> tuple[tuple[int, float], ...]:

@@ -23,8 +23,9 @@ import sys
 import threading
 import time
 
-from tpubench.core import errors
+from tpubench.core import errors, host_load
 from tpubench.cost import runs as cost_runs
+from tpubench.hardware import hostcpu
 from tpubench.run import interrupts, session
 from tpubench.run.infer import infer_session, loadgen_conf, loadgen_sut, scenarios
 from tpubench.run.infer.scenarios import harness as harness_lib
@@ -89,12 +90,15 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
         "traits": scenario.traits(),
     }
     accelerators = session.accelerators_priced(built.placement)
+    sampler = hostcpu.Sampler()  # the rest of the host while LoadGen's runs ran
     try:
         batcher.warm_up()
         infer.write(record)  # still "running": LoadGen starts now
         test = scenarios.Test(harness, lg, test_settings, sc, rules, closed, batches)
+        sampler.start()
         out = scenario.run(test)
     finally:
+        host_cpu = sampler.stop()
         harness.close()
         curve = scenario.curve(harness.runs, sc, prices, accelerators)
         if curve is not None:
@@ -110,6 +114,10 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     # The scenario's own sections (the server's confirmation, the offline repeats).
     record["loadgen"] |= {k: v for k, v in out.items() if k not in ("summary", "rate")}
     record["results"] = _results(scenario, summary, rate, out, test, accuracy)
+    record["results"]["host_cpu"] = host_cpu
+    busy = host_load.busy(summary.get("host_cpu")) or host_load.busy(host_cpu)
+    if busy:  # the result's own run, or the scenario as a whole: said, and refused by advise
+        record["results"]["busy_host"] = busy
     record["mfu"] = measured.infer_section(rate)
     _price(record, prices, closed, accelerators)
     infer.finish(record)

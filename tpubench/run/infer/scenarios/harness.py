@@ -14,7 +14,8 @@ import shutil
 import tempfile
 import time
 
-from tpubench.core import errors
+from tpubench.core import errors, host_load
+from tpubench.hardware import hostcpu
 from tpubench.run import interrupts
 from tpubench.run.infer import loadgen_log, loadgen_memory, signal_watch
 
@@ -65,8 +66,12 @@ class Harness:
             # Signals are only noted while LoadGen runs: raised inside one of its
             # callbacks they would abort the process (the SUT acts on them).
             quiet = signals.quiet() if signals is not None else contextlib.nullcontext()
-            with quiet, signal_watch.watching(signals, self.batcher.act_on_signal):
-                self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
+            sampler = hostcpu.Sampler().start()  # what the rest of the host used meanwhile
+            try:
+                with quiet, signal_watch.watching(signals, self.batcher.act_on_signal):
+                    self._lg.StartTestWithLogSettings(self._sut, self._qsl, test_settings, log)
+            finally:
+                host_cpu = sampler.stop()
             wall = time.perf_counter() - t0
             if self.batcher.error is not None:
                 raise self.batcher.error
@@ -91,6 +96,8 @@ class Harness:
             # LoadGen's whole test, its own start-up and drain included: what a
             # machine is paid for while the scenario runs (the record's cost).
             summary["wall_seconds"] = wall
+            summary["host_cpu"] = host_cpu
+            summary["busy_host"] = host_load.busy(host_cpu) or None
             kept = []
             for file in (loadgen_log.SUMMARY, loadgen_log.DETAIL):
                 with open(os.path.join(workdir, file), "rb") as f:
