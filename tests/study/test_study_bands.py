@@ -156,7 +156,7 @@ def test_a_memory_sizing_verdict_names_the_caps_it_stands_on():
 def test_a_cost_margin_band_needs_the_margin():
     # The same $/hour for both (_m): the TPU is 5% cheaper per epoch, short of "at most 0.9x".
     runs = {("train", "Cloud TPU"): [100.0] * 3, ("train", "1 GPU"): [95.0] * 3}
-    text = "the Cloud TPU gives the best price-performance ($ per epoch)"
+    text = next(f.text for f in _load("tpu_vs_gpu").findings if f.check["kind"] == "cheapest")
     v = _verdict(_results("tpu_vs_gpu", runs), text)
     assert (v.band, v.verdict) == ("at most 0.9x", "does not hold here"), v
     runs[("train", "Cloud TPU")] = [120.0] * 3  # 0.79x the GPU's $/epoch
