@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tpubench.report import published as published_lib
-from tpubench.study import cells, findings, measured, report, seeds, spec
+from tpubench.study import bands, cells, findings, measured, report, seeds, spec
 
 CASES = [(name, v.name) for name, seed in seeds.SEEDS.items() for v in seed.variants]
 
@@ -157,3 +157,19 @@ def test_a_report_shows_the_seed_s_figure_beside_a_finding_never_in_a_table(tmp_
     assert "No cell measured yet." in tables and "1,630" not in tables
     findings_part = text.split("## Findings")[1]
     assert "seed: DGX-1 P100 real/synthetic 0.94x-1.01x" in findings_part
+
+
+def test_the_docs_findings_table_lists_every_shipped_finding_with_its_band():
+    """docs/studies.md's table under "Bands and stand-ins" is the shipped findings, exactly."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "studies.md"
+    section = docs.read_text().split("\n## Bands and stand-ins")[1].split("\n## ")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| `")]
+    listed = sorted((r[0].strip("| `"), r[2], r[3]) for r in rows)
+    shipped = sorted(
+        (name, f.text, bands.shown(f.check) or "—")
+        for name in spec.shipped()
+        for f in _load(name).findings
+    )
+    assert listed == shipped

@@ -61,7 +61,7 @@ SEEDS = {
                 "least 90% of ideal from 1 to 8 GPUs on synthetic data",
                 ("DGX-1 P100", "GCE K80"),
                 "DGX-1 P100 at 8 GPUs 100% (InceptionV3), 99% (ResNet-50), 97% (ResNet-152); "
-                "GCE K80 93%, 93%, 93%",
+                "GCE K80 93%, 93%, 92%",
             ),
             Claim(
                 "real data keeps up with synthetic for InceptionV3 and the ResNets at 1-8 GPUs "
@@ -191,7 +191,9 @@ SEEDS = {
                 (FROM_THE_TEXT,),
                 f"{FROM_THE_TEXT}: about 4 vCPUs",
             ),
-            Claim("inference needs about 2 vCPUs", (FROM_THE_TEXT,), f"{FROM_THE_TEXT}: about 2"),
+            Claim(
+                "inference needs about 2 vCPUs", (FROM_THE_TEXT,), f"{FROM_THE_TEXT}: about 2 vCPUs"
+            ),
             Claim(
                 "inference loses about 15% when the data is on the slow disk (a standard cloud "
                 "disk, emulated)",
