@@ -38,9 +38,6 @@ class Seed:
     claims: tuple[Claim, ...]
     others: dict  # finding text -> why it is not checked on the seed's rows
 
-    def variant(self, name: str) -> Variant:
-        return next(v for v in self.variants if v.name == name)
-
 
 # -- the seeds, their claims (the study files' finding texts) ----------------
 
