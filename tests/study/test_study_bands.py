@@ -97,6 +97,17 @@ def _with_finding(tmp_path, check: str):
             "the same emulator at 10,000 MB/s or more",
         ),
         ("{kind: ratio, part: disk_classes, a: SSD cloud disk, b: local disk, band: 1.1}", "x"),
+        # a finding names the device counts and data kinds its seed named: ones its part has
+        (
+            "{kind: data_ratio, part: disk, a: jpeg, b: jpeg_gs, devices: [1, 3], band: 0.8x-0.9x}",
+            "findings[0].check.devices=[1, 3]: 3 is not a device count of part disk (accepted: 1, "
+            "or a list of them)",
+        ),
+        (
+            "{kind: scaling, part: train, data: imagenet, band: at least 90% of ideal}",
+            "unknown data kind in",
+        ),
+        ("{kind: scaling, part: train, models: resnet50, band: at least 90% of ideal}", "list"),
     ],
 )
 def test_a_band_that_passes_most_outcomes_or_a_bare_control_is_refused(tmp_path, check, words):
@@ -156,7 +167,7 @@ def test_a_memory_sizing_verdict_names_the_caps_it_stands_on():
 def test_a_cost_margin_band_needs_the_margin():
     # The same $/hour for both (_m): the TPU is 5% cheaper per epoch, short of "at most 0.9x".
     runs = {("train", "Cloud TPU"): [100.0] * 3, ("train", "1 GPU"): [95.0] * 3}
-    text = "the Cloud TPU gives the best price-performance ($ per epoch)"
+    text = next(f.text for f in _load("tpu_vs_gpu").findings if f.check["kind"] == "cheapest")
     v = _verdict(_results("tpu_vs_gpu", runs), text)
     assert (v.band, v.verdict) == ("at most 0.9x", "does not hold here"), v
     runs[("train", "Cloud TPU")] = [120.0] * 3  # 0.79x the GPU's $/epoch

@@ -71,26 +71,31 @@ def test_a_knee_that_may_lie_beyond_this_host_is_not_measured_and_says_what_it_n
 
 def test_cpu_vs_gpu_findings_against_measured_cells():
     rates, usd = {}, {}
-    for n, rate, cost in ((8, 100.0, 0.8), (16, 180.0, 0.5), (32, 300.0, 0.9), (64, 310.0, 1.7)):
+    for n, rate, cost in ((8, 100.0, 0.4), (16, 320.0, 0.5), (32, 300.0, 0.9), (64, 310.0, 1.7)):
         rates[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = rate
         usd[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = cost
     rates[("train", "imdb_bilstm", "synthetic", "1 GPU")] = 90.0
     usd[("train", "imdb_bilstm", "synthetic", "1 GPU")] = 0.6
-    for n in (1, 2, 4):  # the small machines too: cheapest needs every setup
+    for n in (1, 2, 4):  # machines the seed did not run: no finding judges among them
         rates[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = 20.0 * n
-        usd[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = 1.0
+        usd[("train", "imdb_bilstm", "synthetic", f"{n} vCPU")] = 0.1
     v = _verdicts(_results("cpu_vs_gpu", rates, GPU_HOST, usd))
-    assert v["32 and 64 vCPUs train about equally fast"] == (
-        "32 vCPU runs at 0.97x (imdb_bilstm) of 64 vCPU",
+    assert v["64 vCPUs train no faster than 32: about as fast, or slower"] == (
+        "32 vCPU 0.97x 64 vCPU (imdb_bilstm: 300.0 vs 310.0/s)",
         "holds",
     )
-    assert v["16 vCPUs is the cheapest way to train (with compiled TensorFlow)"][1] == "holds"
-    text, verdict = v["the GPU is slower than every CPU machine on the bidirectional LSTM"]
-    # Judged among the study's own machines (8-64 vCPUs): 1-4 vCPUs are slower still.
-    assert verdict == "holds" and "1 GPU 90.0/s vs the slowest other 100.0/s" in text
-    assert v["TensorFlow compiled for AVX/FMA trains 30-40% faster than the pip build"][
-        1
-    ].startswith("not measured (needs a second TensorFlow build")
+    fastest = v[next(k for k in v if k.startswith("16 vCPUs are the fastest"))]
+    assert fastest == ("16 vCPU fastest for imdb_bilstm", "holds")
+    cheapest = v[next(k for k in v if k.startswith("the fewest vCPUs tried, 8"))]
+    assert cheapest == ("8 vCPU cheapest for imdb_bilstm", "holds")
+    text, verdict = v[
+        "the GPU trains the bidirectional LSTM at most 0.6x as fast as any CPU machine"
+    ]
+    # Judged among the seed's own machines (8-64 vCPUs): 1-4 vCPUs are slower still.  The
+    # GPU at 0.9x the slowest is slower, but not "twice as slow" as the seed found it.
+    assert verdict == "does not hold here" and "1 GPU 90.0/s vs the slowest other 100.0/s" in text
+    avx = v[next(k for k in v if k.startswith("TensorFlow compiled for AVX/FMA"))]
+    assert avx[1].startswith("not measured (needs a second TensorFlow build")
 
 
 def test_scaling_and_strategies_on_gpus():
@@ -99,14 +104,17 @@ def test_scaling_and_strategies_on_gpus():
         for n in (1, 2, 4, 8)
     }  # noqa: E501
     v = _verdicts(_results("cnn_scaling", rates, GPU_HOST))
-    text, verdict = v[next(k for k in v if k.startswith("throughput scales"))]
+    text, verdict = v[next(k for k in v if k.startswith("InceptionV3 and the ResNets"))]
     assert verdict == "holds" and "95% of ideal at 8 devices (resnet50, synthetic)" in text
     rates = {
         ("train", "vgg16", "synthetic", f"8 GPU {m}"): r
         for m, r in (("nccl", 900.0), ("hierarchical_copy", 700.0), ("reduce_to_one", 600.0))
     }
     v = _verdicts(_results("strategies", rates, GPU_HOST))
-    assert v["NCCL wins at 8 GPUs"] == ("nccl fastest for vgg16 at 8 devices", "holds")
+    assert v["for the big nets (AlexNet, VGG16), NCCL wins at 8 GPUs"] == (
+        "nccl fastest for vgg16 at 8 devices",
+        "holds",
+    )
 
 
 def test_the_seed_s_method_finding_leaves_tf2_s_async_parameter_servers_out():

@@ -7,6 +7,7 @@
     band: at least 90% of ideal   scaling: the rate at the most devices over ideal
     band: at most 0.9x       cheapest: the setup's $/epoch over the next cheapest's;
                              slowest: its rate over the slowest other's
+    band: at least 1.0x      fastest: the setup's rate over the fastest other's
     (`>=` and `<=` work too, quoted: YAML reads a bare `>` as a block.)
     best_method: its `expect` list of methods is its band (`except`: methods left out).
 
@@ -14,8 +15,9 @@ A band must accept fewer than half of the outcomes the finding could see,
 or it would pass on a coin toss.  What it could see, from its own sweep:
 
 - knee: the vCPU sizes judged; sizing: its vCPU counts, and apart its memory caps;
-- best_method: the methods its setups compare; cheapest and slowest: the setups
-  named, plus "none by the margin" when the band asks for one (a bound below 1x);
+- best_method: the methods its setups compare; cheapest, slowest and fastest: the
+  setups named, plus "none by the margin" when the band asks for one (a bound below
+  1x; for fastest, above);
 - ratio, about_equal, data_ratio: the ratio, on a grid of 2^(k/20) from half to
   twice (further out when the band's own bound lies beyond);
 - scaling: the speedup at the most devices, from none (1x) to ideal, on that grid.
@@ -44,6 +46,7 @@ UNITS = {  # kind -> the units its band is written in (sizing: vCPUs, then a mem
     "data_ratio": ("x",),
     "cheapest": ("x",),
     "slowest": ("x",),
+    "fastest": ("x",),
     "scaling": ("% of ideal",),
 }
 EXAMPLE = {
@@ -69,6 +72,14 @@ class Band:
         return (self.lo is None or value >= self.lo - eps) and (
             self.hi is None or value <= self.hi + eps
         )
+
+
+def each(value) -> list:
+    """A check key that takes one value or a list of them (`devices: 8`, `devices: [2, 4]`),
+    as a list; [] when the key is absent."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def method(setup) -> str | None:
@@ -151,7 +162,7 @@ def outcomes(check: dict, part) -> list[tuple[str, list, int]]:
         for s in setups:
             if check.get("device") and s.device != check["device"]:
                 continue
-            if check.get("devices") and s.devices != check["devices"]:
+            if check.get("devices") and s.devices not in each(check["devices"]):
                 continue
             if method(s) in check.get("except", []):
                 continue
@@ -172,13 +183,24 @@ def outcomes(check: dict, part) -> list[tuple[str, list, int]]:
             ("vCPU counts", sizes, sum(band.accepts(v) for v in sizes)),
             ("memory caps", shown, sum(bands[1].accepts(c) for c in caps)),
         ]
-    if kind in ("cheapest", "slowest"):
+    if kind in ("cheapest", "slowest", "fastest"):
         among = list(check.get("among") or [s.label for s in setups])
-        if band.hi is None or band.hi < 1:  # a margin: "none wins by it" is an outcome too
+        # a margin: "none wins by it" is an outcome too (fastest: a bound above 1x)
+        if kind == "fastest":
+            margin = band.hi is not None or band.lo > 1
+        else:
+            margin = band.hi is None or band.hi < 1
+        if margin:
             among.append("none by the margin")
         return [("outcomes", among, 1)]
     if kind == "scaling":
-        counts = [s.devices for s in setups if s.device == check.get("device", s.device)]
+        models = set(check.get("models") or [])
+        counts = [
+            s.devices
+            for s in setups
+            if s.device == check.get("device", s.device)
+            and (not models or not s.models or models & set(s.models))
+        ]
         ideal = max(counts) / min(counts) if counts else 1.0
         grid = _grid(max(ideal, 2.0), low=1.0)
         ok = sum(band.accepts(100 * g / ideal) for g in grid if g <= ideal * (1 + 1e-9))

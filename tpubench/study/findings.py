@@ -8,7 +8,10 @@ cells need (a GPU, more vCPUs, a gs:// copy of the data).  A check that
 names setups (`among`, the knee's vCPU sizes) judges only when all of them
 are measured.  A verdict on a stand-in (an emulated disk, a memory cap)
 says so and names its control (study/standins.py).  Only measured cells are
-used; published figures never decide a verdict.
+used; published figures never decide a verdict: what the finding's seed saw
+is printed beside the measured figure (study/seeds.py), never mixed into it.
+The checks across device counts (scaling, data_ratio, best_method) are in
+study/device_checks.py.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
-from tpubench.study import bands, flips, sizing, standins
+from tpubench.study import bands, device_checks, flips, seeds, sizing, standins
 from tpubench.study import judge as J
 
 HOLDS, FAILS = J.HOLDS, J.FAILS
@@ -30,30 +33,18 @@ class Verdict:
     notes: tuple[str, ...] = ()  # what would flip a cost verdict, the price bases
     band: str = ""  # what the finding accepts, as its study file writes it
     stand_in: str = ""  # the stand-in a judged verdict rests on, and its control
+    seed: str = ""  # what the finding's seed saw, shown beside the measured figure
 
     def line(self) -> str:
         band = f" (band: {self.band})" if self.band else ""
         verdict = f"**{self.verdict}**" + (f" ({self.stand_in})" if self.stand_in else "")
-        text = f"- {self.finding}{band} — {self.measured}: {verdict}"
+        seed = f"; seed: {self.seed}" if self.seed else ""
+        text = f"- {self.finding}{band} — {self.measured}{seed}: {verdict}"
         return "\n".join([text, *[f"  - {n}" for n in self.notes]])
-
-
-def _not_measured(needs: list[str]) -> str:
-    said = [n.removeprefix("needs ") for n in list(dict.fromkeys(needs))[:2]]
-    return f"not measured (needs {'; '.join(said) or 'a run of `tpubench study run`'})"
 
 
 def _fmt(x: float) -> str:
     return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
-
-
-def _busy(ms) -> str:
-    return " [measured on a busy host]" if any(m.busy for m in ms) else ""
-
-
-def _verdict(results, ms: list, verdict: str) -> str:
-    """VERDICT, unless the cells cannot carry one yet (smoke, too few runs)."""
-    return J.gate(results, ms) or verdict
 
 
 # -- the checks: (results, check) -> (measured text, verdict[, notes]) ----------
@@ -92,10 +83,10 @@ def _knee(r, c):
         verdicts.append(HOLDS if all(inside) else FAILS if not any(inside) else J.NOISE)
     if not texts:
         labels = ", ".join(among)
-        return f"not all of {labels} measured", _not_measured(r.missing(part))
+        return f"not all of {labels} measured", J.not_measured(r.missing(part))
     if None in verdicts:
-        return "; ".join(texts), _not_measured(r.missing(part))
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
+        return "; ".join(texts), J.not_measured(r.missing(part))
+    return "; ".join(texts) + J.busy(used), J.verdict(r, used, J.combine(verdicts))
 
 
 def _pairs(r, c, key_a: str, key_b: str, by: str = "setup"):
@@ -112,32 +103,49 @@ def _ratio(r, c):
     if not pairs:
         needs = r.missing(c["part"], setup=c["a"], model=c.get("model"))
         needs += r.missing(c["part"], setup=c["b"], model=c.get("model"))
-        return f"{c['a']} vs {c['b']} not both measured", _not_measured(needs)
+        return f"{c['a']} vs {c['b']} not both measured", J.not_measured(needs)
     texts, verdicts, used = [], [], []
     for model, (a, b) in pairs.items():
         x, ci = a.rate / b.rate, J.ratio_ci(a, b)
         texts.append(
             f"{c['a']} {x:.2f}x{J.shown_ci(ci)} {c['b']} "
-            f"({model}: {_fmt(a.rate)} vs {_fmt(b.rate)}/s)"
+            f"({model}: {_fmt(a.rate)} vs {_fmt(b.rate)}/s{_machines(a, b)})"
         )
         verdicts.append(J.in_band(x, ci, bands.of(c)[0]))
         used += [a, b]
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
+    return "; ".join(texts) + J.busy(used), J.verdict(r, used, J.combine(verdicts))
+
+
+def _machines(a, b) -> str:
+    """'; measured: A vs B' when the two sides ran on different kinds of device (a TPU VM
+    against a GPU machine): a ratio of two devices means little without their names."""
+    if a.accelerator == b.accelerator:
+        return ""
+    return f"; measured: {a.machine} vs {b.machine}"
+
+
+def _most(verdicts: list[str]) -> str:
+    """Holds for most models: a majority of HOLDS; within noise while noisy ones could tip it."""
+    wins = verdicts.count(HOLDS)
+    overall = HOLDS if wins * 2 > len(verdicts) else FAILS
+    if J.NOISE in verdicts and (wins + verdicts.count(J.NOISE)) * 2 > len(verdicts) >= wins * 2:
+        overall = J.NOISE  # the noisy models could still tip the majority
+    return overall
 
 
 def _about_equal(r, c):
     pairs = _pairs(r, c, "a", "b")
     if not pairs:
         needs = r.missing(c["part"], setup=c["a"]) + r.missing(c["part"], setup=c["b"])
-        return f"{c['a']} vs {c['b']} not both measured", _not_measured(needs)
+        return f"{c['a']} vs {c['b']} not both measured", J.not_measured(needs)
     (band,), texts, verdicts, used = bands.of(c), [], [], []
     for model, (a, b) in pairs.items():
         x, ci = a.rate / b.rate, J.ratio_ci(a, b)
         texts.append(f"{x:.2f}x{J.shown_ci(ci)} ({model})")
         verdicts.append(J.in_band(x, ci, band))
         used += [a, b]
-    text = f"{c['a']} runs at {', '.join(texts)} of {c['b']}{_busy(used)}"
-    return text, _verdict(r, used, J.combine(verdicts))
+    text = f"{c['a']} runs at {', '.join(texts)} of {c['b']}{J.busy(used)}"
+    return text, J.verdict(r, used, J.combine(verdicts))
 
 
 def _cheapest(r, c):
@@ -164,12 +172,34 @@ def _cheapest(r, c):
         notes += [f"{item.model}: {basis}"] if basis else []
     if not texts:
         needs = [n for label in among for n in r.missing(c["part"], setup=label)]
-        return f"not all of {', '.join(among)} measured", _not_measured(needs)
-    wins = verdicts.count(HOLDS)
-    overall = HOLDS if wins * 2 > len(verdicts) else FAILS
-    if J.NOISE in verdicts and (wins + verdicts.count(J.NOISE)) * 2 > len(verdicts) >= wins * 2:
-        overall = J.NOISE  # the noisy models could still tip the majority
-    return "; ".join(texts) + _busy(used), _verdict(r, used, overall), tuple(notes)
+        return f"not all of {', '.join(among)} measured", J.not_measured(needs)
+    # What would flip a cost verdict is a verdict too: none before the cells can carry one.
+    notes = [] if J.gate(r, used) else notes
+    return "; ".join(texts) + J.busy(used), J.verdict(r, used, _most(verdicts)), tuple(notes)
+
+
+def _fastest(r, c):
+    """The setup's rate over the fastest other's, among the setups named, for most models."""
+    part = r.study.part(c["part"])
+    among = c.get("among") or [s.label for s in part.setups]
+    texts, verdicts, used = [], [], []
+    for item in part.models:
+        ms = {m.cell.setup.label: m for m in r.of(c["part"], model=item.model)}
+        got = {k: ms[k] for k in among if k in ms}
+        if len(got) < len(among):
+            continue  # judged only among every setup the finding names
+        used += list(got.values())
+        ranked = sorted(got, key=lambda k: got[k].rate, reverse=True)
+        sure = J.apart(got[ranked[1]], got[ranked[0]])
+        texts.append(f"{ranked[0]} fastest for {item.model}" + ("" if sure else " (within noise)"))
+        mine = got[c["setup"]]
+        other = max((m for k, m in got.items() if k != c["setup"]), key=lambda m: m.rate)
+        x, ci = mine.rate / other.rate, J.ratio_ci(mine, other)
+        verdicts.append(J.in_band(x, ci, bands.of(c)[0]))
+    if not texts:
+        needs = [n for label in among for n in r.missing(c["part"], setup=label)]
+        return f"not all of {', '.join(among)} measured", J.not_measured(needs)
+    return "; ".join(texts) + J.busy(used), J.verdict(r, used, _most(verdicts))
 
 
 def _slowest(r, c):
@@ -179,7 +209,7 @@ def _slowest(r, c):
     ms = {k: v for k, v in ms.items() if k in among}
     if len(ms) < len(among):
         needs = [n for label in among for n in r.missing(c["part"], setup=label, model=c["model"])]
-        return f"not all of {', '.join(among)} measured", _not_measured(needs)
+        return f"not all of {', '.join(among)} measured", J.not_measured(needs)
     mine = ms.pop(c["setup"])
     slow = min(ms.values(), key=lambda m: m.rate)
     text = (
@@ -187,91 +217,7 @@ def _slowest(r, c):
     )
     verdict = J.in_band(mine.rate / slow.rate, J.ratio_ci(mine, slow), bands.of(c)[0])
     used = [mine, *ms.values()]
-    return text + _busy(used), _verdict(r, used, verdict)
-
-
-def _scaling(r, c):
-    series: dict = {}
-    for m in r.of(c["part"]):
-        if m.cell.device(r.host) != c.get("device", m.cell.device(r.host)):
-            continue
-        key = (m.cell.model.model, m.cell.data)
-        series.setdefault(key, {})[m.cell.setup.devices] = m
-    texts, verdicts, used = [], [], []
-    for (model, data), points in series.items():
-        if len(points) < 2:
-            continue
-        lo, hi = min(points), max(points)
-        ideal = hi / lo
-        eff = 100 * points[hi].rate / (points[lo].rate * ideal)
-        ci = J.ratio_ci(points[hi], points[lo])
-        ci = (100 * ci[0] / ideal, 100 * ci[1] / ideal) if ci else None
-        texts.append(
-            f"{eff:.0f}%{J.shown_ci(ci, '{:.0f}')} of ideal at {hi} devices ({model}, {data})"
-        )
-        verdicts.append(J.in_band(eff, ci, bands.of(c)[0]))
-        used += [points[lo], points[hi]]
-    if not texts:
-        return "fewer than two device counts measured", _not_measured(r.missing(c["part"]))
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
-
-
-def _data_ratio(r, c):
-    groups: dict = {}
-    for m in r.of(c["part"]):
-        if c.get("device") and m.cell.device(r.host) != c["device"]:
-            continue
-        groups.setdefault((m.cell.model.model, m.cell.setup.label), {})[m.cell.data] = m
-    texts, verdicts, used = [], [], []
-    for (model, label), ms in groups.items():
-        if c["a"] not in ms or c["b"] not in ms:
-            continue
-        a, b = ms[c["a"]], ms[c["b"]]
-        loss = 1 - b.rate / a.rate
-        texts.append(f"{c['b']} {100 * -loss:+.0f}% vs {c['a']} ({model}, {label})")
-        used += [a, b]
-        if model in c.get("except", []):
-            continue
-        verdicts.append(J.in_band(b.rate / a.rate, J.ratio_ci(b, a), bands.of(c)[0]))
-    if not texts:
-        return f"{c['a']} and {c['b']} not both measured", _not_measured(r.missing(c["part"]))
-    if not verdicts:  # only the excepted models measured
-        return "; ".join(texts) + _busy(used), _not_measured(r.missing(c["part"]))
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
-
-
-def _best_method(r, c):
-    table: dict = {}
-    for m in r.of(c["part"]):
-        if c.get("device") and m.cell.device(r.host) != c["device"]:
-            continue
-        if c.get("models") and m.cell.model.model not in c["models"]:
-            continue
-        how = bands.method(m.cell.setup)
-        if how and how not in c.get("except", []):
-            table.setdefault((m.cell.model.model, m.cell.setup.devices), {})[how] = m
-    chosen: dict = {}
-    for (model, n), ms in table.items():
-        if len(ms) < 2 or (c.get("devices") and n != c["devices"]):
-            continue
-        if model not in chosen or n > chosen[model][0]:
-            chosen[model] = (n, ms)
-    if not chosen:
-        n = c.get("devices")
-        labels = [s.label for s in r.study.part(c["part"]).setups if not n or s.devices == n]
-        needs = [x for label in labels for x in r.missing(c["part"], setup=label)]
-        return "fewer than two methods measured", _not_measured(needs)
-    texts, verdicts, used = [], [], []
-    for model, (n, ms) in chosen.items():
-        ranked = sorted(ms, key=lambda k: ms[k].rate, reverse=True)
-        best, second = ranked[0], ranked[1]
-        sure = J.apart(ms[second], ms[best])
-        texts.append(
-            f"{best} fastest for {model} at {n} devices" + ("" if sure else " (within noise)")
-        )
-        verdicts.append(J.NOISE if not sure else HOLDS if best in c["expect"] else FAILS)
-        used += list(ms.values())
-    return "; ".join(texts) + _busy(used), _verdict(r, used, J.combine(verdicts))
+    return text + J.busy(used), J.verdict(r, used, verdict)
 
 
 def _unmeasurable(_r, c):
@@ -286,8 +232,9 @@ _KEYS = {
     "about_equal": (("part", "a", "b", "band"), ("model",)),
     "cheapest": (("part", "setup", "band"), ("among",)),
     "slowest": (("part", "setup", "model", "band"), ("among",)),
-    "scaling": (("part", "band"), ("device",)),
-    "data_ratio": (("part", "a", "b", "band"), ("except", "device")),
+    "fastest": (("part", "setup", "band"), ("among",)),
+    "scaling": (("part", "band"), ("device", "models", "data")),
+    "data_ratio": (("part", "a", "b", "band"), ("except", "device", "models", "devices")),
     "best_method": (("part", "expect"), ("device", "devices", "models", "except")),
     "sizing": (("part", "band"), ()),
     "unmeasurable": (("needs",), ()),
@@ -298,10 +245,11 @@ _EVAL = {
     "about_equal": _about_equal,
     "cheapest": _cheapest,
     "slowest": _slowest,
-    "scaling": _scaling,
-    "data_ratio": _data_ratio,
-    "best_method": _best_method,
-    "sizing": lambda r, c: sizing.check(r, c, _not_measured),
+    "fastest": _fastest,
+    "scaling": device_checks.scaling,
+    "data_ratio": device_checks.data_ratio,
+    "best_method": device_checks.best_method,
+    "sizing": lambda r, c: sizing.check(r, c, J.not_measured),
     "unmeasurable": _unmeasurable,
 }
 
@@ -318,20 +266,37 @@ def _validate(check: dict, parts, where: str) -> None:
             )
     part = next((p for p in parts if p.name == check.get("part")), None)
     labels = [s.label for s in part.setups] if part else []
-    uses_labels = check["kind"] in ("ratio", "about_equal", "cheapest", "slowest", "knee")
+    uses_labels = check["kind"] in ("ratio", "about_equal", "cheapest", "slowest", "fastest")
     for key in ("a", "b", "setup") if uses_labels else ():
         if key in check and check[key] not in labels:
             raise errors.unknown(f"setup label in {where}.{key}:", str(check[key]), labels)
     for label in check.get("among") or []:
         if label not in labels:
             raise errors.unknown(f"setup label in {where}.among:", str(label), labels)
+    if "models" in check and (not isinstance(check["models"], list) or not check["models"]):
+        raise errors.UsageError(f"{where}.models={check['models']!r} must be a list of models")
     models = [m.model for m in part.models] if part else []
     for model in [check.get("model")] + list(check.get("models") or []):
         if model and model not in models:
             raise errors.unknown(f"model in {where}:", str(model), models)
     if part:
+        _validate_counts(check, part, where)
         bands.validate(check, part, where)
         standins.validate(check, part, where)
+
+
+def _validate_counts(check: dict, part, where: str) -> None:
+    """`devices` (one count or a list) are device counts and `data` data kinds of PART."""
+    counts = sorted({s.devices for s in part.setups})
+    for n in bands.each(check.get("devices")) if "devices" in check else ():
+        if not isinstance(n, int) or isinstance(n, bool) or n not in counts:
+            raise errors.UsageError(
+                f"{where}.devices={check['devices']!r}: {n!r} is not a device count of part "
+                f"{part.name} (accepted: {', '.join(map(str, counts))}, or a list of them)"
+            )
+    for kind in bands.each(check.get("data")) if "data" in check else ():
+        if kind not in part.data:
+            raise errors.unknown(f"data kind in {where}.data:", str(kind), part.data)
 
 
 CHECKS = {kind: _validate for kind in _KEYS}
@@ -346,5 +311,7 @@ def check_all(results) -> list[Verdict]:
         part = results.study.part(f.check["part"]) if "part" in f.check else None
         stand_in = standins.note(f.check, part) if judged and part else ""
         notes = tuple(notes[0]) if notes else ()
-        out.append(Verdict(f.text, measured, verdict, notes, bands.shown(f.check), stand_in))
+        seed = seeds.quote(results.study.name, f.text)
+        shown = bands.shown(f.check)
+        out.append(Verdict(f.text, measured, verdict, notes, shown, stand_in, seed))
     return out

@@ -3,7 +3,9 @@
 A verdict needs the study's repeats of every cell it reads (at --scale=smoke
 none is judged: tiny models say nothing about the published figures).  A
 figure whose 95% interval spans an edge of the finding's band is `within
-noise`, not `holds` or `does not hold here`.
+noise`, not `holds` or `does not hold here`.  The same gate holds back every
+other line that reads like a verdict: the cost lines (cheapest, what price
+would flip it, which basis moves it) and the knee column (study/report.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,22 @@ def gate(results, measured: list) -> str | None:
     if fewest < results.repeats:
         return f"not judged (needs {results.repeats} runs per cell; has {fewest})"
     return None
+
+
+def verdict(results, measured: list, judged: str) -> str:
+    """JUDGED, unless the cells cannot carry a verdict yet (smoke, too few runs)."""
+    return gate(results, measured) or judged
+
+
+def busy(measured) -> str:
+    """The mark a figure from a busy host carries beside its verdict ('' when all were quiet)."""
+    return " [measured on a busy host]" if any(m.busy for m in measured) else ""
+
+
+def not_measured(needs: list[str]) -> str:
+    """'not measured (needs ...)': the first two distinct needs of the missing cells."""
+    said = [n.removeprefix("needs ") for n in list(dict.fromkeys(needs))[:2]]
+    return f"not measured (needs {'; '.join(said) or 'a run of `tpubench study run`'})"
 
 
 def at_least(x: float, ci: tuple | None, threshold: float) -> str:

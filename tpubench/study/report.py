@@ -5,7 +5,10 @@ study's charts), `devices` ($/hour, examples/s and $/epoch per device, and per G
 `knee` (rate against host vCPUs), `scaling` (images/s per device count
 against ideal) and `strategies` (rate per gradient method and device
 count).  Published rows sit in their own labelled table and never enter a
-measured figure.
+measured figure.  A line that reads like a verdict (the cheapest machine,
+what price would flip it, which basis moves it, the knee) waits for the
+evidence a finding waits for (judge.gate: full scale, the study's repeats)
+and says why it is not judged until then; from a busy host it is marked.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 from tpubench.core import durations, money, vocab
 from tpubench.study import bands, data_bench, flips, plan, published
 from tpubench.study import findings as findings_lib
+from tpubench.study import judge as J
 
 FORMS = ("relative", "devices", "knee", "scaling", "strategies")
 
@@ -98,13 +102,25 @@ def _relative(results, part, form) -> list[str]:
             "cost",
         ]
         out += _table(header, rows) + [""]
-        lines = flips.flip_lines(ms)
-        basis = flips.basis_line(ms)
-        out += [f"- {x}" for x in [*lines, *([basis] if basis else [])]]
-        out += [""] if lines or basis else []
+        lines = _cost_lines(results, ms)
+        out += [f"- {x}" for x in lines] + ([""] if lines else [])
     if out and any(s.vcpus for s in part.setups):
         out += [PINNED_NOTE, ""]
     return out
+
+
+def _cost_lines(results, ms: dict) -> list[str]:
+    """The cost verdicts among MS (cheapest, what price would flip it, the price bases), or
+    one line saying why they are not judged yet; a busy host's figures are marked."""
+    basis = flips.basis_line(ms)
+    lines = [*flips.flip_lines(ms), *([basis] if basis else [])]
+    if not lines:
+        return []
+    busy = J.busy(ms.values())
+    why = J.gate(results, list(ms.values()))
+    if why:
+        return [f"cost verdicts (cheapest, flip prices, price bases): {why}{busy}"]
+    return [line + busy for line in lines]
 
 
 def _precision(part) -> str:
@@ -164,6 +180,9 @@ def _knee(results, part, _form) -> list[str]:
         )
         last = max(s.vcpus for s in setups if s.label in ms)
         knee = f"{knee}+ (still gaining)" if knee == last and len(ms) > 1 else knee
+        # the knee is a verdict on the rates: none before they can carry one
+        why = J.gate(results, list(ms.values()))
+        knee = why or f"{knee}" + (" ⚠busy" if any(m.busy for m in ms.values()) else "")
         on = next(iter(ms.values())).accelerator
         rows.append(
             [

@@ -43,7 +43,7 @@ def compared(check: dict, part) -> list:
     kind, by_label = check["kind"], {s.label: s for s in part.setups}
     if kind in ("ratio", "about_equal"):
         return [by_label[check["a"]], by_label[check["b"]]]
-    if kind in ("cheapest", "slowest", "knee") and check.get("among"):
+    if kind in ("cheapest", "slowest", "fastest", "knee") and check.get("among"):
         return [by_label[label] for label in check["among"]]
     if kind == "knee":
         return [s for s in part.setups if s.vcpus]
