@@ -72,10 +72,12 @@ _DATA = {"synthetic": "synthetic", "real": "jpeg"}  # the seed's ImageNet; here 
 
 def _tf_label(model: str, devices: int) -> str:
     """The cnn_scaling setup the seed's configuration stands on: parameter servers on the
-    CPU for InceptionV3 and the ResNets, replicated NCCL for AlexNet and VGG16."""
+    CPU for InceptionV3 and the ResNets (at 1 GPU too), replicated NCCL for AlexNet and
+    VGG16 (at 1 GPU: the one device)."""
+    replicated = model in ("alexnet", "vgg16")
     if devices == 1:
-        return "1 GPU"
-    return f"{devices} GPU" + (" nccl" if model in ("alexnet", "vgg16") else "")
+        return "1 GPU replicated" if replicated else "1 GPU"
+    return f"{devices} GPU" + (" nccl" if replicated else "")
 
 
 def tf_tables(set_name: str) -> tuple[Row, ...]:
