@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 from conftest import one_line_error, run_cli
@@ -123,8 +126,11 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     assert "serving_curve.png" in (tmp_path / "report.md").read_text()
     qps = rec["results"]["examples_per_sec"]
     load = round(2.5 * qps)
+    # A record made while the suite's other worker was busy is refused without --allow_busy
+    # (test_a_server_run_beside_a_busy_process_says_so_and_advise_refuses_it).
+    busy = ["--allow_busy"] if rec["results"].get("busy_host") else []
     proc, _ = run_cli(
-        "advise", results, "--model=mnist_mlp", f"--qps={load}", f"--latency_bound={BOUND}"
+        "advise", results, "--model=mnist_mlp", f"--qps={load}", f"--latency_bound={BOUND}", *busy
     )
     assert proc.returncode == 0, proc.stderr
     said = " ".join(proc.stdout.split())  # lines folded at 100 columns
@@ -137,7 +143,9 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     best = rec["loadgen"]["summary"]["run"]
     assert f"QPS per machine: LoadGen VALID confirmation ({best}) at p99<={BOUND}" in said
     # A looser bound: LoadGen's VALID at the fixture's bound holds there too, and counts the same.
-    proc, _ = run_cli("advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=1s")
+    proc, _ = run_cli(
+        "advise", results, "--model=mnist_mlp", f"--qps={load}", "--latency_bound=1s", *busy
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"{machines} machine(s) at {m[2]} QPS each" in " ".join(proc.stdout.split())
     # A tighter bound than LoadGen judged: the record says nothing of it; one line, exit 2.
@@ -146,6 +154,48 @@ def test_report_and_advise_read_the_server_record(server, tmp_path):
     line = one_line_error(proc)
     assert "no server-scenario record of mnist_mlp with a LoadGen VALID confirmation" in line
     assert f"LoadGen judged it at p99<={BOUND}, looser than the p99<=0.001ms asked" in line
+
+
+def test_a_server_run_beside_a_busy_process_says_so_and_advise_refuses_it(tmp_path):
+    """Another process spinning on half the cores while LoadGen runs: the search still finds
+    a VALID QPS at 50 ms, the record and the console say "busy host", and advise sizes no
+    fleet from it unless told to (--allow_busy), saying so."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(max(1, (os.cpu_count() or 2) // 2))
+    ]
+    try:
+        proc, rec = run_cli(
+            "infer",
+            *SHORT,
+            "--scenario=server",
+            "--latency_bound=50ms",
+            "--batch_size=32",
+            "--min_duration=2s",
+            "--qps_search_runs=5",
+            results_dir=tmp_path / "runs",
+        )
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert proc.returncode == 0, proc.stderr
+    assert rec["loadgen"]["summary"]["validity"] == "VALID"
+    busy = rec["results"]["busy_host"]
+    assert re.fullmatch(r"other processes used \d+% of the \d+ cores", busy), busy
+    assert all(r["host_cpu"]["samples"] is not None for r in rec["loadgen"]["runs"])
+    said = " ".join(proc.stdout.split())
+    assert f"busy host: {busy} while LoadGen ran" in said
+    [name] = [p.name for p in (tmp_path / "runs").glob("*.json")]
+    qps = rec["results"]["examples_per_sec"]
+    ask = ["advise", tmp_path / "runs", "--model=mnist_mlp", f"--qps={round(3 * qps)}"]
+    proc, _ = run_cli(*ask, "--latency_bound=50ms")
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert f"{name} not used: measured on a busy host ({busy}); run it again on a quiet " in line
+    proc, _ = run_cli(*ask, "--latency_bound=50ms", "--allow_busy")
+    assert proc.returncode == 0, proc.stderr
+    assert f"on a busy host ({busy})" in " ".join(proc.stdout.split())
 
 
 def test_a_bound_no_batch_meets_is_one_line(tmp_path):

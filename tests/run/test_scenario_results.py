@@ -243,3 +243,38 @@ def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_mo
         h = Scripted(verdict)
         _run(h, types.SimpleNamespace(), kept, (closed, 8, 1, 8), None)
         assert len(h.runs) == 1
+
+
+def test_a_bisection_with_no_valid_run_goes_on_down_until_one_is():
+    # A busy machine: the closed loop saw 1000/s, but only 5 QPS or less is VALID.  The
+    # bisection's 6 runs end at 15.6 QPS; the descent goes on from the QPS it would have
+    # tried next (7.8), a quarter at a time.
+    h = Scripted(_server(valid_up_to=5.0, confirm_up_to=5.0))
+    s = types.SimpleNamespace()
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    names = [r["run"] for r in found["runs"]]
+    assert names == [f"server-{i}" for i in range(1, 7)] + ["server-low-1", "server-low-2"]
+    assert [r["target_qps"] for r in found["runs"][5:]] == [15.6, 7.8, 1.9]
+    assert found["best"]["run"] == "server-low-2" and found["best"]["valid"]
+    check = server.confirm_server(h, None, s, SERVER, found)
+    assert check["confirmed"]["target_qps"] == 1.9
+
+
+def test_a_search_that_finds_nothing_says_how_low_it_went_and_why_it_stopped():
+    h = Scripted(_server(valid_up_to=0.0, confirm_up_to=0.0))
+    s = types.SimpleNamespace()
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    assert found["best"] is None and [r["target_qps"] for r in found["runs"][6:]] == [7.8, 1.9]
+    assert found["stopped"] == "the next, 0.5 QPS, is below 1 QPS"
+    e = server.no_valid_qps(SERVER, found["runs"], found["stopped"])
+    assert isinstance(e, errors.UsageError) and "\n" not in str(e)
+    assert str(e) == (
+        "--latency_bound=50ms at p99: no QPS tried was VALID in 8 LoadGen run(s); at the "
+        "lowest, 1.9 QPS (the search stopped: the next, 0.5 QPS, is below 1 QPS), LoadGen "
+        "said: INVALID"
+    )
+    # With a floor further down, the descent's run count is what ends it.
+    h = Scripted(_server(valid_up_to=0.0, confirm_up_to=0.0))
+    found = server.search_server(h, None, s, SERVER, server.Capacity(1e6, 32, 0.001))
+    assert len(found["runs"]) == 6 + server.DESCENT_RUNS
+    assert found["stopped"] == "4 runs below the bisection, each a quarter of the QPS before"

@@ -8,6 +8,8 @@ and a table whose first row is the answer.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tpubench.cli import tune_serving
@@ -87,10 +89,10 @@ class _Tied:
     def __init__(self, rng, speedup=1.0):
         self.rng, self.speedup = rng, speedup
 
-    def recorded(self, p, steps, repeat):
+    def recorded(self, p, steps, repeat, attempt=0):
         return None
 
-    def run(self, p, steps, repeat):
+    def run(self, p, steps, repeat, attempt=0):
         base = 1000.0 * (self.speedup if p == A else 1.0)
         rate = base * self.rng.lognormvariate(0.0, 0.03)
         return trials.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=rate, wall_seconds=1.0)
@@ -118,3 +120,34 @@ def test_repeated_looks_keep_the_serving_tunes_95_percent():
     assert decided / 2000 <= 0.05, decided
     found, right = _decided(1.10, 300, seed=8)  # a real 10% more QPS is still found
     assert found / 300 >= 0.9 and right == found, (found, right)
+
+
+class _BusyFirst(_Tied):
+    """A runs 1.3x B's QPS; A's first run at each repeat is on a busy host, at half its QPS."""
+
+    def __init__(self, rng):
+        super().__init__(rng, 1.3)
+        self.ran = []
+
+    def run(self, p, steps, repeat, attempt=0):
+        o = super().run(p, steps, repeat, attempt)
+        self.ran.append((p, repeat, attempt))
+        if p == A and attempt == 0:
+            busy = "other processes used 60% of the 2 cores"
+            return dataclasses.replace(o, rate=o.rate / 2, busy=busy, attempt=attempt)
+        return dataclasses.replace(o, attempt=attempt)
+
+
+def test_a_busy_serving_trial_runs_again_and_is_not_ranked():
+    import random
+
+    said = []
+    runner = _BusyFirst(random.Random(3))
+    opts = serving.Options(batches=(32,), windows_ms=(8.0, 2.0), budget_seconds=1e9)
+    result = serving.Search(opts, runner, said.append).run()
+    # A's busy run (half its QPS) would have lost to B; run again, A wins on quiet runs.
+    assert (A, 0, 1) in runner.ran and result.winner == A
+    assert any(
+        "busy host (other processes used 60% of the 2 cores): not compared" in s for s in said
+    )
+    assert all(not o.busy for o in result.outcomes)

@@ -32,7 +32,7 @@ from tpubench.tune import decide, numerics, rounds, space, trials
 
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
-BUSY_RERUNS = 1
+BUSY_RERUNS = trials.BUSY_RERUNS
 _SHORT = ("defaults", "short", "other batch", "numerics", "fp32 reference", "again")
 # Screening trials on a busy host run again at the end of the short round, budget allowing:
 # a re-run at once would spend a small budget before the axes are even tried.

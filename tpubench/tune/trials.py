@@ -29,6 +29,9 @@ from tpubench.tune import space
 # Finished trials are reused on resume (a failed trial would fail again: tune
 # records it); `interrupted`/`running`/`died` run again.
 REUSED = (*records.DONE_STATUSES, "failed")
+# A trial on a busy host (core/host_load.py) runs again this many times before it is kept,
+# marked: its figure is lower than the machine gives quiet.
+BUSY_RERUNS = 1
 # How long a trial stopped by a signal to tune has to record itself `interrupted`.
 GRACE_SECONDS = 60.0
 _OOM = re.compile(

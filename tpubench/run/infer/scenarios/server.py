@@ -93,7 +93,7 @@ class Server(scenarios.Scenario):
         check_schedule(sc, test.rules)  # before LoadGen builds its schedule
         found = search_server(test.harness, test.lg, test.settings, sc, cap)
         if found["best"] is None:
-            raise no_valid_qps(sc, found["runs"])
+            raise no_valid_qps(sc, found["runs"], found.get("stopped"))
         if sc.target_qps is not None:  # no search: the one full run at that QPS is the result
             best = found["best"]
             return {"summary": best, "rate": best.get("scheduled_qps") or sc.target_qps}
@@ -186,13 +186,21 @@ def check_server(sc: ScenarioConfig, cap: Capacity, qps_name: str = "--target_qp
         )
 
 
+# When every run of the bisection was INVALID (a busy machine, whose latency tail
+# the closed loop did not see): up to DESCENT_RUNS more, each at DESCENT of the lowest
+# QPS so far, while above MIN_QPS, until one is VALID.
+DESCENT_RUNS, DESCENT, MIN_QPS = 4, 0.25, 1.0
+
+
 def search_server(harness, lg, s, sc: ScenarioConfig, cap: Capacity) -> dict:
     """The highest QPS whose LoadGen run is VALID: bisection below the closed-loop capacity.
 
     An INVALID run lowers the upper end to the QPS LoadGen saw completed,
-    when that is lower than the QPS asked for (the SUT fell behind).
+    when that is lower than the QPS asked for (the SUT fell behind).  A
+    bisection with no VALID run goes on down (`descend`) before it gives up.
 
-    With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...]}
+    With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...],
+    "stopped": why the search gave up, when it found nothing}
     """
     if sc.target_qps is not None:
         summary = harness.run(_at(s, sc.target_qps), "server-target", sc.name)
@@ -211,7 +219,26 @@ def search_server(harness, lg, s, sc: ScenarioConfig, cap: Capacity) -> dict:
         if high - low < 0.2:
             break
         qps = round((low + high) / 2, 1)
+    if best is None:
+        return descend(harness, s, sc, qps)
     return {"best": best, "runs": harness.runs}
+
+
+def descend(harness, s, sc: ScenarioConfig, last: float) -> dict:
+    """After a bisection with no VALID run: lower QPS, a quarter at a time, from LAST
+    (the next the bisection would have tried), up to DESCENT_RUNS runs and not below
+    MIN_QPS.  The first VALID run is the best; none: {"best": None, "stopped": why}."""
+    qps = last
+    for i in range(DESCENT_RUNS):
+        if qps < MIN_QPS:
+            why = f"the next, {qps:g} QPS, is below {MIN_QPS:g} QPS"
+            return {"best": None, "runs": harness.runs, "stopped": why}
+        summary = harness.run(_at(s, qps), f"server-low-{i + 1}", sc.name)
+        if summary["valid"]:
+            return {"best": summary, "runs": harness.runs}
+        qps = round(DESCENT * min(qps, summary.get("completed_qps") or qps), 1)
+    why = f"{DESCENT_RUNS} runs below the bisection, each a quarter of the QPS before"
+    return {"best": None, "runs": harness.runs, "stopped": why}
 
 
 def _at(s, qps: float):
@@ -259,13 +286,17 @@ def confirm_server(harness, lg, s, sc: ScenarioConfig, found: dict) -> dict:
     return {"confirmed": None, "tries": tries, "stepped_down": failed}
 
 
-def no_valid_qps(sc: ScenarioConfig, runs: list[dict]) -> errors.UsageError:
+def no_valid_qps(sc: ScenarioConfig, runs: list[dict], stopped: str | None = None):
+    """No run VALID: one line with the lowest QPS tried, what LoadGen said of it, and why
+    the search stopped there (a UsageError: exit 2)."""
     lowest = min(runs, key=lambda r: r.get("target_qps") or math.inf)
+    where = f" (the search stopped: {stopped})" if stopped else ""
+    busy = f"; busy host: {lowest['busy_host']}" if lowest.get("busy_host") else ""
     return errors.UsageError(
         f"--latency_bound={_ms(sc.latency_bound)} at p{sc.latency_percentile:g}: no QPS tried "
         f"was VALID in {len(runs)} LoadGen run(s); at the lowest, "
-        f"{lowest.get('target_qps')} QPS, LoadGen said: "
-        f"{lowest.get('invalid_reason') or lowest.get('validity')}"
+        f"{lowest.get('target_qps')} QPS{where}, LoadGen said: "
+        f"{lowest.get('invalid_reason') or lowest.get('validity')}{busy}"
     )
 
 
