@@ -60,6 +60,14 @@ def test_an_mlperf_model_gets_its_per_model_sample_count_and_offline_minimum():
     # With the defaults (no flags) the settings are mlperf.conf's and meet its minimums.
     assert rules.meets_minimums()["meets_mlperf_minimums"] is True
     assert rules.from_flags == ()
+    # --tiny: the same settings, but a small network is not MLPerf's ResNet-50.
+    tiny, _ = loadgen_conf.read(lg, ScenarioConfig(name="offline"), "resnet50", tiny=True)
+    assert tiny.effective == rules.effective
+    assert tiny.meets_minimums() == {
+        "meets_mlperf_minimums": None,
+        "note": "--tiny resnet50 is a small variant, not MLPerf's resnet50: MLPerf's rules do "
+        "not apply",
+    }
 
 
 def test_a_user_conf_is_layered_over_mlperf_conf(tmp_path):

@@ -75,6 +75,19 @@ def _with_finding(tmp_path, check: str):
             "band: 0.5x-1.5x}",
             "accepts 32 of the 41 ratios this finding could see (a grid of 41 from 0.5x to 2x)",
         ),
+        # "inference loses about 15%" with a band that also passes no loss at all
+        (
+            "{kind: ratio, part: disk_classes, a: local disk + emulator, b: standard cloud disk, "
+            "band: 0.8x-1.6x}",
+            "band '0.8x-1.6x' holds both no change (1.0x) and a change beyond 1.3x either way; a "
+            "finding of a change needs a band without 1.0x, one of no change a band within "
+            "0.77x-1.3x",
+        ),
+        (
+            "{kind: about_equal, part: disk_classes_train, a: standard cloud disk (train), "
+            "b: local disk + emulator (train), band: 1.1x-1.3x}",
+            "band '1.1x-1.3x' of an about_equal finding does not hold 1.0x",
+        ),
         ("{kind: sizing, part: lstm, band: 2 vCPUs}", "is not a band in vCPUs and memory"),
         (
             "{kind: sizing, part: lstm, band: '1-2 vCPUs, 1GiB'}",

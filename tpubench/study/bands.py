@@ -215,8 +215,34 @@ def _listed(values: list) -> str:
     return ", ".join(str(v) for v in values)
 
 
+# A ratio band that holds 1.0x claims "no change": within this factor either way.  A wider
+# one holding 1.0x would pass both the claim and its opposite ("loses about 15%" with a
+# band of 0.8x-1.6x passes no loss at all).
+NO_CHANGE = 1.3
+_COMPARED = ("ratio", "about_equal", "data_ratio")
+
+
+def _claims_one_thing(check: dict, band: Band, where: str) -> None:
+    """A compared ratio's band claims a change (1.0x outside it) or no change (1.0x inside
+    and the band within NO_CHANGE either way), never both; about_equal claims no change."""
+    holds_one = band.accepts(1.0)
+    wide = (band.lo or 0.0) < 1 / NO_CHANGE - 1e-9 or band.hi is None or band.hi > NO_CHANGE
+    if holds_one and wide:
+        raise errors.UsageError(
+            f"{where}: band {band.text!r} holds both no change (1.0x) and a change beyond "
+            f"{NO_CHANGE:g}x either way; a finding of a change needs a band without 1.0x, one "
+            f"of no change a band within {1 / NO_CHANGE:.2f}x-{NO_CHANGE:g}x"
+        )
+    if check["kind"] == "about_equal" and not holds_one:
+        raise errors.UsageError(
+            f"{where}: band {band.text!r} of an about_equal finding does not hold 1.0x; "
+            "accepted: a band around 1.0x, e.g. 0.9x-1.1x (a change is a `ratio` finding)"
+        )
+
+
 def validate(check: dict, part, where: str) -> None:
-    """The band parses and accepts fewer than half of what the finding could see."""
+    """The band parses, claims one thing, and accepts fewer than half of what the finding
+    could see."""
     if check["kind"] in UNITS:
         parse(check, where)
     if check["kind"] == "best_method":
@@ -233,6 +259,8 @@ def validate(check: dict, part, where: str) -> None:
                 f"{where}: band {shown!r} accepts {accepted} of the {len(values)} {what} this "
                 f"finding could see ({_listed(values)}); a band must accept fewer than half"
             )
+    if check["kind"] in _COMPARED:
+        _claims_one_thing(check, parse(check, where)[0], where)
 
 
 def shown(check: dict) -> str:

@@ -47,7 +47,7 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     cfg = infer.cfg
     scenario = scenarios.get(cfg.scenario.name)
     lg = harness_lib.import_loadgen(cfg.scenario.name)
-    rules, test_settings = loadgen_conf.read(lg, cfg.scenario, cfg.model)
+    rules, test_settings = loadgen_conf.read(lg, cfg.scenario, cfg.model, cfg.tiny)
     sc = rules.config  # the flags, then the user.conf, then mlperf.conf
     replicas = built.placement.num_replicas
     max_batch = sc.max_batch_size or max(built.batches)

@@ -43,6 +43,7 @@ class Rules:
     user_conf_keys: dict = dataclasses.field(default_factory=dict)  # user_conf.section()
     # The scenario as run: what neither flag nor user.conf set is mlperf.conf's.
     config: ScenarioConfig | None = None
+    tiny: bool = False  # --tiny: a small variant of the model, never MLPerf's benchmark
 
     @property
     def qsl_samples(self) -> int:
@@ -76,6 +77,12 @@ class Rules:
                 "meets_mlperf_minimums": None,
                 "note": f"{self.model_key} has no MLPerf Inference benchmark: MLPerf's rules "
                 "do not apply",
+            }
+        if self.tiny:  # its settings are the benchmark's; its network is not
+            return {
+                "meets_mlperf_minimums": None,
+                "note": f"--tiny {self.model_key} is a small variant, not MLPerf's "
+                f"{self.model_key}: MLPerf's rules do not apply",
             }
         scenario = scenarios.get(self.scenario)
         unmet = [
@@ -148,7 +155,7 @@ def _values(s) -> dict:
     }
 
 
-def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
+def read(lg, sc: ScenarioConfig, model: str, tiny: bool = False) -> tuple[Rules, object]:
     """(the Rules, LoadGen's TestSettings carrying them) for SC on MODEL.
 
     SC holds the flags given (None: not given).  A flag wins over the
@@ -195,6 +202,7 @@ def read(lg, sc: ScenarioConfig, model: str) -> tuple[Rules, object]:
         tuple(layers.flags),
         user_conf.section(user, layers.given, sc.user_conf) if user else {},
         dataclasses.replace(sc, **resolved),
+        tiny,
     )
     return rules, s
 
