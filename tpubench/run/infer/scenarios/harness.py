@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 
@@ -53,6 +54,7 @@ class Harness:
         """One LoadGen test, called NAME; LoadGen's summary of it (SCENARIO's figures,
         loadgen_log.summarize), with where its logs were kept."""
         loadgen_memory.check(self._lg, test_settings, name)  # before LoadGen schedules it
+        _say(f"[loadgen {name}] {_plan(test_settings, scenario)} ...")
         workdir = tempfile.mkdtemp(prefix="tpubench-loadgen-")
         try:
             log = self._lg.LogSettings()
@@ -107,6 +109,8 @@ class Harness:
             self.workdir = None
             shutil.rmtree(workdir, ignore_errors=True)
         summary["run"] = name
+        busy = f"; busy host: {summary['busy_host']}" if summary.get("busy_host") else ""
+        _say(f"[loadgen {name}] {summary.get('validity')} in {summary['wall_seconds']:.1f} s{busy}")
         sizes = sorted(self.batcher.batch_sizes.items())
         summary["sut_batch_sizes"] = {str(k): v for k, v in sizes}
         self.runs.append(summary)
@@ -120,3 +124,19 @@ class Harness:
 
 def _noop(_indices) -> None:
     pass
+
+
+def _say(line: str) -> None:
+    """A progress line on stderr, where the closed loop's go: a LoadGen run can take minutes."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def _plan(s, scenario: str) -> str:
+    """What the run will do and, at least, for how long (LoadGen's minimums)."""
+    seconds = s.min_duration_ms / 1e3
+    queries = int(s.min_query_count)
+    if scenario == "server":
+        qps = float(s.server_target_qps)
+        seconds = max(seconds, queries / qps) if qps > 0 else seconds
+        return f"{qps:,.1f} QPS for at least {seconds:,.0f} s ({queries:,} queries at least)"
+    return f"at least {seconds:,.0f} s and {queries:,} queries"
