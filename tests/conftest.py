@@ -178,7 +178,9 @@ def sigint_when(proc, ready, timeout: float) -> str:
 def one_line_error(proc) -> str:
     """Asserts a failed run printed exactly one line on stderr, no traceback; returns it."""
     lines = [
-        x for x in proc.stderr.splitlines() if x.strip() and not x.startswith(("[train]", "[infer"))
+        x
+        for x in proc.stderr.splitlines()
+        if x.strip() and not x.startswith(("[train]", "[infer", "[loadgen"))
     ]
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr

@@ -41,9 +41,8 @@ def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.T
         usd = _median(s["usd_per_million"] for s in served)
         hourly = _median(r.usd_per_hour for r in g.runs)
         verdicts = "/".join(sorted({s["validity"] or "?" for s in served}))
-        busy = sum(1 for s in served if s.get("busy_host"))
-        if busy:  # lower than the machine serves quiet: advise leaves them out
-            verdicts += f" ({busy} on a busy host)"
+        if any(s.get("busy_host") for s in served):  # lower than the machine serves quiet:
+            verdicts += " ⚠busy"  # advise leaves them out
         mlperf = _mlperf_text(g.runs)
         bound = g.dims.get("latency_bound") or "n/a"
         rows.append(
