@@ -15,7 +15,8 @@ import pathlib
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.study import cells, spec
+from tpubench.core import tpu_slices
+from tpubench.study import cells, ran_on, spec
 
 GPU = "gcp:a3-highgpu-1g"
 STUDIES = pathlib.Path(spec.shipped_dir())
@@ -190,3 +191,31 @@ def test_a_setups_params_follow_the_parts_own(tmp_path):
     assert one.flags(host, "r", None)["params"] == ["num_layers=2", "cudnn=false"]
     assert two.flags(host, "r", None)["params"] == "num_layers=2"
     assert "--params=num_layers=2,cudnn=false " in one.shell(host, "r", None)
+
+
+def test_what_a_record_ran_on_is_its_cpu_cores_and_accelerators():
+    cpu = {"model": "AMD EPYC 7B13", "affinity_cores": 8, "logical_cores": 224}
+    gpu = {"kind": "gpu", "name": "NVIDIA H100 80GB HBM3"}
+    assert ran_on.describe({"hardware": {"cpu": cpu, "accelerators": []}}) == (
+        "AMD EPYC 7B13: 8 of the host's 224 cores"
+    )
+    both = {"hardware": {"cpu": dict(cpu, affinity_cores=224), "accelerators": [gpu, gpu]}}
+    assert ran_on.describe(both) == (
+        "AMD EPYC 7B13: all 224 of the host's cores; 2 x NVIDIA H100 80GB HBM3"
+    )
+    assert ran_on.describe({}) == "a CPU it did not name"  # an older record
+
+
+@pytest.mark.parametrize("machine", ["gcp:tpu-v2-8", "gcp:tpu-v4-32", "gcp:tpu-v5e-8",
+                                     "gcp:tpu-v5e-16", "gcp:tpu-v6e-4"])  # fmt: skip
+def test_the_planner_and_the_launcher_count_a_slices_hosts_alike(machine):
+    from tpubench.cost import catalog
+    from tpubench.cost import machine as priced
+    from tpubench_launch import tpus
+
+    acc = priced.parse(machine).accelerators(catalog.load())
+    launched = tpus.parse(machine)
+    assert (acc.count, tpu_slices.hosts(acc.name.removeprefix("tpu-"), acc.count)) == (
+        launched.chips,
+        launched.hosts,
+    )
