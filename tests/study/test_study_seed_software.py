@@ -128,7 +128,8 @@ parts:
         (
             "{cudnn: false}",
             "{seed: 3}",
-            "(one).params.lstm_textgen.seed: seed is not a hyperparameter; the run sets it",
+            "(one).params.lstm_textgen.seed: seed is not a hyperparameter: --seed seeds the run "
+            "(its weights, dropout and input order); use --seed=3",
         ),
         (
             "{cudnn: false}",

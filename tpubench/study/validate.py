@@ -140,8 +140,8 @@ def params(doc, where: str, models: list[str]) -> tuple:
     """A setup's `params:`, {model: {hyperparameter: value}}, as Setup.params holds it.
 
     Each model must be one of MODELS (the setup's, else its part's); each value true/false,
-    a number or a word.  A key the run sets itself (seed, batch sizes) is refused: the
-    setup's own keys set those.  Whether the model has the hyperparameter is the model's
+    a number or a word.  A key the run sets itself (seed, batch sizes) is refused, naming
+    what sets it.  Whether the model has the hyperparameter is the model's
     to say: `tpubench train --params` refuses a name it lacks, in one line.
     """
     if doc is None:
@@ -167,10 +167,9 @@ def params(doc, where: str, models: list[str]) -> tuple:
                     f"{where}.{model}: {key!r} is not a hyperparameter name (lower case "
                     "letters, digits and _, e.g. cudnn, lstm_units)"
                 )
-            if key in RUNTIME_PARAMS:
+            if key in RUNTIME_PARAMS:  # as `tpubench train --params` refuses it
                 raise errors.UsageError(
-                    f"{at}: {key} is not a hyperparameter; the run sets it (a setup's batch_size "
-                    "or batch_per_device; --seed)"
+                    f"{at}: {key} is not a hyperparameter: {RUNTIME_PARAMS[key].format(value)}"
                 )
             word = isinstance(value, str) and _WORD.match(value)
             number = isinstance(value, (int, float)) and math.isfinite(value)
