@@ -248,7 +248,9 @@ def _executors(args) -> int:
         print(json.dumps(found))
         return 0
     for e in found:
-        tpu = f" ({', '.join(e['tpu_slices'])} TPU slices)" if e["tpu_slices"] else ""
+        gens = e.get("tpu_generations") or []
+        tpu = f" ({', '.join(e['tpu_slices'])} TPU slices" if e["tpu_slices"] else ""
+        tpu += (f": {', '.join(gens)})" if gens else ")") if tpu else ""
         clusters = ", ".join(e["clusters"]) or "none"
         where = " across machines" if e["multi_host"] else ""
         if e["multi_host"] and e["one_machine_clusters"]:

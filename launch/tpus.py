@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from tpubench.core import tpu_slices
 from tpubench_launch import errors
 
 _RE = re.compile(r"^gcp:tpu-(?P<gen>v\d+[a-z]*)-(?P<n>\d+)(@[\d-]+)?$")
@@ -84,12 +85,12 @@ def parse(machine: str) -> Slice:
                 f"machine {machine!r}: {gen} slices count TensorCores in multiples of 8 "
                 f"(e.g. gcp:tpu-{gen}-8, gcp:tpu-{gen}-32)"
             )
-        return Slice(gen, n, chips=n // 2, hosts=n // 8)
+        return Slice(gen, n, chips=n // 2, hosts=tpu_slices.hosts(gen, n // 2))
     if n not in (1, 4, 8) and (n < 16 or n % 4):
         raise errors.UsageError(
             f"machine {machine!r}: {gen} slices have 1, 4, 8 or a multiple of 4 chips from 16"
         )
-    return Slice(gen, n, chips=n, hosts=1 if n <= 8 else n // 4)
+    return Slice(gen, n, chips=n, hosts=tpu_slices.hosts(gen, n))
 
 
 def gke_topology(s: Slice) -> str:

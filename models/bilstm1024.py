@@ -8,6 +8,7 @@ vocabulary, embedding 512, one bidirectional LSTM of 1,024 units per
 direction, texts of 100 tokens, one sigmoid unit (two classes), Adam, batch
 128.  22,833,153 parameters: 20,000 x 512 = 10,240,000 embedding +
 2 x 4 x (1,024 x (512 + 1,024) + 1,024) = 12,591,104 LSTM + 2,049 head.
+`--params=cudnn=false` keeps a GPU on Keras's generic LSTM loop (no cuDNN).
 
     tpubench train --model=bilstm1024 --use_synthetic_data --train_steps=20
     tpubench train --model=bilstm1024 --data_dir=PREPARED_IMDB --train_epochs=1
@@ -18,14 +19,15 @@ docs/models.md has the figures measured here.
 import keras
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, optim, registry
+from tpubench.model import model_api, optim, recurrent, registry
 from tpubench_models import _text
 
 
 def build_model(params):
     inputs = keras.Input(shape=(params["max_length"],), dtype="int32")
     x = keras.layers.Embedding(params["vocab_size"], params["embedding_dims"])(inputs)
-    x = keras.layers.Bidirectional(keras.layers.LSTM(params["lstm_units"]))(x)
+    lstm = keras.layers.LSTM(params["lstm_units"], use_cudnn=recurrent.use_cudnn(params))
+    x = keras.layers.Bidirectional(lstm)(x)
     outputs = keras.layers.Dense(_text.head_units(params))(x)
     return keras.Model(inputs, outputs, name="bilstm1024")
 
@@ -52,6 +54,7 @@ SPEC = registry.register(
             "lstm_units": 1024,
             "num_classes": 2,
             "learning_rate": 0.001,
+            "cudnn": True,  # false: Keras's generic loop on a GPU too (recurrent.use_cudnn)
         },
         tiny_params={
             "embedding_dims": 16,

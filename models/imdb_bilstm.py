@@ -7,7 +7,8 @@ unit; reviews padded to 100 tokens, batch 32, Adam.  2,658,945 parameters:
 LSTM + 129 head.  `num_layers=2` is the keras.io version of the example
 (two stacked bidirectional LSTMs): 2,757,761 parameters.  The LSTM layers
 are plain Keras layers: cuDNN on a GPU, Keras's loop on CPU and TPU, and
-the run record says which ran (`recurrent`).
+the run record says which ran (`recurrent`); `--params=cudnn=false` keeps
+a GPU on Keras's loop too, as the study's Keras 2 ran it.
 
     tpubench train --model=imdb_bilstm --train_steps=200 --steps_per_loop=10
     tpubench train --model=imdb_bilstm --data_dir=PREPARED_IMDB --train_epochs=4
@@ -19,7 +20,7 @@ Python's documentation).  docs/models.md has the figures measured here.
 import keras
 
 from tpubench.data import text_pipeline
-from tpubench.model import layers, model_api, optim, registry
+from tpubench.model import layers, model_api, optim, recurrent, registry
 from tpubench_models import _text
 
 
@@ -29,7 +30,11 @@ def build_model(params):
     for i in range(params["num_layers"]):
         last = i == params["num_layers"] - 1
         x = keras.layers.Bidirectional(
-            keras.layers.LSTM(params["lstm_units"], return_sequences=not last)
+            keras.layers.LSTM(
+                params["lstm_units"],
+                return_sequences=not last,
+                use_cudnn=recurrent.use_cudnn(params),
+            )
         )(x)
     x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(_text.head_units(params))(x)
@@ -60,6 +65,7 @@ SPEC = registry.register(
             "dropout": 0.5,
             "num_classes": 2,
             "learning_rate": 0.001,
+            "cudnn": True,  # false: Keras's generic loop on a GPU too (recurrent.use_cudnn)
         },
         tiny_params={
             "embedding_dims": 16,

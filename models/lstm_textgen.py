@@ -6,7 +6,8 @@ Keras's `lstm_text_generation.py` on Nietzsche: windows of 40 characters,
 Nietzsche's 57 lower-cased characters: 102,585 parameters, 4 x (128 x (57 +
 128) + 128) = 95,232 LSTM + 128 x 57 + 57 = 7,353 softmax.  The headline
 metric is per-character perplexity (exp of the mean eval loss); accuracy of
-the next character is reported too.
+the next character is reported too.  `--params=cudnn=false` keeps a GPU on
+Keras's generic LSTM loop, as the study's Keras 2 ran it (no cuDNN kernel).
 
     tpubench train --model=lstm_textgen --train_steps=300 --steps_per_loop=20
     tpubench train --model=lstm_textgen --data_dir=PREPARED_NIETZSCHE --train_epochs=1
@@ -20,14 +21,14 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import text_pipeline
-from tpubench.model import model_api, optim, registry
+from tpubench.model import model_api, optim, recurrent, registry
 from tpubench_models import _text
 
 
 def build_model(params):
     inputs = keras.Input(shape=(params["window"],), dtype="int32")
     x = _text.OneHot(params["vocab_size"])(inputs)
-    x = keras.layers.LSTM(params["lstm_units"])(x)
+    x = keras.layers.LSTM(params["lstm_units"], use_cudnn=recurrent.use_cudnn(params))(x)
     outputs = keras.layers.Dense(params["vocab_size"])(x)
     return keras.Model(inputs, outputs, name="lstm_textgen")
 
@@ -66,6 +67,7 @@ SPEC = registry.register(
             "step": 3,
             "lstm_units": 128,
             "learning_rate": 0.01,
+            "cudnn": True,  # false: Keras's generic loop on a GPU too (recurrent.use_cudnn)
         },
         tiny_params={"lstm_units": 32},
         target_metric="perplexity",

@@ -15,6 +15,9 @@ assume that scale: `learning_rate` and `max_grad_norm` keep the tutorial's
 meaning, and the optimizer takes them times and divided by `num_steps`, so
 every update is the tutorial's (see build_optimizer).
 
+`--params=cudnn=false` keeps a GPU on Keras's generic LSTM loop (no cuDNN
+kernel; on CPU it changes nothing).
+
 Unlike the tutorial, windows are independent (the LSTM state starts at zero
 in every window, so any batch can go to any replica), which costs some
 perplexity for the same number of steps.
@@ -31,7 +34,7 @@ import keras
 import tensorflow as tf
 
 from tpubench.data import text_pipeline
-from tpubench.model import layers, model_api, registry
+from tpubench.model import layers, model_api, recurrent, registry
 
 
 def build_model(params):
@@ -49,6 +52,7 @@ def build_model(params):
             kernel_initializer=init(),
             recurrent_initializer=init(),
             bias_initializer=init(),
+            use_cudnn=recurrent.use_cudnn(params),
         )(x)
     x = layers.Dropout(params["dropout"])(x)
     outputs = keras.layers.Dense(params["vocab_size"], kernel_initializer=init())(x)
@@ -119,6 +123,7 @@ SPEC = registry.register(
             "init_scale": 0.1,
             "learning_rate": 1.0,
             "max_grad_norm": 5.0,
+            "cudnn": True,  # false: Keras's generic loop on a GPU too (recurrent.use_cudnn)
         },
         tiny_params={"hidden_size": 32},
         target_metric="perplexity",

@@ -22,7 +22,7 @@ from typing import ClassVar
 from tpubench.children import command
 from tpubench.core import safe_yaml
 from tpubench.storage import records
-from tpubench_launch import cloud_names, errors, package, trust
+from tpubench_launch import cloud_names, errors, package, tpus, trust
 from tpubench_launch.executors import cloud
 
 
@@ -31,7 +31,8 @@ class Executor(abc.ABC):
 
     What an executor can host is data, published once by `tpubench-launch
     executors --json` (tpubench's study reads it there): the device kinds a
-    configuration may train on, the TPU slices it rents, the cluster
+    configuration may train on, the TPU slices it rents (single- or multi-host,
+    and of which generations), the cluster
     strategies it runs and whether their tasks span machines, the tpubench
     subcommands it runs, and the `cloud:` keys it needs.
     """
@@ -41,6 +42,8 @@ class Executor(abc.ABC):
     rents: ClassVar[bool] = False  # True: it rents machines (a `cloud:` mapping)
     devices: ClassVar[tuple[str, ...]] = ()  # cpu, gpu, tpu: what a configuration trains on
     tpu_slices: ClassVar[tuple[str, ...]] = ()  # single-host, multi-host
+    # The TPU generations (tpus.GENERATIONS: v2 ... v6e) whose slices it runs, if it runs any.
+    tpu_generations: ClassVar[tuple[str, ...]] = tuple(tpus.GENERATIONS)
     clusters: ClassVar[tuple[str, ...]] = ()  # multi_worker, parameter_server
     multi_host: ClassVar[bool] = False  # a cluster's tasks on several machines
     # The cluster strategies it runs with every task on one machine (`one_machine: true`).
@@ -59,6 +62,7 @@ class Executor(abc.ABC):
             "rents": self.rents,
             "devices": list(self.devices),
             "tpu_slices": list(self.tpu_slices),
+            "tpu_generations": list(self.tpu_generations) if "tpu" in self.devices else [],
             "clusters": list(self.clusters),
             "multi_host": self.multi_host,
             "one_machine_clusters": list(self.one_machine_clusters),

@@ -164,6 +164,7 @@ class Gke(base.CloudExecutor):
     title = "GKE"
     devices = ("cpu", "gpu", "tpu")
     tpu_slices = ("single-host",)  # a node pool does not answer the Cloud TPU API
+    tpu_generations = tuple(tpus.GKE_ACCELERATORS)  # GKE has no v2 or v3 TPU node pools
     subcommands = ("train", "infer")
     # gke talks to the cluster kubectl points at: no project or zone of its own.
     required = ("bucket", "image")

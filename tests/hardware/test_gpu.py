@@ -83,6 +83,17 @@ def test_the_cudnn_lstm_is_taken_and_the_record_says_so(tmp_path):
 
 
 @needs_gpu
+def test_cudnn_false_keeps_the_lstm_on_keras_loop_on_a_gpu(tmp_path):
+    """cpu_vs_gpu's seed `1 GPU` cell: 2017's Keras LSTM had no cuDNN kernel."""
+    _, rec = _train(
+        tmp_path, "--model=lstm_textgen", "--tiny", "--train_steps=4", "--params=cudnn=false"
+    )
+    rnn = rec["recurrent"]
+    assert (rnn["implementation"], rnn["cudnn"]) == ("keras-generic-loop", "off"), rnn
+    assert rnn["reason"].startswith("cuDNN turned off")
+
+
+@needs_gpu
 def test_one_gpu_mirrored_run_with_nccl_all_reduce(tmp_path):
     _, rec = _train(
         tmp_path,

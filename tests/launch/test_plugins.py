@@ -175,6 +175,10 @@ def test_executors_json_publishes_what_each_executor_hosts(capsys):
     assert found["gce"]["clusters"] == ["multi_worker", "parameter_server"]
     assert found["gce"]["multi_host"] and found["gce"]["devices"] == ["cpu", "gpu"]
     assert found["tpu-vm"]["tpu_slices"] == ["single-host", "multi-host"]
+    # The generations whose slices each runs: GKE has node pools for v4 and later only.
+    assert found["tpu-vm"]["tpu_generations"] == ["v2", "v3", "v4", "v5p", "v5e", "v6e"]
+    assert found["gke"]["tpu_generations"] == ["v4", "v5e", "v5p", "v6e"]
+    assert found["gce"]["tpu_generations"] == []  # it runs no TPU
     assert found["gke"]["required"] == ["bucket", "image"]
     assert found["gke"]["own_settings"] == ["image", "namespace", "queue"]
     assert found["gke"]["subcommands"] == ["train", "infer"]
@@ -239,3 +243,12 @@ def test_executors_check_cloud_refuses_a_bad_file_in_one_line(tmp_path, capsys, 
     (line,) = captured.err.strip().splitlines()
     assert captured.out == "" and line.startswith("tpubench-launch executors: error: ")
     assert expected.format(path=path) in line, line
+
+
+def test_executors_lines_name_the_tpu_generations(capsys):
+    assert cli.main(["executors"]) == 0
+    lines = {x.split(":", 1)[0]: x for x in capsys.readouterr().out.splitlines()}
+    assert lines["gke"].startswith(
+        "gke: cpu, gpu, tpu (single-host TPU slices: v4, v5e, v5p, v6e); clusters: none;"
+    )
+    assert lines["gce"].startswith("gce: cpu, gpu; clusters:")

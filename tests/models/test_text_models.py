@@ -219,6 +219,44 @@ def test_every_lstm_meets_cudnn_conditions(name):
         assert all(recurrent.cudnn_conditions(layer).values()), layer.name
 
 
+RECURRENT = ("imdb_bilstm", "bilstm1024", "lstm_textgen", "ptb_lstm")
+
+
+@pytest.mark.parametrize("name", RECURRENT)
+def test_cudnn_false_reaches_every_recurrent_layer(name):
+    """`--params=cudnn=false` (the CPU-vs-GPU seed's Keras 2): no layer may take cuDNN."""
+    spec = registry.get(name)
+    assert registry.resolve_params(spec, {})["cudnn"] is True  # Keras picks, by default
+    _, params, model = _build(name, cudnn="false")
+    assert params["cudnn"] is False
+    layers = recurrent.rnn_layers(model)
+    assert layers and all(layer.use_cudnn is False for layer in layers)
+    assert not any(recurrent.cudnn_conditions(x)["use_cudnn"] for x in layers)
+    assert {x.use_cudnn for x in recurrent.rnn_layers(_build(name)[2])} == {"auto"}
+
+
+def test_a_cudnn_value_that_is_not_true_or_false_is_one_line():
+    with pytest.raises(errors.UsageError) as e:
+        registry.resolve_params(registry.get("lstm_textgen"), {"cudnn": "maybe"})
+    assert str(e.value) == "--params: cudnn='maybe' is not a valid bool (default is True)"
+
+
+def test_the_record_says_cudnn_was_turned_off_on_each_device():
+    import keras
+
+    inputs = keras.Input((5, 3))
+    model = keras.Model(inputs, keras.layers.LSTM(4, use_cudnn=False)(inputs))
+    gpu = recurrent.describe(model, {"MatMul", "While"}, "gpu")
+    assert gpu["implementation"] == "keras-generic-loop" and gpu["cudnn"] == "off"
+    assert gpu["reason"].startswith("cuDNN turned off (the model's cudnn=false)")
+    assert gpu["layers"][0]["failed_conditions"] == ["use_cudnn"]
+    cpu = recurrent.describe(model, {"MatMul", "While"}, "cpu")  # cuDNN never applies here
+    assert cpu["implementation"] == "keras-generic-loop" and "no GPU" in cpu["reason"]
+    assert cpu["cudnn"] == "off"
+    auto = keras.Model(inputs, keras.layers.LSTM(4)(inputs))
+    assert recurrent.describe(auto, {"CudnnRNNV3"}, "gpu")["cudnn"] == "auto"
+
+
 def test_a_layer_that_cannot_use_cudnn_is_named():
     import keras
 
@@ -317,6 +355,22 @@ def test_the_traced_cpu_step_runs_keras_generic_loop():
             "failed_conditions": [],
         }
     ]
+
+
+def test_cudnn_false_on_the_cpu_trains_and_the_record_says_what_ran(tmp_path):
+    """On a CPU cuDNN never applies: the flag changes nothing there, and the record keeps
+    the hyperparameter (model.params) beside what the traced step ran (recurrent)."""
+    proc, rec = run_cli(
+        "train", "--model=lstm_textgen", "--tiny", "--params=cudnn=false", "--accelerator=cpu",
+        "--train_steps=4", "--steps_per_loop=2", f"--model_dir={tmp_path / 'model'}",
+        results_dir=tmp_path / "runs",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert rec["status"] == "ok" and rec["model"]["params"]["cudnn"] is False
+    assert rec["flags"]["params"] == ["cudnn=false"]
+    rnn = rec["recurrent"]
+    assert (rnn["implementation"], rnn["cudnn"]) == ("keras-generic-loop", "off")
+    assert "no GPU" in rnn["reason"] and rnn["layers"][0]["failed_conditions"] == ["use_cudnn"]
 
 
 @pytest.mark.slow

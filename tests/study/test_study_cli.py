@@ -13,6 +13,9 @@ import time
 import pytest
 from conftest import one_line_error, run_cli
 
+from tpubench.core import safe_text
+from tpubench.hardware import probe
+
 STUDIES = ("cnn_scaling", "cpu_vs_gpu", "gpu_host_sizing", "strategies", "tpu_vs_gpu")
 
 
@@ -167,6 +170,10 @@ def test_smoke_of_all_five_runs_every_runnable_cell_in_under_five_minutes(tmp_pa
             assert ran == {("mirrored", None), ("central_storage", "cpu")}, ran
         report = (results / "report" / f"{name}-smoke.md").read_text()
         assert "## Findings" in report and f"{runnable} measured" in report
+        if name == "cpu_vs_gpu":  # pinned cores of this host's CPU, priced as an n1 machine
+            cpu = safe_text.markdown_cell(probe.cpu()["model"])
+            row = next(x for x in report.splitlines() if x.startswith("| train · 1 vCPU | 1 |"))
+            assert f"| {cpu}: " in row and row.endswith("| gcp:n1-standard-1 (spot) |"), row
         assert list((results / "report").glob("*.png"))
         for line in report.split("## Findings")[1].split("## Cells")[0].strip().splitlines():
             # Tiny models say nothing about the published figures: no verdict at smoke.

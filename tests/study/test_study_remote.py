@@ -482,3 +482,51 @@ def test_a_study_run_asks_the_launcher_once_before_it_launches(tmp_path, monkeyp
     assert only[-4:] == [
         "executors", "--json", f"--check-cloud={cloud}", f"--prefix=--cloud={cloud}: "
     ]  # fmt: skip
+
+
+V2 = CLOUD.replace("Cloud TPU: gcp:tpu-v5e-8", "Cloud TPU: gcp:tpu-v2-8")
+
+
+@pytest.mark.parametrize(
+    "executor,cloud_text,blocked",
+    [
+        (
+            "gke",
+            V2,
+            "Cloud TPU (1 cell(s)): needs --executor=skypilot or --executor=tpu-vm (gke runs TPU "
+            "v4, v5e, v5p, v6e slices; gcp:tpu-v2-8 is a v2 slice)",
+        ),
+        # Without a machine for the TPU setup the study's own, the seed's v2-8, is rented.
+        ("gke", V2.replace("  Cloud TPU: gcp:tpu-v2-8\n", ""), "Cloud TPU (1 cell(s)): needs"),
+        (
+            "skypilot",
+            CLOUD.replace("gcp:tpu-v5e-8", "gcp:tpu-v4-32"),
+            "Cloud TPU (1 cell(s)): needs --executor=tpu-vm (skypilot runs single-host TPU "
+            "slices; gcp:tpu-v4-32 spans 4 hosts)",
+        ),
+        ("tpu-vm", V2, None),
+    ],
+)
+def test_the_plan_offers_only_the_tpu_slices_the_executor_declares(
+    tmp_path, executor, cloud_text, blocked
+):
+    """A v2-8 on gke (no v2 node pools) or a pod on skypilot: listed with what it needs, so
+    the launcher is never handed a sweep it would refuse whole (its dry run checks every
+    configuration's plan: exit 0 here)."""
+    cloud = _file(tmp_path, "cloud.yaml", cloud_text)
+    r = tmp_path / "r"
+    trust = ["--trust_code"] if executor == "gke" else []
+    proc, _ = run_cli(
+        "study", "run", "tpu_vs_gpu", "--scale=smoke", f"--executor={executor}",
+        f"--cloud={cloud}", "--dry-run", f"--results_dir={r}", *trust, env=_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = yaml.safe_load((r / f"launch/{executor}.yaml").read_text())["runs"]
+    tpu = [x for x in runs if x["machine"].startswith("gcp:tpu-")]
+    if blocked is None:
+        assert [x["machine"] for x in tpu] == ["gcp:tpu-v2-8"]
+        assert any("--accelerator-type=v2-8 " in c for c in _dry_commands(proc.stdout))
+        assert f"not runnable on {executor}: train · Cloud TPU" not in proc.stdout
+        return
+    assert tpu == []
+    assert f"  not runnable on {executor}: train · {blocked}" in proc.stdout

@@ -20,14 +20,12 @@ import re
 from typing import NamedTuple
 
 from tpubench.core import errors
+from tpubench.core.tpu_slices import CHIP_SUFFIX_GENERATIONS, CORE_SUFFIX_GENERATIONS
 from tpubench.cost import catalog, catalog_rows
 
 PART_FORM = "parts like [Nx]provider:name[@YYYY] joined by '+', e.g. gcp:n1-standard-8+4xgcp:v100"
 _COUNT_RE = re.compile(r"^(?P<count>[-+]?[\d.]+)\s*[xX]\s*(?P<rest>.*)$")
 _TPU_RE = re.compile(r"^(?P<provider>[a-z0-9_-]+):tpu-(?P<gen>v\d+[a-z]*)-(?P<n>\d+)$")
-# Generations whose slice suffix counts chips; the others count TensorCores.
-CHIP_SUFFIX_GENERATIONS = ("v5e", "v6e")
-CORE_SUFFIX_GENERATIONS = ("v2", "v3", "v4", "v5p")
 _ACCEL_NOTE_RE = re.compile(r"\baccel=([a-z0-9._-]+)", re.IGNORECASE)
 
 

@@ -10,6 +10,11 @@ which is also what XLA compiles on TPU.  The CPU-vs-GPU study saw a GPU
 lose to every CPU on a bidirectional LSTM because its Keras of 2017 had no
 such automatic choice.
 
+The recurrent models take a `cudnn` hyperparameter (`use_cudnn` below):
+true, the default, lets Keras pick as above; `--params=cudnn=false` never
+takes the cuDNN kernel, so a GPU runs the generic loop as 2017's Keras did
+(on CPU and TPU it changes nothing: cuDNN is GPU-only).
+
 `describe` records which implementation the traced training step really
 contains (a CudnnRNN op or not) and, per layer, whether the cuDNN conditions
 hold, so a run record says why a GPU did or did not get the fast kernel.
@@ -18,6 +23,7 @@ hold, so a run record says why a GPU did or did not get the fast kernel.
 from __future__ import annotations
 
 CUDNN_OPS = frozenset({"CudnnRNN", "CudnnRNNV2", "CudnnRNNV3"})
+CUDNN_PARAM = "cudnn"  # the recurrent models' hyperparameter: --params=cudnn=false
 # Each condition: config key and the values cuDNN accepts.
 _CONDITIONS = {
     "activation": ("tanh",),
@@ -27,6 +33,16 @@ _CONDITIONS = {
     "use_bias": (True,),
     "use_cudnn": ("auto", True),
 }
+
+
+def use_cudnn(params) -> str | bool:
+    """Keras' `use_cudnn` for a model's LSTM/GRU layers, from its `cudnn` hyperparameter.
+
+    True (the default): "auto", the fused cuDNN kernel where a GPU is visible
+    and the layer meets cuDNN's conditions.  False: never, Keras's generic
+    loop on every device (what 2017's Keras ran on a GPU).
+    """
+    return "auto" if params.get(CUDNN_PARAM, True) else False
 
 
 def rnn_layers(model) -> list:
@@ -79,10 +95,18 @@ def describe(model, op_types: set[str] | None, accelerator: str) -> dict | None:
             }
         )
     eligible = all(x["cudnn_eligible"] for x in per_layer)
+    # cudnn=false (use_cudnn): the generic loop was asked for, not fallen back to.
+    off = all(getattr(layer, "use_cudnn", "auto") is False for layer in layers)
     if op_types is None:
         impl, reason = "unknown", "the training step was not traced in this process"
     elif op_types & CUDNN_OPS:
         impl, reason = "cudnn", "fused cuDNN kernel (a CudnnRNN op is in the traced step)"
+    elif accelerator == "gpu" and off:
+        impl = "keras-generic-loop"
+        reason = (
+            "cuDNN turned off (the model's cudnn=false): Keras's generic time loop on the "
+            "GPU, as 2017's Keras ran an LSTM"
+        )
     elif accelerator == "gpu":
         impl = "keras-generic-loop"
         reason = "a GPU is used but the traced step has no CudnnRNN op: " + (
@@ -99,7 +123,13 @@ def describe(model, op_types: set[str] | None, accelerator: str) -> dict | None:
             "no GPU is visible: Keras's generic time loop (tf.while_loop, one fused "
             "4-gate matmul per step); cuDNN is GPU-only"
         )
-    return {"implementation": impl, "reason": reason, "layers": per_layer}
+    # What the run asked of its layers: "auto" (Keras picks) or "off" (cudnn=false).
+    return {
+        "implementation": impl,
+        "reason": reason,
+        "cudnn": "off" if off else "auto",
+        "layers": per_layer,
+    }
 
 
 def unrolled_copy(model):

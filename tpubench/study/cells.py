@@ -150,7 +150,10 @@ class Cell:
         if s.read_mb_per_s:  # a slower disk, emulated where the input pipeline reads
             out["read_mb_per_s"] = s.read_mb_per_s
         for key in ("machine", "pricing", "strategy", "all_reduce"):
-            if getattr(s, key):
+            # A TPU setup's machine is the slice to plan and rent (a rented one's name the
+            # launcher passes): a run prices the TPU it runs on, so that its figures per chip
+            # count the chips that ran, not the named slice's.
+            if getattr(s, key) and not (key == "machine" and device == "tpu"):
                 out[key] = getattr(s, key)
         if s.strategy == "central_storage" and s.variables:  # one process, this device's
             out["parameter_device"] = s.variables
@@ -163,6 +166,9 @@ class Cell:
             out["batch_size"] = self.batch()
         if self.optimizer() and cmd == "train":
             out["optimizer"] = self.optimizer()
+        own = s.params_for(self.model.model)
+        if own:  # this model's hyperparameters on this setup (cudnn=false: no cuDNN kernel)
+            out["params"] = [f"{k}={validate.shown(v)}" for k, v in own.items()]
         if self.data == "synthetic":
             out["use_synthetic_data"] = True
         elif self.data == "real" and cmd == "infer":
@@ -180,6 +186,8 @@ class Cell:
         if given.keys() & set(BATCH_FLAGS):  # a scale's own batch replaces the cell's
             for key in BATCH_FLAGS:
                 out.pop(key, None)
+        if "params" in out and given.get("params"):  # the part's first, then the setup's
+            out["params"] = [*str(given.pop("params")).split(","), *out["params"]]
         out.update(given)
         out["results_dir"] = results_dir
         if cmd == "train":  # infer's --model_dir names weights to read, not a place to write
@@ -236,6 +244,7 @@ def _settings(item) -> dict:
     """A setup or model item as its cell ids hash it (keys added later only when set)."""
     out = dataclasses.asdict(item)
     out.pop("cpu", None)  # where a setup may run, not what it runs: never in the id
+    out.pop("params", None)  # a cell hashes its own model's (expand), not every model's
     for key in _LATER_KEYS:
         if out.get(key) is None:
             out.pop(key, None)
@@ -273,6 +282,9 @@ def expand(study: spec.Study, scale: str) -> list[Cell]:
                     }
                     if part.optimizer:  # added later: only when set, as _settings
                         settings["optimizer"] = part.optimizer
+                    own = setup.params_for(item.model)
+                    if own:  # this model's hyperparameters on the setup (only when set)
+                        settings["params"] = own
                     ident = labels.stable_id(study.name, settings)
                     cells.append(Cell(ident, study.name, part, item, data, setup, scale))
     return cells

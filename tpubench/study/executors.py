@@ -31,7 +31,9 @@ class Executor:
     name: str
     rents: bool = True
     devices: tuple[str, ...] = ()
-    tpu_slices: tuple[str, ...] = ()
+    tpu_slices: tuple[str, ...] = ()  # single-host, multi-host
+    # The TPU generations whose slices it runs (v2 ... v6e); None: not declared (any).
+    tpu_generations: tuple[str, ...] | None = None
     clusters: tuple[str, ...] = ()
     multi_host: bool = False
     one_machine_clusters: tuple[str, ...] = ()  # clusters it runs with every task on one machine
@@ -43,6 +45,14 @@ class Executor:
     # of those, the keys that choose code (refused without --trust_code): key -> what it chooses
     code_keys: dict = dataclasses.field(default_factory=dict, hash=False)
     problem: str | None = None  # asked with a --cloud file: its first value refused here
+
+    def hosts_slice(self, generation: str, hosts: int) -> bool:
+        """Whether it runs a TPU slice of GENERATION on HOSTS hosts (what it declares)."""
+        shape = "multi-host" if hosts > 1 else "single-host"
+        declared = self.tpu_generations is None or generation in self.tpu_generations
+        return (
+            "tpu" in self.devices and declared and (not self.tpu_slices or shape in self.tpu_slices)
+        )
 
     @classmethod
     def from_json(cls, doc: dict) -> Executor:

@@ -17,7 +17,7 @@ from tpubench.hardware import memory_cap
 from tpubench.report import load
 from tpubench.storage import records
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute
+from tpubench.study import execute, ran_on
 
 # Student's t at 97.5% for 1..10 degrees of freedom (a two-sided 95% interval).
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
@@ -53,6 +53,7 @@ class Measured:
     usd_epoch_ci: tuple[float, float] | None = None
     busy: bool = False  # measured while the neighbours used a share of the host
     chips: int | None = None  # the machine's GPUs or TPU chips (None: CPU only)
+    ran_on: tuple[str, ...] = ()  # what its runs' records say they ran on (ran_on.describe)
 
     def per_chip(self, value: float | None) -> float | None:
         """VALUE (a rate, a $/hour) per GPU or TPU chip; None on a CPU-only machine."""
@@ -135,18 +136,21 @@ def collect(
         why = needs(cell) if needs else cell.needs(host)
         if why:
             blocked[cell.id] = why
-        runs, busy = [], set()
+        runs, busy, hardware = [], set(), {}
         for f in found.get(cell.id, []):
             path = f.path
             basis = pricing or cell.setup.pricing or "on_demand"
             run, _ = load.from_record(f.record, path, basis)
             if run is not None:
                 runs.append(run)
+                hardware[run.path] = ran_on.describe(f.record)
                 if loads.get(os.path.basename(path), 0) > execute.BUSY_SHARE:
                     busy.add(run.path)
         runs = choose(runs, busy, repeats)
         if runs:
-            measured[cell.id] = _mean(cell, runs, any(r.path in busy for r in runs))
+            m = _mean(cell, runs, any(r.path in busy for r in runs))
+            ran = tuple(dict.fromkeys(hardware[r.path] for r in runs))
+            measured[cell.id] = dataclasses.replace(m, ran_on=ran)
     capped = capped_cells(cells, measured, found)
     return Results(
         study,

@@ -67,8 +67,12 @@ def blocked_lines(cells: list, blocked: dict) -> list[str]:
 
 
 def _hourly(setup, cat, planned: str | None = None) -> tuple[float | None, str]:
-    """$/hour of SETUP's machine, else of the PLANNED one (--plan_for), else none yet."""
-    machine = setup.machine or planned
+    """$/hour of SETUP's machine, else of the PLANNED one (--plan_for), else none yet.
+
+    A TPU setup's machine names the slice to rent; a run prices the TPU it runs on
+    (cells.Cell.flags): the planned one, else the one detected when it runs.
+    """
+    machine = planned if setup.device == "tpu" else setup.machine or planned
     if not machine:
         return None, "priced at run time from the detected hardware"
     try:

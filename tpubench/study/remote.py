@@ -11,9 +11,11 @@ then work as for local cells (a record's run_label is its cell id).
 
 The --cloud file is the sweep's `cloud:` mapping plus `machines:`, setup
 label -> machine to rent (default: the setup's own `machine:`).  Which cells
-an executor can host is what it declares (study/executors.py: the devices
-and subcommands it hosts; auto is the GPU when the machine has one), on a
-machine with the GPUs or the TPU slice the cell needs.  A remote cell is not pinned
+an executor can host is what it declares (study/executors.py: the devices,
+the TPU slices and their generations, and the subcommands it hosts; auto is
+the GPU when the machine has one), on a machine with the GPUs or the TPU
+slice the cell needs, so that the plan never offers a cell the launcher
+would refuse.  A remote cell is not pinned
 with taskset (the machine has the vCPUs; the thread flags stay), reads
 `jpeg` data from --gcs_data, and a parameter-server setup runs as it does
 here, a local cluster on its one machine, where the executor declares such
@@ -28,7 +30,7 @@ import re
 import sys
 
 from tpubench.children import command, process
-from tpubench.core import code_flags, errors
+from tpubench.core import code_flags, errors, tpu_slices
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -140,7 +142,7 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
     rent = machine_of(cell, cloud)
     if not rent:
         return f"needs a machine for setup '{s.label}' in the --cloud file's machines:"
-    kind, count, _, vcpus = shape(rent, f"--cloud={cloud.path}")
+    kind, count, name, vcpus = shape(rent, f"--cloud={cloud.path}")
     device = s.device if s.device != "auto" else ("gpu" if kind == "gpu" else "cpu")
     if device == "tpu" and kind != "tpu":
         return f"needs a TPU slice machine (gcp:tpu-...); {rent} is not one"
@@ -148,6 +150,10 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
         return f"runs on {device}; {rent} is a TPU slice"
     if device not in declared.devices:
         return f"needs {executors.either(executors.hosting(device, cloud.path))}"
+    if device == "tpu":
+        why = _slice_needs(declared, rent, name.removeprefix("tpu-"), count, cloud)
+        if why:
+            return why
     if device == "gpu" and count < s.devices:
         return f"needs {s.devices} GPU(s); {rent} has {count}"
     if cell.cluster() and device == "gpu" and s.variables == "gpu" and count < s.devices + 1:
@@ -160,6 +166,26 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
             "read this host's prepared copy"
         )
     return None
+
+
+def _slice_needs(declared, rent: str, generation: str, chips: int, cloud: Cloud) -> str | None:
+    """What a TPU cell on slice RENT needs when DECLARED (an executor) does not run such a
+    slice (its generation, or its hosts), naming the executors that do; else None."""
+    hosts = tpu_slices.hosts(generation, chips)
+    if declared.hosts_slice(generation, hosts):
+        return None
+    others = sorted(
+        x.name for x in executors.renting(cloud.path) if x.hosts_slice(generation, hosts)
+    )
+    if declared.tpu_generations is not None and generation not in declared.tpu_generations:
+        runs = f"{declared.name} runs TPU {', '.join(declared.tpu_generations)} slices"
+        what = f"{rent} is a {generation} slice"
+    else:
+        runs = f"{declared.name} runs {', '.join(declared.tpu_slices)} TPU slices"
+        what = f"{rent} spans {hosts} hosts"
+    return (
+        f"needs {executors.either(others)}" if others else "needs an executor that runs it"
+    ) + f" ({runs}; {what})"
 
 
 def remote_host(machine: str, gcs_data: str | None, where: str) -> cells_lib.Host:

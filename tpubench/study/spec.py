@@ -13,6 +13,7 @@
         data: [synthetic, jpeg]          # synthetic | real | jpeg | jpeg_gs
         setups:                          # the machines (one label each)
           - {label: 1 GPU, device: gpu, devices: 1, batch_per_device: 64}
+          - {label: 1 GPU no cuDNN, device: gpu, params: {imdb_bilstm: {cudnn: false}}}
         flags: {steps_per_loop: 10}      # tpubench flags for every cell
         scale:                           # flags per --scale (they win)
           smoke: {tiny: true, train_steps: 3, batch_size: 8}
@@ -67,6 +68,7 @@ SETUP_KEYS = (
     "read_mb_per_s",
     "cpu",
     "models",
+    "params",
 )
 MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
 COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
@@ -95,6 +97,13 @@ class Setup:
     read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
     cpu: str | None = None  # "amx": runs only where this process may use AMX
     models: tuple[str, ...] = ()  # only these models (default all)
+    # Model hyperparameters on this setup, by model: ((model, ((name, value), ...)), ...),
+    # passed as that model's cells' --params (validate.params).
+    params: tuple = ()
+
+    def params_for(self, model: str) -> dict:
+        """MODEL's hyperparameters on this setup ({} when it sets none)."""
+        return next((dict(pairs) for name, pairs in self.params if name == model), {})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,7 +262,8 @@ def _part(doc, where: str, known_flags) -> Part:
         if d not in DATA:
             raise errors.unknown(f"data in {where}:", str(d), DATA)
     listed = fields.nonempty_list(doc.get("setups"), f"{where}.setups")
-    setups = tuple(_setup(s, f"{where}.setups") for s in listed)
+    names = [m.model for m in models]
+    setups = tuple(_setup(s, f"{where}.setups", names) for s in listed)
     labels = [s.label for s in setups]
     if len(set(labels)) != len(labels):
         raise errors.UsageError(f"{where}.setups: two setups share a label ({', '.join(labels)})")
@@ -266,7 +276,6 @@ def _part(doc, where: str, known_flags) -> Part:
         s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, validate.SCALE_KEYS)
         for s in SCALES
     }
-    names = [m.model for m in models]
     for s, values in scales.items():
         for m in values.get("models", []):
             if m not in names:
@@ -286,7 +295,7 @@ def _model(item, where: str) -> ModelItem:
     return ModelItem(**part)
 
 
-def _setup(item, where: str) -> Setup:
+def _setup(item, where: str, part_models: list[str]) -> Setup:
     doc = dict(fields.mapping(item, where))
     fields.keys(doc, SETUP_KEYS, where)
     label = fields.text(doc.get("label"), f"{where}.label")
@@ -294,7 +303,10 @@ def _setup(item, where: str) -> Setup:
     models = doc.pop("models", None) or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise errors.UsageError(f"{where} ({label}).models must be a list of model names")
-    return Setup(**doc, models=tuple(models))
+    params = validate.params(
+        doc.pop("params", None), f"{where} ({label}).params", models or part_models
+    )
+    return Setup(**doc, models=tuple(models), params=params)
 
 
 def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:

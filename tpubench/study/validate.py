@@ -9,10 +9,13 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
+import re
 import subprocess
 
 from tpubench.core import bounds, code_flags, errors, names, safe_files, safe_text, vocab
 from tpubench.hardware import memory_cap
+from tpubench.model.model_api import RUNTIME_PARAMS
 from tpubench.study import data_bench
 
 # The study owns these flags: they point each cell at its records and label.
@@ -28,6 +31,12 @@ ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
 VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
 # A setup's `cpu:`: what its CPU must have (amx: Intel AMX this process may use).
 CPU_FEATURES = ("amx",)
+# A setup's `params:` become `--params=name=value,...`: a name as models spell theirs, and
+# a value without the list's comma or the pair's `=` (a:b:c is a tuple).
+_HYPERPARAMETER = re.compile(r"^[a-z][a-z0-9_]*$")
+_WORD = re.compile(r"^[A-Za-z0-9_.:+-]+$")
+# A Cloud TPU slice as the price catalog names it: gcp:tpu-v2-8, gcp:tpu-v5e-8@2018.
+TPU_SLICE = re.compile(r"^[a-z0-9_-]+:tpu-v\d+[a-z]*-\d+(@[\d-]+)?$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +116,14 @@ def setup(doc: dict, where: str) -> None:
         raise errors.unknown(f"cpu in {where}:", str(doc["cpu"]), CPU_FEATURES)
     if doc.get("vcpus") and device == "tpu":
         raise errors.UsageError(f"{where}: vcpus pins host threads; a TPU VM's host is its own")
+    machine = doc.get("machine")
+    if isinstance(machine, str) and (device == "tpu") != bool(TPU_SLICE.match(machine.strip())):
+        raise errors.UsageError(
+            f"{where}: machine={machine} is a TPU slice; it needs device: tpu"
+            if device != "tpu"
+            else f"{where}: machine={machine} is not a TPU slice; a tpu setup names one such "
+            "as gcp:tpu-v2-8 or gcp:tpu-v5e-8"
+        )
     if doc.get("memory") is not None:
         memory_cap.parse(doc["memory"], f"{where}: memory")
     rate = doc.get("read_mb_per_s")
@@ -117,6 +134,58 @@ def setup(doc: dict, where: str) -> None:
                 f"{where}: read_mb_per_s={rate!r} must be a number of {what} from {low:g} "
                 f"to {high:g}"
             )
+
+
+def params(doc, where: str, models: list[str]) -> tuple:
+    """A setup's `params:`, {model: {hyperparameter: value}}, as Setup.params holds it.
+
+    Each model must be one of MODELS (the setup's, else its part's); each value true/false,
+    a number or a word.  A key the run sets itself (seed, batch sizes) is refused, naming
+    what sets it.  Whether the model has the hyperparameter is the model's
+    to say: `tpubench train --params` refuses a name it lacks, in one line.
+    """
+    if doc is None:
+        return ()
+    if not isinstance(doc, dict) or not doc:
+        raise errors.UsageError(
+            f"{where} must map model names to their hyperparameters, e.g. "
+            "params: {imdb_bilstm: {cudnn: false}}"
+        )
+    out = []
+    for model, values in doc.items():
+        if model not in models:
+            raise errors.unknown(f"model in {where}:", str(model), models)
+        if not isinstance(values, dict) or not values:
+            raise errors.UsageError(
+                f"{where}.{model} must map hyperparameters to values, e.g. {{cudnn: false}}"
+            )
+        pairs = []
+        for key, value in values.items():
+            at = f"{where}.{model}.{key}"
+            if not isinstance(key, str) or not _HYPERPARAMETER.match(key):
+                raise errors.UsageError(
+                    f"{where}.{model}: {key!r} is not a hyperparameter name (lower case "
+                    "letters, digits and _, e.g. cudnn, lstm_units)"
+                )
+            if key in RUNTIME_PARAMS:  # as `tpubench train --params` refuses it
+                raise errors.UsageError(
+                    f"{at}: {key} is not a hyperparameter: {RUNTIME_PARAMS[key].format(value)}"
+                )
+            word = isinstance(value, str) and _WORD.match(value)
+            number = isinstance(value, (int, float)) and math.isfinite(value)
+            if not (word or number):  # bool is an int: true/false pass here
+                raise errors.UsageError(
+                    f"{at}={value!r} must be true/false, a number or a word (no spaces, "
+                    "commas or =)"
+                )
+            pairs.append((key, value))
+        out.append((str(model), tuple(pairs)))
+    return tuple(out)
+
+
+def shown(value) -> str:
+    """A hyperparameter's value as `--params` spells it: true/false, numbers, words."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def flags(doc: dict, where: str, command: str, known: dict | None, extra: tuple) -> None:
