@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tpubench.report import published as published_lib
-from tpubench.study import bands, cells, findings, measured, report, seeds, spec
+from tpubench.study import bands, cells, findings, measured, report, seed_rows, seeds, spec
 
 CASES = [(name, v.name) for name, seed in seeds.SEEDS.items() for v in seed.variants]
 
@@ -90,7 +90,7 @@ def test_nccl_winning_at_8_gpus_for_every_model_contradicted_the_seed_s_small_ne
         "  - text: NCCL wins at 8 GPUs\n"
         "    check: {kind: best_method, part: train, device: gpu, devices: 8, expect: [nccl]}\n",
     )
-    v = _verdicts(old, seeds.FROM_THE_TEXT)["NCCL wins at 8 GPUs"]
+    v = _verdicts(old, seed_rows.FROM_THE_TEXT)["NCCL wins at 8 GPUs"]
     assert v.verdict == "does not hold here"
     assert "reduce_to_cpu fastest for resnet50 at 8 devices" in v.measured
 

@@ -155,9 +155,16 @@ def build(hw, accelerator: str, devices: list[str]):
 
 
 def variable_load(variables) -> dict[str, int]:
-    """{device: elements} of VARIABLES as placed (the record's `placement.variable_load`)."""
+    """{device: elements} of VARIABLES (tf or Keras) as placed (`placement.variable_load`)."""
     load: dict[str, int] = {}
-    for v in variables:
+    for v in (getattr(v, "value", v) for v in variables):  # a Keras variable: its tf.Variable
         elements = v.shape.num_elements() or 1
         load[v.device] = load.get(v.device, 0) + int(elements)
     return dict(sorted(load.items()))
+
+
+def recorded(placement, model) -> dict:
+    """The record's placement additions: central storage's `variable_load` ({} otherwise)."""
+    if placement.strategy != "central_storage":
+        return {}
+    return {"variable_load": variable_load(model.variables)}

@@ -65,3 +65,20 @@ def apply(strategy, optimizer, grads, variables) -> None:
             optimizer.apply_summed(grads, variables)
         else:
             optimizer.apply_gradients(zip(grads, variables, strict=True))
+
+
+def make(strategy, grads_fn, optimizer, model):
+    """The train step under a central-storage STRATEGY, or None under any other: f(features,
+    labels) -> the per-replica loss.  The replicas run GRADS_FN (loss and gradients of
+    MODEL's trainable variables); the sums and OPTIMIZER's updates follow, on each
+    variable's device."""
+    if not isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy):
+        return None
+
+    def step(features, labels):
+        loss, grads = strategy.run(grads_fn, args=(features, labels))
+        variables = model.trainable_variables
+        apply(strategy, optimizer, summed(strategy, grads, variables), variables)
+        return loss
+
+    return step

@@ -131,15 +131,6 @@ class Runner:
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
 
-    def _central_step(self, features, labels):
-        """A synchronous parameter server's step: the replicas' gradients, summed and
-        applied on each variable's device (run/central_step.py); the per-replica loss."""
-        loss, grads = self.strategy.run(self._grads_fn, args=(features, labels))
-        variables = self.model.trainable_variables
-        grads = central_step.summed(self.strategy, grads, variables)
-        central_step.apply(self.strategy, self.optimizer, grads, variables)
-        return loss
-
     def _clip_reduced(self, grads):
         """Clips the global gradient, not each replica's share of it.
 
@@ -177,12 +168,8 @@ class Runner:
         device-resident synthetic values every step.
         """
         strategy = self.strategy
-        central = isinstance(strategy, tf.distribute.experimental.CentralStorageStrategy)
-
-        def step(features, labels):
-            if central:
-                return self._central_step(features, labels)
-            return strategy.run(self._train_step, args=(features, labels))
+        step = central_step.make(strategy, self._grads_fn, self.optimizer, self.model)
+        step = step or (lambda features, labels: strategy.run(self._train_step, (features, labels)))
 
         def loop(num_steps):
             total = tf.constant(0.0)

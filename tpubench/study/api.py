@@ -23,7 +23,6 @@ from tpubench.study import (
     findings,
     measured,
     plan,
-    ran_on,
     remote,
     spec,
     validate,
@@ -227,11 +226,10 @@ def write_report(
     out_dir = os.path.join(where, "report")
     os.makedirs(out_dir, exist_ok=True)
     pngs = charts.write(results, out_dir)
-    # What each setup ran on beside what it is priced as (pinned cores of any CPU at n1 prices).
-    text = ran_on.add(study_report.render(results, pngs), results)
+    text = study_report.render(results, pngs)
     md = files.write_atomic(os.path.join(out_dir, f"{study.name}-{scale}.md"), text + "\n")
     # The console gets the Markdown drawn (tables, headings), without the chart links.
-    drawn = _drawn(safe_text.block(ran_on.add(study_report.render(results, []), results)))
+    drawn = _drawn(safe_text.block(study_report.render(results, [])))
     print(drawn, file=out)
     print(
         columns.fold(f"report: {md}" + (f"; charts: {', '.join(pngs)}" if pngs else "")), file=out

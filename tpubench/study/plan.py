@@ -118,3 +118,22 @@ def preview(study, plan: Plan, scale: str, planned: str | None = None) -> list[s
     unknown = "" if all(estimated) else " (— : priced only when it runs, from what it detects)"
     foot = f"  {'total':<{w}} {len(plan.todo):>5}  {'':>9}  {durations.clock(total_s):>9}  {money.usd(total_usd):>9}{unknown}"  # noqa: E501
     return [head, cols, *rows, foot]
+
+
+def cells_section(results) -> list[str]:
+    """The report's "Cells" section: how many measured, not runnable (and why), not yet run."""
+    total, measured, capped = len(results.cells), len(results.measured), len(results.capped)
+    blocked = [c for c in results.cells if c.id in results.blocked and c.id not in results.measured]
+    waiting = total - measured - capped - len(blocked)
+    died = f", {capped} failed at their memory cap" if capped else ""
+    out = [
+        "## Cells",
+        "",
+        f"{total} cell(s) at --scale={results.scale}: {measured} measured{died}, {len(blocked)} "
+        f"not runnable here, {waiting} not yet run.",
+    ]
+    out += [
+        f"- not runnable {results.where}: {line}"
+        for line in blocked_lines(blocked, results.blocked)
+    ]
+    return out + [""]

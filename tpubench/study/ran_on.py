@@ -6,7 +6,8 @@ pinned, priced as gcp:n1-highcpu-8 (the seed's were Skylake n1 machines).  Its
 rates are the hardware's that ran and its prices the named machine's, so the
 report names both, per setup: the CPU its records name (`hardware.cpu.model`),
 the cores the run was pinned to of the host's, the GPUs it trained on, and
-the machine and price basis it is priced as.  A TPU setup's machine (the
+the machine and price basis it is priced as (report.render places the table
+after the measured ones).  A TPU setup's machine (the
 seed's slice) is what a renting executor rents; a run prices the TPU it ran
 on (cells.Cell.flags), and the table names both where they differ.
 """
@@ -70,17 +71,3 @@ def section(results) -> list[str]:
         *rows,
         "",
     ]
-
-
-def add(markdown: str, results) -> str:
-    """MARKDOWN (a study report) with the section after its measured tables: before its
-    published rows or findings (at its end if it has neither heading)."""
-    lines = section(results)
-    if not lines:
-        return markdown
-    block = "\n".join(lines) + "\n"
-    found = [at for h in ("## Published", "## Findings") if (at := markdown.find(f"\n{h}")) >= 0]
-    if not found:
-        return markdown.rstrip("\n") + "\n\n" + block
-    at = min(found) + 1
-    return markdown[:at] + block + markdown[at:]

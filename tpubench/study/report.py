@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from tpubench.core import durations, money, vocab
-from tpubench.study import bands, data_bench, flips, plan, published
+from tpubench.study import bands, data_bench, flips, plan, published, ran_on
 from tpubench.study import findings as findings_lib
 from tpubench.study import judge as J
 
@@ -307,24 +307,6 @@ def _published(study) -> list[str]:
     return out + _table(header, rows) + [""]
 
 
-def _cells(results) -> list[str]:
-    total, measured, capped = len(results.cells), len(results.measured), len(results.capped)
-    blocked = [c for c in results.cells if c.id in results.blocked and c.id not in results.measured]
-    waiting = total - measured - capped - len(blocked)
-    died = f", {capped} failed at their memory cap" if capped else ""
-    out = [
-        "## Cells",
-        "",
-        f"{total} cell(s) at --scale={results.scale}: {measured} measured{died}, {len(blocked)} "
-        f"not runnable here, {waiting} not yet run.",
-    ]
-    out += [
-        f"- not runnable {results.where}: {line}"
-        for line in plan.blocked_lines(blocked, results.blocked)
-    ]
-    return out + [""]
-
-
 def render(results, charts: list[str]) -> str:
     """The report as Markdown: measured tables, published rows, findings, cells."""
     study = results.study
@@ -353,10 +335,11 @@ def render(results, charts: list[str]) -> str:
         if table:
             body += [f"### {part.name} (`{data_bench.shown(part.command)}`)", "", *table]
     lines += body or ["No cell measured yet.", ""]
+    lines += ran_on.section(results)  # what each setup ran on beside what it is priced as
     lines += _published(study)
     lines += ["## Findings", ""]
     lines += [v.line() for v in findings_lib.check_all(results)] + [""]
-    lines += _cells(results)
+    lines += plan.cells_section(results)
     if charts:
         lines += [
             "## Charts",

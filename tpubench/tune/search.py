@@ -32,7 +32,7 @@ from tpubench.tune import decide, numerics, rounds, space, trials
 
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
-BUSY_RERUNS = trials.BUSY_RERUNS
+
 _SHORT = ("defaults", "short", "other batch", "numerics", "fp32 reference", "again")
 # Screening trials on a busy host run again at the end of the short round, budget allowing:
 # a re-run at once would spend a small budget before the axes are even tried.
@@ -102,7 +102,7 @@ class Search:
                 r.busy.append(o)
             o = got
             r.spent_seconds += o.wall_seconds
-            if not o.busy or attempt >= BUSY_RERUNS or check or stage in _DEFERRED:
+            if not o.busy or attempt >= trials.BUSY_RERUNS or check or stage in _DEFERRED:
                 break  # a numerics check's loss does not depend on the host's load
             again = self.runner.recorded(s, steps, repeat, attempt=attempt + 1, numerics=check)
             if again is None and not self.fits(s, steps, stage):

@@ -26,8 +26,6 @@ import statistics
 from tpubench.core import errors
 from tpubench.tune import decide, trials
 
-BUSY_RERUNS = trials.BUSY_RERUNS
-
 WINDOWS_MS = (0.5, 2.0, 8.0)  # 2 ms: infer's default
 
 
@@ -82,7 +80,7 @@ class Search:
         if found:
             return found[0]
         o = None
-        for attempt in range(BUSY_RERUNS + 1):
+        for attempt in range(trials.BUSY_RERUNS + 1):
             got = self.runner.recorded(p, 0, repeat, attempt=attempt)
             if got is None:
                 if (o or r.outcomes) and not self._fits(p):
@@ -95,7 +93,7 @@ class Search:
                 got = self.runner.run(p, 0, repeat, attempt=attempt)
             r.spent_seconds += got.wall_seconds
             o = got
-            if not o.busy or attempt == BUSY_RERUNS:
+            if not o.busy or attempt == trials.BUSY_RERUNS:
                 break
             # A QPS measured beside other work is lower than the machine serves: not ranked.
             self.say(

@@ -15,6 +15,7 @@ import time
 
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
+from tpubench.hardware import central_storage
 from tpubench.run import checkpoints, efficiency, interrupts, session
 from tpubench.run.train import io_time, planning, saver
 from tpubench.storage import inflight, records
@@ -164,11 +165,7 @@ class Job:
         model = self.record["model"]
         model["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
         model["bf16_weight_copies"] = len(self.runner.bf16_copies)  # model/weight_copy.py
-        if p.placement.strategy == "central_storage":  # where the one copy of each weight went
-            from tpubench.hardware import central_storage
-
-            weights = [getattr(v, "value", v) for v in self.runner.model.variables]
-            self.record["placement"]["variable_load"] = central_storage.variable_load(weights)
+        self.record["placement"] |= central_storage.recorded(p.placement, self.runner.model)
         for line in randomness.repeats(self.runner.model):  # as built: model/randomness.py
             self.warn(f"{p.spec.name}: {line}")
         if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
