@@ -18,7 +18,7 @@ import statistics
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.core import errors
+from tpubench.core import errors, host_load
 from tpubench.tune import decide, results, search, serving, space, trials
 
 CPU_PLAIN = space.Host("cpu", 2, ("avx2",))
@@ -333,14 +333,12 @@ def test_a_busy_screening_trial_runs_again_after_the_other_axes():
 
 
 def test_busy_host_is_read_from_the_records_host_cpu():
-    assert trials.busy_host({"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0})
-    assert "40% of the 2 cores" in trials.busy_host(
+    assert host_load.busy({"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0})
+    assert "40% of the 2 cores" in host_load.busy(
         {"cores": 2, "system_percent_mean": 90.0, "process_percent_mean": 50.0}
     )
-    assert not trials.busy_host(
-        {"cores": 2, "system_percent_mean": 60, "process_percent_mean": 50.0}
-    )
-    assert not trials.busy_host(None)
+    assert not host_load.busy({"cores": 2, "system_percent_mean": 60, "process_percent_mean": 50.0})
+    assert not host_load.busy(None)
 
 
 def test_plain_trial_labels_are_unchanged_so_earlier_tunes_resume():

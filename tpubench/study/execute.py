@@ -26,13 +26,14 @@ import time
 
 from tpubench.children import command, labels, process
 from tpubench.core import errors
+from tpubench.core import host_load as busy_rule
 from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
 
 DONE = (*records.DONE_STATUSES, "capped")  # capped: a run's status, never a record's (below)
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks
 # the run busy (on 2 cores: half a core taken by someone else on average).
-BUSY_SHARE = 0.25
+BUSY_SHARE = busy_rule.BUSY_PERCENT / 100  # of the host's cores, as everywhere else
 LOAD_FILE = "host_load.json"
 
 

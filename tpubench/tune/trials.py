@@ -230,17 +230,12 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
         wall_seconds=wall,
         record=path,
         reason=reason or (f"exit code {returncode}" if kind == "failed" else ""),
-        busy=busy_host(res.get("host_cpu")),
+        busy=host_load.busy(res.get("host_cpu")),
     )
 
 
 def _num(x) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-
-
-def busy_host(host_cpu) -> str:
-    """Why the host was busy while the trial ran ('' if it was not), from its record."""
-    return host_load.busy(host_cpu)
 
 
 def _losses(record: dict) -> tuple[tuple[int, float], ...]:

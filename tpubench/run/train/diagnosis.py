@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core import host_load
 from tpubench.storage.run_dir import RunDir
 
 INPUT_BOUND_BELOW = 0.95
 FASTER_THAN_SYNTHETIC = 1 / INPUT_BOUND_BELOW  # real above synthetic by more: noise
 SPREAD_ABOVE = 1.25  # step time p90 / p50 of either run
-OTHERS_BUSY_PERCENT = 25.0  # host CPU used by other processes during either run
 
 
 def synthetic_config(cfg, run_dir: RunDir | str, fitted: dict):
@@ -81,12 +81,9 @@ def noise(real: dict, synth: dict, ratio: float | None) -> list[str]:
         p50, p90 = _num(r.get("step_time_p50")), _num(r.get("step_time_p90"))
         if p50 and p90 and p90 / p50 > SPREAD_ABOVE:
             why.append(f"loop times spread widely in the {name} run (p90 {p90 / p50:.2f}x the p50)")
-        cpu = r.get("host_cpu") if isinstance(r.get("host_cpu"), dict) else {}
-        system, mine = _num(cpu.get("system_percent_mean")), _num(cpu.get("process_percent_mean"))
-        if system is not None and mine is not None and system - mine >= OTHERS_BUSY_PERCENT:
-            why.append(
-                f"other processes used {system - mine:.0f}% of the host CPU during the {name} run"
-            )
+        others = host_load.others_percent(r.get("host_cpu"))  # host CPU of other processes
+        if others is not None and others >= host_load.BUSY_PERCENT:
+            why.append(f"other processes used {others:.0f}% of the host CPU during the {name} run")
     return why
 
 
