@@ -104,6 +104,14 @@ def test_a_cpu_run_is_priced_as_vms_with_the_host_vcpus():
     assert "vCPU" in note
 
 
+AMX_CPU = {
+    "model": "Intel(R) Xeon(R) Platinum 8481C",
+    "isa": ["amx_bf16", "avx512_bf16"],
+    "amx": "usable",
+}
+XEON_CPU = {"model": "Intel(R) Xeon(R) CPU @ 2.20GHz", "isa": ["avx512f"], "amx": "absent"}
+
+
 @pytest.mark.parametrize(
     ("vcpus", "on_demand", "spot"),
     [
@@ -117,11 +125,11 @@ def test_a_cpu_with_amx_is_priced_as_vms_whose_cpus_have_it(vcpus, on_demand, sp
     """The rate an AMX CPU measured is one an n1 VM (no AMX) cannot deliver."""
     for basis, want in (("on_demand", on_demand), ("spot", spot)):
         prices, note = run.prices(
-            accelerators=[], host_vcpus=vcpus, cpu_amx=True, pricing_kind=basis
+            accelerators=[], host_vcpus=vcpus, cpu=AMX_CPU, pricing_kind=basis
         )
         assert {p.machine: p.usd_per_hour for p in prices if p.pricing == basis} == want
         assert note.startswith("priced as cloud VMs whose CPUs have AMX")
-    prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu_amx=False)
+    prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu=XEON_CPU)
     assert all(p.machine.startswith(("gcp:n1-", "gcp:c2-")) for p in prices), prices
     assert "AMX" not in note
 
@@ -131,16 +139,12 @@ def test_an_amx_host_falls_back_to_n1_when_the_catalog_has_no_amx_vm(tmp_path):
     kept = [r for r in shipped if not r.startswith(("gcp:n4-", "gcp:c3-"))]
     catalog = tmp_path / "prices.csv"
     catalog.write_text("\n".join(kept) + "\n")
-    prices, note = run.prices(
-        accelerators=[], host_vcpus=2, cpu_amx=True, catalog_path=str(catalog)
-    )
+    prices, note = run.prices(accelerators=[], host_vcpus=2, cpu=AMX_CPU, catalog_path=str(catalog))
     assert [p.machine for p in prices if p.pricing == "on_demand"][0] == "gcp:n1-standard-2"
     assert "AMX" not in note
     # Nor does a catalog with neither AMX nor N1 rows call its C2 VM one with AMX.
     catalog.write_text("\n".join(r for r in kept if not r.startswith("gcp:n1-")) + "\n")
-    prices, note = run.prices(
-        accelerators=[], host_vcpus=8, cpu_amx=True, catalog_path=str(catalog)
-    )
+    prices, note = run.prices(accelerators=[], host_vcpus=8, cpu=AMX_CPU, catalog_path=str(catalog))
     assert [p.machine for p in prices if p.pricing == "on_demand"] == ["gcp:c2-standard-8"]
     assert "AMX" not in note
 

@@ -2,7 +2,8 @@
 
 Pure Python (no TensorFlow), shared by train and infer so both price runs the
 same way.  Without `--machine`, a CPU run is priced as cloud VMs with the
-host's vCPU count (of a family whose CPUs have AMX when this one does) and
+host's vCPU count (of a family whose CPU is of this one's kind: AMX, AMD
+EPYC with AVX-512 BF16, other AMD EPYC, or any other x86) and
 an accelerator run as the smallest catalog machine that carries its
 accelerators (`detect.machines_for`): never a GPU run as a CPU-only VM.
 """
@@ -25,7 +26,7 @@ def prices(
     pricing_kind: str = "on_demand",
     accelerators: list[dict] | None = None,
     host_vcpus: int | None = None,
-    cpu_amx: bool = False,
+    cpu: dict | None = None,
 ) -> tuple[list[pricing.HourlyPrice], str | None]:
     """([HourlyPrice...], note) for a run.
 
@@ -38,7 +39,8 @@ def prices(
       accelerators: `probe.accelerators` of the run; None before they are known
         (a CPU default is priced so that a bad catalog fails early).
       host_vcpus: this host's vCPUs (default: the CPU affinity).
-      cpu_amx: this host's CPU lists AMX (`hardware.cpu.amx` is not "absent").
+      cpu: this host's CPU (`probe.cpu()`, a record's `hardware.cpu`): its kind picks
+        the VM family a CPU run is priced as (cpu_family).
 
     Returns:
       The prices, and a note saying how the machine was chosen (None when the
@@ -55,12 +57,13 @@ def prices(
         if found is not None:
             specs, note = detect.machines_for(cat, found)
         else:
-            specs = default_cpu_machines(cat, host_vcpus, amx=cpu_amx)
+            family = cpu_family(cpu or {})
+            specs = default_cpu_machines(cat, host_vcpus, family=family)
             note = "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
-            if specs and specs[0].startswith(AMX_FAMILIES):
+            if specs and family != "other" and specs[0].startswith(_FAMILY_PREFIX[family]):
                 note = (
-                    "priced as cloud VMs whose CPUs have AMX, as this one does, with this "
-                    "host's vCPU count (pass --machine to choose)"
+                    f"priced as cloud VMs whose CPUs {FAMILIES[family][0]}, as this one does, "
+                    "with this host's vCPU count (pass --machine to choose)"
                 )
     # The chosen basis first (every answer reads it), then the other one where the
     # catalog has it, so a record can be reported on either basis later.
@@ -73,35 +76,65 @@ def prices(
 
 
 # Sizes (vCPUs) GCP sells: n1 (Skylake and older, no AMX); n4 (Emerald Rapids) and
-# c3 (Sapphire Rapids), whose CPUs run bf16 products on AMX.
+# c3 (Sapphire Rapids), whose CPUs run bf16 products on AMX; c4d (AMD Turin, Zen 5)
+# and c3d (Genoa, Zen 4), on AVX-512 BF16 without AMX; n2d (AMD Milan/Rome, no bf16).
 N1_SIZES = (1, 2, 4, 8, 16, 32, 64, 96)
 N4_SIZES = (2, 4, 8, 16, 32, 48, 64, 80)
 C3_SIZES = (4, 8, 22, 44, 88, 176)
-AMX_FAMILIES = ("gcp:n4-", "gcp:c3-")
+C4D_SIZES = (2, 4, 8, 16, 32, 48, 64, 96, 192, 384)
+C3D_SIZES = (4, 8, 16, 30, 60, 90, 180, 360)
+N2D_SIZES = (2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224)
+# A CPU's kind -> (what the note says its VMs' CPUs are, (family prefix, sizes)...).
+FAMILIES = {
+    "amx": ("have AMX", (("gcp:n4-standard-", N4_SIZES), ("gcp:c3-standard-", C3_SIZES))),
+    "amd_avx512_bf16": (
+        "are AMD EPYC with AVX-512 BF16",
+        (("gcp:c4d-standard-", C4D_SIZES), ("gcp:c3d-standard-", C3D_SIZES)),
+    ),
+    "amd": ("are AMD EPYC", (("gcp:n2d-standard-", N2D_SIZES),)),
+    "other": (
+        "are x86",
+        (
+            ("gcp:n1-standard-", N1_SIZES),
+            ("gcp:n1-highcpu-", N1_SIZES),
+            ("gcp:c2-standard-", N1_SIZES),
+        ),
+    ),
+}
+_FAMILY_PREFIX = {k: tuple(p for p, _ in v[1]) for k, v in FAMILIES.items()}
+
+
+def cpu_family(cpu: dict) -> str:
+    """Which FAMILIES a CPU (`probe.cpu()`, a record's `hardware.cpu`) is priced as.
+
+    A CPU that lists AMX measured a rate only an AMX CPU delivers; an AMD EPYC
+    one, a rate of AMD's cores (with AVX-512 BF16 on Zen 4 and 5); any other, n1's.
+    """
+    if (cpu.get("amx") or "absent") != "absent":
+        return "amx"
+    if "AMD" in str(cpu.get("model") or "").upper().split():
+        return "amd_avx512_bf16" if "avx512_bf16" in set(cpu.get("isa") or ()) else "amd"
+    return "other"
 
 
 def default_cpu_machines(
-    cat: catalog_lib.Catalog, host_vcpus: int | None = None, *, amx: bool = False
+    cat: catalog_lib.Catalog, host_vcpus: int | None = None, *, family: str = "other"
 ) -> list[str]:
     """Cloud VMs with at least this host's vCPU count (the smallest such size of
     each family), for a CPU run given no --machine.
 
-    A host whose CPU lists AMX measured a rate that only an AMX CPU delivers, so
-    it is priced as n4 and c3 VMs where the catalog has those sizes; any other
-    host as n1 (and c2) VMs.
+    FAMILY (cpu_family) picks the VMs; where the catalog has none of them, the
+    run is priced as n1 (and c2) VMs.
     """
     n = host_vcpus
     if n is None:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
-    def size(sizes):
-        return next((s for s in sizes if s >= n), sizes[-1])
+    def keys(fam):
+        return [f"{p}{next((s for s in sizes if s >= n), sizes[-1])}" for p, sizes in fam]
 
-    if amx:
-        keys = [f"gcp:n4-standard-{size(N4_SIZES)}", f"gcp:c3-standard-{size(C3_SIZES)}"]
-        found = [k for k in keys if k in cat]
+    for fam in (family, "other"):
+        found = [k for k in keys(FAMILIES[fam][1]) if k in cat]
         if found:
             return found
-    s = size(N1_SIZES)
-    keys = [f"gcp:n1-standard-{s}", f"gcp:n1-highcpu-{s}", f"gcp:c2-standard-{s}"]
-    return [k for k in keys if k in cat]
+    return []

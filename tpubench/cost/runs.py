@@ -40,7 +40,7 @@ def prices(
     (None) a CPU default is priced, so that a bad catalog or --machine fails
     early.  With no --machine an accelerator run is priced as the smallest
     catalog machine that carries its accelerators, and a CPU run as VMs of its
-    vCPU count, with AMX when CPU (`probe.cpu`) lists it (tpubench.cost.run).
+    vCPU count, of CPU's (`probe.cpu`) kind (tpubench.cost.run.cpu_family).
     """
     from tpubench.cost import run
 
@@ -50,7 +50,7 @@ def prices(
         catalog_path=cost.price_catalog,
         pricing_kind=cost.pricing,
         accelerators=accelerators,
-        cpu_amx=(cpu or {}).get("amx", "absent") != "absent",
+        cpu=cpu,
     )
     basis = "override" if cost.price_per_hour is not None else cost.pricing
     return Prices(tuple(hourly), note, basis)

@@ -11,6 +11,9 @@ gap reported on Sapphire Rapids between Linux 5.10 and 6.1).
 
 `state()` answers with one of:
   "usable", "listed but not permitted (kernel X: why)", "absent".
+`bf16_path()` names the fastest bf16 arithmetic this process has: "amx"
+(Intel Sapphire Rapids and later), "avx512_bf16" (AVX-512 BF16 dot products
+without AMX: AMD EPYC Zen 4 and Zen 5, Intel Cooper Lake) or "none".
 """
 
 from __future__ import annotations
@@ -57,6 +60,24 @@ def state(isa, request=_request_tiles) -> str:
         return ABSENT
     granted, why = request()
     return USABLE if granted else f"{REFUSED} ({why})"
+
+
+# The bf16 paths a CPU can offer, fastest first (a record's `hardware.cpu.bf16_path`).
+AMX_PATH = "amx"
+AVX512_BF16_PATH = "avx512_bf16"
+NO_BF16_PATH = "none"
+BF16_PATHS = (AMX_PATH, AVX512_BF16_PATH, NO_BF16_PATH)
+
+
+def bf16_path(cpu: dict) -> str:
+    """The bf16 path of CPU (probe.cpu(), or a record's `hardware.cpu`): one of BF16_PATHS.
+
+    AMX counts only where this process may use it; a CPU that lists AMX but is
+    refused it runs bf16 on its AVX-512 BF16 instructions, as one without AMX.
+    """
+    if (cpu.get("amx") or ABSENT) == USABLE:
+        return AMX_PATH
+    return AVX512_BF16_PATH if "avx512_bf16" in set(cpu.get("isa") or ()) else NO_BF16_PATH
 
 
 def slow_bf16(cpu: dict) -> str | None:

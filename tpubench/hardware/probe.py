@@ -78,7 +78,7 @@ def _cpu() -> dict:
         info = cpuinfo.get_cpu_info()
         brand, flags = info.get("brand_raw"), set(info.get("flags", []))
         arch = info.get("arch", platform.machine())
-    return {
+    found_cpu = {
         "model": brand or platform.processor() or "unknown",
         "arch": arch,
         "logical_cores": psutil.cpu_count(logical=True),
@@ -90,6 +90,8 @@ def _cpu() -> dict:
         "amx": amx.state(flags),  # the kernel's permission, not only the cpuinfo flag
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 2),
     }
+    found_cpu["bf16_path"] = amx.bf16_path(found_cpu)
+    return found_cpu
 
 
 def _nvidia_driver() -> str | None:

@@ -34,6 +34,7 @@ class Host:
     gcs_data: str | None = None
     machine: str | None = None
     amx: str | None = None  # hardware.amx.state() here; None for a planned or rented machine
+    bf16_path: str | None = None  # hardware.amx.bf16_path() here; None as `amx`
 
     @property
     def name(self) -> str:
@@ -55,9 +56,15 @@ def probe(gcs_data: str | None = None) -> Host:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:  # what TensorFlow in the cells will see, not what nvidia-smi lists
         names = names[: len([x for x in visible.split(",") if x.strip()])]
-    amx = host_probe.cpu().get("amx")
+    cpu = host_probe.cpu()
     return Host(
-        cores, len(names), names[0] if names else "", placement.on_tpu_vm(), gcs_data, amx=amx
+        cores,
+        len(names),
+        names[0] if names else "",
+        placement.on_tpu_vm(),
+        gcs_data,
+        amx=cpu.get("amx"),
+        bf16_path=amx_lib.bf16_path(cpu),
     )
 
 
@@ -88,9 +95,17 @@ class Cell:
             return "needs a TPU VM (run the study there)"
         if s.vcpus and s.vcpus > len(host.cores):
             return f"needs {s.vcpus} vCPUs; {host.name} has {len(host.cores)}"
-        if s.cpu == "amx" and device == "cpu" and host.amx not in (None, amx_lib.USABLE):
-            # Priced as an AMX machine: measured anywhere else it would price the wrong CPU.
-            return f"needs a CPU with AMX this process may use; {host.name}'s AMX: {host.amx}"
+        if s.cpu and device == "cpu" and host.amx is not None:
+            # Priced as a machine whose bf16 runs on that path: measured on another
+            # path it would price the wrong CPU's speed.
+            path = host.bf16_path or amx_lib.bf16_path({"amx": host.amx})
+            if s.cpu == amx_lib.AMX_PATH and path != s.cpu:
+                return f"needs a CPU with AMX this process may use; {host.name}'s AMX: {host.amx}"
+            if path != s.cpu:
+                return (
+                    f"needs a CPU whose bf16 runs on {s.cpu} (AVX-512 BF16 without AMX: "
+                    f"AMD EPYC Zen 4 or 5); {host.name}'s bf16 path: {path}"
+                )
         # TF2's asynchronous parameter server on a GPU takes one beside the workers';
         # the synchronous one (central_storage) keeps the variables on the first of them.
         ps_gpu = self.cluster() and device == "gpu" and s.variables == "gpu"

@@ -148,6 +148,9 @@ SEEDS = {
         {
             "in 2026, 8 vCPUs of an AMX CPU in bf16 train these models more cheaply than one "
             "GPU or the study's 16 vCPUs": "the seed's question asked of 2026 CPUs: not in it",
+            "in 2026, 8 vCPUs of an AMD EPYC CPU in bf16 (AVX-512 BF16, no AMX) train these "
+            "models more cheaply than one GPU or the study's 16 vCPUs": "the seed's question "
+            "asked of 2026 CPUs: not in it",
             "TensorFlow compiled for AVX/FMA trains 30-40% faster than the pip build on 8 and "
             "16 vCPUs": "unmeasurable here: the study runs one TensorFlow build",
         },

@@ -95,7 +95,7 @@ class Setup:
     variables: str | None = None  # parameter servers: variables on the cpu or a gpu
     memory: str | None = None  # --memory_limit: a cap on the run's memory, "1GiB"
     read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
-    cpu: str | None = None  # "amx": runs only where this process may use AMX
+    cpu: str | None = None  # a bf16 path (amx, avx512_bf16): runs only on a CPU with it
     models: tuple[str, ...] = ()  # only these models (default all)
     # Model hyperparameters on this setup, by model: ((model, ((name, value), ...)), ...),
     # passed as that model's cells' --params (validate.params).

@@ -29,8 +29,9 @@ _INTS = ("devices", "vcpus", "batch_size", "batch_per_device")
 STRATEGIES = tuple(s for s in vocab.STRATEGIES if s not in ("auto", "multi_worker"))
 ALL_REDUCE = tuple(a for a in vocab.MIRRORED_ALL_REDUCE if a != "auto")
 VARIABLES = ("cpu", "gpu")  # where a parameter-server setup keeps the variables
-# A setup's `cpu:`: what its CPU must have (amx: Intel AMX this process may use).
-CPU_FEATURES = ("amx",)
+# A setup's `cpu:`: the bf16 path its CPU must have (hardware.amx.bf16_path): amx (Intel
+# AMX this process may use) or avx512_bf16 (AVX-512 BF16 without AMX: AMD EPYC Zen 4/5).
+CPU_FEATURES = ("amx", "avx512_bf16")
 # A setup's `params:` become `--params=name=value,...`: a name as models spell theirs, and
 # a value without the list's comma or the pair's `=` (a:b:c is a tuple).
 _HYPERPARAMETER = re.compile(r"^[a-z][a-z0-9_]*$")
