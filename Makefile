@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS ?= cpu,dev,launch-check,loadgen
 
-.PHONY: demo test test-slow lint format bench clean models-table
+.PHONY: demo test test-slow lint format bench clean models-table zendnn
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,5 +42,18 @@ models-table: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 
+# AMD's ZenDNN plug-in (zentf) for `--cpu_kernels=zendnn`, in an environment of its
+# own: it loads into every TensorFlow process of the environment it is installed in.
+# .venv-zendnn sees .venv's packages (tpubench included) and adds the zentf built for
+# .venv's TensorFlow (without its numpy pin, which .venv's TensorFlow does not need).
+ZENDNN_VENV := .venv-zendnn
+zendnn: $(STAMP)
+	$(PYTHON) -m venv $(ZENDNN_VENV)
+	$(BIN)/python -c "import site; print('import site; site.addsitedir(%r)' % site.getsitepackages()[0])" \
+		> "$$($(ZENDNN_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/tpubench-venv.pth"
+	$(ZENDNN_VENV)/bin/pip install --quiet --no-deps \
+		"zentf==$$($(BIN)/python -c 'from tpubench.hardware import cpu_kernels; print(cpu_kernels.matching_zentf())')"
+	$(ZENDNN_VENV)/bin/python -P -m tpubench train --cpu_kernels=zendnn --help > /dev/null
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ZENDNN_VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -14,6 +14,12 @@ to fp32 paired by round (median and range): the figure the goal is judged by.
     .venv/bin/python bench/cpu_bf16.py --variant='bf16-b64:--precision=bf16 --batch_size=64:'
     .venv/bin/python bench/cpu_bf16.py --no_bf16 \
         --variant='fp32-tf:--precision=fp32 --batch_norm_kernel=tensorflow:'
+    .venv/bin/python bench/cpu_bf16.py --no_bf16 --mode=infer \
+        --variant='zendnn:--precision=fp32 --cpu_kernels=zendnn::.venv-zendnn/bin/python'
+
+A variant's fourth field names the Python that runs it (another environment:
+AMD's ZenDNN plug-in lives in its own, `make zendnn`; bench/cpu_zendnn.py
+sets that comparison up).
 
 Figures are only meaningful on a quiet machine: the script prints the other
 processes' CPU use during each run (the run's own left out) and says
@@ -48,8 +54,14 @@ def _args(argv=None) -> argparse.Namespace:
         "--variant",
         action="append",
         default=[],
-        help="LABEL:FLAGS:ENV, e.g. 'big-batch:--precision=bf16 --batch_size=64:' "
-        "(flags space-separated; ENV as NAME=VALUE,NAME=VALUE)",
+        help="LABEL:FLAGS:ENV[:PYTHON], e.g. 'big-batch:--precision=bf16 --batch_size=64:' "
+        "(flags space-separated; ENV as NAME=VALUE,NAME=VALUE; PYTHON: the interpreter "
+        "of another environment, default this one)",
+    )
+    p.add_argument(
+        "--baseline",
+        default="fp32:--precision=fp32",
+        help="LABEL:FLAGS of the contender every ratio is to (default fp32:--precision=fp32)",
     )
     p.add_argument(
         "--no_bf16",
@@ -61,21 +73,26 @@ def _args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def contenders(args) -> dict[str, tuple[list[str], dict]]:
-    """{label: (extra tpubench flags, extra environment)}: fp32, bf16, then the variants."""
-    out = {"fp32": (["--precision=fp32"], {}), "bf16": (["--precision=bf16"], {})}
+def contenders(args) -> dict[str, tuple[list[str], dict, str]]:
+    """{label: (extra tpubench flags, extra environment, Python)}: fp32, bf16, the variants."""
+    here = sys.executable
+    base, _, base_flags = args.baseline.partition(":")
+    out = {base: (base_flags.split(), {}, here), "bf16": (["--precision=bf16"], {}, here)}
     for text in args.variant:
         label, _, rest = text.partition(":")
-        flags, _, env = rest.partition(":")
+        flags, _, rest = rest.partition(":")
+        env, _, python = rest.partition(":")
         pairs = [x.split("=", 1) for x in env.split(",") if "=" in x]
-        out[label] = (flags.split(), dict(pairs))
+        if python and not os.access(python, os.X_OK):
+            sys.exit(f"bench/cpu_bf16.py: variant {label}: no Python at {python!r}")
+        out[label] = (flags.split(), dict(pairs), python or here)
     if args.no_bf16:
         del out["bf16"]
     return out
 
 
-def _command(args, flags: list[str], results: str) -> list[str]:
-    cmd = [sys.executable, "-m", "tpubench", args.mode, f"--model={args.model}"]
+def _command(args, flags: list[str], results: str, python: str) -> list[str]:
+    cmd = [python, "-P", "-m", "tpubench", args.mode, f"--model={args.model}"]
     cmd += ["--use_synthetic_data", "--accelerator=cpu", f"--batch_size={args.batch_size}"]
     cmd += [f"--results_dir={results}"]
     if args.mode == "train":
@@ -90,9 +107,11 @@ def _busy_seconds() -> float:
     return t.user + t.system + t.nice
 
 
-def run_once(args, label: str, flags: list[str], env: dict, results: str) -> dict:
+def run_once(
+    args, label: str, flags: list[str], env: dict, results: str, python: str = sys.executable
+) -> dict:
     before = set(os.listdir(results))
-    cmd = _command(args, flags, results)
+    cmd = _command(args, flags, results, python)
     start, busy0, own0 = time.monotonic(), _busy_seconds(), _children_seconds()
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=3600, env={**os.environ, **env}
@@ -115,6 +134,7 @@ def run_once(args, label: str, flags: list[str], env: dict, results: str) -> dic
         "mfu_note": (record.get("mfu") or {}).get("mfu_note"),
         "peak_precision": (record.get("mfu") or {}).get("peak_precision"),
         "amx": cpu.get("amx"),
+        "kernels": (record.get("software") or {}).get("cpu_kernels"),
         "others_busy_share": others / max(wall * (psutil.cpu_count() or 1), 1e-9),
         "record": os.path.join(results, new[-1]),
     }
@@ -133,14 +153,15 @@ def _spread(xs: list[float]) -> str:
 def main(argv=None) -> int:
     args = _args(argv)
     table = contenders(args)
+    baseline = next(iter(table))
     runs: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="cpu_bf16-") as results:
         for r in range(args.rounds):
             order = list(table)
             order = order[r % len(order) :] + order[: r % len(order)]  # the order turns
             for label in order:
-                flags, env = table[label]
-                got = run_once(args, label, flags, env, results)
+                flags, env, python = table[label]
+                got = run_once(args, label, flags, env, results, python)
                 got["round"] = r + 1
                 runs.append(got)
                 mfu = (
@@ -151,7 +172,7 @@ def main(argv=None) -> int:
                 print(
                     f"round {r + 1} {label:>12}: {got['rate']:,.2f} examples/s, {mfu}; other "
                     f"processes {got['others_busy_share'] * 100:.0f}% of the CPUs (AMX: "
-                    f"{got['amx']})",
+                    f"{got['amx']}; kernels: {got['kernels']})",
                     flush=True,
                 )
     print(f"\n{args.model} {args.mode}, batch {args.batch_size}, {args.rounds} rounds:")
@@ -163,10 +184,10 @@ def main(argv=None) -> int:
         if mfus and len(mfus) < len(mine):
             shown += f" ({len(mine) - len(mfus)} run(s) without one)"
         line = f"  {label:>12}: {_spread(rates)} examples/s; {shown}"
-        if label != "fp32":
-            base = {x["round"]: x["rate"] for x in runs if x["label"] == "fp32"}
+        if label != baseline:
+            base = {x["round"]: x["rate"] for x in runs if x["label"] == baseline}
             ratios = [x["rate"] / base[x["round"]] for x in mine]
-            line += f"; {label}/fp32 {_spread(ratios)}x"
+            line += f"; {label}/{baseline} {_spread(ratios)}x"
         print(line)
     if args.output:
         with open(args.output, "w") as f:

@@ -149,3 +149,34 @@ def test_a_setup_cpu_other_than_amx_is_one_line(tmp_path):
     path.write_text(text)
     with pytest.raises(errors.UsageError, match=r"cpu in .*'avx'.*amx"):
         spec.load(str(path), report.FORMS, findings.CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("amx", "path", "amd_needs", "amx_runs"),
+    [
+        ("absent", "avx512_bf16", None, False),  # AMD EPYC Zen 4/5: its own cells only
+        ("usable", "amx", "this host's bf16 path: amx", True),  # faster: not priced as AMD's
+        ("absent", "none", "this host's bf16 path: none", False),  # no bf16 at all
+        # AMX listed but refused: bf16 runs on AVX-512 BF16, as on an AMD part.
+        ("listed but not permitted (kernel 5.10: no)", "avx512_bf16", None, False),
+        (None, None, None, True),  # a planned or rented machine: its catalog row names it
+    ],
+)
+def test_a_setup_runs_only_on_a_cpu_whose_bf16_path_it_names(amx, path, amd_needs, amx_runs):
+    """cpu_vs_gpu's AMD setups (c3d, c4d) are gated by the bf16 path, not by a vendor name."""
+    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    host = cells.Host(
+        cores=tuple(range(16)), gpus=0, gpu_name="", tpu=False, amx=amx, bf16_path=path
+    )
+    amd = [c for c in cells.expand(study, "full") if c.setup.cpu == "avx512_bf16"]
+    assert {c.setup.label for c in amd} == {"8 vCPU c3d bf16", "8 vCPU c4d bf16", "2 vCPU c4d bf16"}
+    got = {c.needs(host) for c in amd}
+    if amd_needs is None:
+        assert got == {None}
+    else:
+        assert got == {
+            "needs a CPU whose bf16 runs on avx512_bf16 (AVX-512 BF16 without AMX: AMD EPYC "
+            f"Zen 4 or 5); {amd_needs}"
+        }
+    amx_cells = [c for c in cells.expand(study, "full") if c.setup.cpu == "amx"]
+    assert all((c.needs(host) is None) == amx_runs for c in amx_cells)

@@ -90,6 +90,7 @@ def _hardware_config() -> config.HardwareConfig:
         num_cpu_devices=FLAGS.num_cpu_devices,
         num_intra_threads=FLAGS.num_intra_threads,
         num_inter_threads=FLAGS.num_inter_threads,
+        cpu_kernels=FLAGS.cpu_kernels,
     )
 
 

@@ -142,6 +142,14 @@ def define_hardware_flags():
     f.DEFINE_integer(
         "num_inter_threads", 0, "Inter-op thread pool size (0: TF default).", lower_bound=0
     )
+    f.DEFINE_enum(
+        "cpu_kernels",
+        "auto",
+        ["auto", "onednn", "zendnn"],
+        "CPU kernels TensorFlow runs: auto (TensorFlow's default for this CPU), onednn "
+        "(TensorFlow's oneDNN kernels), zendnn (AMD's ZenDNN plug-in, zentf: `make zendnn`). "
+        "Recorded in the record's software section.",
+    )
     f.DEFINE_string(
         "memory_limit",
         None,

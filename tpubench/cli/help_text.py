@@ -63,6 +63,7 @@ GROUPS = (
             "parameter_device",
             "num_intra_threads",
             "num_inter_threads",
+            "cpu_kernels",
             "memory_limit",
         ),
     ),

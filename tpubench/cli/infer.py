@@ -8,7 +8,7 @@ from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog,
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text, vocab
-from tpubench.hardware import memory_cap, placement
+from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
 from tpubench.run.infer import scenarios
 
@@ -180,6 +180,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         )
         raise
     placement.check_gpu(cfg.hardware.accelerator)  # a refusal: no record, no TensorFlow
+    cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:  # a --memory_limit too small for TensorFlow itself still leaves a failed record
         memory_cap.loading(lambda: tflog.import_tensorflow(lambda: train.configure_before_tf(cfg)))
     except memory_cap.CapReached as e:

@@ -9,7 +9,7 @@ from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text, vocab
 from tpubench.data import resolve
-from tpubench.hardware import memory_cap, placement
+from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
 
 FLAGS = flags.FLAGS
@@ -170,6 +170,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
     placement.check_gpu(cfg.hardware.accelerator)  # no GPU to see: no record, no TensorFlow
+    cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing
         # bucket or permission in about a second.  The failed record goes to

@@ -20,6 +20,7 @@ class HardwareConfig:
     num_cpu_devices: int = 1
     num_intra_threads: int = 0  # 0: TensorFlow's default
     num_inter_threads: int = 0
+    cpu_kernels: str = "auto"  # hardware/cpu_kernels.py: auto | onednn | zendnn
 
 
 @dataclasses.dataclass(frozen=True)

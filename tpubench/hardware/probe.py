@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from tpubench.hardware import amx
+from tpubench.hardware import amx, cpu_kernels
 
 ISA_FLAGS = (
     "sse4_2",
@@ -151,6 +151,7 @@ def software() -> dict:
         "cuda": build.get("cuda_version"),
         "cudnn": build.get("cudnn_version"),
         "onednn": onednn(),
+        "cpu_kernels": cpu_kernels.recorded(),
         "cudnn_batchnorm_persistent": os.environ.get("TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"),
         "nvidia_driver": _nvidia_driver(),
         "platform": platform.platform(),

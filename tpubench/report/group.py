@@ -36,6 +36,7 @@ DIMENSIONS = (
     "all_reduce",
     "threads",
     "inter_threads",
+    "cpu_kernels",
     "steps_per_loop",
     "latency_bound",
 )
@@ -46,6 +47,7 @@ _SHORT = {
     "per_replica_batch": "batch/replica",
     "steps_per_loop": "loop",
     "inter_threads": "inter",
+    "cpu_kernels": "kernels",
     "latency_bound": "bound",
 }
 

@@ -283,6 +283,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_results.Machin
         "all_reduce": placement.all_reduce or hw.all_reduce,
         "threads": _or(hw.num_intra_threads, 0),
         "inter_threads": _or(hw.num_inter_threads, 0),
+        "cpu_kernels": _or(hw.cpu_kernels, "auto"),
         "steps_per_loop": _or(rec.config.steps_per_loop, 1),
         "latency_bound": scenario_fields.bound_text(rec),
     }

@@ -37,6 +37,7 @@ class HardwareFlags:
     all_reduce: str | None = None
     num_intra_threads: int | None = None
     num_inter_threads: int | None = None
+    cpu_kernels: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
