@@ -245,7 +245,12 @@ def test_sweep_skypilot_dry_run(tmp_path):
 
 @pytest.mark.parametrize(
     ("engine", "kinds"),
-    [("job", ["Service", "Job", "Service", "Job"]), ("jobset", ["JobSet"]), ("tfjob", ["TFJob"])],
+    [
+        ("job", ["Service", "Job", "Service", "Job"]),
+        ("jobset", ["JobSet"]),
+        ("tfjob", ["TFJob"]),
+        ("trainjob", ["TrainingRuntime", "TrainJob"]),
+    ],
 )
 def test_gke_engine_dry_run(engine, kinds, tmp_path):
     out = ok(
@@ -269,5 +274,5 @@ def test_gke_engine_dry_run(engine, kinds, tmp_path):
 
 
 covers("tpubench-launch gke")(test_gke_engine_dry_run)
-for _g in ("job", "jobset", "tfjob"):
+for _g in ("job", "jobset", "tfjob", "trainjob"):
     covers(f"tpubench-launch gke --engine={_g}")(test_gke_engine_dry_run)

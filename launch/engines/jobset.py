@@ -43,7 +43,8 @@ def pod_hostname(name: str, role: str, pod_index: int, job_index: int = 0) -> st
     return f"{name}-{role}-{job_index}-{pod_index}"
 
 
-def _index_env() -> dict:
+def index_env() -> dict:
+    """The pod's Job completion index as $(JOB_COMPLETION_INDEX): it must come before TF_CONFIG."""
     path = f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"
     return {"name": INDEX_VAR, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
@@ -127,7 +128,7 @@ def cluster_manifests(r: engines.Request) -> list[dict]:
     for role, n in counts.items():
         if not n:
             continue
-        env = [_index_env(), {"name": "TF_CONFIG", "value": tf_config_template(tasks, role)}]
+        env = [index_env(), {"name": "TF_CONFIG", "value": tf_config_template(tasks, role)}]
         # Parameter servers hold variables on CPU: no GPUs for them.
         gpu = role != "ps"
         c = objects.container(image, args, env, resources if gpu else None, size=size)

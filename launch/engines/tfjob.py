@@ -1,4 +1,7 @@
-"""Kubeflow TFJob manifests (kubeflow.org/v1, Training Operator 1.x).
+"""Kubeflow TFJob manifests (kubeflow.org/v1, Training Operator 1.x): legacy upstream.
+
+Kubeflow maintains the Training Operator and its TFJob but no longer
+develops them; Trainer v2's TrainJob replaces them (engines/trainjob.py).
 
 `tfReplicaSpecs` has a Worker set (worker 0 is the chief) or, with
 parameter servers, Chief, Worker and PS.  The operator writes each pod's

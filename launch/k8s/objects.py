@@ -1,6 +1,6 @@
 """What every GKE engine builds with: names, labels, Kueue, the tpubench container, YAML out.
 
-The engines (engines/job.py, jobset.py, tfjob.py) each build their own
+The engines (engines/job.py, jobset.py, trainjob.py, tfjob.py) each build their own
 objects from these pieces, so a pod looks the same whichever engine runs it;
 its cores and memory come from sizing.py.
 """

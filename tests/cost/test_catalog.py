@@ -172,7 +172,8 @@ def test_search(shipped):
     assert len(shipped.search("")) == len(shipped.rows)
     historical_tpu = shipped.search("tpu historical")
     assert [(r.key, r.on_demand) for r in historical_tpu] == [("gcp:tpu-v2-8", 6.50)]
-    assert shipped.search("h200") == []
+    assert [r.key for r in shipped.search("h200")] == ["gcp:a3-ultragpu-8g"]
+    assert shipped.search("gb200") == []
 
 
 def test_row_to_dict_is_json_friendly(shipped):
@@ -295,7 +296,13 @@ def test_format_rows_table(shipped):
 
 def test_format_rows_csv_round_trips(shipped, tmp_path):
     text = cli.format_rows(list(shipped.rows), "csv")
-    assert next(csv.reader(io.StringIO(text))) == [*catalog_rows.COLUMNS, "date_known"]
+    assert next(csv.reader(io.StringIO(text))) == [
+        *catalog_rows.COLUMNS,
+        "date_known",
+        "source_commit",
+        "read_on",
+        "spot_refused",
+    ]
     reloaded = catalog.load(write(tmp_path, text))
     assert reloaded.rows == shipped.rows
 

@@ -87,7 +87,18 @@ def test_tpu_chips_price_as_a_slice(shipped):
     assert prices[0].usd_per_hour == pytest.approx(8 * shipped.lookup("gcp:tpu-v5e").on_demand)
 
 
-@pytest.mark.parametrize("name", ["NVIDIA H200", "Tesla K80", "NVIDIA GeForce RTX 4090"])
+def test_h200_and_b200_runs_price_as_their_v9_machines():
+    """Before the v9 rows an H200 run had no catalog machine; now it has, and B200 too."""
+    for name, machine, usd in (
+        ("NVIDIA H200", "gcp:a3-ultragpu-8g", 86.75992),
+        ("NVIDIA B200", "gcp:a4-highgpu-8g", 90.216),
+    ):
+        prices, note = run.prices(accelerators=gpus(name))
+        assert (prices[0].machine, prices[0].usd_per_hour) == (machine, usd)
+        assert "it carries 8" in note
+
+
+@pytest.mark.parametrize("name", ["Tesla K80", "NVIDIA GeForce RTX 4090"])
 def test_no_catalog_machine_is_one_line_and_no_price(name):
     prices, note = run.prices(accelerators=gpus(name))
     assert prices == []

@@ -38,6 +38,16 @@ def cat():
         ("aws:p4d.24xlarge", "on_demand", 32.77),
         ("gcp:a2-highgpu-1g", "spot", 0.36975 + 1.4341),
         ("8xgcp:n1-vcpu+30xgcp:n1-gib", "on_demand", 8 * 0.031611 + 30 * 0.004237),
+        # The SkyPilot v9 snapshot's rows (2c3d7ea7d76b): H200, B200 and AMD/Xeon VMs.
+        ("gcp:a3-ultragpu-8g", "on_demand", 12.266 + 74.49392),
+        ("gcp:a3-ultragpu-8g", "spot", 6.68552 + 40.972),
+        ("gcp:a4-highgpu-8g", "on_demand", 90.216),
+        ("gcp:a4-highgpu-8g", "spot", 37.7464),
+        ("gcp:c4-standard-8", "spot", 0.22819),
+        ("gcp:c3d-standard-8", "on_demand", 0.36319),
+        ("gcp:c3d-standard-8", "spot", 0.07704),
+        ("gcp:c4d-standard-48", "on_demand", 2.21995),
+        ("gcp:n2d-standard-8+4xgcp:t4", "spot", 0.08896 + 4 * 0.175),
         # The 2017-2018 studies, reproduced from historical rows.
         ("gcp:n1-standard-1@2017+gcp:k80@2017", "on_demand", 0.745),
         ("gcp:n1-highcpu-64@2017", "spot", 0.509),
@@ -225,3 +235,25 @@ def test_cost_modules_do_not_import_tensorflow():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_v9_rows_price_on_both_bases_from_the_cli():
+    """`--machine=gcp:c3d-standard-8` on demand and spot, exact, from the shipped rows."""
+    for basis, total in (("on_demand", "0.3632"), ("spot", "0.077")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "tpubench", "prices", "--machine=gcp:c3d-standard-8",
+             f"--pricing={basis}", "--format=json"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(proc.stdout)
+        (line,) = data["lines"]
+        assert line["unit_price"] == {"on_demand": 0.36319, "spot": 0.07704}[basis]
+        assert line["source"] == "SkyPilot catalog v9 gcp/vms.csv at commit 2c3d7ea7d76b"
+        assert data["accelerators"]["count"] == 0
+        text = subprocess.run(
+            [sys.executable, "-m", "tpubench", "prices", "--machine=gcp:c3d-standard-8",
+             f"--pricing={basis}"],
+            capture_output=True, text=True, timeout=120,
+        ).stdout  # fmt: skip
+        assert f"total {total} USD/hour ({basis})" in text

@@ -46,8 +46,10 @@ VARIABLES = {"$threads": "1", "$batch": "128", "$BUCKET": "gs://my-bucket"}
 # Words a reader replaces, or a file the reader (or an earlier command) writes: a command
 # holding one is parsed, never run.
 PLACEHOLDERS = ("$", "...", "RUN_ID", "IMAGE", "gs://", ".yaml", "lenet.py", "TRAIN_FLAGS")
-# What a command reads that a cheap run cannot have: a data or model directory, LoadGen.
-READS = ("--data_dir", "--model_dir", "--results_dir", "--scenario", "--flagfile", "import")
+# What a command reads that a cheap run cannot have: a data or model directory, LoadGen,
+# SkyPilot files to import, two catalog snapshots to diff.
+READS = ("--data_dir", "--model_dir", "--results_dir", "--scenario", "--flagfile", "import",
+         " diff ")  # fmt: skip
 
 
 def _runs_here(c: doc_commands.DocCommand) -> bool:

@@ -23,7 +23,10 @@ K8S_VERSION = "1.33"  # Job successPolicy is GA from 1.33
 CRDS = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset-v1alpha2.json",
     ("kubeflow.org/v1", "TFJob"): "tfjob-v1.json",
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "trainjob-v1alpha1.json",
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "trainingruntime-v1alpha1.json",
 }
+TRAINER_STEP = "trainer.kubeflow.org/trainjob-ancestor-step"
 TFJOB_ROLES = {"Chief", "Master", "Worker", "PS", "Evaluator"}
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -92,20 +95,21 @@ def check(doc: dict) -> None:
         f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors[:5]
     )
     if doc["kind"] == "JobSet":
-        for rjob in doc["spec"]["replicatedJobs"]:
-            template = rjob["template"]
-            meta = {**template.get("metadata", {}), "name": f"{doc['metadata']['name']}-x"}
-            _k8s_validate(
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "metadata": meta,
-                    "spec": template["spec"],
-                }
-            )
-            last = rjob["template"]["spec"].get("completions", 1) - 1
-            pod = f"{doc['metadata']['name']}-{rjob['name']}-{rjob.get('replicas', 1) - 1}-{last}"
-            assert len(pod + "-abcde") <= 63, f"{where}: pod name {pod!r} too long"
+        _check_jobset_spec(doc["spec"], doc["metadata"]["name"], where)
+    elif doc["kind"] == "TrainingRuntime":
+        # Trainer names the JobSet (and so the pods) after the TrainJob: the run's name.
+        spec = doc["spec"]["template"]["spec"]
+        _check_jobset_spec(spec, doc["metadata"]["labels"]["tpubench/run"], where)
+        trainer = [r for r in spec["replicatedJobs"] if r["name"] == "node"]
+        assert len(trainer) == 1, f"{where}: no replicatedJob named node"
+        (node,) = trainer
+        assert node["template"]["metadata"]["labels"][TRAINER_STEP] == "trainer", where
+        pod = node["template"]["spec"]["template"]["spec"]
+        assert [c["name"] for c in pod["containers"]] == ["node"], f"{where}: container node"
+    elif doc["kind"] == "TrainJob":
+        ref = doc["spec"]["runtimeRef"]
+        assert ref["kind"] in ("TrainingRuntime", "ClusterTrainingRuntime"), where
+        assert ref.get("apiGroup", "trainer.kubeflow.org") == "trainer.kubeflow.org", where
     else:
         specs = doc["spec"]["tfReplicaSpecs"]
         assert set(specs) <= TFJOB_ROLES, f"{where}: replica types {sorted(specs)}"
@@ -123,3 +127,16 @@ def check(doc: dict) -> None:
                     "template": spec["template"],
                 }
             )
+
+
+def _check_jobset_spec(spec: dict, name: str, where: str) -> None:
+    """Each replicatedJob a valid batch/v1 Job; each pod name (plus JobSet's suffix) <= 63."""
+    for rjob in spec["replicatedJobs"]:
+        template = rjob["template"]
+        meta = {**template.get("metadata", {}), "name": f"{name}-x"}
+        _k8s_validate(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": template["spec"]}
+        )
+        last = template["spec"].get("completions", 1) - 1
+        pod = f"{name}-{rjob['name']}-{rjob.get('replicas', 1) - 1}-{last}"
+        assert len(pod + "-abcde") <= 63, f"{where}: pod name {pod!r} too long"

@@ -1,5 +1,5 @@
-"""`tpubench-launch gke --engine=jobset|tfjob|job`: every rendered manifest passes the strict
-offline checks (real CRD schemas, kubernetes-validate), and bad combinations are one line."""
+"""`tpubench-launch gke --engine=jobset|tfjob|trainjob|job`: every rendered manifest passes the
+strict offline checks (real CRD schemas, kubernetes-validate); bad combinations are one line."""
 
 import json
 import subprocess
@@ -39,17 +39,20 @@ def render(engine, shape, *extra, name="rn50"):
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
-ALL = [(e, s) for e in ("jobset", "job") for s in SHAPES] + [
-    ("tfjob", s) for s in SHAPES if s != "single-host-tpu"
-]
+ALL = (
+    [(e, s) for e in ("jobset", "job") for s in SHAPES]
+    + [("tfjob", s) for s in SHAPES if s != "single-host-tpu"]
+    + [("trainjob", s) for s in ("gpu-multi-worker", "cpu-multi-worker")]
+)
 # One Kueue workload per run: plain Jobs only when the run is one task.
 GANG = [(e, s) for e, s in ALL if e != "job" or s == "single-host-tpu"]
 
 
 def _containers(doc):
-    """Every container spec of a rendered JobSet, TFJob or Job."""
-    if doc["kind"] == "JobSet":
-        pods = [r["template"]["spec"]["template"] for r in doc["spec"]["replicatedJobs"]]
+    """Every container spec of a rendered JobSet, TrainingRuntime, TFJob or Job."""
+    if doc["kind"] in ("JobSet", "TrainingRuntime"):
+        spec = doc["spec"]["template"]["spec"] if doc["kind"] == "TrainingRuntime" else doc["spec"]
+        pods = [r["template"]["spec"]["template"] for r in spec["replicatedJobs"]]
     elif doc["kind"] == "TFJob":
         pods = [r["template"] for r in doc["spec"]["tfReplicaSpecs"].values()]
     elif doc["kind"] == "Job":
@@ -65,7 +68,8 @@ def test_manifests_pass_the_strict_offline_checks(engine, shape):
     for doc in docs:
         check(doc)
     for doc in docs:
-        if doc["kind"] != "Service":  # Kueue reads the label on the workload object
+        # Kueue reads the label on the workload object; a runtime is a template, no workload.
+        if doc["kind"] not in ("Service", "TrainingRuntime"):
             assert doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
         assert "suspend" not in json.dumps(doc)  # Kueue suspends and admits
 
@@ -175,6 +179,41 @@ def test_tfjob_leaves_tf_config_to_the_operator():
     }
 
 
+def test_trainjob_brings_its_tensorflow_runtime():
+    """Trainer v2 ships no TensorFlow runtime: the TrainJob comes with one, TF_CONFIG per pod."""
+    runtime, job = render("trainjob", "gpu-multi-worker", "--queue=team-a")
+    assert (runtime["kind"], job["kind"]) == ("TrainingRuntime", "TrainJob")
+    assert job["spec"] == {
+        "runtimeRef": {
+            "apiGroup": "trainer.kubeflow.org",
+            "kind": "TrainingRuntime",
+            "name": "rn50-tensorflow",
+        },
+        "trainer": {"numNodes": 2},
+    }
+    assert runtime["metadata"]["name"] == "rn50-tensorflow"
+    assert runtime["spec"]["mlPolicy"] == {"numNodes": 2}  # no torch/mpi/jax policy
+    assert "kueue.x-k8s.io/queue-name" not in runtime["metadata"]["labels"]
+    (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    job_spec = node["template"]["spec"]
+    assert (job_spec["completionMode"], job_spec["completions"]) == ("Indexed", 2)
+    (c,) = job_spec["template"]["spec"]["containers"]
+    assert c["name"] == "node" and c["resources"]["limits"]["nvidia.com/gpu"] == 4
+    index, tf_config = c["env"]
+    assert index["name"] == "JOB_COMPLETION_INDEX"
+    for i in (0, 1):
+        cfg = json.loads(tf_config["value"].replace("$(JOB_COMPLETION_INDEX)", str(i)))
+        assert cfg == {
+            "cluster": {"worker": ["rn50-node-0-0.rn50:2222", "rn50-node-0-1.rn50:2222"]},
+            "task": {"type": "worker", "index": i},
+        }
+    assert "--strategy=multi_worker" in c["args"]
+    # the checks refuse a field the Trainer's CRD would prune
+    job["spec"]["trainer"]["numNode"] = 2
+    with pytest.raises(AssertionError, match="numNode"):
+        check(job)
+
+
 def test_engine_defaults():
     (js,) = render("jobset", "cpu-multi-worker")
     out = _gke("--name=a", "--image=i", "--workers=2", "--dry-run", "--", RESULTS)
@@ -193,6 +232,8 @@ def test_engine_defaults():
         (["--workers=2", "--queue=" + "q" * 64], "LocalQueue name"),
         (["--workers=2", "--gpus=1", "--gpu-type=nvidia-tesla-a10"], "did you mean"),
         (["--engine=tfjob", "--workers=2", "--max-restarts=2"], "needs --engine=jobset"),
+        (["--engine=trainjob", "--tpu=gcp:tpu-v5e-8"], "use --engine=jobset (or job) for TPUs"),
+        (["--engine=trainjob", "--workers=2", "--ps=1"], "a TrainJob drives one role"),
         (["--engine=kubeflow", "--workers=2"], "invalid choice: 'kubeflow'"),
         (["--workers=2", "--machine-type=z9-mega-8"], "'z9-mega-8': its vCPUs and memory"),
         (["--tpu=gcp:tpu-v5e-8", "--machine-type=n1-standard-8"], "sized from its slice's host"),

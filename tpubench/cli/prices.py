@@ -206,18 +206,30 @@ def _footer(rows: list, hidden: int, path: str) -> str:
     return "; ".join(parts)
 
 
-def import_main(paths: list[str]) -> str:
-    """Runs `tpubench prices import FILE...`: SkyPilot-format files into the user catalog."""
-    from tpubench.cost import skypilot
+def import_main(paths: list[str], commit: str | None = None) -> str:
+    """Runs `tpubench prices import FILE...`: SkyPilot-format files into the user catalog.
 
-    target, n, left_out = skypilot.import_files(paths)
-    rows = catalog_lib.load_user(target)
+    COMMIT (`--source_commit`) is the snapshot's git commit, kept per row with
+    the day the rows were read.  A row whose source spot is above its on-demand
+    price is named in one line: it keeps no spot price.
+    """
+    from tpubench.cost import skypilot_import
+
+    done = skypilot_import.import_files(paths, commit=commit)
+    rows = catalog_lib.load_user(done.target)
     text = (
-        f"imported {n} price row(s) from {len(paths)} file(s) into {target} "
+        f"imported {done.written} price row(s) from {len(paths)} file(s) into {done.target} "
         f"({len(rows)} row(s) there; {catalog_lib.age_note(r.dated for r in rows)}); "
         "they override the shipped rows of the same keys"
     )
-    if left_out:  # what every later command would refuse never enters the catalog
+    if done.spot_refused:  # a spot price above on demand is no discount: never answered on
+        text += (
+            f"\nspot above on demand in {len(done.spot_refused)} row(s), so no spot price kept "
+            "(--pricing=spot refuses them):"
+        )
+        text += "".join(f"\n  {line}" for line in done.spot_refused)
+    if done.left_out:  # what every later command would refuse never enters the catalog
+        left_out = done.left_out
         text += f"\nleft out {len(left_out)} row(s) the catalog would refuse:"
         text += "".join(f"\n  {line}" for line in left_out[:10])
         if len(left_out) > 10:
@@ -243,11 +255,22 @@ def _suggest(query: str, cat: catalog_lib.Catalog) -> str:
 def define():
     flags.DEFINE_enum("format", "table", ["table", "csv", "json"], "Output format.")
     groups.define_pricing(with_override=False)
+    flags.DEFINE_string(
+        "source_commit",
+        None,
+        "prices import: the git commit of the skypilot-catalog snapshot the files come "
+        "from, kept with each imported row.",
+    )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
     if args and args[0] == "import":
-        print(columns.fold(safe_text.block(import_main(args[1:]))))
+        print(columns.fold(safe_text.block(import_main(args[1:], FLAGS.source_commit))))
+        return 0
+    if args and args[0] == "diff":
+        from tpubench.cost import catalog_diff
+
+        print(columns.fold(safe_text.block(catalog_diff.main(args[1:]))))
         return 0
     query = " ".join(args)
     outputs = [

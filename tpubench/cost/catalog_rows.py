@@ -17,8 +17,11 @@ COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
 # fmt: on
 # Optional: `date_known` "no" marks a row whose price date nobody knows (copied
 # from a snapshot of unknown date, or typed from memory): `as_of` is then the
-# day the row was read, and every place that shows its age says so.
-OPTIONAL_COLUMNS = ("date_known",)
+# day the row was read, and every place that shows its age says so.  An imported
+# row keeps where it came from: `source_commit` (the snapshot's git commit, when
+# known) and `read_on` (the day it was read); `spot_refused` says why the row has
+# no spot price although its source listed one (a spot price above on demand).
+OPTIONAL_COLUMNS = ("date_known", "source_commit", "read_on", "spot_refused")
 KINDS = ("instance", "gpu", "tpu", "vcpu", "memory")
 STATUSES = ("confirmed", "unconfirmed", "stale", "derived", "historical")
 
@@ -29,6 +32,8 @@ KEY_FORM = "provider:name in lowercase letters, digits, '.', '-', '_', e.g. gcp:
 WHEN_RE = re.compile(r"^\d{4}(-\d{2}-\d{2})?$")
 WHEN_FORM = "YYYY or YYYY-MM-DD, e.g. gcp:k80@2017"
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+COMMIT_FORM = "a git commit: 7 to 40 hex digits, e.g. 2c3d7ea7d76b"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,11 +57,15 @@ class Row:
     status: str
     notes: str
     date_known: bool = True  # False: as_of is the day the row was read, not the price's date
+    source_commit: str = ""  # the source snapshot's git commit ('' when not known)
+    read_on: datetime.date | None = None  # the day an import read the row
+    spot_refused: str = ""  # why spot is empty although the source listed one
 
     def to_dict(self) -> dict:
-        """Returns the row as JSON-friendly values (as_of as an ISO string)."""
+        """Returns the row as JSON-friendly values (dates as ISO strings)."""
         d = dataclasses.asdict(self)
         d["as_of"] = self.as_of.isoformat()
+        d["read_on"] = self.read_on.isoformat() if self.read_on else None
         return d
 
     @property
@@ -79,6 +88,13 @@ def csv_values(row: Row) -> list:
     d = row.to_dict()
     d["date_known"] = "" if row.date_known else "no"
     return ["" if d[c] is None else d[c] for c in COLUMNS + OPTIONAL_COLUMNS]
+
+
+def refused_spot(row: Row) -> str:
+    """Why a spot answer on ROW is refused, one line ('' when spot is simply not listed)."""
+    if row.spot is not None or not row.spot_refused:
+        return ""
+    return f"no spot price in catalog row {row.key} ({row.dated}): {row.spot_refused}"
 
 
 def check(row: Row, where: str) -> Row:
@@ -186,6 +202,17 @@ def _row(v: dict[str, str], where: str) -> Row:
         raise errors.PriceError(
             f"{where}: date_known {v['date_known']!r} is not one of yes, no (empty: yes)"
         )
+    commit = v.get("source_commit", "").lower()
+    if commit and not COMMIT_RE.match(commit):
+        raise errors.PriceError(
+            f"{where}: source_commit {v['source_commit']!r} is not {COMMIT_FORM}"
+        )
+    read_on = _optional_date(v.get("read_on", ""), "read_on", where)
+    refused = v.get("spot_refused", "")
+    if refused and spot is not None:
+        raise errors.PriceError(
+            f"{where}: spot_refused is set, so spot must be empty (it is {v['spot']!r})"
+        )
     return Row(
         key=key,
         provider=provider,
@@ -200,7 +227,23 @@ def _row(v: dict[str, str], where: str) -> Row:
         status=status,
         notes=v["notes"],
         date_known=known != "no",
+        source_commit=commit,
+        read_on=read_on,
+        spot_refused=refused,
     )
+
+
+def _optional_date(text: str, column: str, where: str) -> datetime.date | None:
+    if not text:
+        return None
+    try:
+        if not _DATE_RE.match(text):
+            raise ValueError("not YYYY-MM-DD")
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise errors.PriceError(
+            f"{where}: {column} {text!r} is not a date (expected YYYY-MM-DD)"
+        ) from None
 
 
 def _price(text: str, column: str, where: str) -> float | None:

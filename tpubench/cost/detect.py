@@ -22,6 +22,7 @@ from tpubench.cost import machine as machine_lib
 # (pattern on the lower-cased device name, catalog accelerator id); first match wins,
 # so the more specific names come first.
 GPU_IDS = (
+    (r"b200", "b200"),
     (r"h200", "h200"),
     (r"h100", "h100"),
     (r"a100.*80\s*gb|a100-sxm4?-80", "a100-80gb"),

@@ -14,7 +14,7 @@ import math
 
 from tpubench.core import errors, vocab
 from tpubench.cost import catalog as catalog_lib
-from tpubench.cost import machine
+from tpubench.cost import catalog_rows, machine
 
 # The parameter name `catalog` is part of the public signature, hence `catalog_lib`.
 
@@ -107,7 +107,8 @@ def hourly(
 
     Raises:
       UsageError: unknown pricing or a malformed description.
-      PriceError: an unknown key, or a row without a price for `pricing`.
+      PriceError: an unknown key, or a row without a price for `pricing` (a spot
+        price refused at import, above on demand, says so).
     """
     check_pricing(pricing)
     parsed = machine.parse(machine_spec)
@@ -117,6 +118,11 @@ def hourly(
         unit_price = row.spot if pricing == "spot" else row.on_demand
         if unit_price is None:
             other = vocab.OTHER_PRICING[pricing]
+            refused = catalog_rows.refused_spot(row) if pricing == "spot" else ""
+            if refused:  # the source's spot is above on demand: no discount to answer with
+                raise errors.PriceError(
+                    f"{part.pinned_key}: {refused}; {other} is available (--pricing={other})"
+                )
             raise errors.PriceError(
                 f"{part.pinned_key}: catalog row {row.key} ({row.as_of}) has no {pricing} "
                 f"price; {other} is available (--pricing={other})"

@@ -1,10 +1,11 @@
-"""`tpubench prices import FILE...`: SkyPilot-format `vms.csv` files into the user catalog.
+"""SkyPilot-format `vms.csv` files read as catalog rows (`tpubench prices import`, `diff`).
 
 SkyPilot's catalogs (skypilot-org/skypilot-catalog, `catalogs/v7/gcp/vms.csv`
-and `catalogs/v7/aws/vms.csv`) list one row per instance type and zone, with
-columns named in the header (the order differs by cloud): `InstanceType,
-AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price,
-SpotPrice, Region, AvailabilityZone`.  What they mean here:
+to `catalogs/v9/...`; schemas v7, v8 and v9 share these columns) list one row
+per instance type and zone, with columns named in the header (the order
+differs by cloud): `InstanceType, AcceleratorName, AcceleratorCount, vCPUs,
+MemoryGiB, GpuInfo, Price, SpotPrice, Region, AvailabilityZone`.  What they
+mean here:
 
 - AWS rows are whole instances: `aws:<InstanceType>`, carrying
   `AcceleratorCount x AcceleratorName`.
@@ -12,14 +13,18 @@ SpotPrice, Region, AvailabilityZone`.  What they mean here:
   InstanceType (`,,,H100,1,...`) and TPUs are rows named `tpu-v5e-8`.  A2/A3
   and G2 machines are priced here as their VM plus the GPUs they come with;
   T4/V100/P100/P4/K80 become per-GPU rows (add an N1 host), TPUs per-chip rows
-  (v2/v3 per 8-core slice).
+  (v2/v3 per 8-core slice).  A machine whose VM row is 0.0 (v9's A4, B200)
+  is priced by its GPU row alone: that row carries the whole machine.
+  `-lssd`/`-nolssd` variants carry the GPUs of their base type.
 - A price of 700.0 means "not offered in this zone"; the lowest spot price
   over a region's zones is kept.
+- A spot price above its on-demand price (v9 lists A100-80GB x1 and H100 x8
+  so) is no discount: the row keeps no spot price, and `spot_refused` says
+  why, so every spot answer on it is refused in one line (`pricing.hourly`).
 
 Rows are taken from one region per cloud (us-central1, us-east-1, like the
-shipped catalog), dated by the file's modification day, with the file named as
-their source.  The user catalog (`catalog.user_path()`) keeps them; it
-overrides the shipped rows of the same keys.  Pure Python.
+shipped catalog) and dated by the caller; `skypilot_import` writes them to
+the user catalog.  Pure Python.
 """
 
 from __future__ import annotations
@@ -27,11 +32,9 @@ from __future__ import annotations
 import csv
 import datetime
 import io
-import os
 import re
 
-from tpubench.core import errors
-from tpubench.cost import catalog as catalog_lib
+from tpubench.core import errors, money
 from tpubench.cost import catalog_rows, detect
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
@@ -42,9 +45,11 @@ GCP_BUNDLES = {
     "a2-highgpu-": "A100",
     "a2-megagpu-": "A100",
     "a2-ultragpu-": "A100-80GB",
+    "a3-edgegpu-": "H100",
     "a3-highgpu-": "H100",
     "a3-megagpu-": "H100-MEGA",
     "a3-ultragpu-": "H200",
+    "a4-highgpu-": "B200",
     "g2-standard-": "L4",
 }
 G2_GPUS = {4: 1, 8: 1, 12: 1, 16: 1, 24: 2, 32: 1, 48: 4, 96: 8}
@@ -68,8 +73,12 @@ def _cloud(header: list[str], rows: list[dict], name: str) -> str:
     raise errors.PriceError(f"{name}: cannot tell whether it is GCP's or AWS's catalog")
 
 
-def read(text: str, name: str, as_of: datetime.date) -> list[catalog_rows.Row]:
+def read(text: str, name: str, as_of: datetime.date, commit: str = "") -> list[catalog_rows.Row]:
     """Turns one SkyPilot-format vms.csv into catalog rows (see the module docstring).
+
+    Args:
+      text: the file's text; name: how messages and each row's source name it;
+      as_of: the rows' date; commit: the snapshot's git commit ('' if not known).
 
     Raises:
       PriceError: a missing column, or no row in the region tpubench prices.
@@ -88,7 +97,8 @@ def read(text: str, name: str, as_of: datetime.date) -> list[catalog_rows.Row]:
     here = [r for r in rows if r["Region"] == region]
     if not here:
         raise errors.PriceError(f"{name}: no {cloud} rows in region {region}")
-    source = f"{name} (SkyPilot-format {cloud} catalog, imported)"
+    at = f" at commit {commit[:12]}" if commit else ""
+    source = f"{name} (SkyPilot-format {cloud} catalog{at}, imported)"
     out = _aws(here, source, as_of) if cloud == "aws" else _gcp(here, source, as_of)
     if not out:
         raise errors.PriceError(f"{name}: no priced rows in region {region}")
@@ -109,7 +119,16 @@ def _group(rows: list[dict], *fields: str) -> dict[tuple, list[dict]]:
     return out
 
 
-def _row(key, kind, region, unit, count, od, spot, as_of, source, notes) -> catalog_rows.Row:
+def _above(od: float | None, spot: float | None, what: str) -> str:
+    """Why SPOT is no price to answer with ('' when it is one): it is above on demand."""
+    if od is None or spot is None or spot <= od:
+        return ""
+    return f"spot {money.exact(spot)} above on demand {money.exact(od)} (SkyPilot, {what})"
+
+
+def _row(key, kind, region, unit, count, od, spot, as_of, source, notes, refused=""):
+    if refused:
+        spot = None
     return catalog_rows.Row(
         key=key.lower(),
         provider=key.split(":", 1)[0],
@@ -123,6 +142,7 @@ def _row(key, kind, region, unit, count, od, spot, as_of, source, notes) -> cata
         source=source,
         status="confirmed",
         notes=notes,
+        spot_refused=refused,
     )
 
 
@@ -149,8 +169,9 @@ def _aws(rows, source, as_of):
         if n and not accel:
             notes += f"; {n}x {first['AcceleratorName']} (not an accelerator tpubench knows)"
             n = 0
+        refused = _above(od, spot, f"{itype} in {first['Region']}")
         out.append(_row(f"aws:{itype}", "instance", first["Region"], "instance-hour", n, od,
-                        spot, as_of, source, notes))  # fmt: skip
+                        spot, as_of, source, notes, refused))  # fmt: skip
     return out
 
 
@@ -164,37 +185,62 @@ def _gcp(rows, source, as_of):
     region = rows[0]["Region"]
     out = []
     for itype, group in sorted(hosts.items()):
-        od, spot = _best(group)
-        if od is None:
-            continue
-        bundle = next((g for p, g in GCP_BUNDLES.items() if itype.startswith(p)), None)
-        notes = f"{group[0].get('vCPUs', '?')} vCPU / {group[0].get('MemoryGiB', '?')} GiB"
-        count = 0
-        if bundle:
-            count = _bundle_count(itype)
-            g_od, g_spot = gpus.get((bundle, count), (None, None))
-            if not count or g_od is None:
-                continue  # the VM without its GPUs is no machine anyone can rent
-            accel = detect.accelerator_id("gpu", bundle.replace("-MEGA", ""))
-            notes = f"accel={accel}; host {od} + {count}x {bundle} {g_od}; " + notes
-            od = od + g_od
-            spot = spot + g_spot if spot is not None and g_spot is not None else None
-        out.append(_row(f"gcp:{itype}", "instance", region, "instance-hour", count, od, spot,
-                        as_of, source, notes))  # fmt: skip
+        machine = _gcp_machine(itype, group, gpus, region)
+        if machine:
+            count, od, spot, notes, refused = machine
+            out.append(_row(f"gcp:{itype}", "instance", region, "instance-hour", count, od,
+                            spot, as_of, source, notes, refused))  # fmt: skip
     for name in GCP_SOLO_GPUS:
         if (name, 1) in gpus:
             od, spot = gpus[name, 1]
             note = f"NVIDIA {name}; GPU only, add an N1 host VM"
+            refused = _above(od, spot, f"1x {name} in {region}")
             out.append(_row(f"gcp:{name.lower()}", "gpu", region, "gpu-hour", 1, od, spot,
-                            as_of, source, note))  # fmt: skip
+                            as_of, source, note, refused))  # fmt: skip
     out += _tpus(accel_rows, region, source, as_of)
     return out
+
+
+def _gcp_machine(itype, group, gpus, region):
+    """(GPUs, on demand, spot, notes, why spot is refused) of one VM type, or None to skip it.
+
+    A VM of a GPU family is priced with its GPUs or not at all: without them it
+    is no machine anyone can rent.
+    """
+    od, spot = _best(group)
+    bundle = next((g for p, g in GCP_BUNDLES.items() if itype.startswith(p)), None)
+    notes = f"{group[0].get('vCPUs', '?')} vCPU / {group[0].get('MemoryGiB', '?')} GiB"
+    if not bundle:
+        refused = _above(od, spot, f"the {itype} VM in {region}")
+        return None if od is None else (0, od, spot, notes, refused)
+    count = _bundle_count(itype)
+    g_od, g_spot = gpus.get((bundle, count), (None, None))
+    in_gpu_row = od is None and all(_is_zero(r["Price"]) for r in group)
+    if not count or g_od is None or (od is None and not in_gpu_row):
+        return None
+    accel = detect.accelerator_id("gpu", bundle.replace("-MEGA", ""))
+    what = f"{count}x {bundle} in {region}"
+    refused = _above(g_od, g_spot, what)
+    if in_gpu_row:  # the VM row says 0.0: the GPU row prices the whole machine
+        notes = f"accel={accel}; {count}x {bundle} {g_od}, its VM listed at 0.0; " + notes
+        return count, g_od, g_spot, notes, refused
+    refused = refused or _above(od, spot, f"the {itype} VM in {region}")
+    notes = f"accel={accel}; host {od} + {count}x {bundle} {g_od}; " + notes
+    spot = spot + g_spot if spot is not None and g_spot is not None else None
+    return count, od + g_od, spot, notes, refused
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except (TypeError, ValueError):
+        return False
 
 
 def _bundle_count(itype: str) -> int:
     if itype.startswith("g2-standard-"):
         return G2_GPUS.get(_count(itype.rsplit("-", 1)[1]), 0)
-    m = re.search(r"-(\d+)g$", itype)
+    m = re.search(r"-(\d+)g(?:-(?:no)?lssd)?$", itype)
     return int(m.group(1)) if m else 0
 
 
@@ -215,60 +261,13 @@ def _tpus(accel_rows, region, source, as_of):
             best[gen] = (chips, od, spot)
     out = []
     for gen, (chips, od, spot) in sorted(best.items()):
+        refused = _above(od, spot, f"a {chips}-chip tpu-{gen} slice in {region}")
         if gen in ("v2", "v3"):
             out.append(_row(f"gcp:tpu-{gen}-8", "tpu", region, "slice-hour", 4, od, spot,
-                            as_of, source, "8-core slice = 4 chips"))  # fmt: skip
+                            as_of, source, "8-core slice = 4 chips", refused))  # fmt: skip
         else:
             spot = spot / chips if spot is not None else None
             out.append(_row(f"gcp:tpu-{gen}", "tpu", region, "chip-hour", 1, od / chips, spot,
-                            as_of, source, f"per chip, from a {chips}-chip slice"))  # fmt: skip
+                            as_of, source, f"per chip, from a {chips}-chip slice",
+                            refused))  # fmt: skip
     return out
-
-
-def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, int, list[str]]:
-    """Reads SkyPilot-format files into the user catalog.
-
-    Rows of the user catalog with the same key and date are replaced; others
-    kept.  A row the catalog would refuse once written (a NaN or negative
-    price, an instance name that is no valid key) is left out and named.
-
-    Returns:
-      (the catalog's path, rows written, one line per row left out).
-
-    Raises:
-      UsageError: no FILE given.
-      PriceError: a file is missing or not in SkyPilot's format.
-    """
-    if not paths:
-        raise errors.UsageError(
-            "tpubench prices import needs FILE arguments: SkyPilot-format vms.csv files, "
-            "e.g. catalogs/v7/gcp/vms.csv"
-        )
-    new: list[catalog_rows.Row] = []
-    left_out: list[str] = []
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
-            mtime = os.path.getmtime(path)
-        except (OSError, UnicodeDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise errors.PriceError(f"cannot read {path}: {reason}") from e
-        as_of = datetime.date.fromtimestamp(mtime)
-        for row in read(text, path, as_of):
-            try:
-                new.append(catalog_rows.check(row, f"{path}: {row.key}"))
-            except errors.PriceError as e:
-                left_out.append(str(e))
-    if not new:
-        raise errors.PriceError(
-            f"no usable price row in {', '.join(paths)}"
-            + (f" ({len(left_out)} refused, e.g. {left_out[0]})" if left_out else "")
-        )
-    target = user_path or catalog_lib.user_path()
-    kept: list[catalog_rows.Row] = []
-    if os.path.exists(target):
-        fresh = {(r.key, r.as_of) for r in new}
-        kept = [r for r in catalog_lib.load_user(target) if (r.key, r.as_of) not in fresh]
-    catalog_lib.write(kept + new, target)
-    return target, len(new), left_out

@@ -5,6 +5,10 @@
       | python vendor_crds.py v1alpha2 > jobset-v1alpha2.json
     git -C TRAINING_OPERATOR show v1.9.0:manifests/base/crds/kubeflow.org_tfjobs.yaml \
       | python vendor_crds.py v1 > tfjob-v1.json
+    git -C TRAINER show v2.3.0:manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml \
+      | python vendor_crds.py v1alpha1 > trainjob-v1alpha1.json
+    git -C TRAINER show v2.3.0:manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml \
+      | python vendor_crds.py v1alpha1 > trainingruntime-v1alpha1.json
 
 It keeps the served version's openAPIV3Schema as the CRD has it, less every
 string `description` (prose, and most of the bytes).  Nothing is added here:
