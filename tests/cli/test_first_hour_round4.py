@@ -90,7 +90,7 @@ def test_study_report_after_a_smoke_run_reports_the_smoke_records_and_says_so(tm
     )
     assert proc.returncode == 0, proc.stderr
     assert "no cell of cpu_vs_gpu is recorded at --scale=full" in proc.stdout
-    assert "10 cell(s) at --scale=smoke: 1 measured" in proc.stdout
+    assert "13 cell(s) at --scale=smoke: 1 measured" in proc.stdout
     assert (results / "report" / "cpu_vs_gpu-smoke.md").exists()
     # On the console: tables drawn, no Markdown syntax, within 100 columns.
     assert "## " not in proc.stdout and "| --- |" not in proc.stdout and "**" not in proc.stdout
