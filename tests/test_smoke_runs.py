@@ -24,6 +24,15 @@ def trained(tmp_path_factory):
     return work, proc
 
 
+def _vm_prefix(cpu: dict) -> str:
+    """The VM family a CPU run on a host with CPU is priced as first, with no --machine."""
+    if cpu["amx"] != "absent":
+        return "gcp:n4-"
+    if "AMD" in cpu["model"].upper().split():
+        return "gcp:c4d-" if "avx512_bf16" in cpu["isa"] else "gcp:n2d-"
+    return "gcp:n1-"
+
+
 @covers("tpubench train")
 def test_train(trained):
     work, proc = trained
@@ -36,11 +45,17 @@ def test_train(trained):
     assert 0.1 < rec["results"]["eval"]["accuracy"] <= 1.0  # 20 steps on real digits
     assert (work / record_line(out)).resolve() == pathlib.Path(rec["_path"]).resolve()
     assert list((work / "model" / "checkpoints").glob("ckpt-20.index"))
-    # No --machine: priced as VMs whose CPUs are of this host's kind (AMX or not).
-    amx = rec["hardware"]["cpu"]["amx"] != "absent"
+    # No --machine: priced as VMs whose CPUs are of this host's kind (AMX, AMD EPYC
+    # with or without AVX-512 BF16, or other x86).
+    from tpubench.cost import run as cost_run
+
+    cpu = rec["hardware"]["cpu"]
     first = rec["cost"]["machines"][0]["machine"]
-    assert first == ("gcp:n4-standard-" if amx else "gcp:n1-standard-") + first.rsplit("-", 1)[1]
-    assert ("whose CPUs have AMX" in rec["cost"]["note"]) == amx, rec["cost"]["note"]
+    assert first.startswith(_vm_prefix(cpu)), (first, cpu)
+    kind = cost_run.FAMILIES[cost_run.cpu_family(cpu)][0]
+    assert (f"like this host's, {kind}" in rec["cost"]["note"]) == (_vm_prefix(cpu) != "gcp:n1-"), (
+        rec["cost"]
+    )
 
 
 @covers("tpubench infer", "tpubench infer --scenario=closed_loop")
@@ -66,8 +81,8 @@ def test_infer_closed_loop_from_the_trained_weights(trained):
         assert rec["results"]["examples_per_sec"] > 0
         assert rec["weights"]["source"] == "checkpoint" and rec["weights"]["step"] == 20
         assert rec["cost"]["machines"][0]["usd_per_million_predictions"] > 0
-        amx = rec["hardware"]["cpu"]["amx"] != "absent"
-        assert rec["cost"]["machines"][0]["machine"].startswith("gcp:n4-" if amx else "gcp:n1-")
+        cpu = rec["hardware"]["cpu"]
+        assert rec["cost"]["machines"][0]["machine"].startswith(_vm_prefix(cpu)), cpu
     assert "batch 16" in out and "$/hour" in out
 
 

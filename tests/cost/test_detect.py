@@ -139,7 +139,7 @@ def test_a_cpu_with_amx_is_priced_as_vms_whose_cpus_have_it(vcpus, on_demand, sp
             accelerators=[], host_vcpus=vcpus, cpu=AMX_CPU, pricing_kind=basis
         )
         assert {p.machine: p.usd_per_hour for p in prices if p.pricing == basis} == want
-        assert note.startswith("priced as cloud VMs whose CPUs have AMX")
+        assert note.startswith("priced as cloud VMs whose CPUs, like this host's, have AMX,")
     prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu=XEON_CPU)
     assert all(p.machine.startswith(("gcp:n1-", "gcp:c2-")) for p in prices), prices
     assert "AMX" not in note
@@ -165,3 +165,28 @@ def test_machine_and_override_win_over_detection():
     assert prices[0].machine == "aws:g5.xlarge" and note is None
     prices, note = run.prices(price_per_hour=3.0, accelerators=gpus("NVIDIA H100"))
     assert (prices[0].pricing, prices[0].usd_per_hour) == ("override", 3.0)
+
+
+AMD_BF16_CPU = {"model": "AMD EPYC 9B45", "isa": ["avx512f", "avx512_bf16"], "amx": "absent"}
+AMD_CPU = {"model": "AMD EPYC 7B12", "isa": ["avx2"], "amx": "absent"}
+
+
+@pytest.mark.parametrize(
+    ("cpu", "vcpus", "on_demand", "spot"),
+    [
+        (AMD_BF16_CPU, 2, {"gcp:c4d-standard-2": 0.08988, "gcp:c3d-standard-4": 0.1816},
+         {"gcp:c4d-standard-2": 0.03155, "gcp:c3d-standard-4": 0.03852}),
+        (AMD_BF16_CPU, 8, {"gcp:c4d-standard-8": 0.36999, "gcp:c3d-standard-8": 0.36319},
+         {"gcp:c4d-standard-8": 0.12988, "gcp:c3d-standard-8": 0.07704}),
+        # The catalog has no n2d-standard-2: the smallest n2d it prices, not an n1.
+        (AMD_CPU, 2, {"gcp:n2d-standard-4": 0.16898}, {"gcp:n2d-standard-4": 0.04448}),
+        (AMD_CPU, 8, {"gcp:n2d-standard-8": 0.33797}, {"gcp:n2d-standard-8": 0.08896}),
+    ],
+)  # fmt: skip
+def test_an_amd_epyc_is_priced_as_amd_vms_of_its_bf16_generation(cpu, vcpus, on_demand, spot):
+    """Zen 4/5 (AVX-512 BF16) as c4d and c3d, older EPYCs as n2d, on both bases."""
+    kind = "AMD EPYC with AVX-512 BF16" if cpu is AMD_BF16_CPU else "AMD EPYC"
+    for basis, want in (("on_demand", on_demand), ("spot", spot)):
+        prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu=cpu, pricing_kind=basis)
+        assert {p.machine: p.usd_per_hour for p in prices if p.pricing == basis} == want
+        assert note.startswith(f"priced as cloud VMs whose CPUs, like this host's, are {kind},")

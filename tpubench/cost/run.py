@@ -62,7 +62,7 @@ def prices(
             note = "priced as cloud VMs with this host's vCPU count (pass --machine to choose)"
             if specs and family != "other" and specs[0].startswith(_FAMILY_PREFIX[family]):
                 note = (
-                    f"priced as cloud VMs whose CPUs {FAMILIES[family][0]}, as this one does, "
+                    f"priced as cloud VMs whose CPUs, like this host's, {FAMILIES[family][0]}, "
                     "with this host's vCPU count (pass --machine to choose)"
                 )
     # The chosen basis first (every answer reads it), then the other one where the
@@ -131,7 +131,15 @@ def default_cpu_machines(
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
     def keys(fam):
-        return [f"{p}{next((s for s in sizes if s >= n), sizes[-1])}" for p, sizes in fam]
+        # Per family, the smallest size the catalog prices with at least N vCPUs
+        # (else its largest priced one): a catalog without n2d-standard-2 prices a
+        # 2-vCPU host as n2d-standard-4, not as another family's VM.
+        out = []
+        for p, sizes in fam:
+            priced = [s for s in sizes if f"{p}{s}" in cat]
+            if priced:
+                out.append(f"{p}{next((s for s in priced if s >= n), priced[-1])}")
+        return out
 
     for fam in (family, "other"):
         found = [k for k in keys(FAMILIES[fam][1]) if k in cat]
