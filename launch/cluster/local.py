@@ -18,6 +18,7 @@ import dataclasses
 import os
 import sys
 
+from tpubench.core import host_procs
 from tpubench.storage import records
 from tpubench_launch import commands, errors, topology
 from tpubench_launch.cluster import supervise
@@ -65,6 +66,16 @@ def task_env(tasks: list[topology.Task], task: topology.Task, opts: Options) -> 
     return {}
 
 
+def check_room(workers: int, ps: int, asked: str, cpus=None, host=None) -> None:
+    """Refuses, in one line, a cluster of WORKERS and PS tasks (and a chief with PS) that
+    HOST (default this host, on CPUS when pinned) cannot hold; ASKED: where the counts came
+    from."""
+    n = workers + ps + (1 if ps else 0)  # topology.task_roles, without listing them
+    if ps:
+        asked += " with its chief"
+    host_procs.check(n, asked, host or host_procs.this_host(len(cpus) if cpus else None))
+
+
 def results_dir_of(args: list[str]) -> str:
     """--results_dir from the pass-through flags (tpubench's default: runs).
 
@@ -88,6 +99,8 @@ def run(opts: Options, launcher_argv: list[str], out=None) -> str:
       Interrupted: SIGINT/SIGTERM; every task was stopped and recorded.
     """
     out = out or sys.stdout
+    shape = f"--workers={opts.workers}" + (f" --ps={opts.ps}" if opts.ps else "")
+    check_room(opts.workers, opts.ps, shape, opts.cpus)  # before any task starts
     results = results_dir_of(list(opts.train_args))
     cluster_id = records.new_run_id("cluster")
     tasks = topology.plan(opts.workers, opts.ps)

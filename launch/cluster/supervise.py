@@ -53,15 +53,21 @@ def supervise(tasks, args: list[str], log_dir: str, opts, out) -> Outcome:
             for task in order:
                 env = dict(base_env, TF_CONFIG=topology.tf_config(tasks, task))
                 env.update(getattr(opts, "task_env", lambda *_: {})(tasks, task))
-                running[task] = procs.start(
-                    [*commands.local_tpubench(), "train", *args],
-                    os.path.join(log_dir, task.log_name),
-                    env=env,
-                    cpus=opts.cpus,
-                    echo=out if (opts.echo and task == chief) else None,
-                )
-            _write_state(tasks, running, log_dir)
-            _watch(tasks, train, running, opts, outcome, stop_requests, t0)
+                try:
+                    running[task] = procs.start(
+                        [*commands.local_tpubench(), "train", *args],
+                        os.path.join(log_dir, task.log_name),
+                        env=env,
+                        cpus=opts.cpus,
+                        echo=out if (opts.echo and task == chief) else None,
+                    )
+                except procs.StartFailed as e:  # the host refused a fork: the record says so
+                    outcome.failure = f"could not start task {task.name}: {e.reason}"
+                    outcome.exit_code = e.exit_code
+                    break
+            if not outcome.failure:
+                _write_state(tasks, running, log_dir)
+                _watch(tasks, train, running, opts, outcome, stop_requests, t0)
         finally:
             # Stop whatever still runs: servers after a success, everything
             # after a failure, a timeout or an exception in the launcher itself.

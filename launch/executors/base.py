@@ -23,7 +23,7 @@ from tpubench.children import command
 from tpubench.core import safe_yaml
 from tpubench.storage import records
 from tpubench_launch import cloud_names, errors, package, tpus, trust
-from tpubench_launch.executors import cloud
+from tpubench_launch.executors import cloud, shared
 
 
 class Executor(abc.ABC):
@@ -215,6 +215,7 @@ class CloudExecutor(Executor):
                     f"machine (one_machine: true); "
                     + (f"--executor={' or '.join(hosts)} does" if hosts else "no executor does")
                 )
+            shared.check_one_machine(c)  # bounded by its machine type, not by this host
         return [self.plan(c, sweep, settings, log_dir) for c in todo]
 
     def overhead_seconds(self, settings) -> float:

@@ -99,9 +99,12 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
     log = os.path.join(log_dir, f"{config.id}.log")
     with process.StopRequests() as stop:
         # SIGTERM on a signal: tpubench checkpoints and records `interrupted`.
-        code = process.run(
-            [*commands.local_tpubench(), config.command, *args], log, stop, cpus=cpus
-        )
+        try:
+            code = process.run(
+                [*commands.local_tpubench(), config.command, *args], log, stop, cpus=cpus
+            )
+        except process.StartFailed as e:  # the host refused the fork: this one failed
+            return e.exit_code, str(e)
     if stop.signal_name:
         raise errors.Interrupted(
             f"interrupted by {stop.signal_name} during {config.id}; run the same "
@@ -164,7 +167,10 @@ class Local(base.Executor):
 
     def plans(self, sweep, todo, settings, log_dir) -> list:
         for c in todo:
-            pinned(c)  # checks a vCPU count against this host's cores
+            cpus = pinned(c)  # checks a vCPU count against this host's cores
+            if c.is_cluster:  # and a cluster's processes against what this host holds
+                shape = f"workers={c.workers}" + (f", ps={c.ps}" if c.ps else "")
+                local_cluster.check_room(c.workers, c.ps, f"{sweep.path}: {c.id} ({shape})", cpus)
         return [None] * len(todo)
 
     def preview_title(self, pricing, settings) -> str:

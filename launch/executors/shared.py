@@ -9,8 +9,11 @@ model dirs on the bucket, the configuration's record label.
 from __future__ import annotations
 
 from tpubench.children import command
+from tpubench.core import host_procs
 from tpubench_launch import errors
+from tpubench_launch.cluster import local as local_cluster
 from tpubench_launch.executors import cloud
+from tpubench_launch.k8s import sizing
 
 GPUS = {
     "k80": "nvidia-tesla-k80",
@@ -51,6 +54,25 @@ def shape(machine: str) -> tuple[str, str | None, int]:
             raise errors.UsageError(f"machine {machine!r}: one GPU type per VM")
         gpu, count = GPUS[name], count + int(n)
     return host[4:], gpu, count
+
+
+def check_one_machine(config) -> None:
+    """A one-machine cluster's tasks against what its machine type holds, where the type's
+    vCPUs and memory are known (k8s/sizing.py); not against this host."""
+    machine = config.settings.get("machine")
+    if not (config.one_machine and machine):
+        return
+    try:
+        vcpus, gib = sizing.machine_shape(shape(machine)[0])
+    except errors.UsageError:
+        return  # a machine of unknown size: the executor says what it needs of it
+    shown = f"workers={config.workers}" + (f", ps={config.ps}" if config.ps else "")
+    local_cluster.check_room(
+        config.workers,
+        config.ps,
+        f"{config.id} ({shown}, one_machine)",
+        host=host_procs.fit(vcpus, gib, f"{machine} ({vcpus} vCPUs, {gib:g} GiB)"),
+    )
 
 
 def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import re
@@ -22,8 +23,45 @@ import sys
 import threading
 import time
 
+from tpubench.core import errors
+
 # How long a stopped child has to record itself `interrupted` before SIGKILL.
 GRACE_SECONDS = 15.0
+
+
+class StartFailed(errors.TpubenchError):
+    """The host refused a new process (fork or exec failed: EAGAIN, ENOMEM, ...)."""
+
+    exit_code = 1
+
+    def __init__(self, what: str, reason: str):
+        super().__init__(f"could not start `{what}`: {reason}")
+        self.reason = reason  # 'Resource temporarily unavailable (EAGAIN); the host ...'
+
+
+ROOM = (
+    "the host has no room for another process (its process limit or its memory): "
+    "stop other work or ask for fewer processes"
+)
+_NO_ROOM = (errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE)
+
+
+def _name(argv: list[str]) -> str:
+    """'tpubench train' for `python -P -m tpubench train ...`, else the program's name."""
+    words = [os.path.basename(argv[0])] + list(argv[1:])
+    if "-m" in words[:-1]:
+        words = words[words.index("-m") + 1 :]
+    return " ".join(w for w in words[:2] if not w.startswith("-"))
+
+
+def _popen(argv: list[str], **kwargs) -> subprocess.Popen:
+    """subprocess.Popen, with a refused fork or exec as one line (StartFailed)."""
+    try:
+        return subprocess.Popen(argv, **kwargs)
+    except OSError as e:
+        code = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
+        room = f"; {ROOM}" if e.errno in _NO_ROOM else ""
+        raise StartFailed(_name(argv), f"{e.strerror or e} ({code}){room}") from e
 
 
 def start(
@@ -41,14 +79,14 @@ def start(
     """
     preexec = functools.partial(_in_child, cpus, os.getpid())
     if log_path is None:
-        return subprocess.Popen(
+        return _popen(
             argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=preexec
         )
     os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     log = open(log_path, "wb")  # noqa: SIM115 - handed to the child / the echo thread
     if echo is None:
         try:
-            return subprocess.Popen(
+            return _popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -59,18 +97,27 @@ def start(
             )
         finally:
             log.close()  # the child holds its own copy
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-        preexec_fn=preexec,
-    )
+    try:
+        proc = _popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+    except StartFailed:
+        log.close()
+        raise
     muted = threading.Event()
     thread = threading.Thread(target=_tee, args=(proc.stdout, log, echo, muted), daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError as e:  # no thread to copy its output: the host is out of threads
+        kill([proc])
+        log.close()
+        raise StartFailed(_name(argv), f"no thread for its output ({e}); {ROOM}") from e
     proc._tee_thread = thread  # joined by wait_output()
     proc._muted = muted  # set by mute()
     return proc

@@ -14,6 +14,7 @@ import os
 import shlex
 
 from tpubench.children import command, labels
+from tpubench.core import host_procs
 from tpubench.hardware import amx as amx_lib
 from tpubench.hardware import placement
 from tpubench.hardware import probe as host_probe
@@ -114,6 +115,15 @@ class Cell:
                 f"needs {s.devices + 1} GPU(s) (one for the parameter server); "
                 f"{host.name} has {host.gpus}"
             )
+        if self.cluster():  # its workers, a parameter server and a chief, at once
+            cores = len(self.pinned(host) or host.cores) or None
+            room = host_procs.this_host(cores) if host.machine is None else None
+            room = room or host_procs.fit(cores or 1, None, host.name)
+            if s.devices + 2 > room.most:
+                return (
+                    f"needs {s.devices + 2} processes at once ({s.devices} workers, a parameter "
+                    f"server, a chief); {host.name} holds {room.most} ({room.why()})"
+                )
         # A part that compares local disk with gs:// runs neither alone.
         if "jpeg_gs" in self.part.data and not host.gcs_data:
             return "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH)"

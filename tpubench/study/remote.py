@@ -30,7 +30,7 @@ import re
 import sys
 
 from tpubench.children import command, process
-from tpubench.core import code_flags, errors, tpu_slices
+from tpubench.core import code_flags, errors, host_procs, tpu_slices
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -160,6 +160,9 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
         return f"needs {s.devices + 1} GPU(s) (one for the parameter server); {rent} has {count}"
     if s.vcpus and vcpus and s.vcpus > vcpus:
         return f"needs {s.vcpus} vCPUs; {rent} has {vcpus}"
+    room = host_procs.fit(s.vcpus or vcpus, None, rent) if vcpus else None
+    if cell.cluster() and room and s.devices + 2 > room.most:  # every task on the one machine
+        return f"needs {s.devices + 2} processes at once; {rent} holds {room.most} ({room.why()})"
     if cell.data in ("jpeg", "jpeg_gs") and not gcs_data:
         return (
             "needs the photos on gs:// (--gcs_data=gs://BUCKET/PATH): a rented machine cannot "
