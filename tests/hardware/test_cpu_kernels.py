@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tpubench.hardware import amx, cpu_kernels
+from tpubench.hardware import amx, cpu_kernels, cpu_layout
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ZENDNN_PYTHON = ROOT / ".venv-zendnn" / "bin" / "python"
@@ -37,12 +37,12 @@ def test_the_bf16_path_names_the_fastest_bf16_arithmetic_the_process_has(cpu, pa
 
 def test_the_choice_sets_both_variables_before_tensorflow_loads(monkeypatch):
     monkeypatch.delenv(cpu_kernels.ZENDNN_ENV, raising=False)
-    monkeypatch.delenv(cpu_kernels.ONEDNN_ENV, raising=False)
+    monkeypatch.delenv(cpu_layout.ONEDNN_ENV, raising=False)
     monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
     cpu_kernels.apply("auto")
-    assert cpu_kernels.ONEDNN_ENV not in os.environ and cpu_kernels.ZENDNN_ENV not in os.environ
+    assert cpu_layout.ONEDNN_ENV not in os.environ and cpu_kernels.ZENDNN_ENV not in os.environ
     cpu_kernels.apply("onednn")
-    assert os.environ[cpu_kernels.ONEDNN_ENV] == "1" and os.environ[cpu_kernels.ZENDNN_ENV] == "0"
+    assert os.environ[cpu_layout.ONEDNN_ENV] == "1" and os.environ[cpu_kernels.ZENDNN_ENV] == "0"
 
 
 def test_zendnn_where_zentf_is_missing_is_one_line_before_anything_is_written(tmp_path):

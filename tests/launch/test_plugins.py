@@ -50,7 +50,7 @@ def toys(monkeypatch):
 
 def test_the_shipped_executors_and_engines_are_registered():
     assert executors.REGISTRY.names() == ("gce", "gke", "local", "skypilot", "tpu-vm")
-    assert engines.REGISTRY.names() == ("job", "jobset", "tfjob")
+    assert engines.REGISTRY.names() == ("job", "jobset", "tfjob", "trainjob")
 
 
 def test_a_registered_executor_is_an_accepted_value(toys, tmp_path, capsys, monkeypatch):

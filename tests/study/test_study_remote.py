@@ -102,8 +102,8 @@ def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == (
-        f"study cpu_vs_gpu: 10 cell(s) at --scale=smoke; --executor=gce with the machines of "
-        f"{cloud} can run 10; 0 already recorded in {r}; 10 to run"
+        f"study cpu_vs_gpu: 13 cell(s) at --scale=smoke; --executor=gce with the machines of "
+        f"{cloud} can run 13; 0 already recorded in {r}; 13 to run"
     )
     assert lines[1] == f"$ tpubench-launch sweep {r}/launch/gce.yaml --executor=gce --dry-run"
     sweep = yaml.safe_load((r / "launch/gce.yaml").read_text())
