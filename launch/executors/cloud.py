@@ -179,7 +179,8 @@ def run_script(
     what = ["tpubench", command]
     if local_cluster is not None:
         what = ["tpubench_launch.main", "local-cluster", *local_cluster, "--"]
-    train = child_command.shell([f"{package.VENV}/bin/python", "-m", *what, *train_flags])
+    python = child_command.installed_python(f"{package.VENV}/bin/python", "-m", *what)
+    train = child_command.shell([*python, *train_flags])
     return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{child_command.shell([log_file])}"
 
 
