@@ -9,16 +9,16 @@ unless the user passed `--trust_code`, and the refusal names the file, the
 key and the code path (escaped).  The launcher's sweep files follow the same
 rule (launch/trust.py), with its own flag spelling.
 
-A model name chooses code too: one that is not a model shipped with
-tpubench is a plug-in (an installed package's entry point), and the run
-imports that package's module.  A file that names such a model is refused
+A model name chooses code too: one that an installed package provides
+and tpubench does not ship is a plug-in (that package's entry point), and
+the run imports that package's module.  A file that names such a model is refused
 the same way unless trusted; a name typed on the command line is the
 user's own choice (docs/security.md, "Code only from the installation").
 """
 
 from __future__ import annotations
 
-from tpubench.core import errors, names, safe_text
+from tpubench.core import errors, installed, names, safe_text
 
 CODE_FLAGS = ("model_module", "flagfile")
 
@@ -36,14 +36,14 @@ def named(flags: dict) -> list[tuple[str, str]]:
 
 
 def plugin_model(flags: dict) -> str | None:
-    """The model FLAGS name when it is no model shipped with tpubench (a plug-in's, whose
-    package the run would import); None for a built-in one, for a name that is no model
-    name at all (refused as such where it is read) and beside a code flag (its code is
-    named already)."""
+    """The model FLAGS name when an installed package provides it and tpubench ships no model
+    of that name (a plug-in, whose package the run would import); None for a built-in one,
+    for a name nothing here provides (refused as unknown where it runs) and beside a code
+    flag (its code is named already)."""
     model = flags.get("model")
-    if not names.is_model_name(model) or named(flags):
+    if not names.is_model_name(model) or named(flags) or model in names.builtin_models():
         return None
-    return None if model in names.builtin_models() else model
+    return model if model in installed.model_names() else None
 
 
 def check(

@@ -22,6 +22,8 @@ import os
 
 from tpubench.core import safe_text
 
+MODELS = "tpubench.models"  # the entry-point group installed packages register models under
+
 
 def _base(entry) -> str | None:
     """The directory ENTRY's distribution was found in (None: unknown)."""
@@ -56,6 +58,11 @@ def entry_points(group: str) -> tuple[list, list[tuple[object, str]]]:
         else:
             left.append((entry, where))
     return kept, left
+
+
+def model_names() -> set[str]:
+    """The model names installed packages declare under MODELS (metadata only, no import)."""
+    return {entry.name for entry in entry_points(MODELS)[0]}
 
 
 def left_out_note(name: str, left: list[tuple[object, str]]) -> str:

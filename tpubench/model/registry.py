@@ -30,15 +30,14 @@ from tpubench.model.model_api import RUNTIME_PARAMS, ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
 _LOADED = False
-GROUP = "tpubench.models"  # the entry-point group installed packages register models under
 
 
 @functools.cache  # the installed packages do not change while a command runs
 def plugin_names() -> dict[str, object]:
-    """{model name: entry point} that installed packages declare under GROUP (no import);
+    """{model name: entry point} that installed packages declare under installed.MODELS (no import);
     a distribution in the working directory is no installed package (core/installed.py)."""
     found = {}
-    for entry in installed.entry_points(GROUP)[0]:
+    for entry in installed.entry_points(installed.MODELS)[0]:
         if names_lib.is_model_name(entry.name):
             found.setdefault(entry.name, entry)
     return found
@@ -53,7 +52,7 @@ def plugin_package(name: str) -> str | None:
 def unknown_model(name: str, known) -> errors.UsageError:
     """The unknown-model error, saying so when a package in the working directory declares it."""
     e = errors.unknown("model", name, sorted(known))
-    note = installed.left_out_note(name, installed.entry_points(GROUP)[1])
+    note = installed.left_out_note(name, installed.entry_points(installed.MODELS)[1])
     return errors.UsageError(f"{e}{note}") if note else e
 
 
