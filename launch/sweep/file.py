@@ -11,7 +11,7 @@ import pathlib
 
 from tpubench.core import errors as core_errors
 from tpubench.core import safe_files, safe_yaml
-from tpubench_launch import cloud_names, errors, executors, trust
+from tpubench_launch import cloud_file, errors, executors, trust
 from tpubench_launch.sweep import grid as grids
 from tpubench_launch.sweep import runs
 
@@ -95,7 +95,7 @@ def load(
     cloud = _mapping(doc, "cloud", path)
     # Whatever the executor: a file that chooses the code the machines run needs trust.
     # What it chooses is printed before the runs (executors' code_lines), not warned of here.
-    cloud_names.check(cloud, f"{path}: ")  # the formats first: a bad value is named as such
+    cloud_file.check(cloud, f"{path}: ")  # keys and formats first: each named as such
     trust.check_cloud(path, cloud, trust_code)
     return grids.Sweep(
         warnings=tuple(warned),
