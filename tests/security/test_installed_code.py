@@ -258,6 +258,10 @@ def test_a_file_naming_a_plugin_model_needs_trust_code(tmp_path):
     assert line.endswith("pass --trust-code")
     proc = _run([*sweep, "--trust-code"], here, **env)
     assert proc.returncode == 0 and "--model=digits_plugin" in proc.stdout, proc.stderr
+    # A name nothing here provides chooses no code: no trust asked (its run says unknown model).
+    (here / "s.yaml").write_text("runs:\n  - {label: a, flags: {model: made_up_net}}\n")
+    proc = _run(sweep, here, **env)
+    assert proc.returncode == 0 and "--model=made_up_net" in proc.stdout, proc.stderr
     # A built-in model typed in any of them needs nothing; the user's own command line
     # choosing a plug-in is the user's choice (tests/model/test_model_plugins.py).
     assert not (here / "runs").exists() or not list((here / "runs").rglob("*.json"))
