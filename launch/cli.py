@@ -239,6 +239,7 @@ def _executors(args) -> int:
     --check-cloud=FILE, each one's first refused value of FILE (a line, or exit 2)."""
     import json
 
+    from tpubench_launch import cloud_file
     from tpubench_launch.executors import base
 
     if args.prefix is not None and args.check_cloud is None:
@@ -264,7 +265,7 @@ def _executors(args) -> int:
         refused = [e["problem"] for e in found if e["problem"]]
         if refused:
             raise errors.UsageError(refused[0])
-        print(f"{args.check_cloud}: every value keeps the launcher's formats")
+        print(f"{cloud_file.where_of(args.check_cloud)}every value keeps the launcher's formats")
     return 0
 
 

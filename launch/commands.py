@@ -1,13 +1,11 @@
 """Command lines: tpubench flags as argv, and reading the flags users pass through.
 
-The launcher runs tpubench only as a subprocess (`python -m tpubench train
-...` here, `python -m tpubench train ...` inside a virtualenv on a VM), so
+The launcher runs tpubench only as a subprocess (`python -P -m tpubench train
+...` here, `python -I -m tpubench train ...` inside a virtualenv on a VM), so
 everything it knows about a run is on that command line.
 """
 
 from __future__ import annotations
-
-import sys
 
 from tpubench.children import command as child_command
 from tpubench.core import names
@@ -61,10 +59,11 @@ def tpubench_flag_names(subcommand: str = "train") -> list[str] | None:
 
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "tpubench.cli.flags", subcommand],
+            child_command.python_argv("tpubench.cli.flags", subcommand),
             capture_output=True,
             text=True,
             timeout=120,
+            env=child_command.child_env(),
         )
         names = json.loads(out.stdout) if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError, ValueError):

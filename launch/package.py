@@ -145,10 +145,13 @@ def install_script(pkg: Package, extra: str) -> str:
     dependencies by name.
     """
     pip = f"{VENV}/bin/pip"
+    # The VM's python3 with -I: a `venv/` or `ensurepip.py` in its home is not imported.
+    has_ensurepip = command.shell(command.installed_python("python3", "-c", "import ensurepip"))
+    venv = command.shell(command.installed_python("python3", "-m", "venv", VENV))
     head = (
-        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then "
+        f"set -e; cd ~; if ! {has_ensurepip} 2>/dev/null; then "
         "sudo apt-get -qq update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; "
-        f"python3 -m venv {VENV}; {pip} install -q --upgrade pip; "
+        f"{venv}; {pip} install -q --upgrade pip; "
     )
     if pkg.local:
         spec, name = f"./{pkg.remote}", f"./{pkg.remote}[{extra}]"

@@ -8,14 +8,16 @@ An installed package adds one the Python way, without touching this tree:
 an entry point in the group named after the package
 (`[project.entry-points."tpubench_launch.executors"]`, `NAME = module` or
 `NAME = module:Class`), whose module registers its class (or which names it).
+A distribution in the working directory is no installed package: its entry
+points are never loaded (tpubench/core/installed.py).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import pkgutil
 
+from tpubench.core import installed
 from tpubench_launch import errors
 
 
@@ -40,7 +42,7 @@ class Registry:
             self._discovered = True
             for module in pkgutil.iter_modules(self._path):
                 importlib.import_module(f"{self._package}.{module.name}")
-            for entry in importlib.metadata.entry_points(group=self._package):
+            for entry in installed.entry_points(self._package)[0]:
                 if entry.name not in self._found:
                     self._load(entry)
         return tuple(sorted(self._found))
@@ -65,7 +67,9 @@ class Registry:
         """
         known = self.names()
         if name not in known:
-            raise errors.unknown(self._flag, name, known)
+            e = errors.unknown(self._flag, name, known)
+            note = installed.left_out_note(name, installed.entry_points(self._package)[1])
+            raise errors.UsageError(f"{e}{note}") if note else e
         return self._found[name]
 
     def help_text(self, default: str | None = None) -> str:

@@ -20,9 +20,8 @@ import os
 from typing import ClassVar
 
 from tpubench.children import command
-from tpubench.core import safe_yaml
 from tpubench.storage import records
-from tpubench_launch import cloud_names, errors, package, tpus, trust
+from tpubench_launch import cloud_file, errors, package, tpus, trust
 from tpubench_launch.executors import cloud, shared
 
 
@@ -158,13 +157,9 @@ class CloudExecutor(Executor):
         return tuple(k for k in cloud.SETTINGS if k not in others - set(self.own_settings))
 
     def cloud_problem(self, raw: dict, where: str) -> str | None:
-        """The first value outside the launcher's formats (cloud_names.py: project, zone,
-        image family, ...), as cloud.settings refuses it."""
-        try:
-            cloud_names.check(raw, where)
-        except errors.UsageError as e:
-            return str(e)
-        return None
+        """RAW's (a --cloud file's) first key no executor reads or value outside the
+        launcher's formats: the one checker a sweep file's cloud: goes through too."""
+        return cloud_file.problem(raw, where, cloud_file.STUDY_KEYS)
 
     def read_settings(self, sweep) -> cloud.Settings:
         """The `cloud:` mapping through cloud.settings: names, numbers, bucket, package, data."""
@@ -265,26 +260,11 @@ def published(check_cloud: str | None = None, where: str | None = None) -> list[
     described = [e.describe() for e in found]
     if check_cloud is None:
         return described
-    raw = _cloud_file(check_cloud)
-    where = f"{check_cloud}: " if where is None else where
+    raw = cloud_file.read(check_cloud)
+    where = cloud_file.where_of(check_cloud, where)
     for e, d in zip(found, described, strict=True):
         d["problem"] = e.cloud_problem(raw, where)
     return described
-
-
-def _cloud_file(path: str) -> dict:
-    """PATH's mapping of cloud settings (empty: none); one UsageError naming PATH otherwise."""
-    try:
-        doc = safe_yaml.load(path)
-    except OSError as e:
-        raise errors.UsageError(f"cannot read cloud file {path}: {e.strerror or e}") from None
-    except safe_yaml.Refused as e:  # it names the file
-        raise errors.UsageError(str(e)) from None
-    if doc is None:
-        return {}
-    if not isinstance(doc, dict):
-        raise errors.UsageError(f"{path}: a mapping of cloud settings, not a {type(doc).__name__}")
-    return doc
 
 
 def cloud_executors() -> list[CloudExecutor]:

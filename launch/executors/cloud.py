@@ -21,7 +21,7 @@ import time
 
 from tpubench.children import command as child_command
 from tpubench.children import process as procs
-from tpubench_launch import cloud_names, commands, errors, package
+from tpubench_launch import cloud_file, commands, errors, package
 
 SETTINGS = (
     "project",
@@ -105,10 +105,7 @@ def settings(
         bucket that is not gs://.
     """
     raw = dict(sweep.cloud)
-    for key in raw:
-        if key not in SETTINGS:
-            raise errors.unknown(f"key in {sweep.path}: cloud.", key, SETTINGS)
-    cloud_names.check(raw, f"{sweep.path}: ")
+    cloud_file.check(raw, f"{sweep.path}: ")  # what sweep/file.py checked: the one checker
     missing = [k for k in required if not raw.get(k)]
     if missing:
         raise errors.UsageError(
@@ -179,7 +176,8 @@ def run_script(
     what = ["tpubench", command]
     if local_cluster is not None:
         what = ["tpubench_launch.main", "local-cluster", *local_cluster, "--"]
-    train = child_command.shell([f"{package.VENV}/bin/python", "-m", *what, *train_flags])
+    python = child_command.installed_python(f"{package.VENV}/bin/python", "-m", *what)
+    train = child_command.shell([*python, *train_flags])
     return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{child_command.shell([log_file])}"
 
 

@@ -18,7 +18,6 @@ import hashlib
 import os
 import re
 import shutil
-import sys
 
 from tpubench.children import command
 from tpubench_launch import engines, errors, executors, tpus
@@ -124,7 +123,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
     manifest = os.path.join(here, f"{name}.yaml")
     text = objects.render(docs, [f"tpubench-launch sweep {sweep.name}: {config.id}"])
     kubectl = ["kubectl", *([f"--namespace={s.namespace}"] if s.namespace else [])]
-    waiter = [sys.executable, "-m", "tpubench_launch.k8s.wait", f"--kind={engine.name}"]
+    waiter = command.python_argv("tpubench_launch.k8s.wait", f"--kind={engine.name}")
     waiter += [f"--name={name}"]
     waiter += [*([f"--namespace={s.namespace}"] if s.namespace else [])]
     waiter += [f"--logs={os.path.join(here, name + '.pods.log')}"]

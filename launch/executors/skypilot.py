@@ -15,8 +15,8 @@ environment, and each node builds its TF_CONFIG from them.
 from __future__ import annotations
 
 import os
-import shlex
 
+from tpubench.children import command
 from tpubench_launch import errors, executors, tpus
 from tpubench_launch.executors import base, cloud, shared
 
@@ -113,7 +113,8 @@ _TF_CONFIG = (
 def tf_config_script(port: int) -> str:
     """Shell exporting TF_CONFIG: worker RANK of the nodes SkyPilot started, at PORT."""
     code = _TF_CONFIG.replace("PORT", str(int(port)))
-    return f'export TF_CONFIG="$(python3 -c {shlex.quote(code)})"; '
+    python = command.shell(command.installed_python("python3", "-c", code))
+    return f'export TF_CONFIG="$({python})"; '
 
 
 def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:

@@ -11,11 +11,13 @@ import re
 import shutil
 import subprocess
 
+from tpubench.children import command
 from tpubench_launch import commands, errors
 from tpubench_launch.k8s import sizing
 
 PORT = 2222
-COMMAND = ["python3", "-m", "tpubench", "train"]
+# The image's python3, its own installation only (-I: not its WORKDIR, nor PYTHONPATH).
+COMMAND = command.installed_python("python3", "-m", "tpubench", "train")
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # Kubernetes object names here are DNS-1035 labels (JobSet and TFJob names
 # must be; Job names end up in pod hostnames): at most 63 characters.
@@ -104,7 +106,7 @@ def container(
     subcommand="train",
     size: sizing.PodSize | None = None,
 ):
-    """The tpubench container: `python3 -m tpubench SUBCOMMAND ARGS` (train by default).
+    """The tpubench container: `python3 -I -m tpubench SUBCOMMAND ARGS` (train by default).
 
     ENV is a list of Kubernetes EnvVar objects, in order: Kubernetes expands
     `$(VAR)` only from variables defined earlier in the list.  RESOURCES are

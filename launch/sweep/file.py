@@ -11,7 +11,7 @@ import pathlib
 
 from tpubench.core import errors as core_errors
 from tpubench.core import safe_files, safe_yaml
-from tpubench_launch import cloud_names, errors, executors, trust
+from tpubench_launch import cloud_file, errors, executors, trust
 from tpubench_launch.sweep import grid as grids
 from tpubench_launch.sweep import runs
 
@@ -31,7 +31,8 @@ def load(
     Raises:
       UsageError: unreadable file, bad YAML, unknown keys or bad values (one
         line naming the key and what is accepted); flags that load code
-        (model_module, flagfile) or cloud settings that choose it (package,
+        (model_module, flagfile, a model tpubench does not ship: a plug-in's)
+        or cloud settings that choose it (package,
         image, ...) unless TRUST_CODE (launch/trust.py); for the local
         executor, a file flag (price_catalog, user_conf) that is not a
         regular file of bounded size (core/safe_files.py).
@@ -77,7 +78,13 @@ def load(
         configs = grids.grid_configs(grid, fixed, command, executor, path)
     for c in configs:
         where = f"runs ({c.id}): flags." if c.summary else "flags."
-        for line in trust.check(path, where, c.fixed_flags, trust_code):
+        # Its model too (flags, a grid axis or a run's own): one tpubench does not ship is code.
+        model = c.train_flags().get("model")
+        at = where if "model" in c.fixed_flags else f"runs ({c.id}): " if c.summary else "grid: "
+        for line in [
+            *trust.check(path, where, c.fixed_flags, trust_code),
+            *trust.check(path, at, {**c.fixed_flags, "model": model}, trust_code),
+        ]:
             if line not in warned:
                 warned.append(line)
         if executor == "local":  # a file the runs read here: regular and bounded, or refused
@@ -88,7 +95,7 @@ def load(
     cloud = _mapping(doc, "cloud", path)
     # Whatever the executor: a file that chooses the code the machines run needs trust.
     # What it chooses is printed before the runs (executors' code_lines), not warned of here.
-    cloud_names.check(cloud, f"{path}: ")  # the formats first: a bad value is named as such
+    cloud_file.check(cloud, f"{path}: ")  # keys and formats first: each named as such
     trust.check_cloud(path, cloud, trust_code)
     return grids.Sweep(
         warnings=tuple(warned),

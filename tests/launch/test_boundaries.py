@@ -70,7 +70,6 @@ def test_tpubench_asks_the_launcher_for_its_cloud_rules_as_a_process(tmp_path):
     cloud = tmp_path / "c.yaml"
     cloud.write_text("project: Bad_Project\nzone: us-central1-a\n")
     path = str(cloud)
-    assert "project" in executors.cloud_keys(path) and "namespace" in executors.cloud_keys(path)
     assert executors.get("gke", path).required == ("bucket", "image")
     assert executors.problem("gce", path).startswith(
         f"--cloud={path}: cloud.project='Bad_Project' is refused"

@@ -39,7 +39,7 @@ CPU_ID = "cfg-3cee2bfcb0"
 VM = "tpubench-cpu-3cee2bfc"
 WHERE = "--zone=us-central1-a --project=proj-42"
 TRAIN = (
-    "tpubench-venv/bin/python -m tpubench train --machine=gcp:c2-standard-8 --train_steps=50 "
+    "tpubench-venv/bin/python -I -m tpubench train --machine=gcp:c2-standard-8 --train_steps=50 "
     "--tiny --pricing=spot --results_dir=gs://bkt/tb/records "
     f"--model_dir=gs://bkt/tb/model_dirs/{CPU_ID} --run_label={CPU_ID}"
 )
@@ -49,8 +49,8 @@ WHEEL = f"tpubench-{importlib.metadata.version('tpubench')}-py3-none-any.whl"
 def install_script(sha256: str, extra: str = "cpu") -> str:
     """What each VM runs: the wheel built here installed alone by its hash, then its deps."""
     return (
-        "set -e; cd ~; if ! python3 -c 'import ensurepip' 2>/dev/null; then sudo apt-get -qq "
-        "update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; python3 -m venv "
+        "set -e; cd ~; if ! python3 -I -c 'import ensurepip' 2>/dev/null; then sudo apt-get -qq "
+        "update && sudo apt-get -qq install -y python3-venv >/dev/null; fi; python3 -I -m venv "
         "tpubench-venv; tpubench-venv/bin/pip install -q --upgrade pip; "
         f"printf '%s\\n' './{WHEEL} --hash=sha256:{sha256}' > tpubench-requirements.txt; "
         "tpubench-venv/bin/pip install -q --no-deps --require-hashes -r tpubench-requirements.txt; "

@@ -46,7 +46,7 @@ def test_multi_worker_gpu_jobs_carry_tf_config_and_services_resolve_them():
         assert svc["spec"]["ports"] == [{"name": "grpc", "port": 2222}]
         pod = job["spec"]["template"]["spec"]
         (c,) = pod["containers"]
-        assert c["command"] == ["python3", "-m", "tpubench", "train"]
+        assert c["command"] == ["python3", "-I", "-m", "tpubench", "train"]
         assert c["args"] == [
             "--model=resnet50",
             "--results_dir=gs://bkt/runs",

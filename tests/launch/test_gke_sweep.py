@@ -64,7 +64,7 @@ def _commands(label, name, kind):
     here = f"runs/sweeps/gk/logs/{label}"
     return [
         f"kubectl --namespace=ml apply -f {here}/{name}.yaml",
-        f"{sys.executable} -m tpubench_launch.k8s.wait --kind={kind} --name={name} "
+        f"{sys.executable} -P -m tpubench_launch.k8s.wait --kind={kind} --name={name} "
         f"--namespace=ml --logs={here}/{name}.pods.log",
         "gcloud storage rsync gs://bkt/tb/records runs/sweeps/gk",
         f"kubectl --namespace=ml delete -f {here}/{name}.yaml --ignore-not-found",
@@ -80,7 +80,7 @@ def test_dry_run_prints_the_exact_commands(tmp_path):
         *_commands("rn-v5e", V5E, "jobset"),
     ]
     assert (
-        "# pod runs: python3 -m tpubench infer --model=resnet50 --machine=gcp:tpu-v5e-8 "
+        "# pod runs: python3 -I -m tpubench infer --model=resnet50 --machine=gcp:tpu-v5e-8 "
         "--results_dir=gs://bkt/tb/records --tpu=local --run_label=rn-v5e" in body
     )
     assert "# n1-standard-8: 1 x nvidia-tesla-t4 per pod" in body
@@ -203,7 +203,7 @@ def test_the_written_manifests_pass_the_schemas(tmp_path):
     jobset = yaml.safe_load((tmp_path / f"runs/sweeps/gk/logs/rn-v5e/{V5E}.yaml").read_text())
     pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]["cloud.google.com/gke-spot"] == "true"
-    assert pod["containers"][0]["command"] == ["python3", "-m", "tpubench", "infer"]
+    assert pod["containers"][0]["command"] == ["python3", "-I", "-m", "tpubench", "infer"]
     check(job)
     check(jobset)
 

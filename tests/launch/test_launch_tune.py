@@ -44,7 +44,7 @@ def test_gce_tune_runs_tpubench_tune_on_the_vm_and_copies_its_trials_back(tmp_pa
     run = next(c for c in cmds if "tpubench tune" in c)
     remote = shlex.split(run)[-1]
     assert (
-        "tpubench-venv/bin/python -m tpubench tune --model=resnet50 --machine=gcp:c2-standard-8 "
+        "tpubench-venv/bin/python -I -m tpubench tune --model=resnet50 --machine=gcp:c2-standard-8 "
         "--tiny --budget=20m --results_dir=gs://bkt/tb/records 2>&1" in remote
     ), remote
     # tune names, places and resumes its own trials: no --model_dir, no --run_label.

@@ -293,7 +293,7 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
         ),
         (["--executor=gcee"], "unknown --executor 'gcee' (did you mean gce"),
         (["--executor=gke", "--cloud={tmp}/none.yaml"], "cannot read --cloud file"),
-        (["--executor=gce", "--cloud={bad}"], "unknown key in --cloud file {bad}: 'projct'"),
+        (["--executor=gce", "--cloud={bad}"], "--cloud={bad}: unknown cloud setting 'projct'"),
         (["--executor=gke", "--cloud={noimage}"], "--executor=gke needs image"),
         (["--executor=gce", "--cloud={badmachine}"], "machine 'gcp:n1-standard-8+1xgcp:v101'"),
     ],

@@ -2,7 +2,14 @@
 
 Every command line tpubench and tpubench-launch hand to a child process is
 built here, so a flag is spelled one way (absl's: True -> --name, False ->
---noname, lists comma-joined, None left out) wherever it comes from.
+--noname, lists comma-joined, None left out) wherever it comes from, and
+every Python a child runs imports only from its installation: this
+interpreter's with `-P` (isolated_python), a VM's virtualenv or a container
+image's with `-I` (installed_python).  The working directory, where a
+downloaded results folder may hold `json.py` or a folder named `tpubench`,
+is never on a child's sys.path (docs/security.md, "Code only from the
+installation"; tests/security/test_installed_code.py checks that no other
+module starts a Python).
 """
 
 from __future__ import annotations
@@ -41,6 +48,15 @@ def isolated_python(module: str) -> list[str]:
     if sys.version_info >= (3, 11):
         return [sys.executable, "-P", "-m", module]
     return [sys.executable, "-c", SAFE_PATH_310, module]
+
+
+def installed_python(python: str, *args: str) -> list[str]:
+    """`PYTHON -I ARGS` (`-m MODULE ...` or `-c CODE`) for another installation's interpreter:
+    a VM's virtualenv, a container image's python3, a VM's system Python, whose version is
+    not known here.  `-I` (Python 3.4 and later) keeps the working directory (the VM's home,
+    the image's WORKDIR), PYTHON* variables and the user's site-packages off sys.path: only
+    that installation's own."""
+    return [python, "-I", *args]
 
 
 def python_argv(module: str, *args: str) -> list[str]:

@@ -221,6 +221,13 @@ def main(args: list[str], full_argv: list[str]) -> int:
         print(safe_text.block(list_sources(FLAGS.format)))
         return 0
     _check_before_tensorflow(action)
+    cfg = None
+    if action == "bench":  # its flags' usage errors (--params, --model) cost no TensorFlow
+        from tpubench.model import shipped
+
+        cfg = configs.data_bench_config()
+        shipped.check_name(cfg.model)
+        shipped.check_known(cfg.model, cfg.model_modules)
     tflog.import_tensorflow()
     if action == "prepare":
         text = prepare(
@@ -239,6 +246,6 @@ def main(args: list[str], full_argv: list[str]) -> int:
         return code
     from tpubench.cli import flags as flags_lib
 
-    text = bench(configs.data_bench_config(), full_argv, flags_lib.flag_values())
+    text = bench(cfg, full_argv, flags_lib.flag_values())
     print(safe_text.block(text))
     return 0

@@ -4,7 +4,10 @@ A record is data from anywhere, so its `flags` are checked before anything
 runs (docs/security.md): only flags of the subcommand being rerun, by exact
 name, each with a value of that flag's type; anything else is refused in one
 line naming the key.  `--model_module` makes the new run import and run a
-file, so a record that names one is refused unless `--trust_code` is given.
+file, and a model that tpubench does not ship is an installed package's
+plug-in, so a record that names either is refused unless `--trust_code` is
+given.  The run starts as `python -P -m tpubench` (children/command.py): the
+working directory, where records are often downloaded, is not on its path.
 """
 
 from __future__ import annotations
@@ -35,12 +38,14 @@ def define():
     flags.DEFINE_bool(
         "trust_code",
         False,
-        "Rerun a record that names --model_module (a Python file the run imports and runs); "
-        "without it such a record is refused.",
+        "Rerun a record that names --model_module (a Python file the run imports and runs) or "
+        "a model tpubench does not ship (an installed package's plug-in); without it such a "
+        "record is refused.",
     )
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
+    from tpubench.children import command
     from tpubench.core import errors, safe_text
     from tpubench.storage import record_view, records, redaction
 
@@ -99,7 +104,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         new.append(f"--model_dir={rec.config.model_dir}")
     recorded_dir = rec.config.results_dir or values.get("results_dir")
     new.append(f"--results_dir={FLAGS.results_dir or recorded_dir}")
-    cmd = [sys.executable, "-m", "tpubench", sub, *new]
+    cmd = command.python_argv("tpubench", sub, *new)
     # Quoted: the echoed line is what users paste, and a pasted line must run
     # this command and nothing else, whatever the record holds.
     echo = shlex.join(["tpubench", sub, *redaction.redact_argv(new)])
@@ -111,9 +116,16 @@ def main(args: list[str], full_argv: list[str]) -> int:
             file=sys.stderr,
             flush=True,
         )
+    plugin = _plugin(values)
+    if plugin:
+        print(
+            f"tpubench rerun: warning: --trust_code given: the run imports and runs {plugin}",
+            file=sys.stderr,
+            flush=True,
+        )
     # Replace this process: Ctrl-C and SIGTERM then reach the run
     # itself, which checkpoints and records before it exits.
-    os.execv(sys.executable, cmd)
+    os.execve(cmd[0], cmd, command.child_env())
 
 
 def _flag_kinds(sub: str) -> dict:
@@ -121,11 +133,14 @@ def _flag_kinds(sub: str) -> dict:
     import json
     import subprocess
 
+    from tpubench.children import command
+
     out = subprocess.run(
-        [sys.executable, "-m", "tpubench.cli.flags", sub, "--types"],
+        command.python_argv("tpubench.cli.flags", sub, "--types"),
         capture_output=True,
         text=True,
         check=True,
+        env=command.child_env(),
     )
     return json.loads(out.stdout)
 
@@ -140,6 +155,28 @@ def _check_code(path: str, values: dict) -> None:
             f"{path} names code the rerun would import and run ({shown}); refused: read that "
             "code, then rerun with --trust_code"
         )
+    plugin = _plugin(values)
+    if plugin and not FLAGS.trust_code:
+        raise errors.UsageError(
+            f"{safe_text.shown(path)} names model {values['model']}, which tpubench does not "
+            f"ship: the rerun would import and run {plugin}; refused: check that package, "
+            "then rerun with --trust_code"
+        )
+
+
+def _plugin(values: dict) -> str | None:
+    """What a record's model would import beyond tpubench ('the plug-in ... of the installed
+    package P V'), or None for a built-in model, one its --model_module defines or a name
+    nothing here provides (the run refuses it as an unknown model)."""
+    from tpubench.core import code_flags
+    from tpubench.model import registry
+
+    model = code_flags.plugin_model(values)
+    package = registry.plugin_package(model) if model else None
+    if package is None:
+        return None
+    entry = registry.plugin_names()[model]
+    return f"the plug-in {entry.value} of the installed package {package}"
 
 
 def check_flag(sub: str, kinds: dict, key, value) -> None:

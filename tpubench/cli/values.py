@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tpubench.core import bounds, errors
+from tpubench.core import bounds, errors, safe_text
 
 # Longer units first: "ms" and "min" must not be read as "m" and a stray rest.
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|ms|us|min|m|s)?", re.I)
@@ -40,12 +40,24 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
 
 
 def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--params=k=v,...` as pairs.  A key the run sets itself (batch size, seed, ...) is
+    refused here, with the flag that sets it: a usage error, before anything loads or is
+    written (registry.resolve_params refuses it too, for callers of the API)."""
+    from tpubench.model.model_api import RUNTIME_PARAMS
+
     out = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise errors.UsageError(f"--params entry {item!r} is not k=v (e.g. dropout=0.1)")
-        out.append((key.strip(), value.strip()))
+        key, value = key.strip(), value.strip()
+        if key in RUNTIME_PARAMS:
+            shown = safe_text.shown(value, limit=100)
+            raise errors.UsageError(
+                f"--params: {key}={shown} is not a hyperparameter: "
+                + RUNTIME_PARAMS[key].format(shown)
+            )
+        out.append((key, value))
     return tuple(out)
 
 

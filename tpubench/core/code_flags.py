@@ -8,11 +8,17 @@ command with no word to the user.  So a file that names one is refused
 unless the user passed `--trust_code`, and the refusal names the file, the
 key and the code path (escaped).  The launcher's sweep files follow the same
 rule (launch/trust.py), with its own flag spelling.
+
+A model name chooses code too: one that an installed package provides
+and tpubench does not ship is a plug-in (that package's entry point), and
+the run imports that package's module.  A file that names such a model is refused
+the same way unless trusted; a name typed on the command line is the
+user's own choice (docs/security.md, "Code only from the installation").
 """
 
 from __future__ import annotations
 
-from tpubench.core import errors, safe_text
+from tpubench.core import errors, installed, names, safe_text
 
 CODE_FLAGS = ("model_module", "flagfile")
 
@@ -27,6 +33,17 @@ def named(flags: dict) -> list[tuple[str, str]]:
         for item in value if isinstance(value, (list, tuple)) else [value]:
             out.append((key, str(item)))
     return out
+
+
+def plugin_model(flags: dict) -> str | None:
+    """The model FLAGS name when an installed package provides it and tpubench ships no model
+    of that name (a plug-in, whose package the run would import); None for a built-in one,
+    for a name nothing here provides (refused as unknown where it runs) and beside a code
+    flag (its code is named already)."""
+    model = flags.get("model")
+    if not names.is_model_name(model) or named(flags) or model in names.builtin_models():
+        return None
+    return model if model in installed.model_names() else None
 
 
 def check(
@@ -47,7 +64,8 @@ def check(
       One warning line per code path when trusted (the caller prints them).
 
     Raises:
-      UsageError: the first code-loading flag, naming PATH, the key and the path.
+      UsageError: the first code-loading flag, naming PATH, the key and the path; else a
+        model that is not shipped with tpubench (plugin_model), naming it.
     """
     found = named(flags)
     if found and not trusted:
@@ -56,11 +74,24 @@ def check(
             f"{safe_text.shown(path)}: {where}{key}={safe_text.shown(code)} names code {runs} "
             f"would import and run; refused: read that code, then pass {trust_flag}"
         )
-    return [
+    model = plugin_model(flags)
+    if model and not trusted:
+        raise errors.UsageError(
+            f"{safe_text.shown(path)}: {where}model={model} is no model shipped with tpubench: "
+            f"a plug-in, whose installed package {runs} would import and run; refused: check "
+            f"which package provides it, then pass {trust_flag}"
+        )
+    lines = [
         f"warning: {trust_flag} given: {safe_text.shown(path)} makes the runs import and run "
         f"--{key}={safe_text.shown(code)}"
         for key, code in found
     ]
+    if model:
+        lines.append(
+            f"warning: {trust_flag} given: {safe_text.shown(path)} makes the runs import and "
+            f"run the plug-in that provides model {model}"
+        )
+    return lines
 
 
 def check_settings(

@@ -17,9 +17,11 @@ from tpubench.core import errors, safe_text
 # A file-name-safe word: no separator, no dot segment, no leading '-' (an option).
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 WORD_RULE = "1-100 letters, digits, '_', '.' or '-', starting with a letter or digit"
-# A model name: a Python identifier, never a dotted module path.
-_MODEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
-MODEL_RULE = "a name of letters, digits and '_' (at most 100), not starting with a digit"
+# A model name: an identifier that starts with a letter, never a dotted module path nor a
+# private or special module of the models' package (`_imagenet`, `__init__`).
+_MODEL = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
+MODEL_RULE = "a name of letters, digits and '_' (at most 100), starting with a letter"
+BUILTIN_MODELS = "tpubench_models"  # the package of the models shipped with tpubench
 GCS_OBJECT_BYTES = 1024  # Cloud Storage's limit on an object name, in UTF-8 bytes
 
 
@@ -39,6 +41,17 @@ def check_word(value, what: str) -> str:
 
 def is_model_name(value) -> bool:
     return isinstance(value, str) and _MODEL.fullmatch(value) is not None
+
+
+def builtin_models() -> tuple[str, ...]:
+    """The models shipped with tpubench: the public modules of its models' package, listed
+    from the installation's files (nothing imported), each module named as its model."""
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec(BUILTIN_MODELS)
+    where = list(spec.submodule_search_locations or []) if spec else []
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(where) if is_model_name(m.name)))
 
 
 def gcs_problem(url) -> str | None:

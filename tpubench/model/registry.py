@@ -17,32 +17,43 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import importlib.util
 import math
 import os
-import pkgutil
 import re
 import sys
 
-from tpubench.core import errors
+from tpubench.core import errors, installed
 from tpubench.core import names as names_lib
 from tpubench.model import shipped
 from tpubench.model.model_api import RUNTIME_PARAMS, ModelSpec
 
 _REGISTRY: dict[str, ModelSpec] = {}
 _LOADED = False
-GROUP = "tpubench.models"  # the entry-point group installed packages register models under
 
 
 @functools.cache  # the installed packages do not change while a command runs
 def plugin_names() -> dict[str, object]:
-    """{model name: entry point} that installed packages declare under GROUP (no import)."""
+    """{model name: entry point} that installed packages declare under installed.MODELS (no import);
+    a distribution in the working directory is no installed package (core/installed.py)."""
     found = {}
-    for entry in importlib.metadata.entry_points(group=GROUP):
+    for entry in installed.entry_points(installed.MODELS)[0]:
         if names_lib.is_model_name(entry.name):
             found.setdefault(entry.name, entry)
     return found
+
+
+def plugin_package(name: str) -> str | None:
+    """'acme-models 1.2', the installed package whose plug-in model NAME is; None if none."""
+    entry = plugin_names().get(name)
+    return _package(entry) if entry is not None else None
+
+
+def unknown_model(name: str, known) -> errors.UsageError:
+    """The unknown-model error, saying so when a package in the working directory declares it."""
+    e = errors.unknown("model", name, sorted(known))
+    note = installed.left_out_note(name, installed.entry_points(installed.MODELS)[1])
+    return errors.UsageError(f"{e}{note}") if note else e
 
 
 def _load_plugin(name: str, entry) -> None:
@@ -73,10 +84,8 @@ def _load_builtin() -> None:
     global _LOADED
     if _LOADED:
         return
-    package = importlib.import_module("tpubench_models")
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"tpubench_models.{info.name}")
+    for name in names_lib.builtin_models():
+        importlib.import_module(f"{names_lib.BUILTIN_MODELS}.{name}")
     _LOADED = True
 
 
@@ -126,14 +135,14 @@ def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
     if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
         known = set(_REGISTRY) | set(shipped.names()) | set(plugin_names())
-        raise errors.unknown("model", name, sorted(known))
+        raise errors.unknown("model", name, sorted(known))  # no note: never a plug-in's name
     _load_builtin()
     if name not in _REGISTRY:  # an installed package's, or unknown
         plugins = plugin_names()
         if name in plugins:
             _load_plugin(name, plugins[name])
         if name not in _REGISTRY:
-            raise errors.unknown("model", name, sorted(set(_REGISTRY) | set(plugins)))
+            raise unknown_model(name, set(_REGISTRY) | set(plugins))
     return _REGISTRY[name]
 
 

@@ -67,22 +67,19 @@ def check_known(name: str, model_modules=()) -> None:
 
     A model of one's own (--model_module) is known only once its module runs,
     so with one the registry decides later; so it does for a name the table
-    lacks while `tpubench_models` holds a module of that name (a model added
-    since the table was made).
+    lacks while `tpubench_models` holds a public module of that name (a model
+    added since the table was made; never `__init__` or a private `_module`).
     """
-    import importlib.util
-
-    from tpubench.core import errors
+    from tpubench.core import names as name_rules
     from tpubench.model import registry  # no TensorFlow: entry points are package metadata
 
     check_name(name)  # `os.path`, `.evil`, `../x` never reach an importer
     known = names()
     plugins = registry.plugin_names()  # installed packages' models (docs/adding_a_model.md)
-    if model_modules or not known or name in known or name in plugins:
+    if model_modules or name in known or name in plugins:
         return
-    known = sorted(set(known) | set(plugins))
-    if importlib.util.find_spec(f"tpubench_models.{name}") is None:
-        raise errors.unknown("model", name, known)
+    if name not in name_rules.builtin_models():
+        raise registry.unknown_model(name, set(known) | set(plugins))
 
 
 def row(name: str, tiny: bool, table: dict | None = None) -> dict | None:

@@ -124,12 +124,6 @@ def either(found: list[str]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" or {shown[-1]}"
 
 
-def cloud_keys(cloud: str | None = None) -> tuple[str, ...]:
-    """The keys a --cloud file may hold besides machines: what any renting executor reads
-    (one --cloud file serves every executor), in the launcher's order."""
-    return tuple(dict.fromkeys(k for x in renting(cloud) for k in x.settings))
-
-
 def problem(name: str, cloud: str) -> str | None:
     """The one line naming CLOUD's first value executor NAME refuses (prefixed
     '--cloud=CLOUD: '), or None.

@@ -35,7 +35,7 @@ from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute, executors, fields, plan, spec
+from tpubench.study import execute, executors, plan, spec
 
 # Not tpubench flags on a rented machine: the launcher places records, model
 # dirs and labels; the run's machine is what is rented; the executor names the TPU.
@@ -74,7 +74,10 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
     # The launcher's one answer, asked with this file (study/executors.py): what each
     # executor reads, needs and counts as code, and the file's first value it refuses.
     declared = executors.get(executor, path)
-    fields.keys(doc, ("machines", *executors.cloud_keys(path)), f"--cloud file {path}")
+    # Its keys and formats: the launcher's one cloud-file checker (launch/cloud_file.py).
+    problem = executors.problem(executor, path)
+    if problem:
+        raise errors.UsageError(problem)
     found = doc.get("machines") or {}
     if not isinstance(found, dict) or not all(
         isinstance(v, str) and v.strip() for v in found.values()
@@ -83,9 +86,6 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
             f"--cloud={path}: machines must map setup labels to machines, e.g. "
             "machines: {'1 GPU': 'gcp:n1-standard-8+1xgcp:t4'}"
         )
-    problem = executors.problem(executor, path)  # the launcher's formats (project, zone, ...)
-    if problem:
-        raise errors.UsageError(problem)
     missing = [k for k in declared.required if not doc.get(k)]
     if missing:
         raise errors.UsageError(

@@ -288,12 +288,15 @@ def _names(study) -> None:
 
 
 def _code(study, rules: Rules) -> list[str]:
-    """A study file naming code (model_module, flagfile) runs only with trust_code; a file
-    its local cells read (price_catalog, user_conf) must be a regular file of bounded size."""
+    """A study file naming code (model_module, flagfile, a model tpubench does not ship) runs
+    only with trust_code; a file its local cells read (price_catalog, user_conf) must be a
+    regular file of bounded size."""
     warned = []
     for part in study.parts:
         places = [("flags.", part.flags)]
         places += [(f"scale.{s}.", v) for s, v in sorted(part.scale.items())]
+        # A part's models with its flags: a --model_module there defines them (named once).
+        places += [("models: ", {**part.flags, "model": m.model}) for m in part.models]
         for where, found in places:
             lines = code_flags.check(
                 study.path, f"parts ({part.name}): {where}", found, rules.trust_code
