@@ -112,7 +112,7 @@ def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     JSON file met while scanning a directory is listed as excluded.  A run
     id seen twice (overlapping inputs) counts once.
     """
-    runs, excluded, seen = [], [], set()
+    runs, excluded, seen, shared = [], [], set(), {}
     for path, named in expand(list(inputs)):
         try:
             record = records.parse(_read_text(path), path)
@@ -134,7 +134,7 @@ def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
                 _excluded(path, record["run_id"], _name_of(record), _status(record), reason)
             )
         else:
-            runs.append(_displayable(run))
+            runs.append(_displayable(run, shared))
     if not runs and not excluded:
         raise errors.UsageError(f"no run records (*.json) found in {', '.join(inputs)}")
     return Loaded(runs, skipped.roll_up(excluded, _excluded), list(inputs))
@@ -145,19 +145,26 @@ def _excluded(*fields) -> Excluded:
     return Excluded(*(safe_text.shown(f) for f in fields))
 
 
-def _displayable(run: Run) -> Run:
-    """RUN with every text it shows made one safe, bounded line (the record keeps all)."""
+def _displayable(run: Run, shared: dict) -> Run:
+    """RUN with every text it shows made one safe, bounded line (the record keeps all).
+
+    Only what readers use is kept (a machine's `raw` mapping is dropped), and
+    a value many runs repeat (a name, a price row, a date) is one object
+    SHARED by all: ten thousand runs hold their numbers, not ten thousand
+    copies of their records (docs/reliability.md, "Readers that scale").
+    """
 
     def clean(value):
         if isinstance(value, str):
-            return safe_text.shown(value)
+            return _one(shared, safe_text.shown(value))
         if dataclasses.is_dataclass(value) and not isinstance(value, type):  # MachineCost
             fields = [f.name for f in dataclasses.fields(value) if f.init]
-            return dataclasses.replace(value, **{f: clean(getattr(value, f)) for f in fields})
+            kept = {f: {} if f == "raw" else clean(getattr(value, f)) for f in fields}
+            return _one(shared, dataclasses.replace(value, **kept))
         if isinstance(value, dict):
             return {clean(k): clean(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return type(value)(clean(v) for v in value)
+            return _one(shared, type(value)(clean(v) for v in value))
         return value
 
     texts = ("path", "run_id", "pricing", "price_note", "tf_version", "finished", "input_verdict")
@@ -171,6 +178,22 @@ def _displayable(run: Run) -> Run:
         serving=clean(run.serving),
         **{name: clean(getattr(run, name)) for name in texts},
     )
+
+
+def _one(shared: dict, value):
+    """The object equal to VALUE that SHARED already holds (VALUE itself the first time).
+
+    Only texts, price rows and tuples of them are shared: their equality is
+    their identity (a machine's cost differs from run to run anyway, and
+    1 == 1.0 == True must never turn one record's number into another's).
+    """
+    if isinstance(value, tuple) and all(
+        isinstance(v, (str, record_results.PriceRow)) for v in value
+    ):
+        return shared.setdefault((tuple, value), value)
+    if type(value) is str or isinstance(value, record_results.PriceRow):
+        return shared.setdefault((type(value), value), value)
+    return value
 
 
 def _name_of(record: dict) -> str:

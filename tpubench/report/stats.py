@@ -52,9 +52,27 @@ class Interval:
         return f"{self.n} trials: range, {self.confidence:.1%} confidence (6+ trials give 95%)"
 
 
+# Up to this many trials the tail is summed exactly in integers (int / int is
+# rounded once); past it scipy's regularized incomplete beta, about 1e-13
+# relative at any n.  (2.0**n overflowed a float at n = 1,024: issue 58.)
+EXACT_UP_TO = 2000
+
+
 def _binom_cdf(k: int, n: int) -> float:
-    """P(B <= k) for B ~ Binomial(n, 1/2)."""
-    return math.fsum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    """P(B <= k) for B ~ Binomial(n, 1/2), for any n."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if n <= EXACT_UP_TO:
+        term, total = 1, 1  # C(n, 0)
+        for i in range(k):
+            term = term * (n - i) // (i + 1)  # C(n, i + 1), exactly
+            total += term
+        return total / (1 << n)
+    from scipy.special import betainc  # only for large n: scipy takes 0.7 s to import
+
+    return float(betainc(n - k, k + 1, 0.5))  # I_{1/2}(n-k, k+1) = P(B <= k)
 
 
 def order_ranks(n: int, level: float = LEVEL) -> tuple[int, float]:
@@ -62,14 +80,21 @@ def order_ranks(n: int, level: float = LEVEL) -> tuple[int, float]:
     with probability `confidence` = 1 - 2 P(B <= k-1) >= `level`, k as large as possible.
 
     When no k reaches `level` (n < 6 for 95%), k is 1 (the range) and the
-    confidence is what the range actually gives.
+    confidence is what the range actually gives.  k is found by bisection
+    (P(B <= k) grows with k), so a million trials take a few dozen tails.
     """
     if n < 1:
         raise ValueError("no values")
     alpha = (1.0 - level) / 2.0
-    k = 1
-    while k + 1 <= (n + 1) // 2 and _binom_cdf(k, n) <= alpha:
-        k += 1
+    # k is the least j >= 1 with P(B <= j) > alpha, capped at (n + 1) // 2.
+    low, high = 1, (n + 1) // 2
+    while low < high:
+        mid = (low + high) // 2
+        if _binom_cdf(mid, n) <= alpha:
+            low = mid + 1
+        else:
+            high = mid
+    k = low
     confidence = 1.0 - 2.0 * _binom_cdf(k - 1, n) if n >= 2 else 0.0
     return k, confidence
 

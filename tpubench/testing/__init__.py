@@ -1,1 +1,1 @@
-"""Test support that users can run too (the local GCS server)."""
+"""Test support that users can run too (the local GCS server, copies of a run record)."""
