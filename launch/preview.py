@@ -4,7 +4,7 @@ Prices come from `tpubench prices --machine=... --format=json` run as a
 subprocess (the catalog and TensorFlow-free pricing stay tpubench's; the
 launcher reads only records in process).  Time per configuration
 comes, best first, from an earlier record of the same configuration
-(measured), the sweep file's `estimate: {seconds: S}` or
+(measured: one of its own, sweep/resume.py), the sweep file's `estimate: {seconds: S}` or
 `estimate: {steps_per_second: R}` with `flags: {train_steps: N}`, the median
 time of the configurations already done, else it is unknown and the total
 says so.  Configurations already done are listed with their measured time.
@@ -20,7 +20,6 @@ import json
 import subprocess
 
 from tpubench.core import columns, durations, money
-from tpubench.storage import records
 from tpubench_launch import commands, errors
 
 
@@ -67,20 +66,21 @@ def price(machine: str, pricing: str, cache: dict) -> float:
     return cache[key]
 
 
-def measured_seconds(results_dir: str) -> dict[str, float]:
-    """Seconds each labelled earlier run took (its record's started -> finished), newest wins.
+def measured_seconds(own: dict) -> dict[str, float]:
+    """Seconds each configuration's earlier run took (its record's started -> finished), newest
+    wins; OWN: configuration id -> its own records (sweep/resume.py), oldest start first.
 
     Records that never trained (no results) are left out: their time says
     nothing about a full run.
     """
     out = {}
-    for label, found in records.by_label(results_dir).items():
+    for config_id, found in own.items():
         for f in found:  # oldest start first: the newest wins
-            _took(out, label, f.record)
+            _took(out, config_id, f.record)
     return out
 
 
-def _took(out: dict, label: str, rec: dict) -> None:
+def _took(out: dict, config_id: str, rec: dict) -> None:
     if not (rec.get("results") or {}).get("train_wall_seconds"):
         return
     try:
@@ -89,7 +89,7 @@ def _took(out: dict, label: str, rec: dict) -> None:
         )
     except (KeyError, TypeError, ValueError):
         return
-    out[label] = max(took.total_seconds(), float(rec["results"]["train_wall_seconds"]))
+    out[config_id] = max(took.total_seconds(), float(rec["results"]["train_wall_seconds"]))
 
 
 def estimate(config, sweep, measured: dict, typical: float | None) -> tuple[float | None, str]:
@@ -110,15 +110,16 @@ def estimate(config, sweep, measured: dict, typical: float | None) -> tuple[floa
     return None, "unknown"
 
 
-def rows(sweep, configs, done: set, pricing: str, vms_of, overhead_seconds: float = 0.0):
-    """One row per configuration (done ones too); VMS_OF(config) is how many machines it holds.
+def rows(sweep, configs, resumed, pricing: str, vms_of, overhead_seconds: float = 0.0):
+    """One row per configuration (done ones too); RESUMED: sweep/resume.find's answer;
+    VMS_OF(config) is how many machines it holds.
 
     A configuration that is not done is estimated, best first, from its own
     earlier record, the sweep file's estimate, or the median time of the
     configurations already done.
     """
     cache: dict = {}
-    measured = measured_seconds(sweep.results_dir)
+    measured, done = measured_seconds(resumed.own), resumed.done
     times = sorted(measured[c.id] for c in configs if c.id in done and c.id in measured)
     typical = times[len(times) // 2] if times else None
     out = []

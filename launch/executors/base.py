@@ -20,9 +20,9 @@ import os
 from typing import ClassVar
 
 from tpubench.children import command
-from tpubench.storage import records
 from tpubench_launch import cloud_file, errors, package, tpus, trust
 from tpubench_launch.executors import cloud, shared
+from tpubench_launch.sweep import resume
 
 
 class Executor(abc.ABC):
@@ -105,6 +105,11 @@ class Executor(abc.ABC):
     def vms(self, config) -> int:
         """How many machines CONFIG holds while it runs (the cost preview multiplies)."""
         return 1
+
+    def model_dir(self, config, settings, sweep) -> str | None:
+        """The --model_dir CONFIG's run is given (None: none; tune and infer runs): the one
+        directory whose record is that configuration's (sweep/resume.py)."""
+        return None
 
     def overhead_seconds(self, settings) -> float:
         """Seconds each run costs besides its own time (create, install, delete)."""
@@ -213,6 +218,10 @@ class CloudExecutor(Executor):
             shared.check_one_machine(c)  # bounded by its machine type, not by this host
         return [self.plan(c, sweep, settings, log_dir) for c in todo]
 
+    def model_dir(self, config, settings, sweep) -> str | None:
+        # As shared.remote_flags gives it: tune and infer runs get none.
+        return settings.model_dir(config.id) if config.command == "train" else None
+
     def overhead_seconds(self, settings) -> float:
         return settings.overhead_seconds
 
@@ -236,7 +245,8 @@ class CloudExecutor(Executor):
                 results.append((c, e.exit_code, str(e)))
                 print(f"[{i}/{len(todo)}] {c.id} FAILED: {e}", file=out, flush=True)
                 continue
-            found = records.by_label(sweep.results_dir).get(c.record_label)
+            # Its latest record of what it asks (sweep/resume.py), whatever else has its label.
+            found = resume.find(sweep.results_dir, [c], lambda _: None).own.get(c.id)
             what = (
                 f"record: {found[-1].path}" if found else f"no record copied from {plan.config_id}"
             )

@@ -14,10 +14,10 @@ import os
 import sys
 
 from tpubench.children import command, labels, process
-from tpubench.storage import records
 from tpubench_launch import commands, errors, executors
 from tpubench_launch.cluster import local as local_cluster
 from tpubench_launch.executors import base
+from tpubench_launch.sweep import resume
 
 
 def available_cpus() -> list[int]:
@@ -113,13 +113,15 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
     if code != 0:
         said = process.last_error_line(log) or process.describe_exit(code)
         return errors.exit_code_of(code), f"{said} (log: {log})"
-    return 0, _summary(results_dir, config.record_label)
+    return 0, _summary(results_dir, config)
 
 
-def _summary(results_dir: str, label: str) -> str:
-    found = records.by_label(results_dir).get(label)
+def _summary(results_dir: str, config) -> str:
+    """Its latest record: one of its own run (sweep/resume.py), whatever else has its label."""
+    model_dir = run_flags(config, results_dir).get("model_dir")
+    found = resume.find(results_dir, [config], lambda c: model_dir).own.get(config.id)
     if not found:
-        return "finished, but no record carries its label"
+        return "finished, but no record of what it asks carries its label"
     rate = found[-1].run.results.examples_per_sec
     shown = f"{rate:,.1f} examples/s" if rate else "no throughput"
     return f"{found[-1].run.status}: {shown}; record: {found[-1].path}"
@@ -172,6 +174,9 @@ class Local(base.Executor):
                 shape = f"workers={c.workers}" + (f", ps={c.ps}" if c.ps else "")
                 local_cluster.check_room(c.workers, c.ps, f"{sweep.path}: {c.id} ({shape})", cpus)
         return [None] * len(todo)
+
+    def model_dir(self, config, settings, sweep) -> str | None:
+        return run_flags(config, sweep.results_dir).get("model_dir")
 
     def preview_title(self, pricing, settings) -> str:
         return (

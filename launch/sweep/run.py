@@ -5,46 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
-from tpubench.storage import records
 from tpubench_launch import commands, errors, executors, preview
 from tpubench_launch.sweep import file as sweep_file
-
-
-def done_ids(results_dir: str, configs) -> set[str]:
-    """Ids of CONFIGS that already have a finished record.
-
-    Configurations that share a run_label (repeats of one cell) count the
-    finished records carrying it: a record whose model_dir is a configuration's
-    own (it ends in that id) marks that one done, and records without one (an
-    infer run) mark the rest in file order.  With two of three repeats
-    recorded, the third still runs, in its own fresh model_dir.  tune resumes
-    inside: a rerun reuses every trial it recorded, so it is never done.
-    """
-    finished = {
-        label: [f for f in found if f.run.status in records.DONE_STATUSES]
-        for label, found in records.by_label(results_dir).items()
-    }
-    groups: dict[str, list] = {}
-    for c in configs:
-        if c.command != "tune":
-            groups.setdefault(c.record_label, []).append(c)
-    done = set()
-    for label, group in groups.items():
-        found = finished.get(label, [])
-        own = {_model_dir_name(f.record) for f in found} & {c.id for c in group}
-        done |= own
-        left = len(found) - len(own)
-        for c in group:
-            if c.id not in own and left > 0:
-                done.add(c.id)
-                left -= 1
-    return done
-
-
-def _model_dir_name(record: dict) -> str | None:
-    config = record.get("config")
-    path = config.get("model_dir") if isinstance(config, dict) else None
-    return path.rstrip("/").rsplit("/", 1)[-1] if isinstance(path, str) and path else None
+from tpubench_launch.sweep import resume
 
 
 def _check_flag_names(sw, out) -> None:
@@ -107,14 +70,16 @@ def run(
     log_dir = os.path.join(sw.results_dir, "logs")
     if not dry_run:
         ex.before_runs(sw, settings, out)
-    done = done_ids(sw.results_dir, sw.configs)
-    todo = [c for c in sw.configs if c.id not in done]
+    resumed = resume.find(sw.results_dir, sw.configs, lambda c: ex.model_dir(c, settings, sw))
+    todo = [c for c in sw.configs if c.id not in resumed.done]
     skipped = len(sw.configs) - len(todo)
     print(
         f"sweep {sw.name}: {len(sw.configs)} configuration(s), {skipped} already recorded in "
         f"{sw.results_dir}, {len(todo)} to run (--executor={executor})",
         file=out,
     )
+    for line in resumed.left_out:  # a configuration's label on a record of something else
+        print(f"  {line}", file=out)
     for line in ex.code_lines(settings):
         print(line, file=out)
     pricing = (
@@ -123,7 +88,7 @@ def run(
         else sw.configs[0].fixed_flags.get("pricing", "on_demand")
     )
     plans = ex.plans(sw, todo, settings, log_dir)  # all checked up front
-    rows = preview.rows(sw, sw.configs, done, pricing, ex.vms, ex.overhead_seconds(settings))
+    rows = preview.rows(sw, sw.configs, resumed, pricing, ex.vms, ex.overhead_seconds(settings))
     print(preview.render(rows, ex.preview_title(pricing, settings)), file=out, flush=True)
     total = preview.total_usd(rows)
     if max_cost is not None and total > max_cost:

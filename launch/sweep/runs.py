@@ -15,7 +15,8 @@ strategy, workers, ps), and for a cluster how its tasks share one machine:
 does), `gpus_per_worker: N` and `ps_device: cpu|gpu` as
 `tpubench-launch local-cluster` takes them.  Its flags are added to the file's `flags:`; a flag
 set in both places, or by a setting and a flag, is refused.  The label is the
-run's identity: a record carrying it with a done status marks the run done,
+run's identity: a record carrying it with a done status marks the run done
+when it measured what the run asks (sweep/resume.py),
 so a user (or `tpubench study`, which writes one run per repeat of a cell) chooses ids
 that stay the same from one invocation to the next.
 """

@@ -14,8 +14,11 @@ import shlex
 import subprocess
 import sys
 
+import sweep_records
 import yaml
 from conftest import sigint_when
+
+from tpubench_launch.sweep import file as sweep_file
 
 BIN = pathlib.Path(__file__).resolve().parent / "bin"
 # cloud.image chooses the code every pod runs: the sweeps here are trusted (test_package.py
@@ -91,9 +94,10 @@ def test_dry_run_prints_the_exact_commands(tmp_path):
 def test_a_run_applies_waits_copies_records_and_deletes(tmp_path):
     bucket = tmp_path / "buckets/bkt/tb/records"
     bucket.mkdir(parents=True)
-    record = {"schema_version": 1, "run_id": "r1", "run_label": "mlp-t4", "status": "ok"}
-    (bucket / "r1.json").write_text(json.dumps(record))
     text = SWEEP.replace("  - {label: rn-v5e", "  # - {label: rn-v5e")
+    (tmp_path / "gk.yaml").write_text(text)
+    (mlp,) = sweep_file.load(str(tmp_path / "gk.yaml"), "gke", trust_code=True).configs
+    sweep_records.write(bucket, mlp, "r1", "gs://bkt/tb/model_dirs/mlp-t4")  # a run of it
     out = _launch(tmp_path, text=text, GCLOUD_DOUBLE_BUCKETS=str(tmp_path / "buckets"))
     # The record is in the bucket before the run: resume copies it first and skips it.
     assert out.returncode == 0, out.stderr

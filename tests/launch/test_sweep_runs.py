@@ -1,10 +1,10 @@
 """`runs:` in sweep files: each run written out with its label; checks, dry run, resume."""
 
-import json
 import subprocess
 import sys
 
 import pytest
+import sweep_records
 
 from tpubench_launch import errors
 from tpubench_launch.sweep import file as sweep_file
@@ -141,8 +141,8 @@ def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
 def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path):
     results = tmp_path / "runs/sweeps/listed"
     results.mkdir(parents=True)
-    record = {"schema_version": 1, "run_id": "r1", "run_label": "mlp-small", "status": "ok"}
-    (results / "r1.json").write_text(json.dumps(record))
+    mlp = sweep_file.load(_file(tmp_path, RUNS), "local").configs[0]
+    sweep_records.write(results, mlp, "r1", "runs/sweeps/listed/model_dirs/mlp-small")
     out = _dry_run(tmp_path)
     assert out.returncode == 0, out.stderr
     assert "2 configuration(s), 1 already recorded in runs/sweeps/listed, 1 to run" in out.stdout

@@ -3,27 +3,12 @@ labelled with the cell id, are judged like local runs (one record per cell is no
 
 from __future__ import annotations
 
-import json
-import pathlib
+import study_records
 
 from tpubench.study import cells, findings, measured, report, spec
 
 BILSTM = "the GPU trains the bidirectional LSTM at most 0.6x as fast as any CPU machine"
 EVERY = ("1 GPU", "8 vCPU", "16 vCPU", "32 vCPU", "64 vCPU")
-
-
-def _record(r: pathlib.Path, run_id: str, label: str, rate: float, status="ok") -> None:
-    rec = {
-        "schema_version": 1,
-        "run_id": run_id,
-        "kind": "train",
-        "status": status,
-        "run_label": label,
-        "started": "2026-01-01T00:00:00+00:00",
-        "finished": "2026-01-01T00:01:00+00:00",
-        "results": {"examples_per_sec": rate},
-    }
-    (r / f"{run_id}.json").write_text(json.dumps(rec))
 
 
 def test_records_of_a_remote_cells_repeats_give_it_a_verdict(tmp_path):
@@ -39,7 +24,7 @@ def test_records_of_a_remote_cells_repeats_give_it_a_verdict(tmp_path):
             if c.model.model == "imdb_bilstm" and c.setup.label in EVERY:
                 rate = 100.0 if c.setup.label == "1 GPU" else 200.0
                 for k in range(runs):
-                    _record(r, f"{c.id}-{k}", c.id, rate + k)
+                    study_records.write(r, c, f"{c.id}-{k}", rate + k)
         results = measured.collect(study, all_cells, host, str(r), "full", lambda c: None, "on gce")
         return next(v for v in findings.check_all(results) if v.finding == BILSTM).verdict
 

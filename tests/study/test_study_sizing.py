@@ -7,11 +7,12 @@ import json
 import re
 
 import pytest
+import study_records
 from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
 from tpubench.storage import records
-from tpubench.study import cells, execute, findings, measured, report, spec
+from tpubench.study import cell_records, cells, execute, findings, measured, report, spec
 
 LSTM = "PTB LSTM training needs about 2 vCPUs and 1 GB of memory"
 GRID = [(v, m) for v in (1, 2, 4) for m in ("512 MiB", "1 GiB", "2 GiB", "4 GiB")]
@@ -109,19 +110,15 @@ def test_a_2_vcpu_host_says_what_it_measured_and_needs_only_the_4_vcpu_cells(tmp
 
 
 def test_a_run_at_its_cap_is_a_result_the_study_does_not_rerun(tmp_path):
-    record = {
-        "schema_version": 1,
-        "run_id": "r1",
-        "kind": "train",
-        "status": "failed",
-        "run_label": "cell-1",
-        "memory_limit_bytes": 2**29,
-        "error": "the run reached its memory cap of 512 MiB (--memory_limit, RLIMIT_DATA): ...",
-    }
-    (tmp_path / "r1.json").write_text(json.dumps(record))
-    other = dict(record, run_id="r2", run_label="cell-2", error="NotFoundError: gone")
-    (tmp_path / "r2.json").write_text(json.dumps(other))
-    assert execute.done_counts(str(tmp_path)) == {"cell-1": 1, "cell-2": 0}
+    study = spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    one, two = [c for c in cells.expand(study, "full") if c.setup.memory][:2]
+    cap = "the run reached its memory cap of 512 MiB (--memory_limit, RLIMIT_DATA): ..."
+    for cell, run_id, error in ((one, "r1", cap), (two, "r2", "NotFoundError: gone")):
+        rec = study_records.record(cell, run_id, None, status="failed")
+        rec.update(memory_limit_bytes=2**29, error=error)
+        (tmp_path / f"{run_id}.json").write_text(json.dumps(rec))
+    splits = cell_records.of_cells([one, two], str(tmp_path))
+    assert execute.done_counts(splits) == {one.id: 1, two.id: 0}
 
 
 def test_setups_carry_the_memory_cap_and_the_read_rate_as_flags():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import pytest
 
@@ -157,7 +158,8 @@ def test_a_cell_stopped_before_its_record_is_interrupted_not_failed(
 ):
     log = tmp_path / "cell.log"
     log.write_text("Traceback ...\nKeyboardInterrupt\n")
-    got, what, path = execute._outcome(str(tmp_path), "c-1", code, str(log), signalled, set())
+    cell = types.SimpleNamespace(id="c-1")  # no record carries its label
+    got, what, path = execute._outcome(str(tmp_path), cell, code, str(log), signalled, set())
     assert (got, path) == (status, None)
     assert what.startswith(f"exit {code}: KeyboardInterrupt")
 

@@ -185,12 +185,14 @@ def _dry_run(p, host, where: str, jpeg, out: TextIO) -> None:
 
 def _report_scale(study: spec.Study, options: Options, where: str, out: TextIO) -> str:
     """options.scale when given; else full, or smoke when only smoke cells are recorded."""
-    from tpubench.storage import records
+    from tpubench.study import cell_records
 
     if options.scale_given:
         return options.scale
-    found = records.by_label(where)
-    full, smoke = (sum(c.id in found for c in cells.expand(study, s)) for s in ("full", "smoke"))
+    full, smoke = (
+        sum(1 for s in cell_records.of_cells(cells.expand(study, scale), where).values() if s.ours)
+        for scale in ("full", "smoke")
+    )
     if smoke and not full:
         print(
             columns.fold(

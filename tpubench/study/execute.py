@@ -1,12 +1,13 @@
 """Running a study's cells on this host: one tpubench process per cell, resumable.
 
 A cell is done when as many records as the study's repeats carry its id as
-`run_label` with status ok (or invalid: a NaN loss is a result too, and
-running it again would give the same; so is a run that failed at its
---memory_limit).  Failed and interrupted runs run again next time.  Each cell
-runs through the one child runner (children/process.py), in its own process
-group: SIGINT and SIGTERM are passed to the running cell (its own handler
-writes an `interrupted` record) and the study stops after it.
+`run_label`, measured what the cell asks (study/cell_records.py) and have
+status ok (or invalid: a NaN loss is a result too, and running it again
+would give the same; so is a run that failed at its --memory_limit).
+Failed and interrupted runs run again next time.  Each cell runs through
+the one child runner (children/process.py), in its own process group:
+SIGINT and SIGTERM are passed to the running cell (its own handler writes
+an `interrupted` record) and the study stops after it.
 
 Each run's neighbours are measured too: the CPU time the rest of the host
 used while the cell ran (/proc/stat less the cell's own rusage).  A run
@@ -29,6 +30,7 @@ from tpubench.core import errors
 from tpubench.core import host_load as busy_rule
 from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
+from tpubench.study import cell_records
 
 DONE = (*records.DONE_STATUSES, "capped")  # capped: a run's status, never a record's (below)
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks
@@ -37,16 +39,13 @@ BUSY_SHARE = busy_rule.BUSY_PERCENT / 100  # of the host's cores, as everywhere 
 LOAD_FILE = "host_load.json"
 
 
-def done_counts(results_dir: str) -> dict[str, int]:
-    """{run_label: how many ok/invalid records carry it}."""
+def done_counts(splits: dict) -> dict[str, int]:
+    """{cell id: how many of its own records (cell_records.of_cells' SPLITS) are done}: ok,
+    invalid, or dead at the cell's memory cap."""
     return {
-        label: sum(1 for f in found if f.run.status in DONE or memory_cap.reached(f.record))
-        for label, found in records.by_label(results_dir).items()
+        cell_id: sum(1 for f in s.ours if f.run.status in DONE or memory_cap.reached(f.record))
+        for cell_id, s in splits.items()
     }
-
-
-def done_ids(results_dir: str, repeats: int = 1) -> set[str]:
-    return {label for label, n in done_counts(results_dir).items() if n >= repeats}
 
 
 def host_load(results_dir: str) -> dict[str, float]:
@@ -188,7 +187,7 @@ def _run_one(cell, host, results_dir, jpeg, sig, counter: str, out) -> tuple:
             grace=None,
             relay=True,
         )
-    status, what, path = _outcome(results_dir, cell.id, code, log_path, sig.signum, before)
+    status, what, path = _outcome(results_dir, cell, code, log_path, sig.signum, before)
     if path and load.share is not None:
         _note_load(results_dir, path, load.share)
     return status, what, load.share
@@ -202,9 +201,11 @@ def _stop(signum: int, ran: int, total: int, results: list):
     )
 
 
-def _outcome(results_dir: str, cell_id: str, code: int, log_path: str, signalled, before) -> tuple:
-    """(status, what, path of the record this run wrote or None); BEFORE: the older ones."""
-    found = [f for f in records.by_label(results_dir).get(cell_id, []) if f.path not in before]
+def _outcome(results_dir: str, cell, code: int, log_path: str, signalled, before) -> tuple:
+    """(status, what, path of the record this run wrote or None); BEFORE: the older ones.
+    Only a record of what the cell asks is its result (cell_records)."""
+    new = [f for f in records.by_label(results_dir).get(cell.id, []) if f.path not in before]
+    found = list(cell_records.split(cell, new).ours)
     latest = found[-1] if found else None  # the latest start
     if latest and memory_cap.reached(latest.record):  # a measurement: this cap is too small
         return "capped", f"{latest.record['error']} (record: {latest.path})", latest.path

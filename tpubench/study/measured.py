@@ -1,6 +1,8 @@
 """What a study has measured: each cell's records, as the mean of its runs with a 95% interval.
 
-Only `ok` records of this study's cells count (found by their run_label);
+Only `ok` records of this study's cells count: found by their run_label,
+and only those that measured what their cell asks (study/cell_records.py;
+the others are named in the report and left out);
 published figures never enter here, so they never enter a mean.  Runs the
 neighbours made busy (execute.host_load) are left out when enough quiet ones
 remain; otherwise they count and the cell is marked busy.
@@ -15,9 +17,8 @@ import statistics
 
 from tpubench.hardware import memory_cap
 from tpubench.report import load
-from tpubench.storage import records
+from tpubench.study import cell_records, execute, ran_on
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute, ran_on
 
 # Student's t at 97.5% for 1..10 degrees of freedom (a two-sided 95% interval).
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
@@ -75,6 +76,7 @@ class Results:
     # ran ok: a result, not a cell to run again (capped_cells)
     capped: dict = dataclasses.field(default_factory=dict)
     pricing: str | None = None  # --pricing: every dollar figure's basis (None: each setup's)
+    left_out: tuple = ()  # one line per record labelled with a cell that measured another
 
     def of(self, part: str, **match) -> list[Measured]:
         """Measured cells of PART whose model/data/setup label match."""
@@ -128,7 +130,8 @@ def collect(
     Dollar figures are on PRICING (`--pricing`), else on each setup's own
     basis (the seed's); a record keeps both bases where the catalog has them.
     """
-    found = records.by_label(results_dir)
+    splits = cell_records.of_cells(cells, results_dir)
+    found = {cell_id: list(s.ours) for cell_id, s in splits.items()}
     loads = execute.host_load(results_dir)
     repeats = study.runs_per_cell(scale)
     measured, blocked = {}, {}
@@ -164,12 +167,13 @@ def collect(
         repeats,
         capped,
         pricing,
+        cell_records.left_out(splits),
     )
 
 
 def capped_cells(cells, measured: dict, found: dict) -> dict:
-    """Cell id -> its memory cap, for CELLS not MEASURED whose records in FOUND
-    (`records.by_label`) died at that cap."""
+    """Cell id -> its memory cap, for CELLS not MEASURED whose records in FOUND (cell id ->
+    the cell's own records, cell_records) died at that cap."""
     out = {}
     for cell in cells:
         if cell.id in measured or not cell.setup.memory:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import durations, errors, money
+from tpubench.core import durations, errors, money, safe_text
 from tpubench.cost import catalog, pricing
+from tpubench.study import cell_records, execute
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,6 +18,7 @@ class Plan:
     todo: tuple  # runnable here and not all recorded, in order
     runs: dict = dataclasses.field(default_factory=dict)  # cell id -> runs still to do
     repeats: int = 1  # runs per cell at this scale
+    left_out: tuple = ()  # one line per record labelled with a cell that measured another
 
     @property
     def runnable(self) -> int:
@@ -32,11 +33,19 @@ def make(study, scale: str, host, results_dir: str) -> Plan:
     cells = cells_lib.expand(study, scale)
     repeats = study.runs_per_cell(scale)
     blocked = {c.id: c.needs(host) for c in cells if c.needs(host)}
-    counts = execute.done_counts(results_dir)
+    return counted(cells, blocked, repeats, results_dir)
+
+
+def counted(cells: list, blocked: dict, repeats: int, results_dir: str) -> Plan:
+    """The Plan of CELLS with REPEATS runs each: done by their own records in RESULTS_DIR
+    (cell_records), to run unless BLOCKED."""
+    splits = cell_records.of_cells(cells, results_dir)
+    counts = execute.done_counts(splits)
     done = frozenset(c.id for c in cells if counts.get(c.id, 0) >= repeats)
     todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
     runs = {c.id: repeats - counts.get(c.id, 0) for c in todo}
-    return Plan(tuple(cells), blocked, done, todo, runs, repeats)
+    left = cell_records.left_out(splits)
+    return Plan(tuple(cells), blocked, done, todo, runs, repeats, left)
 
 
 def header(study, plan: Plan, scale: str, host, results_dir: str) -> list[str]:
@@ -48,9 +57,11 @@ def header(study, plan: Plan, scale: str, host, results_dir: str) -> list[str]:
         f"{results_dir}; {len(plan.todo)} to run{each}"
     ]
     where = f"on {host.machine}" if host.machine else "here"
-    return lines + [
-        f"  not runnable {where}: {line}" for line in blocked_lines(plan.cells, plan.blocked)
-    ]
+    return (
+        lines
+        + [f"  not runnable {where}: {line}" for line in blocked_lines(plan.cells, plan.blocked)]
+        + [f"  {line}" for line in plan.left_out]
+    )
 
 
 def blocked_lines(cells: list, blocked: dict) -> list[str]:
@@ -136,4 +147,7 @@ def cells_section(results) -> list[str]:
         f"- not runnable {results.where}: {line}"
         for line in blocked_lines(blocked, results.blocked)
     ]
+    if results.left_out:  # labelled with a cell, but measured something else
+        out += ["", "Records left out (a cell's label, another measurement):", ""]
+        out += [f"- {safe_text.markdown_cell(line, None)}" for line in results.left_out]
     return out + [""]

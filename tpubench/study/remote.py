@@ -35,7 +35,7 @@ from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
 from tpubench.study import cells as cells_lib
-from tpubench.study import execute, executors, plan, spec
+from tpubench.study import executors, plan, spec
 
 # Not tpubench flags on a rented machine: the launcher places records, model
 # dirs and labels; the run's machine is what is rented; the executor names the TPU.
@@ -209,11 +209,7 @@ def make_plan(study, scale: str, executor: str, cloud: Cloud, gcs_data, results_
         if why:
             blocked[c.id] = why
     repeats = study.runs_per_cell(scale)  # as many runs per cell as a local study
-    counts = execute.done_counts(results_dir)
-    done = frozenset(c.id for c in cells if counts.get(c.id, 0) >= repeats)
-    todo = tuple(c for c in cells if c.id not in blocked and c.id not in done)
-    runs = {c.id: repeats - counts.get(c.id, 0) for c in todo}
-    return plan.Plan(tuple(cells), blocked, done, todo, runs, repeats)
+    return plan.counted(cells, blocked, repeats, results_dir)
 
 
 def header(study, p, scale: str, executor: str, cloud: Cloud, results_dir: str) -> list[str]:
@@ -224,9 +220,11 @@ def header(study, p, scale: str, executor: str, cloud: Cloud, results_dir: str) 
         f"with the machines of {cloud.path} can run {p.runnable}; {len(p.done)} already recorded "
         f"in {results_dir}; {len(p.todo)} to run{each}"
     ]
-    return lines + [
-        f"  not runnable on {executor}: {line}" for line in plan.blocked_lines(p.cells, p.blocked)
-    ]
+    return (
+        lines
+        + [f"  not runnable on {executor}: {x}" for x in plan.blocked_lines(p.cells, p.blocked)]
+        + [f"  {line}" for line in p.left_out]
+    )
 
 
 def run_entry(cell, cloud: Cloud, gcs_data: str | None, repeat: int = 1, repeats: int = 1) -> dict:

@@ -6,7 +6,9 @@ policy are set once per process in TensorFlow.  Each trial carries a label
 and its repeat number, so a rerun of the same tune finds the trials already
 recorded and runs only the rest (a sweep's resume).  The trial runs through
 the one child runner (children/process.py) and is found by its label
-(storage/records.by_label), as a sweep's configurations and a study's cells are.
+(storage/records.by_label), as a sweep's configurations and a study's cells are;
+a record with its label counts only if it ran the trial's flags in the trial's
+own model_dir (storage/record_match.py), else it is named and run again.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 
 from tpubench.children import command, labels, process
 from tpubench.core import errors, host_load, money
-from tpubench.storage import gcs, records
+from tpubench.storage import gcs, record_match, records
 from tpubench.tune import space
 
 # Finished trials are reused on resume (a failed trial would fail again: tune
@@ -122,8 +124,10 @@ class Runner:
         self.work_dir = work_dir
         self.out = out
         self._known = _index(records_dir)
+        self._said: set[str] = set()  # left-out lines already printed
 
-    def argv(self, setting, steps: int, run_label: str, numerics=False) -> list[str]:
+    def flags(self, setting, steps: int, run_label: str, numerics=False) -> dict:
+        """The trial's tpubench flags."""
         flags = {**self.base_flags, **setting.flags()}
         if self.command == "train":
             flags["train_steps"] = steps
@@ -131,12 +135,31 @@ class Runner:
         if numerics:
             flags.update(self.numerics_flags)
         flags.update(results_dir=self.records_dir, run_label=run_label)
+        return flags
+
+    def argv(self, setting, steps: int, run_label: str, numerics=False) -> list[str]:
+        flags = self.flags(setting, steps, run_label, numerics)
         return command.python_argv("tpubench", self.command, *command.flags_argv(flags))
+
+    def _own(self, setting, steps: int, run_label: str, numerics=False):
+        """(path, record) of the trial's latest record: the latest carrying its label that ran
+        its flags in its own model_dir (storage/record_match); others are named on OUT once."""
+        flags = self.flags(setting, steps, run_label, numerics)
+        model_dir = flags.pop("model_dir", None)
+        asks = record_match.Asks(
+            run_label, {k: v for k, v in flags.items() if v is not None}, model_dir=model_dir
+        )
+        split = record_match.split(self._known.get(run_label, []), asks)
+        for line in split.left_out:
+            if line not in self._said:
+                self._said.add(line)
+                print(f"  {line}", file=self.out, flush=True)
+        return (split.ours[-1].path, split.ours[-1].record) if split.ours else None
 
     def recorded(self, setting, steps: int, repeat: int, attempt=0, numerics=False):
         """The outcome of a trial recorded by an earlier run of this tune, if any."""
         run_label = label(self.tune_id, setting, steps, repeat, attempt, numerics)
-        found = self._known.get(run_label)
+        found = self._own(setting, steps, run_label, numerics)
         if found and found[1].get("status") in REUSED:
             o = outcome(setting, steps, repeat, *found, wall=self._wall(run_label))
             return dataclasses.replace(o, reused=True, attempt=attempt, numerics=numerics)
@@ -185,7 +208,7 @@ class Runner:
         for sub in ("checkpoints", "tensorboard"):
             shutil.rmtree(os.path.join(model_dir, sub), ignore_errors=True)
         self._known = _index(self.records_dir)
-        found = self._known.get(run_label)
+        found = self._own(setting, steps, run_label, numerics)
         if found is None:
             said = process.last_error_line(log, limit=None, or_last=True) or f"exit code {code}"
             status = "oom" if code == -signal.SIGKILL or _OOM.search(said) else "failed"
@@ -269,9 +292,6 @@ def _recorded_wall(record: dict) -> float:
     return span + float(record.get("startup_seconds") or 0.0)
 
 
-def _index(records_dir: str) -> dict[str, tuple[str, dict]]:
-    """run_label -> (path, record) of the latest record of each label in RECORDS_DIR."""
-    return {
-        label: (found[-1].path, found[-1].record)
-        for label, found in records.by_label(records_dir).items()
-    }
+def _index(records_dir: str) -> dict[str, list]:
+    """run_label -> its records in RECORDS_DIR (records.Labelled), oldest start first."""
+    return records.by_label(records_dir)
