@@ -1,26 +1,18 @@
 """JobSet manifests (jobset.x-k8s.io/v1alpha2): one JobSet per run, the default on GKE.
 
 One replicatedJob per role (chief, worker, ps), each a single Indexed Job
-with one pod per task.  JobSet's own headless service names every pod
-`NAME-ROLE-0-I.NAME`, so each pod's TF_CONFIG is the same cluster list plus
-its task index, which Kubernetes fills in from the Job completion index:
-`$(JOB_COMPLETION_INDEX)` expands only from a variable defined earlier in
-the list, so the pod defines it first (the same downward-API field the Job
-controller would otherwise append last).  Single-host TPU slices are one
+with one pod per task; each pod's hostname and TF_CONFIG come from its
+completion index (k8s/indexed.py).  Single-host TPU slices are one
 replicatedJob with one pod, placed exclusively on one node pool.
 """
 
 from __future__ import annotations
 
-import json
-
 from tpubench_launch import engines, topology
-from tpubench_launch.k8s import objects, sizing, tpu
+from tpubench_launch.k8s import indexed, objects, sizing, tpu
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
-INDEX_VAR = "JOB_COMPLETION_INDEX"
 
 
 @engines.REGISTRY.register
@@ -36,27 +28,6 @@ class JobSet(engines.Engine):
 
     def pod_spec(self, doc: dict) -> dict:
         return doc["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-
-
-def pod_hostname(name: str, role: str, pod_index: int, job_index: int = 0) -> str:
-    """The hostname JobSet gives a pod: <jobset>-<replicatedJob>-<jobIndex>-<podIndex>."""
-    return f"{name}-{role}-{job_index}-{pod_index}"
-
-
-def index_env() -> dict:
-    """The pod's Job completion index as $(JOB_COMPLETION_INDEX): it must come before TF_CONFIG."""
-    path = f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"
-    return {"name": INDEX_VAR, "valueFrom": {"fieldRef": {"fieldPath": path}}}
-
-
-def tf_config_template(tasks: list[topology.Task], role: str) -> str:
-    """TF_CONFIG for every pod of ROLE, its index left to Kubernetes' $(VAR) expansion."""
-    marker = -7  # an index no task has; replaced by the variable reference
-    text = json.dumps(
-        {"cluster": topology.cluster_spec(tasks), "task": {"type": role, "index": marker}},
-        separators=(",", ":"),
-    )
-    return text.replace(f'"index":{marker}', f'"index":$({INDEX_VAR})')
 
 
 def _replicated_job(name, role, pods, pod_template, extra_job_spec=None) -> dict:
@@ -92,7 +63,7 @@ def _jobset(name, replicated, target, queue, ttl, max_restarts, annotations=None
 def _check_pod_names(name: str, roles: dict[str, int]) -> None:
     # JobSet's webhook checks the longest pod name plus the 5-character random suffix.
     objects.check_generated(
-        [pod_hostname(name, r, n - 1) + "-abcde" for r, n in roles.items() if n], "pod name"
+        [indexed.pod_hostname(name, r, n - 1) + "-abcde" for r, n in roles.items() if n], "pod name"
     )
 
 
@@ -119,7 +90,7 @@ def cluster_manifests(r: engines.Request) -> list[dict]:
     counts = {"chief": 1 if ps else 0, "worker": workers, "ps": ps}
     _check_pod_names(name, counts)
     tasks = [
-        topology.Task(role, i, f"{pod_hostname(name, role, i)}.{name}:{objects.PORT}")
+        topology.Task(role, i, f"{indexed.pod_hostname(name, role, i)}.{name}:{objects.PORT}")
         for role, n in counts.items()
         for i in range(n)
     ]
@@ -128,7 +99,8 @@ def cluster_manifests(r: engines.Request) -> list[dict]:
     for role, n in counts.items():
         if not n:
             continue
-        env = [index_env(), {"name": "TF_CONFIG", "value": tf_config_template(tasks, role)}]
+        tf_config = indexed.tf_config_template(tasks, role)
+        env = [indexed.index_env(), {"name": "TF_CONFIG", "value": tf_config}]
         # Parameter servers hold variables on CPU: no GPUs for them.
         gpu = role != "ps"
         c = objects.container(image, args, env, resources if gpu else None, size=size)

@@ -24,8 +24,7 @@ one role, so parameter servers and TPU slices go to the jobset engine.
 from __future__ import annotations
 
 from tpubench_launch import engines, errors, topology
-from tpubench_launch.engines import jobset
-from tpubench_launch.k8s import objects
+from tpubench_launch.k8s import indexed, objects
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 GROUP = "trainer.kubeflow.org"
@@ -70,19 +69,19 @@ def manifests(r: engines.Request) -> list[dict]:
     objects.check_queue(r.queue)
     results = objects.check_results(r.args)
     resources, selector = objects.gpu_placement(r.gpus, r.gpu_type)
-    objects.check_generated([jobset.pod_hostname(name, NODE, n - 1) + "-abcde"], "pod name")
+    objects.check_generated([indexed.pod_hostname(name, NODE, n - 1) + "-abcde"], "pod name")
     env = None
     if n > 1:
         tasks = [
             topology.Task(
-                "worker", i, f"{jobset.pod_hostname(name, NODE, i)}.{name}:{objects.PORT}"
+                "worker", i, f"{indexed.pod_hostname(name, NODE, i)}.{name}:{objects.PORT}"
             )
             for i in range(n)
         ]
         model_dir = results.rstrip("/") + f"/{name}-model"
         args = topology.train_args(tasks, list(r.args), name, model_dir)
-        tf_config = jobset.tf_config_template(tasks, "worker")
-        env = [jobset.index_env(), {"name": "TF_CONFIG", "value": tf_config}]
+        tf_config = indexed.tf_config_template(tasks, "worker")
+        env = [indexed.index_env(), {"name": "TF_CONFIG", "value": tf_config}]
     else:
         args = list(r.args) + [f"--run_label={r.run_label or name}"]
     c = objects.container(r.image, args, env, resources, name=NODE, port=n > 1, size=r.size)

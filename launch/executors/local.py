@@ -95,7 +95,7 @@ def run_one(config, results_dir: str, launcher_argv: list[str]) -> tuple[int, st
                 local_cluster.run(opts, launcher_argv, out=quiet)
         except errors.TaskFailed as e:
             return e.exit_code, str(e)
-        return 0, _summary(results_dir, config.record_label)
+        return 0, _summary(results_dir, config)
     log = os.path.join(log_dir, f"{config.id}.log")
     with process.StopRequests() as stop:
         # SIGTERM on a signal: tpubench checkpoints and records `interrupted`.

@@ -64,7 +64,7 @@ def check(choice: str) -> None:
     if choice == "zendnn" and zentf_version() is None:
         raise errors.UsageError(
             "--cpu_kernels=zendnn: AMD's ZenDNN plug-in (zentf) is not installed in this "
-            f"environment ({sys.executable}); install it with {INSTALL}, or use "
+            f"environment ({sys.prefix}); install it with {INSTALL}, or use "
             "--cpu_kernels=onednn"
         )
 
