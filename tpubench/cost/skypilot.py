@@ -30,13 +30,14 @@ import io
 import os
 import re
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows, detect
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
 REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
 NOT_OFFERED = 700.0
+MAX_FILE_BYTES = 64 << 20  # SkyPilot's largest vms.csv (AWS, every zone) is a few MB
 # GCP machine types sold with their GPUs: family prefix -> SkyPilot GPU name.
 GCP_BUNDLES = {
     "a2-highgpu-": "A100",
@@ -248,12 +249,12 @@ def import_files(paths: list[str], user_path: str | None = None) -> tuple[str, i
     left_out: list[str] = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8", newline="") as f:
-                text = f.read()
+            text = safe_files.read_text(path, "", MAX_FILE_BYTES, "a SkyPilot-format vms.csv")
             mtime = os.path.getmtime(path)
-        except (OSError, UnicodeDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise errors.PriceError(f"cannot read {path}: {reason}") from e
+        except safe_files.Unreadable as e:
+            raise errors.PriceError(f"cannot read {path}: {e.error.strerror or e}") from None
+        except errors.UsageError as e:  # a FIFO, a device, too large, not UTF-8
+            raise errors.PriceError(f"cannot import {e}") from None
         as_of = datetime.date.fromtimestamp(mtime)
         for row in read(text, path, as_of):
             try:
