@@ -243,7 +243,7 @@ def _losses(record: dict) -> tuple[tuple[int, float], ...]:
     """The training loss curve, (step, loss) as logged (metrics.jsonl): what the guard compares."""
     model_dir = (record.get("config") or {}).get("model_dir") or ""
     path = os.path.join(model_dir, "metrics.jsonl")
-    if not model_dir or gcs.is_gcs(model_dir) or not os.path.isfile(path):
+    if not model_dir or gcs.is_gcs(model_dir):
         return ()
     out = {}
     try:
