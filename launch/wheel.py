@@ -29,6 +29,7 @@ import stat
 import tempfile
 import zipfile
 
+from tpubench.core import safe_files
 from tpubench_launch import errors
 
 DIST = "tpubench"
@@ -134,8 +135,7 @@ def build(out_dir: str) -> Wheel:
         with zipfile.ZipFile(tmp, "w") as z:
             for module in modules:
                 for arcname, path in _files(module, roots[module]):
-                    with open(path, "rb") as f:
-                        data = f.read(MAX_FILE_BYTES + 1)
+                    data = safe_files.read_bytes(path, "", MAX_FILE_BYTES, f"a file of {DIST}")
                     mode = 0o755 if os.stat(path).st_mode & 0o111 else 0o644
                     rows.append(_add(z, arcname, data, mode))
             meta = {
@@ -163,7 +163,7 @@ def build(out_dir: str) -> Wheel:
 
 def sha256_of(path: str) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with safe_files.open_regular(path, "", None, "a wheel") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

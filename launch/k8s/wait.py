@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from tpubench.core import errors, safe_files
+
 DONE = ("Complete", "Completed")
 GIVE_UP_AFTER = 6  # consecutive failed `kubectl get` calls (the API may blink)
 
@@ -74,8 +76,11 @@ def save_logs(args) -> None:
         except (OSError, subprocess.TimeoutExpired) as e:
             f.write(f"kubectl logs failed: {e}\n")
             code = 1
-    with open(args.logs, errors="replace") as f:
-        tail = f.read().splitlines()[-20:]
+    try:
+        saved = safe_files.read_tail(args.logs, "--logs", 1 << 20, "the pod logs just saved")
+    except errors.UsageError:
+        saved = b""
+    tail = saved.decode("utf-8", errors="replace").splitlines()[-20:]
     print(f"pod logs ({'kubectl logs exit ' + str(code) if code else 'saved'}): {args.logs}")
     for line in tail:
         print(f"  {line}")

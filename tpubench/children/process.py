@@ -23,10 +23,11 @@ import sys
 import threading
 import time
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 
 # How long a stopped child has to record itself `interrupted` before SIGKILL.
 GRACE_SECONDS = 15.0
+TAIL_BYTES = 1 << 20  # of a child's log, for its last error line
 
 
 class StartFailed(errors.TpubenchError):
@@ -300,10 +301,10 @@ def last_error_line(log_path: str, limit: int | None = 240, or_last: bool = Fals
     has no line at all (or cannot be read).
     """
     try:
-        with open(log_path, errors="replace") as f:
-            lines = [x.strip() for x in f.read().splitlines() if x.strip()]
-    except OSError:
+        tail = safe_files.read_tail(log_path, "", TAIL_BYTES, "a child's log")
+    except errors.UsageError:  # gone, or not a file a child wrote: no line to show
         return None
+    lines = [x.strip() for x in tail.decode("utf-8", "replace").splitlines() if x.strip()]
     found = next((x for x in reversed(lines) if "error" in x.lower()), None)
     if found is None and or_last and lines:
         found = lines[-1]

@@ -40,6 +40,7 @@ from tpubench.cost import catalog_rows, detect
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
 REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
 NOT_OFFERED = 700.0
+MAX_FILE_BYTES = 64 << 20  # SkyPilot's largest vms.csv (AWS, every zone) is a few MB
 # GCP machine types sold with their GPUs: family prefix -> SkyPilot GPU name.
 GCP_BUNDLES = {
     "a2-highgpu-": "A100",

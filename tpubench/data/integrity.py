@@ -64,8 +64,9 @@ def scan(manifest: manifest_lib.Manifest, splits=None) -> list[Damage]:
     for name in splits or manifest.splits:
         split = manifest.split(name)
         counts = split.file_examples or (None,) * len(split.files)
-        for f, expected in zip(split.files, counts, strict=True):
-            damage = scan_file(manifest_lib.join(manifest.data_dir, f), expected)
+        paths = manifest_lib.shard_paths(manifest.data_dir, split.files)
+        for path, expected in zip(paths, counts, strict=True):
+            damage = scan_file(path, expected)
             if damage:
                 found.append(damage)
     return found

@@ -11,11 +11,13 @@ import dataclasses
 import json
 import os
 
-from tpubench.core import errors, safe_files
+from tpubench.core import errors
+from tpubench.storage import any_path
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 MAX_MANIFEST_BYTES = 32 << 20  # file lists of every split; far past any real manifest
+SHARD_WHAT = "a TFRecord shard of `tpubench data prepare`; prepare the data_dir again"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +108,21 @@ def join(base: str, name: str) -> str:
     return base.rstrip("/") + "/" + name
 
 
+def shard_paths(data_dir: str, files) -> list[str]:
+    """FILES (a split's shards) as paths in DATA_DIR, each local one a regular file.
+
+    TensorFlow's TFRecord reader would wait on a FIFO for ever and read
+    /dev/zero without end; a shard is checked here, before it reads.
+
+    Raises:
+      UsageError: a shard that is a FIFO, a device or a directory (one line).
+    """
+    paths = [join(data_dir, f) for f in files]
+    for path in paths:
+        any_path.check_regular(path, SHARD_WHAT)
+    return paths
+
+
 def _missing(data_dir: str) -> errors.DataError:
     return errors.DataError(
         f"--data_dir={data_dir} does not exist (expected a directory prepared by "
@@ -131,12 +148,9 @@ def read(data_dir: str) -> Manifest:
             raise errors.DataError(
                 f"--data_dir={data_dir} has no {MANIFEST}; prepare it with `tpubench data prepare`"
             )
-        if "://" in path:
-            with tf.io.gfile.GFile(path, "r") as f:
-                raw = json.loads(f.read())
-        else:  # a regular file of bounded size: a FIFO or device there would hang or never end
-            what = f"the {MANIFEST} of `tpubench data prepare`"
-            raw = json.loads(safe_files.read_text(path, "", MAX_MANIFEST_BYTES, what))
+        # A regular file of bounded size: a FIFO or device there would hang or never end.
+        what = f"the {MANIFEST} of `tpubench data prepare`"
+        raw = json.loads(any_path.read_text(path, MAX_MANIFEST_BYTES, what))
     except tf.errors.OpError as e:
         raise errors.DataError(f"cannot read {path}: {e.message.splitlines()[0]}") from None
     except json.JSONDecodeError as e:

@@ -58,7 +58,7 @@ def image_classification_input_fn(preprocess: Callable, jpeg_style: str = "resne
 
         manifest = manifest_lib.read(params["data_dir"])
         split = "train" if mode == Mode.TRAIN else manifest.eval_split()
-        files = [manifest_lib.join(params["data_dir"], f) for f in manifest.split(split).files]
+        files = manifest_lib.shard_paths(params["data_dir"], manifest.split(split).files)
         training = mode == Mode.TRAIN
         num_pipelines = input_context.num_input_pipelines if input_context else 1
         index = input_context.input_pipeline_id if input_context else 0

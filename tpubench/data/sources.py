@@ -28,8 +28,10 @@ import numpy as np
 from tpubench.core import errors
 from tpubench.data import tfrecord
 from tpubench.data.source_api import Options, Prepared, jpeg_bytes, resize
+from tpubench.storage import any_path
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif")
+MAX_IMAGE_BYTES = 256 << 20  # one image of an image folder: photos are a few MB
 
 
 KINDS = {
@@ -170,7 +172,7 @@ def folder(options: Options) -> Prepared:
 
     def records(items):
         for path, label in items:
-            data = tf.io.gfile.GFile(path, "rb").read()
+            data = any_path.read_bytes(path, MAX_IMAGE_BYTES, "an image file")
             try:
                 image = tf.io.decode_image(data, channels=3, expand_animations=False).numpy()
             except tf.errors.InvalidArgumentError:

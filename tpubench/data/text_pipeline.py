@@ -28,7 +28,7 @@ def _records(params, input_context, mode: Mode, fmt: str, model: str):
     manifest = manifest_lib.read(params["data_dir"])
     text.require_format(manifest, fmt, model)
     split = "train" if mode == Mode.TRAIN else manifest.eval_split()
-    files = [manifest_lib.join(params["data_dir"], f) for f in manifest.split(split).files]
+    files = manifest_lib.shard_paths(params["data_dir"], manifest.split(split).files)
     training = mode == Mode.TRAIN
     pipelines = input_context.num_input_pipelines if input_context else 1
     index = input_context.input_pipeline_id if input_context else 0

@@ -23,6 +23,7 @@ names to preparers (`tpubench data prepare --dataset=NAME`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tarfile
 import tempfile
@@ -32,10 +33,11 @@ import urllib.request
 
 import numpy as np
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.data import pydoc_corpus, text
 from tpubench.storage import cache as cache_lib
 
+MAX_TEXT_BYTES = 1 << 30  # one text file of a corpus (Nietzsche: 600 KB; PTB's train: 5 MB)
 IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 PTB_URL = "http://www.fit.vutbr.cz/~imikolov/rnnlm/simple-examples.tgz"
 NIETZSCHE_URL = "https://s3.amazonaws.com/text-datasets/nietzsche.txt"
@@ -65,8 +67,20 @@ def fetch(url: str, how: str) -> str:
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    """A text file of --source (or in it): a regular file, at most MAX_TEXT_BYTES."""
+    try:
+        data = safe_files.read_bytes(path, "--source", MAX_TEXT_BYTES, "a text file")
+    except safe_files.Unreadable as e:
+        raise errors.DataError(f"--source={path}: {e.error.strerror or e}") from None
+    return data.decode("utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def _archive(path: str):
+    """The tar archive PATH (--source), opened once it is known to be a regular file."""
+    what = "a .tar.gz or .tgz archive"
+    with safe_files.open_regular(path, "--source", None, what) as f, tarfile.open(fileobj=f) as tar:
+        yield tar
 
 
 def _need(path: str, what: str) -> None:
@@ -124,7 +138,7 @@ def prepare_imdb(output_dir: str, source: str | None = None):
     else:
         _need(source, "the aclImdb directory or aclImdb_v1.tar.gz")
         if os.path.isfile(source):
-            with tempfile.TemporaryDirectory() as unpacked, tarfile.open(source) as tar:
+            with tempfile.TemporaryDirectory() as unpacked, _archive(source) as tar:
                 tar.extractall(unpacked, filter="data")
                 raw = _imdb_from_dir(unpacked)
         else:
@@ -155,7 +169,7 @@ def prepare_ptb(output_dir: str, source: str | None = None):
     files = {"train": "ptb.train.txt", "validation": "ptb.valid.txt", "test": "ptb.test.txt"}
     lines = {}
     if os.path.isfile(source):
-        with tarfile.open(source) as tar:
+        with _archive(source) as tar:
             members = {os.path.basename(m.name): m for m in tar.getmembers()}
             for split, name in files.items():
                 if name not in members:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 
+from tpubench.core import safe_files
 from tpubench.report import tables
 
 _STYLE = """
@@ -41,8 +42,8 @@ def _table(t: tables.Table) -> str:
 
 
 def _figure(name: str, png_path: str, caption: str) -> str:
-    with open(png_path, "rb") as f:
-        data = base64.b64encode(f.read()).decode("ascii")
+    png = safe_files.read_bytes(png_path, "", 256 << 20, "a chart the report just drew")
+    data = base64.b64encode(png).decode("ascii")
     return (
         f'<figure id="figure-{name}"><img alt="{html.escape(caption)}" '
         f'src="data:image/png;base64,{data}">\n'

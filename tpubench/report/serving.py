@@ -18,7 +18,7 @@ import json
 import math
 import os
 
-from tpubench.core import errors, money
+from tpubench.core import errors, money, safe_files
 from tpubench.core.config import AdviseConfig
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
@@ -254,12 +254,11 @@ def tune_winners(runs: list[load.Run], inputs) -> tuple[list[load.Run], list[str
     keep, drop, notes = set(), [], []
     for item in inputs:
         path = os.path.join(item, TUNE_SUMMARY)
-        if "://" in item or not os.path.isfile(path):
+        if "://" in item or not os.path.isdir(item):
             continue
         try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError):
+            doc = json.loads(safe_files.read_text(path, "", 16 << 20, "the summary tune writes"))
+        except (safe_files.Unreadable, ValueError):  # none: not a serving tune's directory
             continue
         if not isinstance(doc, dict) or doc.get("objective") != "serving":
             continue

@@ -22,10 +22,14 @@ import dataclasses
 import re
 
 from tpubench.core import errors
+from tpubench.storage import any_path
 from tpubench.storage.run_dir import RunDir
 
 PREFIX = "ckpt"
 DROPOUT = "dropout_rng"  # the dropout layers' seed states (model/randomness.py)
+STATE_BYTES = 1 << 20  # the `checkpoint` state file: a few lines per kept checkpoint
+STATE_WHAT = "the checkpoint state TensorFlow writes"
+FILE_WHAT = "a checkpoint file TensorFlow writes; remove it, or give a fresh --model_dir"
 _INDEX = re.compile(rf"{PREFIX}-(\d+)\.index$")
 
 
@@ -75,11 +79,21 @@ def _not_damage(e: BaseException) -> bool:
     return isinstance(e, transient)
 
 
+def check_files(prefix: str) -> None:
+    """PREFIX's local index and data files are regular files, or a UsageError naming one
+    (TensorFlow would wait on a FIFO for ever, read /dev/zero without end)."""
+    import tensorflow as tf
+
+    for path in (prefix + ".index", *tf.io.gfile.glob(prefix + ".data-*")):
+        any_path.check_regular(path, FILE_WHAT)
+
+
 def check(prefix: str) -> tuple[str, str] | None:
     """None when the checkpoint at PREFIX reads back whole; else (damaged file, why)."""
     import tensorflow as tf
 
     index = prefix + ".index"
+    check_files(prefix)
     try:
         if tf.io.gfile.stat(index).length == 0:
             return index, "the file is empty"
@@ -164,11 +178,10 @@ def _state(ckpt_dir: str) -> tuple[str | None, str | None]:
     if not tf.io.gfile.exists(path):
         return None, "it is missing"
     try:
-        state = text_format.Parse(
-            tf.io.gfile.GFile(path).read(), checkpoint_management.CheckpointState()
-        )
+        text = any_path.read_text(path, STATE_BYTES, STATE_WHAT)
+        state = text_format.Parse(text, checkpoint_management.CheckpointState())
     except Exception as e:  # noqa: BLE001 - any parse failure: the file is garbage
-        if _not_damage(e):
+        if isinstance(e, errors.UsageError) or _not_damage(e):  # a FIFO there: one line
             raise
         return None, f"it does not parse ({errors.one_line(e)[:120]})"
     name = state.model_checkpoint_path.rsplit("/", 1)[-1]

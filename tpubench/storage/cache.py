@@ -10,10 +10,13 @@ import json
 import math
 import os
 
+from tpubench.core import safe_files
+
 # What an entry's field may hold, by kind: a cache file is read back from disk,
 # where anything may have written it, so an entry that breaks its shape is
 # dropped (and so measured again) rather than reaching arithmetic as text.
 NUMBER, COUNT, TEXT, FLAG = "number", "count", "text", "flag"
+MAX_BYTES = 16 << 20  # a cache file of peaks or FLOP counts: kilobytes
 
 
 def root() -> str:
@@ -29,11 +32,10 @@ def path(*parts: str) -> str:
 def load_json(name: str) -> dict:
     """The cached JSON object NAME, or {} when missing or unreadable."""
     try:
-        with open(path(name)) as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else {}
-    except (OSError, json.JSONDecodeError):
+        data = json.loads(safe_files.read_text(path(name), "", MAX_BYTES, "a tpubench cache file"))
+    except (safe_files.Unreadable, ValueError):  # none yet, or broken: measured again
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def fits(value, kind: str) -> bool:

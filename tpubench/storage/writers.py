@@ -14,6 +14,10 @@ import shutil
 import tempfile
 import time
 
+from tpubench.storage import any_path
+
+MAX_METRICS_BYTES = 1 << 30  # a week of steps logged every loop is tens of MB
+
 LOSS = "train/loss"
 EXAMPLES_PER_SEC = "train/examples_per_sec"
 STEP_TIME = "train/step_time_sec"
@@ -61,8 +65,7 @@ class JsonlWriter(MetricWriter):
         self._remote = "://" in path
         self._lines: list[str] = []  # everything on gs://; only unflushed lines locally
         if self._remote and self._gfile.exists(path):  # resumed run: keep what was written
-            with self._gfile.GFile(path, "r") as f:
-                self._lines = [x for x in f.read().splitlines() if x.strip()]
+            self._lines = _lines(path)
         self._pending = 0
 
     def write_scalars(self, step, scalars):
@@ -86,9 +89,14 @@ class JsonlWriter(MetricWriter):
         self._pending = 0
 
 
+def _lines(path: str) -> list[str]:
+    """The non-empty lines of a metrics file: a gs:// object, or a regular local file."""
+    text = any_path.read_text(path, MAX_METRICS_BYTES, "the metrics.jsonl a run writes")
+    return [x for x in text.splitlines() if x.strip()]
+
+
 def _keep_lines_through(gfile, path: str, step: int) -> None:
-    with gfile.GFile(path, "r") as f:
-        lines = [x for x in f.read().splitlines() if x.strip()]
+    lines = _lines(path)
     kept = [x for x in lines if _step_of(x) <= step]
     if len(kept) == len(lines):
         return
@@ -112,6 +120,7 @@ def purge_events_past(logdir: str, step: int) -> int:
 
     dropped = 0
     for path in sorted(tf.io.gfile.glob(logdir.rstrip("/") + "/events.out.tfevents.*")):
+        any_path.check_regular(path, "a TensorBoard event file a run writes")
         events = [
             tf.compat.v1.Event.FromString(raw.numpy()) for raw in tf.data.TFRecordDataset(path)
         ]

@@ -26,7 +26,7 @@ import subprocess
 import time
 
 from tpubench.children import command, labels, process
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.core import host_load as busy_rule
 from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
@@ -37,6 +37,8 @@ DONE = (*records.DONE_STATUSES, "capped")  # capped: a run's status, never a rec
 # the run busy (on 2 cores: half a core taken by someone else on average).
 BUSY_SHARE = busy_rule.BUSY_PERCENT / 100  # of the host's cores, as everywhere else
 LOAD_FILE = "host_load.json"
+MAX_LOAD_BYTES = 16 << 20  # {record file: share}: some 60 bytes a run
+LOAD_WHAT = "the JSON `tpubench study run` writes there"
 
 
 def done_counts(splits: dict) -> dict[str, int]:
@@ -50,10 +52,12 @@ def done_counts(splits: dict) -> dict[str, int]:
 
 def host_load(results_dir: str) -> dict[str, float]:
     """{record file name: others' share of the host's cores while it ran}."""
+    path = os.path.join(results_dir, LOAD_FILE)
     try:
-        with open(os.path.join(results_dir, LOAD_FILE)) as f:
-            loads = json.load(f)
-    except (OSError, ValueError):
+        loads = json.loads(safe_files.read_text(path, "", MAX_LOAD_BYTES, LOAD_WHAT))
+    except (safe_files.Unreadable, ValueError):  # none yet, or cut short: measured again
+        return {}
+    if not isinstance(loads, dict):
         return {}
     return {k: v for k, v in loads.items() if isinstance(v, (int, float))}
 

@@ -24,7 +24,7 @@ import statistics
 import time
 
 from tpubench.children import command, labels, process
-from tpubench.core import errors, host_load, money
+from tpubench.core import errors, host_load, money, safe_files
 from tpubench.storage import gcs, record_match, records
 from tpubench.tune import space
 
@@ -36,6 +36,7 @@ REUSED = (*records.DONE_STATUSES, "failed")
 BUSY_RERUNS = 1
 # How long a trial stopped by a signal to tune has to record itself `interrupted`.
 GRACE_SECONDS = 60.0
+MAX_METRICS_BYTES = 64 << 20  # a trial's metrics.jsonl: a line a logged step
 _OOM = re.compile(
     r"out of memory|\bOOM\b|ResourceExhausted|Resource exhausted|MemoryError|"
     r"failed to allocate|cannot allocate memory",
@@ -167,10 +168,10 @@ class Runner:
 
     def _wall(self, run_label: str) -> float | None:
         """The wall time this trial's process took, as tune measured it (None: unknown)."""
+        path = os.path.join(self.work_dir, "logs", f"{run_label}.seconds")
         try:
-            with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds")) as f:
-                return float(f.read())
-        except (OSError, ValueError):
+            return float(safe_files.read_text(path, "", 64, "one number of seconds tune wrote"))
+        except (safe_files.Unreadable, ValueError):
             return None
 
     def run(self, setting, steps: int, repeat: int, attempt=0, numerics=False) -> Outcome:
@@ -265,17 +266,18 @@ def _losses(record: dict) -> tuple[tuple[int, float], ...]:
     """The training loss curve, (step, loss) as logged (metrics.jsonl): what the guard compares."""
     model_dir = (record.get("config") or {}).get("model_dir") or ""
     path = os.path.join(model_dir, "metrics.jsonl")
-    if not model_dir or gcs.is_gcs(model_dir) or not os.path.isfile(path):
+    if not model_dir or gcs.is_gcs(model_dir):
         return ()
     out = {}
     try:
-        with open(path) as f:
-            for line in f:
+        text = safe_files.read_text(path, "", MAX_METRICS_BYTES, "a run's metrics.jsonl")
+        for line in text.splitlines():
+            if line.strip():
                 row = json.loads(line)
                 loss, step = _num(row.get("train/loss")), row.get("step")
                 if loss is not None and isinstance(step, int):
                     out[step] = loss
-    except (OSError, ValueError, AttributeError):
+    except (safe_files.Unreadable, ValueError, AttributeError):
         return ()
     return tuple(sorted(out.items()))
 

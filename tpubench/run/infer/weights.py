@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tpubench.core import errors
 from tpubench.run import checkpoints
+from tpubench.storage import any_path
 
 
 def load(runner, spec, cfg) -> dict:
@@ -16,6 +17,7 @@ def load(runner, spec, cfg) -> dict:
         }
     flag = "--checkpoint" if cfg.checkpoint else "--model_dir"
     path = find_checkpoint(cfg.checkpoint or cfg.model_dir, flag)
+    checkpoints.check_files(path)
     try:
         status = runner.checkpoint().restore(path)
         status.assert_existing_objects_matched()
@@ -37,6 +39,7 @@ def find_checkpoint(path: str, flag: str) -> str:
         return path
     for directory in (checkpoints.directory(path), path):
         if tf.io.gfile.isdir(directory):
+            any_path.check_regular(directory.rstrip("/") + "/checkpoint", checkpoints.STATE_WHAT)
             latest = tf.train.latest_checkpoint(directory)
             if latest:
                 return latest

@@ -16,12 +16,14 @@ import json
 import os
 import time
 
-from tpubench.core import errors
+from tpubench.core import errors, safe_files
 from tpubench.storage import files, gcs, liveness, records
 from tpubench.storage.run_dir import RunDir
 
 NAME = ".tpubench-lock.json"
 POLL_SECS = 2.0
+MAX_BYTES = 65536  # a holder is some 300 bytes
+WHAT = "the lock a tpubench run writes; remove it if no run uses this model_dir"
 
 
 class ModelDirLocked(errors.UsageError):
@@ -74,7 +76,10 @@ def acquire(model_dir: str, holder: dict, wait: bool, say, sleep=time.sleep) -> 
         lock = _try_create(path, holder)
         if lock is not None:
             return lock
-        current = _current(path)
+        try:
+            current = _current(path)
+        except errors.UsageError as e:  # a FIFO, a device or a link in the lock's place
+            raise errors.UsageError(f"--model_dir={model_dir}: lock {e}") from None
         if current is None:  # released between the two calls
             continue
         found, generation = current
@@ -128,7 +133,7 @@ def _current(path: str) -> tuple[dict, object] | None:
             return None
         return _parse(found[0]), found[1]
     try:
-        st = os.stat(path)
+        st = os.lstat(path)  # the link itself: a planted symlink is refused, not followed
     except FileNotFoundError:
         return None
     holder = _read_local(path)
@@ -147,10 +152,14 @@ def _parse(data: bytes) -> dict:
 
 
 def _read_local(path: str) -> dict | None:
+    """The holder in PATH; None when gone or empty.
+
+    Raises:
+      UsageError: PATH is a FIFO, a device, a symlink or over 64 KiB (one line).
+    """
     try:
-        with open(path, "rb") as f:
-            data = f.read(65536)
-    except OSError:
+        data = safe_files.read_bytes(path, "", MAX_BYTES, WHAT, follow=False)
+    except safe_files.Unreadable:
         return None
     if not data:
         return None
