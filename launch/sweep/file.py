@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pathlib
 
+from tpubench.core import bounds, safe_files, safe_yaml
 from tpubench.core import errors as core_errors
-from tpubench.core import safe_files, safe_yaml
 from tpubench_launch import cloud_names, errors, executors, trust
 from tpubench_launch.sweep import grid as grids
 from tpubench_launch.sweep import runs
@@ -77,6 +77,11 @@ def load(
         configs = grids.grid_configs(grid, fixed, command, executor, path)
     for c in configs:
         where = f"runs ({c.id}): flags." if c.summary else "flags."
+        for key, value in sorted(c.fixed_flags.items()):  # the flags' own ranges
+            try:
+                bounds.check_flag(key, value)
+            except core_errors.UsageError as e:
+                raise errors.UsageError(f"{path}: {where}{key}: {e}") from None
         for line in trust.check(path, where, c.fixed_flags, trust_code):
             if line not in warned:
                 warned.append(line)
