@@ -100,3 +100,10 @@ def test_tune_on_a_disk_that_fills_stops_in_one_line_and_the_same_command_resume
     assert (tune_dir / "winner-throughput.flags").is_file()
     summary = json.loads((tune_dir / "tune-summary.json.txt").read_text())
     assert summary["winners"]["throughput"]["status"] == "ok"
+
+
+def test_tune_looks_for_a_refused_record_where_train_saves_it():
+    from tpubench.run.train import unsent
+    from tpubench.tune import disk_full
+
+    assert disk_full.UNSENT_FOLDER == unsent.FOLDER

@@ -19,11 +19,13 @@ import errno
 import os
 
 from tpubench.core import errors
-from tpubench.storage import files
+from tpubench.storage import cache, files, records
+from tpubench.storage.run_dir import RunDir
 
 # What storage/files.py and the trials' own lines call a full disk.
 _FULL = ("no space left on the device", "no space left on device", "disk quota exceeded")
 RECORD_NOT_WRITTEN = 6  # train's exit code when its record went to the cache (run/train/unsent)
+UNSENT_FOLDER = "unsent-records"  # that cache folder (run/train/unsent.FOLDER)
 
 
 class TuneStopped(errors.TpubenchError):
@@ -70,9 +72,7 @@ def check_trial(run_label, code, said, recorded, model_dir, records_dir) -> None
     too), RECORDED whether its record is in RECORDS_DIR; MODEL_DIR finds the
     record the trial saved in the cache instead.
     """
-    from tpubench.run.train import unsent
-
-    saved = unsent.pending(model_dir)  # its exit code may be lost with its log
+    saved = _saved_for(model_dir)  # its exit code may be lost with its log
     if not saved and code != RECORD_NOT_WRITTEN and (recorded or not is_full(said)):
         return
     if saved:
@@ -82,6 +82,20 @@ def check_trial(run_label, code, said, recorded, model_dir, records_dir) -> None
     else:
         where = said or f"exit code {code}"
     raise stopped(f"trial {run_label}'s record was not written", where, records_dir)
+
+
+def _saved_for(model_dir: str) -> list[tuple[str, dict]]:
+    """(path, record) of the records a trial of MODEL_DIR saved in the cache, oldest first.
+
+    Where run/train/unsent.py saves them (tune runs trials as processes and
+    never imports run/)."""
+    want = RunDir.of(model_dir)
+    found = []
+    for path, record in records.scan(cache.path(UNSENT_FOLDER)):
+        config = record.get("config")
+        if want.same(config.get("model_dir") if isinstance(config, dict) else None):
+            found.append((path, record))
+    return sorted(found, key=lambda x: str(x[1].get("started")))
 
 
 def _after_path(e: errors.UsageError, path: str) -> str:
