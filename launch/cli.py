@@ -13,6 +13,7 @@ import dataclasses
 import sys
 
 from tpubench.children import command
+from tpubench.core import bounds
 from tpubench.core import errors as core_errors
 from tpubench_launch import commands, engines, errors, executors
 
@@ -184,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
+        for key, value in sorted(vars(args).items()):  # every number within its range
+            bounds.check_flag(key, value, "--" + key.replace("_", "-"))
         commands.check_gs_urls(argv)
         if args.command == "local-cluster":
             return _local_cluster(args, passthrough, [PROG, *argv])

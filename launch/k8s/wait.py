@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from tpubench.core import errors, safe_files
+from tpubench.core import bounds, errors, safe_files
 
 DONE = ("Complete", "Completed")
 GIVE_UP_AFTER = 6  # consecutive failed `kubectl get` calls (the API may blink)
@@ -127,7 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--logs", required=True, help="file for the pods' logs")
     p.add_argument("--poll", type=float, default=10.0, help="seconds between polls (default 10)")
     p.add_argument("--timeout", type=float, help="give up after this many seconds")
-    return wait(p.parse_args(argv))
+    args = p.parse_args(argv)
+    for key in ("poll", "timeout"):  # within their ranges (core/bounds.py)
+        try:
+            bounds.check_flag(key, getattr(args, key))
+        except errors.UsageError as e:
+            p.error(str(e))
+    return wait(args)
 
 
 if __name__ == "__main__":

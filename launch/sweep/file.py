@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pathlib
 
+from tpubench.core import bounds, safe_files, safe_yaml
 from tpubench.core import errors as core_errors
-from tpubench.core import safe_files, safe_yaml
 from tpubench_launch import cloud_file, errors, executors, trust
 from tpubench_launch.sweep import grid as grids
 from tpubench_launch.sweep import runs
@@ -78,6 +78,11 @@ def load(
         configs = grids.grid_configs(grid, fixed, command, executor, path)
     for c in configs:
         where = f"runs ({c.id}): flags." if c.summary else "flags."
+        for key, value in sorted(c.fixed_flags.items()):  # the flags' own ranges
+            try:
+                bounds.check_flag(key, value)
+            except core_errors.UsageError as e:
+                raise errors.UsageError(f"{path}: {where}{key}: {e}") from None
         # Its model too (flags, a grid axis or a run's own): one tpubench does not ship is code.
         model = c.train_flags().get("model")
         at = where if "model" in c.fixed_flags else f"runs ({c.id}): " if c.summary else "grid: "

@@ -51,13 +51,8 @@ KEYS = ("model", "machine", "batch_size", "precision", "threads", "strategy", "w
 CLUSTER_KEYS = ("one_machine", "gpus_per_worker", "ps_device")
 PS_DEVICES = ("cpu", "gpu", "any")
 COMMANDS = ("train", "tune", "infer")
-# Whole-number settings and their ranges (batch_size: tpubench's flag range, core/bounds.py).
-RANGES = {
-    "batch_size": bounds.FLAGS["batch_size"][:2],
-    "threads": (1, 4096),
-    "workers": (1, 1024),
-    "ps": (0, 1024),
-}
+# Whole-number settings and their ranges: the one table's (core/bounds.py).
+RANGES = {key: bounds.FLAGS[key][:2] for key in ("batch_size", "threads", "workers", "ps")}
 # The launcher owns these flags: it points each configuration at its results.
 OWNED_FLAGS = ("results_dir", "model_dir", "run_label")
 # A sweep's name and a run's label become file names, --run_label and VM names:

@@ -46,3 +46,27 @@ def fills_when(mountpoint, pattern: str) -> list[str]:
     )
     _probe(f'mount -t tmpfs -o size=1m tmpfs "{mountpoint}" && exec "$@"')
     return ["unshare", "-rm", "sh", "-c", script, "sh"]
+
+
+def fills_then_frees(mountpoint, pattern: str, kept, snapshot) -> list[str]:
+    """A command prefix that runs its command twice on MOUNTPOINT, a 16 MiB tmpfs.
+
+    The first time, the tmpfs fills to the last byte once a file matching
+    PATTERN appears; its stdout, stderr and exit code go to KEPT/first.{out,err,rc}
+    and, the fill removed, the tmpfs is copied to KEPT/first (and the folder
+    SNAPSHOT, if there, to KEPT/snapshot).  Then the same
+    command runs again (its output is the prefix's own); the tmpfs is then
+    copied to KEPT/second.  A resume after a full disk, on the same files."""
+    mountpoint.mkdir(exist_ok=True)
+    kept.mkdir(exist_ok=True)
+    script = (
+        f'mount -t tmpfs -o size=16m tmpfs "{mountpoint}" || exit 97; '
+        f'"$@" > "{kept}/first.out" 2> "{kept}/first.err" & pid=$!; '
+        f'while kill -0 $pid 2>/dev/null && ! ls "{mountpoint}"/{pattern} >/dev/null 2>&1; '
+        f'do sleep 0.02; done; (head -c 40000000 /dev/zero > "{mountpoint}/fill") 2>/dev/null; '
+        f'wait $pid; echo $? > "{kept}/first.rc"; rm "{mountpoint}/fill"; '
+        f'cp -r "{mountpoint}" "{kept}/first"; cp -r "{snapshot}" "{kept}/snapshot" 2>/dev/null; '
+        f'"$@"; rc=$?; cp -r "{mountpoint}" "{kept}/second"; exit $rc'
+    )
+    _probe(f'mount -t tmpfs -o size=16m tmpfs "{mountpoint}" && exec "$@"')
+    return ["unshare", "-rm", "sh", "-c", script, "sh"]

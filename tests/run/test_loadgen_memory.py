@@ -67,11 +67,30 @@ def test_a_schedule_past_half_the_memory_is_one_line_naming_what_is_accepted(mon
         loadgen_memory.check(lg, server, "server-probe-1")
     few = _settings("Server", 1, server_target_qps=10.0)
     few.min_query_count = 100_000_000
-    with pytest.raises(errors.UsageError, match="a --min_query_count of at most 8,388,608"):
+    with pytest.raises(errors.UsageError, match="a --min_query_count of at most 6,710,886"):
         loadgen_memory.check(lg, few, "server-target")
     loadgen_memory.check(
         lg, _settings("SingleStream", 60, single_stream_expected_latency_ns=10**6), "ok"
     )
+
+
+def test_a_server_test_past_the_share_by_measured_bytes_is_refused(monkeypatch):
+    """600 s at 100,000 QPS is 66,000,000 queries.  At the 512 bytes a query this check had,
+    31.5 GiB passed under half of 64 GiB, yet LoadGen was measured at up to 556 bytes a query
+    (34.2 GiB: past the share); at 640 bytes the estimate is 39.3 GiB and the test is refused."""
+    monkeypatch.setattr(bounds, "available_memory", lambda: 64 * 2**30)
+    server = _settings("Server", 600, server_target_qps=1e5)
+    assert loadgen_memory.estimate(lg, server) == 66_000_000 * 640 == 42_240_000_000
+    assert 66_000_000 * 556 > 32 * 2**30  # what LoadGen was measured to take: past the share
+    with pytest.raises(errors.UsageError) as e:
+        loadgen_memory.check(lg, server, "server-target")
+    line = str(e.value)
+    assert "would schedule 66,000,000 queries (600 s at 100,000 QPS), about 39.3 GiB" in line
+    assert "this host has 64.0 GiB available and a test may take half" in line
+    # 32 GiB of 39.3 GiB is 488 s of the 600 asked.
+    assert "accepted: a --min_duration of at most 488 s at this rate or a lower --target" in line
+    # What half the host holds: 600 s at 80,000 QPS (31.5 GiB at 640 bytes) runs.
+    loadgen_memory.check(lg, _settings("Server", 600, server_target_qps=8e4), "server-ok")
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.core import vocab
+from tpubench.core import bounds, vocab
 
-MAX_SEED = 2**31 - 1  # what every TensorFlow and Keras seed accepts
+MAX_SEED = bounds.FLAGS["seed"][1]  # 2**31 - 1: what every TensorFlow and Keras seed accepts
 
 # Logical CPU devices each get threads and a replica of the model; 100,000 of
 # them never finish being created.  256 is past any real use of them.
-MAX_CPU_DEVICES = 256
+MAX_CPU_DEVICES = bounds.FLAGS["num_cpu_devices"][1]
 
 
 def define_common():

@@ -19,7 +19,7 @@ from tpubench.children import command
 from tpubench.cli import console_format as fmt
 from tpubench.cli import values
 from tpubench.core import columns, errors
-from tpubench.storage import files
+from tpubench.tune import disk_full
 
 FLAGS = flags.FLAGS
 SUMMARY = "tune-summary.json.txt"  # the same name as training's: advise looks for it
@@ -125,7 +125,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
         f"{fmt.num(win['qps'])} QPS VALID (median of {win['n']})\n# answer: {answer}\n"
     )
     lines = command.flags_argv({**base, **result.winner.flags()})
-    files.write_atomic(flags_path, comment + "\n".join(lines) + "\n")
+    disk_full.write(flags_path, comment + "\n".join(lines) + "\n", records_dir)
     say(
         f"winner (serving): {win['name']}: {fmt.num(win['qps'])} QPS at {bound}; serve with: "
         f"tpubench infer --flagfile={flags_path}; price a load with: tpubench advise "
@@ -150,7 +150,7 @@ def run(model: str, host, opts, base: dict, tune_id, records_dir, work_dir, say)
         "flagfiles": {"serving": flags_path},
         "spent_seconds": round(result.spent_seconds, 1),
     }
-    files.write_atomic(os.path.join(work_dir, SUMMARY), json.dumps(doc, indent=2) + "\n")
+    disk_full.write(os.path.join(work_dir, SUMMARY), json.dumps(doc, indent=2) + "\n", records_dir)
     return 0
 
 

@@ -9,8 +9,7 @@ from tpubench.cli import console_format as fmt
 from tpubench.core import columns, errors
 from tpubench.core import money as money_lib
 from tpubench.report import render, tables
-from tpubench.storage import files
-from tpubench.tune import results
+from tpubench.tune import disk_full, results
 
 SUMMARY = "tune-summary.json.txt"  # not *.json: `tpubench report DIR` reads only run records
 
@@ -155,7 +154,7 @@ def finish(
         if answer:
             comment += f"\nanswer: {answer}"
         path = os.path.join(work_dir, f"winner-{objective}.flags")
-        files.write_atomic(path, results.flagfile(model_flags, row, comment))
+        disk_full.write(path, results.flagfile(model_flags, row, comment), records_dir)
         paths[objective] = path
         money = ""
         if row.usd_per_epoch:
@@ -178,6 +177,5 @@ def finish(
         "guard_data": opts.guard_data or None,
     }
     doc = results.summary(ranked, result, wins, extra)
-    files.write_atomic(
-        os.path.join(work_dir, SUMMARY), json.dumps(doc, indent=2, default=str) + "\n"
-    )
+    summary = json.dumps(doc, indent=2, default=str) + "\n"
+    disk_full.write(os.path.join(work_dir, SUMMARY), summary, records_dir)

@@ -23,6 +23,10 @@ MAX_DURATION_SECONDS = 7 * DAY  # no benchmark flag means a run of more than a w
 # run and stop well short of what would exhaust a host before work starts.
 FLAGS: dict[str, tuple[float, float, str]] = {
     "batch_size": (1, 1 << 20, "examples per step"),
+    # One replica's batch: also refused where its global batch (x replicas) passes
+    # batch_size's cap (check_global_batch, once the replicas are known).
+    "per_replica_batch_size": (1, 1 << 20, "examples per replica"),
+    "batch_sizes": (1, 1 << 20, "examples per step"),  # tune's list: each item
     "max_batch_size": (1, 1 << 20, "examples per batch"),
     "batches": (1, 10**7, "batches"),
     "warmup_batches": (0, 10**6, "batches"),
@@ -61,6 +65,38 @@ FLAGS: dict[str, tuple[float, float, str]] = {
     "price_per_hour": (0, 1e5, "USD per hour"),
     "budget": (0.01, 1e9, "USD"),
     "read_mb_per_s": (0.1, 1e6, "MB/s"),
+    "seed": (0, 2**31 - 1, "a random seed"),
+    "num_cpu_devices": (1, 256, "logical CPU devices"),
+    "target_accuracy": (0, 1, "a fraction"),
+    "num_shards": (1, 10**5, "shards per split"),
+    "validation_fraction": (0, 0.9, "a fraction"),
+    "equivalence_margin": (0.1, 50, "percent"),
+    "latency_percentile": (50, 99.99, "percent"),
+    "max_cells": (1, 10**7, "cells"),
+    "max_repeats": (1, 1000, "rounds"),
+    "serving_min_queries": (1, 10**7, "queries"),
+    # Numbers of study files (study/validate.py) and sweep files (launch/sweep/grid.py).
+    "batch_per_device": (1, 1 << 20, "examples per device"),
+    "devices": (1, 4096, "devices"),
+    "vcpus": (1, 4096, "vCPUs"),
+    "threads": (1, 4096, "threads"),
+    "jpeg_examples": (8, 10**7, "examples"),
+    "seconds": (1, MAX_DURATION_SECONDS, "seconds"),
+    # tpubench-launch's numbers (launch/cli.py checks its parsed arguments here), and a
+    # sweep's workers and ps.
+    "workers": (1, 1024, "worker tasks"),
+    "ps": (0, 1024, "parameter servers"),
+    "gpus": (0, 16, "GPUs per task"),
+    "gpus_per_worker": (0, 16, "GPUs per worker"),
+    "cpus": (1, 1024, "whole cores per pod"),
+    "memory": (1, 65536, "GiB per pod"),
+    "timeout": (1, MAX_DURATION_SECONDS, "seconds"),
+    "grace": (0.1, 3600, "seconds"),
+    "poll": (0.1, 3600, "seconds"),
+    "ttl": (1, MAX_DURATION_SECONDS, "seconds"),
+    "max_restarts": (0, 1000, "restarts"),
+    "max_cost": (0, 1e9, "USD"),
+    "max_configs": (1, 10**7, "configurations"),
 }
 
 
@@ -68,8 +104,10 @@ def _shown(value) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{value:g}"
 
 
-def check_flag(name: str, value) -> None:
-    """UsageError when NAME (a flag with a range) holds a VALUE outside it; lists: each item."""
+def check_flag(name: str, value, spelled: str | None = None) -> None:
+    """UsageError when NAME (a flag with a range) holds a VALUE outside it; lists: each item.
+
+    SPELLED: the flag as the user wrote it (default --NAME; the launcher's --max-cost)."""
     if name not in FLAGS or value is None or isinstance(value, bool):
         return
     low, high, what = FLAGS[name]
@@ -81,9 +119,21 @@ def check_flag(name: str, value) -> None:
             continue  # not a number: the flag's own parser says so
         if not math.isfinite(number) or not low <= number <= high:
             raise errors.UsageError(
-                f"--{name}={item} is out of range; accepted: {_shown(low)} to {_shown(high)} "
+                f"{spelled or '--' + name}={item} is out of range; accepted: {_shown(low)} to "
+                f"{_shown(high)} "
                 f"({what})"
             )
+
+
+def check_global_batch(per_replica: int, replicas: int) -> None:
+    """Refuses a --per_replica_batch_size whose global batch passes --batch_size's cap."""
+    high = FLAGS["batch_size"][1]
+    if per_replica * replicas > high:
+        raise errors.UsageError(
+            f"--per_replica_batch_size={per_replica:,} on {replicas:,} replicas is a global "
+            f"batch of {per_replica * replicas:,}; accepted: 1 to {high // replicas:,} per "
+            f"replica here (a global batch of at most {high:,} examples, --batch_size's cap)"
+        )
 
 
 def check_duration(seconds: float, flag: str) -> float:

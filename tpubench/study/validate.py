@@ -241,14 +241,8 @@ def _size(study, max_cells: int) -> None:
 
 def _numbers(study) -> None:
     """A study file's numbers within the ranges of the flags they become (core/bounds.py)."""
-    sizes = {
-        "devices": (1, 4096),
-        "vcpus": (1, 4096),
-        "batch_size": bounds.FLAGS["batch_size"][:2],
-        "batch_per_device": bounds.FLAGS["batch_size"][:2],
-        "jpeg_examples": (8, 10**7),
-        "seconds": (1, bounds.MAX_DURATION_SECONDS),
-    }
+    keys = ("devices", "vcpus", "batch_size", "batch_per_device", "jpeg_examples", "seconds")
+    sizes = {key: bounds.FLAGS[key][:2] for key in keys}
 
     def check(where: str, found: dict) -> None:
         for key, value in found.items():

@@ -26,7 +26,7 @@ import time
 from tpubench.children import command, labels, process
 from tpubench.core import errors, host_load, money, safe_files
 from tpubench.storage import gcs, record_match, records
-from tpubench.tune import space
+from tpubench.tune import disk_full, space
 
 # Finished trials are reused on resume (a failed trial would fail again: tune
 # records it); `interrupted`/`running`/`died` run again.
@@ -185,7 +185,7 @@ class Runner:
         model_dir = labels.model_dir(self.work_dir, run_label)
         shutil.rmtree(model_dir, ignore_errors=True)  # a half-run trial starts over
         log = os.path.join(self.work_dir, "logs", f"{run_label}.log")
-        os.makedirs(os.path.dirname(log), exist_ok=True)
+        disk_full.makedirs(os.path.dirname(log), self.records_dir)
         start = time.monotonic()
         # Its own process group: a Ctrl-C at the terminal reaches tune only, and
         # tune stops the trial with one SIGTERM (it records `interrupted`).
@@ -203,15 +203,18 @@ class Runner:
                 "(finished trials are reused)"
             )
         wall = time.monotonic() - start
-        with open(os.path.join(self.work_dir, "logs", f"{run_label}.seconds"), "w") as f:
-            f.write(f"{wall:.3f}\n")  # what a resumed tune spends of its budget for this trial
         # A trial's checkpoints are never reused; its metrics.jsonl (first loss) is kept.
         for sub in ("checkpoints", "tensorboard"):
             shutil.rmtree(os.path.join(model_dir, sub), ignore_errors=True)
         self._known = _index(self.records_dir)
         found = self._own(setting, steps, run_label, numerics)
+        said = process.last_error_line(log, limit=None, or_last=True)
+        disk_full.check_trial(run_label, code, said, found is not None, model_dir, self.records_dir)
+        seconds = os.path.join(self.work_dir, "logs", f"{run_label}.seconds")
+        # What a resumed tune spends of its budget for this trial.
+        disk_full.write(seconds, f"{wall:.3f}\n", self.records_dir)
         if found is None:
-            said = process.last_error_line(log, limit=None, or_last=True) or f"exit code {code}"
+            said = said or f"exit code {code}"
             status = "oom" if code == -signal.SIGKILL or _OOM.search(said) else "failed"
             if code == -signal.SIGKILL:
                 said = "killed by SIGKILL (the kernel's out-of-memory killer, most likely)"

@@ -22,6 +22,18 @@ peak resident size less the process's own before the test):
 The bytes below round those up; LoadGen's schedule also carries a tenth
 more than the duration asks (its headroom), counted too.
 
+Measured again for issue 58 (mlcommons-loadgen 6.0.17, 2-core VM; the peak
+resident size of the test's process less its size before the test, VmHWM
+reset before it): a bare SUT gave SingleStream 635 MiB for 1,056,000
+queries (601 B each), Server 495 MiB for 1,056,000 and 583 MiB for
+1,100,000 (up to 556 B a query: above the 512 this file had), Offline 509
+MiB for 1,100,000 samples, MultiStream 186 MiB for 110,000 queries of 8;
+`tpubench infer` itself (tiny MLP) peaked 157 MiB over its start for a
+server test of 550,000 queries and 1,103 MiB for an Offline query of
+4,068,365 samples, both under this estimate.  Only Server's bytes were low:
+they are now 640 (1.25x the 512 they were, 1.15x the most measured, for the
+allocator's rounding), so no measured test takes more than its estimate.
+
 Every test is checked (`check`, called by the harness for each LoadGen run):
 the flags, a `--user_conf` (whose keys reach LoadGen as they are) and a
 server search's probes alike.
@@ -34,7 +46,8 @@ import math
 from tpubench.core import bounds, errors
 
 # Bytes LoadGen holds per scheduled query, and per sample of a query.
-PER_QUERY = {"SingleStream": 1100, "MultiStream": 1100, "Server": 512, "Offline": 0}
+# Server: 640, 1.25x the 512 first measured, which a 1,100,000-query test passed (556 B).
+PER_QUERY = {"SingleStream": 1100, "MultiStream": 1100, "Server": 640, "Offline": 0}
 PER_SAMPLE = {"SingleStream": 0, "MultiStream": 256, "Server": 0, "Offline": 560}
 HEADROOM = 1.1  # LoadGen schedules a little past min_duration
 # The share of this host's available memory a test's schedule may take (the

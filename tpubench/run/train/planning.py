@@ -12,7 +12,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from tpubench.core import errors
+from tpubench.core import bounds, errors
 from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
@@ -111,6 +111,8 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     ps = placement.strategy == "parameter_server"
     replicas = placement.num_workers if ps else placement.num_replicas
     # --per_replica_batch_size (or the model's default) times the replicas the strategy has.
+    if cfg.per_replica_batch_size:
+        bounds.check_global_batch(cfg.per_replica_batch_size, replicas)
     batch = (
         cfg.global_batch_size or (cfg.per_replica_batch_size or spec.default_batch_size) * replicas
     )
