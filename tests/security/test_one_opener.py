@@ -35,6 +35,9 @@ ALLOWED = {
     ("tpubench/cost/catalog.py", "load", "read_text"): (
         "the price catalog shipped inside the package (importlib.resources)"
     ),
+    ("tpubench/cost/catalog_diff.py", "load", "read_text"): (
+        "`prices diff shipped`: the price catalog shipped inside the package (importlib.resources)"
+    ),
     ("launch/wheel.py", "build", "read_text"): (
         "the installed distribution's own metadata (importlib.metadata)"
     ),
