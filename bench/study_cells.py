@@ -62,7 +62,7 @@ import time
 import yaml
 
 from tpubench.core import errors
-from tpubench.study import api, cells, execute, plan, spec, validate
+from tpubench.study import api, cell_records, cells, execute, plan, spec, validate
 
 # Seconds of --seconds kept back: a stopped run writing its record, then the report.
 RESERVE = 15
@@ -254,7 +254,7 @@ def run(args: dict, out) -> int:
     print("\n".join(plan.header(study, full, scale, host, where)), file=out)
     print(f"passes: {aim} of the {needed} run(s) per cell a verdict needs", file=out, flush=True)
     order = _order(full.todo, study)
-    done = execute.done_counts(where)
+    done = execute.done_counts(cell_records.of_cells(full.cells, where))
     counts = {c.id: done.get(c.id, 0) for c in full.cells}
     took: dict = {}  # (part, model) -> its longest run's seconds
     failed, cut_short = set(), set()
@@ -312,7 +312,9 @@ def run(args: dict, out) -> int:
                 if timer:
                     timer.cancel()
             took[key] = max(took.get(key, 0.0), time.monotonic() - began)
-            counts[cell.id] = execute.done_counts(where).get(cell.id, 0)
+            counts[cell.id] = execute.done_counts(cell_records.of_cells([cell], where)).get(
+                cell.id, 0
+            )
             if status is not None and status not in execute.DONE:
                 failed.add(cell.id)
             save()

@@ -56,7 +56,8 @@ def _smoke_record(tmp_path):
     import json
     import pathlib
 
-    from tpubench.study import cells, findings, report, spec
+    from tpubench.children import command
+    from tpubench.study import cell_records, cells, findings, report, spec
 
     study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
     cell = next(
@@ -65,6 +66,9 @@ def _smoke_record(tmp_path):
     fixtures = pathlib.Path(__file__).parents[1] / "report" / "fixtures"
     fixture = fixtures / "threads" / "mlp-t1-0.json"
     record = json.loads(fixture.read_text()) | {"run_label": cell.id}
+    # What the cell ran (its flags and command line): a record of another run is no cell's.
+    flags = dict(cell_records.asks(cell).flags)
+    record |= {"flags": flags, "argv": ["tpubench", "train", *command.flags_argv(flags)]}
     # As a run records it: both bases, the cell's own (spot, as the seed priced it) first.
     (on_demand,) = record["cost"]["machines"]
     spot = on_demand | {"pricing": "spot", "usd_per_hour": 0.01}

@@ -64,15 +64,32 @@ def test_bench_without_results_dir_writes_no_record(digits, tmp_path):
 
 
 def test_a_failed_bench_leaves_a_failed_record_and_one_line(digits, tmp_path):
+    """A bench that fails once it reads (a damaged shard) keeps a failed record naming the file;
+    a usage error (an unknown model) is refused before anything is written."""
+    import shutil
+
+    damaged = tmp_path / "dg"
+    shutil.copytree(digits, damaged)
+    shard = sorted(damaged.glob("train-*.tfrecord"))[0]
+    data = bytearray(shard.read_bytes())
+    for i in range(100, len(data), 97):
+        data[i] ^= 0xFF
+    shard.write_bytes(bytes(data))
     results = tmp_path / "runs"
     proc, record = run_cli(
-        "data", "bench", f"--data_dir={digits}", "--model=nosuch", results_dir=results
+        "data", "bench", f"--data_dir={damaged}", "--model=mnist_mlp", results_dir=results
     )
     line = one_line_error(proc)
-    assert proc.returncode == 2 and "unknown model 'nosuch'" in line
-    assert record["status"] == "failed" and "unknown model 'nosuch'" in record["error"]
+    assert proc.returncode != 0 and f"corrupted TFRecord shard {shard}" in line, line
+    assert "internal error" not in line
+    assert record["status"] == "failed" and str(shard) in record["error"]
     assert f"[run record: {results}/{record['run_id']}.json]" in line
-    assert load.load([str(results)]).excluded[0].reason.startswith("unknown model")
+    assert str(shard) in load.load([str(results)]).excluded[0].reason
+    proc, record = run_cli(
+        "data", "bench", f"--data_dir={digits}", "--model=nosuch", results_dir=tmp_path / "r2"
+    )
+    assert proc.returncode == 2 and "unknown model 'nosuch'" in one_line_error(proc)
+    assert record is None and not (tmp_path / "r2").exists()
 
 
 def test_an_interrupted_bench_leaves_an_interrupted_record(digits, tmp_path):

@@ -203,7 +203,7 @@ def test_a_worker_killed_mid_run_fails_the_run_and_names_it(tmp_path):
 def test_bad_cluster_options_are_one_line_errors(tmp_path):
     out = _launch("local-cluster", "--workers=0", "--", f"--results_dir={tmp_path}")
     assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert "--workers=0 must be at least 1" in out.stderr
+    assert "--workers=0 is out of range; accepted: 1 to 1,024 (worker tasks)" in out.stderr
     out = _launch("local-cluster", "--workers=2", "--", "--results_dir=gs://b/runs")
     assert out.returncode == 2 and "needs a local directory" in out.stderr
     out = _launch("local-cluster", "--workers=2", "--ps=1", "--", "--strategy=multi_worker")

@@ -91,7 +91,8 @@ def test_pinned_threads_bound_a_cluster_by_the_cpus_it_is_pinned_to(tmp_path):
     [
         (["--workers=500"], "--workers=500 asks for 500 processes"),
         (["--workers=2", "--ps=300"], "--workers=2 --ps=300 with its chief asks for 303 processes"),
-        (["--workers=" + "9" * 40], "asks for " + f"{int('9' * 40):,}" + " processes"),
+        # Past the flag's own range (the range table) before the host's bound.
+        (["--workers=" + "9" * 40], f"--workers={'9' * 40} is out of range; accepted: 1 to"),
     ],
 )
 def test_local_cluster_with_more_processes_than_the_host_holds_is_one_line(tmp_path, flags, said):
@@ -101,7 +102,8 @@ def test_local_cluster_with_more_processes_than_the_host_holds_is_one_line(tmp_p
     assert out.returncode == 2
     line = _one_line(out)
     assert line.startswith("tpubench-launch local-cluster: error: ") and said in line
-    assert f"accepted: 1 to {HOLDS} processes; nothing was started" in line
+    if "out of range" not in said:
+        assert f"accepted: 1 to {HOLDS} processes; nothing was started" in line
     assert not (tmp_path / "r").exists()  # no record, no logs: nothing started
 
 

@@ -124,7 +124,7 @@ def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
     label = eight["label"]
     vm = next(c.split()[4] for c in _dry_commands(proc.stdout) if "machine-type=n1-highcpu-8 " in c)
     script = (
-        "set -o pipefail; cd ~; tpubench-venv/bin/python -m tpubench train --model=mnist_mlp "
+        "set -o pipefail; cd ~; tpubench-venv/bin/python -I -m tpubench train --model=mnist_mlp "
         "--machine=gcp:n1-highcpu-8 --accelerator=cpu --num_intra_threads=8 "
         "--num_inter_threads=8 --pricing=spot --use_synthetic_data --steps_per_loop=2 --tiny "
         "--train_steps=4 "

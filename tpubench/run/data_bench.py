@@ -146,7 +146,15 @@ def _run(cfg: DataBenchConfig, record: dict | None, check=lambda: None) -> Outco
             hardware=_hardware(),
             software=probe.software(),
         )
-    result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup, check)
+    try:
+        result = bench_lib.run(spec, params, manifest, split, cfg.batches, cfg.warmup, check)
+    except Exception as e:  # a damaged shard: name the file, as train does
+        from tpubench.data import resolve
+
+        named = resolve.damaged_shards(manifest, e)
+        if named is None:
+            raise
+        raise named from None
     if record is not None:
         record["results"] = result.to_dict()
     return Outcome(spec.name, cfg.data_dir, manifest.format, split, batch, result, None)
