@@ -105,3 +105,24 @@ def test_the_reader_keeps_a_few_numbers_of_each_record_not_the_record(tmp_path):
     on_disk = sum(p.stat().st_size for p in tmp_path.iterdir()) / len(loaded.runs)
     assert on_disk > 8000
     assert held / len(loaded.runs) < 5000, f"{held / len(loaded.runs):,.0f} bytes a run"
+
+
+def test_many_configurations_chart_the_fastest_and_table_them_all(tmp_path):
+    """75 configurations: the throughput chart draws the 60 fastest (plots.MAX_BARS), the
+    summary table and CSV keep all 75."""
+    from PIL import Image
+
+    from tpubench.report import plots
+
+    d = tmp_path / "runs"
+    template = json.loads(TEMPLATE.read_text())
+    n = plots.MAX_BARS + 15
+    for k in range(1, n + 1):  # one configuration per thread count, the rate rising with it
+        template["config"]["hardware"]["num_intra_threads"] = k
+        record_copies.write(template, [100.0 + k], str(d), prefix=f"t{k}")
+    ok(run("tpubench", "report", d, "--output=rep", cwd=tmp_path))
+    with open(tmp_path / "rep" / "summary.csv") as f:
+        assert len(list(csv.DictReader(f))) == n
+    chart = json.loads(Image.open(tmp_path / "rep" / "throughput.png").text["tpubench:series"])
+    rates = sorted(r for panel in chart for r in panel["examples_per_sec"])
+    assert rates == pytest.approx([100.0 + k for k in range(16, n + 1)])  # the 60 fastest only

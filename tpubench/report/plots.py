@@ -45,8 +45,26 @@ def prices_note(summaries: list[compare.Summary]) -> str:
     return f"{'/'.join(money.basis(p) for p in pricing)} {catalog.age_note(dates)}"
 
 
+# Bars the throughput chart draws at most: past it, the fastest (every configuration is in
+# the summary table), so a folder of thousands of configurations draws a readable chart in
+# bounded time and memory.
+MAX_BARS = 60
+
+
+def drawn(summaries: list[compare.Summary]) -> list[compare.Summary]:
+    """The configurations the throughput chart draws: all, or the MAX_BARS fastest (in order)."""
+    if len(summaries) <= MAX_BARS:
+        return list(summaries)
+    fastest = sorted(range(len(summaries)), key=lambda i: -summaries[i].rate.median)
+    keep = set(fastest[:MAX_BARS])
+    return [s for i, s in enumerate(summaries) if i in keep]
+
+
 def throughput(summaries: list[compare.Summary]):
-    """Horizontal bars of median examples/sec with interval whiskers, one panel per model."""
+    """Horizontal bars of median examples/sec with interval whiskers, one panel per model
+    (the MAX_BARS fastest configurations where there are more; the title says so)."""
+    total = len(summaries)
+    summaries = drawn(summaries)
     models = list(dict.fromkeys(s.group.model for s in summaries))
     heights = [sum(s.group.model == m for s in summaries) for m in models]
     fig, axes = _subplots(
@@ -83,8 +101,12 @@ def throughput(summaries: list[compare.Summary]):
         ax.set_xlim(0, max(s.rate.high for s in mine) * 1.3)
         ax.set_xlabel(f"examples/sec (median; whiskers: {interval_text(mine)})")
         series.append({"model": model, "labels": labels, "examples_per_sec": med})
-    fig.suptitle("Training throughput per configuration")
-    fig.tight_layout()
+    title = "Training throughput per configuration"
+    if total > len(summaries):  # one line: a second one runs into the first panel's title
+        title = f"Training throughput: the {len(summaries)} fastest of {total:,} configurations"
+    fig.suptitle(title)
+    # A third of an inch at the top for the title, clear of the first panel's at any height.
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
     return fig, series
 
 
