@@ -86,6 +86,23 @@ def rerun_cli(cwd, record, *extra):
     )
 
 
+def old_record(directory: pathlib.Path, flags: dict) -> pathlib.Path:
+    """DIRECTORY/old-run.json: a finished train record with FLAGS, for `rerun` to repeat (its
+    results_dir DIRECTORY/again)."""
+    path = directory / "old-run.json"
+    record = {
+        "schema_version": 1,
+        "run_id": "20250101-000000-mnist_mlp-abcdef",
+        "kind": "train",
+        "status": "ok",
+        "argv": ["tpubench", "train"],
+        "flags": flags,
+        "config": {"results_dir": str(directory / "again")},
+    }
+    path.write_text(json.dumps(record))
+    return path
+
+
 def tiny_resnet50(building=None):
     """resnet50's tiny variant, seeded alike every call, built inside the context BUILDING."""
     import contextlib

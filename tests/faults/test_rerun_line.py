@@ -6,30 +6,15 @@ warning (rerunning imports that file, and needs --trust_code); a record whose va
 is refused instead of run with `<redacted>` in a path.
 """
 
-import json
 import shlex
 
-from conftest import one_line_error, rerun_cli
+from conftest import old_record, one_line_error, rerun_cli
 
 HOSTILE_LABEL = "x; touch PWNED #"
 
 
 def _record(tmp_path, flags: dict) -> str:
-    path = tmp_path / "old-run.json"
-    path.write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "run_id": "20250101-000000-mnist_mlp-abcdef",
-                "kind": "train",
-                "status": "ok",
-                "argv": ["tpubench", "train"],
-                "flags": flags,
-                "config": {"results_dir": str(tmp_path / "again")},
-            }
-        )
-    )
-    return str(path)
+    return str(old_record(tmp_path, flags))
 
 
 def test_rerun_line_is_quoted_redacted_and_warns_about_model_modules(tmp_path):

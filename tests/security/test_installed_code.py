@@ -22,7 +22,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import NO_TF_CLI, one_line_error
+from conftest import NO_TF_CLI, old_record, one_line_error
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = pathlib.Path(sys.executable).parent  # the installed console scripts
@@ -80,21 +80,7 @@ def _run(argv, cwd, timeout=180, **env):
 
 
 def _record(here: pathlib.Path, flags: dict) -> str:
-    path = here / "old-run.json"
-    path.write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "run_id": "20250101-000000-mnist_mlp-abcdef",
-                "kind": "train",
-                "status": "ok",
-                "argv": ["tpubench", "train"],
-                "flags": flags,
-                "config": {"results_dir": str(here / "again")},
-            }
-        )
-    )
-    return path.name
+    return old_record(here, flags).name
 
 
 # An unknown machine ends the rerun's run before TensorFlow loads: its own one line.

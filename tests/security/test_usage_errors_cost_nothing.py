@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import NO_TF_CLI, one_line_error, run_cli
+from conftest import NO_TF_CLI, old_record, one_line_error, run_cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOUBLES = ROOT / "tests" / "launch" / "bin"  # gcloud and kubectl test doubles
@@ -75,20 +75,8 @@ def test_a_usage_error_loads_nothing_and_writes_nothing(tmp_path, args, expected
 
 def test_a_record_with_a_runtime_param_is_refused_by_rerun_before_anything_runs(tmp_path):
     """The same key in a record's flags: rerun's child refuses it in its one line, no record."""
-    (tmp_path / "old.json").write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "run_id": "20250101-000000-mnist_mlp-abcdef",
-                "kind": "train",
-                "status": "ok",
-                "argv": ["tpubench", "train"],
-                "flags": {"model": "mnist_mlp", "tiny": True, "params": ["seed=1"]},
-                "config": {"results_dir": str(tmp_path / "again")},
-            }
-        )
-    )
-    proc = _run([sys.executable, "-m", "tpubench", "rerun", "old.json"], tmp_path)
+    old = old_record(tmp_path, {"model": "mnist_mlp", "tiny": True, "params": ["seed=1"]})
+    proc = _run([sys.executable, "-m", "tpubench", "rerun", old.name], tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "--params: seed=1 is not a hyperparameter" in proc.stderr.splitlines()[-1]
     assert "Traceback" not in proc.stderr and not (tmp_path / "again").exists()
