@@ -89,3 +89,22 @@ def test_the_record_names_the_kernels_it_ran(tmp_path):
         assert rec["config"]["hardware"]["cpu_kernels"] == choice
         assert rec["software"]["cpu_kernels"].startswith(said)
         assert rec["hardware"]["cpu"]["bf16_path"] in amx.BF16_PATHS
+
+
+@pytest.mark.skipif(not ZENDNN_PYTHON.exists(), reason="no .venv-zendnn here (make zendnn)")
+def test_tune_in_the_zendnn_environment_runs_a_zendnn_trial_beside_the_defaults(tmp_path):
+    """`make zendnn`'s environment: tune's kernels axis runs real ZenDNN trials, as recorded."""
+    proc = subprocess.run(
+        [str(ZENDNN_PYTHON), "-P", "-m", "tpubench", "tune", "--model=mnist_mlp",
+         "--search=cpu_kernels", "--trial_steps=20", "--repeats=1", "--max_repeats=1",
+         "--budget=5m", f"--results_dir={tmp_path}/r"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ZenDNN plug-in zentf" in proc.stdout and "│ ZenDNN" in proc.stdout, proc.stdout
+    kernels = {
+        json.loads(p.read_text())["software"]["cpu_kernels"].split(" (")[0]
+        for p in (tmp_path / "r").glob("tune-*/*.json")
+        if "software" in json.loads(p.read_text())
+    }
+    assert {"ZenDNN on", "ZenDNN off"} <= kernels, kernels

@@ -18,8 +18,9 @@ import statistics
 import pytest
 from conftest import one_line_error, run_cli
 
+from tpubench.children import labels
 from tpubench.core import errors, host_load
-from tpubench.tune import decide, results, search, serving, space, trials
+from tpubench.tune import api, decide, results, search, serving, space, trials
 
 CPU_PLAIN = space.Host("cpu", 2, ("avx2",))
 CPU_AMX = space.Host("cpu", 16, ("avx2", "avx512f", "amx_bf16", "amx_tile"))
@@ -66,6 +67,34 @@ def test_gpu_precisions_follow_the_tensor_cores():
     assert _axis(p100, "precision") is None  # fp32 alone: nothing to search
     assert "precision=fp16: no tensor cores (compute capability 6.0)" in _skipped(p100)
     assert "threads: the thread pools matter on CPU runs only" in _skipped(t4)
+
+
+def test_the_kernels_axis_is_searched_only_where_the_zendnn_plug_in_is_installed():
+    plain = _build(CPU_PLAIN)
+    assert _axis(plain, "cpu_kernels") is None
+    assert "cpu_kernels=zendnn: AMD's ZenDNN plug-in (zentf) is not installed" in _skipped(plain)
+    epyc = space.Host("cpu", 2, ("avx2", "avx512f", "avx512_bf16"), zentf="2.21.0.0")
+    sp = _build(epyc)
+    assert _axis(sp, "cpu_kernels").values == ("auto", "zendnn")
+    names = [a.name for a in sp.axes]
+    assert names.index("precision") + 1 == names.index("cpu_kernels") == names.index("xla") - 1
+    z = space.Setting(cpu_kernels="zendnn")
+    assert z.flags()["cpu_kernels"] == "zendnn" and "cpu_kernels" not in space.Setting().flags()
+    assert z.describe(space.Setting(), None) == "ZenDNN"
+    assert "ZenDNN plug-in zentf 2.21.0.0" in epyc.describe()
+    fixed = _build(epyc, fixed=("cpu_kernels",))
+    assert _axis(fixed, "cpu_kernels") is None
+    assert "cpu_kernels: fixed by --cpu_kernels on the command line" in _skipped(fixed)
+    gpu = _build(dataclasses.replace(H100, zentf="2.21.0.0"))
+    assert "cpu_kernels: the CPU kernels matter on CPU runs only" in _skipped(gpu)
+    # A tune's id is as before without the plug-in, and another search with it.
+    same = api.tune_id("m", {}, 100, CPU_PLAIN)
+    assert same == labels.stable_id(
+        "tune-m",
+        ["m", {}, 100, "Host(accelerator='cpu', cores=2, isa=('avx2',), gpus=(), no_nchw='')"],
+        8,
+    )
+    assert api.tune_id("m", {}, 100, dataclasses.replace(CPU_PLAIN, zentf="2.21.0.0")) != same
 
 
 def test_a_flag_on_the_command_line_fixes_its_axis():
@@ -202,6 +231,23 @@ def test_a_clear_leader_is_settled_with_its_interval():
     # Each round ran both leaders back to back, the order turning: bf16 first, then fp32 first.
     longer = [(s.precision, r) for s, steps, r in runner.ran if steps == 300]
     assert longer[2:4] == [("fp32", 1), ("bf16", 1)], longer
+
+
+def test_zendnn_that_wins_is_the_answer_and_its_flagfile_turns_it_on():
+    epyc = space.Host("cpu", 2, ("avx512f", "avx512_bf16"), zentf="2.21.0.0")
+    sp = space.build(epyc, space.Setting(), ("cpu_kernels",), frozenset(), (), False, 100)
+    opts = search.Options(
+        trial_steps=100, budget_seconds=1e9, objective="throughput", finalists=2, repeats=3
+    )
+    runner = Noisy(lambda s: 1200.0 if s.cpu_kernels == "zendnn" else 1000.0, 0.03)
+    result = search.Search(sp, epyc, opts, runner, lambda line: None).run()
+    zendnn = space.Setting(cpu_kernels="zendnn")
+    assert result.verdict.decided and result.winner == zendnn
+    assert result.verdict.text().startswith("ZenDNN, 1.")
+    ranked = results.rows(result, sp.default, "throughput")
+    top = results.winners(ranked, result.winner)["throughput"]
+    text = results.flagfile({"model": "resnet50"}, top, "tune's winner")
+    assert "--cpu_kernels=zendnn" in text.splitlines() and "--model=resnet50" in text
 
 
 def test_a_tie_in_noise_runs_until_max_repeats_and_says_not_settled_and_what_would():
@@ -343,10 +389,14 @@ def test_busy_host_is_read_from_the_records_host_cpu():
 
 def test_plain_trial_labels_are_unchanged_so_earlier_tunes_resume():
     s = space.Setting(precision="bf16")
-    blob = json.dumps([dataclasses.asdict(s), 100, 0], sort_keys=True)
+    # The fields a setting had before cpu_kernels joined them (it is left out when "auto").
+    fields = {k: v for k, v in dataclasses.asdict(s).items() if k != "cpu_kernels"}
+    blob = json.dumps([fields, 100, 0], sort_keys=True)
     old = f"t-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
     assert trials.label("t", s, 100, 0) == old
     assert len({old, trials.label("t", s, 100, 0, 1), trials.label("t", s, 100, 0, 0, True)}) == 3
+    zendnn = dataclasses.replace(s, cpu_kernels="zendnn")
+    assert trials.label("t", zendnn, 100, 0) not in {old, trials.label("t", s, 100, 0, 1)}
 
 
 # -- the numerics guard on loss curves ----------------------------------------------------

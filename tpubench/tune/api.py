@@ -61,18 +61,24 @@ def host_of(cfg) -> space.Host:
     else:
         kind = "cpu"
     cores = cpu.get("affinity_cores") or cpu.get("logical_cores") or 1
-    no_nchw = ""
+    no_nchw, zentf = "", ""
     if kind == "cpu":
+        from tpubench.hardware import cpu_kernels
+
+        zentf = cpu_kernels.zentf_version() or ""
         from tpubench.hardware import cpu_layout
 
         answer = cpu_layout.nchw()
         no_nchw = "" if answer.ok else answer.reason
-    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus, no_nchw)
+    return space.Host(kind, int(cores), tuple(cpu.get("isa") or ()), gpus, no_nchw, zentf)
 
 
 def tune_id(model: str, model_flags: dict, trial_steps: int, host) -> str:
     """Same model, flags, trial length and host: the same id, so a rerun resumes."""
-    return labels.stable_id(f"tune-{model}", [model, model_flags, trial_steps, repr(host)], 8)
+    parts = [model, model_flags, trial_steps, repr(host)]
+    if host.zentf:  # the plug-in adds an axis: another search (and ids as before without it)
+        parts.append({"zentf": host.zentf})
+    return labels.stable_id(f"tune-{model}", parts, 8)
 
 
 def directories(results_dir: str, the_id: str) -> tuple[str, str]:
@@ -99,6 +105,7 @@ def prepare(request: Request) -> Plan:
         intra=cfg.hardware.num_intra_threads,
         inter=cfg.hardware.num_inter_threads,
         steps_per_loop=cfg.steps_per_loop,
+        cpu_kernels=cfg.hardware.cpu_kernels,
     )
     params = registry.resolve_params(spec, dict(cfg.params), tiny=cfg.tiny)
     synthetic = bool(request.model_flags.get("use_synthetic_data"))

@@ -1,7 +1,8 @@
 """What `tpubench tune` searches: the settings that change speed but not the model.
 
 Pure Python.  `Host` holds the facts that decide which values are worth a
-trial (the CPU's bf16 paths, the GPUs' tensor cores, the core count);
+trial (the CPU's bf16 paths, the GPUs' tensor cores, the core count, a
+ZenDNN plug-in in this environment);
 `axes` turns them, the model's traits and the user's fixed flags into the
 ordered axes of the search, and says why every value left out was left out.
 """
@@ -10,11 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 
-AXES = ("batch_size", "steps_per_loop", "precision", "xla", "data_format", "threads")
+AXES = (
+    "batch_size",
+    "steps_per_loop",
+    "precision",
+    "cpu_kernels",
+    "xla",
+    "data_format",
+    "threads",
+)
 # The train flags an axis sets: given on the command line, the axis is fixed.
 AXIS_FLAGS = {
     "batch_size": ("batch_size",),
     "precision": ("precision",),
+    "cpu_kernels": ("cpu_kernels",),
     "xla": ("xla",),
     "data_format": ("data_format",),
     "threads": ("num_intra_threads", "num_inter_threads"),
@@ -25,6 +35,7 @@ FP16_TENSOR_CORES = 7.0
 BF16_TENSOR_CORES = 8.0
 CPU_BF16_ISA = ("amx_bf16", "avx512_bf16")
 CPU_FP16_ISA = ("amx_fp16",)
+KERNEL_NAMES = {"auto": "TF's kernels", "onednn": "oneDNN", "zendnn": "ZenDNN"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +48,9 @@ class Host:
     gpus: tuple[tuple[str, float | None], ...] = ()  # (name, compute capability)
     # Why this CPU's TensorFlow cannot run channels-first ops ("" where it can).
     no_nchw: str = ""
+    # The ZenDNN plug-in's version where this environment has one ("" where not); out of
+    # the repr that names a tune (api.tune_id adds it where set), so earlier tunes resume.
+    zentf: str = dataclasses.field(default="", repr=False)
 
     def describe(self) -> str:
         if self.accelerator == "gpu" and self.gpus:
@@ -45,7 +59,8 @@ class Host:
         if self.accelerator == "tpu":
             return "TPU"
         bf16 = [f for f in CPU_BF16_ISA if f in self.isa]
-        return f"CPU, {self.cores} core(s); bf16 paths: {', '.join(bf16) or 'none'}"
+        zendnn = f"; ZenDNN plug-in zentf {self.zentf}" if self.zentf else ""
+        return f"CPU, {self.cores} core(s); bf16 paths: {', '.join(bf16) or 'none'}{zendnn}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +74,7 @@ class Setting:
     intra: int = 0
     inter: int = 0
     steps_per_loop: int = 1
+    cpu_kernels: str = "auto"  # hardware/cpu_kernels.py: auto | onednn | zendnn
 
     def flags(self) -> dict:
         """The train flags this setting passes (defaults left out)."""
@@ -73,6 +89,8 @@ class Setting:
         if self.inter:
             out["num_inter_threads"] = self.inter
         out["steps_per_loop"] = self.steps_per_loop
+        if self.cpu_kernels != "auto":
+            out["cpu_kernels"] = self.cpu_kernels
         return out
 
     def with_axis(self, axis: str, value) -> Setting:
@@ -95,6 +113,8 @@ class Setting:
             parts.append(f"threads {self.intra or 'tf'}/{self.inter or 'tf'}")
         if self.steps_per_loop != default.steps_per_loop:
             parts.append(f"{self.steps_per_loop} steps/loop")
+        if self.cpu_kernels != default.cpu_kernels:
+            parts.append(KERNEL_NAMES[self.cpu_kernels])
         return ", ".join(parts) or "defaults"
 
 
@@ -183,6 +203,22 @@ def _precision(host, default, batch_sizes, channels_first, steps, skipped):
     return Axis("precision", tuple(values), tuple(once))
 
 
+def _cpu_kernels(host, default, batch_sizes, channels_first, steps, skipped):
+    if host.accelerator != "cpu":
+        skipped.append(("cpu_kernels", "the CPU kernels matter on CPU runs only"))
+        return None
+    if not host.zentf:
+        skipped.append(
+            (
+                "cpu_kernels=zendnn",
+                "AMD's ZenDNN plug-in (zentf) is not installed in this environment (make zendnn)",
+            )
+        )
+        return None
+    other = "zendnn" if default.cpu_kernels != "zendnn" else "auto"
+    return Axis("cpu_kernels", (default.cpu_kernels, other))
+
+
 def _xla(host, default, batch_sizes, channels_first, steps, skipped):
     if host.accelerator == "tpu":
         skipped.append(("xla", "TPUs always compile with XLA"))
@@ -232,6 +268,7 @@ def _steps_per_loop(host, default, batch_sizes, channels_first, steps, skipped):
 _AXIS = {
     "batch_size": _batch,
     "precision": _precision,
+    "cpu_kernels": _cpu_kernels,
     "xla": _xla,
     "data_format": _data_format,
     "threads": _threads,

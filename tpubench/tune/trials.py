@@ -95,7 +95,10 @@ def score(outcomes: list[Outcome], objective: str) -> float:
 def label(
     tune_id: str, setting: space.Setting, steps: int, repeat: int, attempt=0, numerics=False
 ) -> str:
-    parts = [dataclasses.asdict(setting), steps, repeat]
+    fields = dataclasses.asdict(setting)
+    if fields["cpu_kernels"] == "auto":  # a field added later: plain labels stay as they were
+        del fields["cpu_kernels"]
+    parts = [fields, steps, repeat]
     # Only when set, so the labels of an earlier tune's plain trials still match.
     if attempt:
         parts.append({"attempt": attempt})
