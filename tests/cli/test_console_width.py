@@ -144,6 +144,28 @@ def test_the_tune_table_fits_100_columns(monkeypatch):
     assert "ok [1]" in text and "[1] precision=bf16" in " ".join(text.split())
 
 
+@pytest.mark.parametrize("width", ["80", "60"])
+def test_a_narrow_tune_table_keeps_each_rows_setting(monkeypatch, width):
+    """At 80 columns (a pipe, a narrow terminal) the lesser figures go, never the setting."""
+    from tpubench.cli import tune_text
+
+    monkeypatch.setenv("COLUMNS", width)
+    rows = [
+        types.SimpleNamespace(
+            name=name, setting=name, steps=60, rate=rate, low=rate, high=rate, n=1,
+            usd_per_epoch=0.00017, speedup=1.0, compile_seconds=0.7, status="ok", note="",
+            busy=0,
+        )
+        for name, rate in (("ZenDNN", 7600.6), ("defaults", 6985.9))
+    ]  # fmt: skip
+    text = tune_text.table(rows, "throughput", winner="ZenDNN")
+    body = [line for line in text.splitlines() if line.startswith(("│ 1 ", "│ 2 "))]
+    assert len(body) == 2 and "ZenDNN" in body[0] and "defaults" in body[1], text
+    assert "7,600.6" in body[0] and "leader" not in text and "winner, ok" in body[0]
+    dropped = next(line for line in text.splitlines() if "left out to fit" in line)
+    assert "setting" not in dropped and "$/epoch" in dropped
+
+
 def test_fold_keeps_words_and_indents_continuations():
     from tpubench.core import columns
 

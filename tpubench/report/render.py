@@ -97,7 +97,9 @@ def terminal(t, width: int | None = None) -> str:
         order = LESSER if getattr(t, "lesser", None) is None else t.lesser
         lesser = [i for i in keep[1:] if t.columns[i] in order]
         kept = getattr(t, "kept", ())
-        rest = [i for i in keep[1:] if t.columns[i] not in kept] or keep
+        rest = [i for i in keep[1:] if t.columns[i] not in kept]
+        if not (spans or lesser or rest):
+            break  # only the columns that answer the question are left: they fold instead
         gone = (spans or sorted(lesser, key=lambda i: order.index(t.columns[i])) or rest)[-1]
         keep.remove(gone)
         dropped.append(t.columns[gone])
