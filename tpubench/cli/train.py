@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, report_text, tflog
+from tpubench.cli import argv_checks, configs, report_text, tflog, values
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import errors, safe_text, vocab
@@ -101,6 +101,13 @@ def define():
         "run_label",
         None,
         "Free text stored in the run record as run_label (tpubench-launch tags its runs with it).",
+    )
+    f.DEFINE_string(
+        "checkpoint_every",
+        values.CHECKPOINT_EVERY_DEFAULT,
+        "Checkpoint at the first loop end this long after the last checkpoint (e.g. 10m, 30s, "
+        "1h), so a kill or a preemption loses at most about this much training; 0 or off: only "
+        "at the end and on an interrupt.  The record's `checkpoints` says what they cost.",
     )
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1

@@ -81,6 +81,9 @@ class TrainConfig:
     results_dir: str = "runs"
     run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
+    # A checkpoint at the first loop end this many seconds after the last one (None: off);
+    # --checkpoint_every, default DEFAULT_CHECKPOINT_SECS.
+    checkpoint_every_secs: float | None = None
     async_remote_writes: bool = True  # gs:// metric and checkpoint writes off the training path
     wait_for_lock: bool = False  # another run holds model_dir: wait instead of stopping
     shutdown_grace_secs: float = 25.0  # SIGTERM to exit, however slow the bucket
