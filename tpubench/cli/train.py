@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, report_text, tflog, values
+from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text, vocab
+from tpubench.core import config, errors, safe_text, vocab
 from tpubench.data import resolve
 from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
@@ -104,7 +104,7 @@ def define():
     )
     f.DEFINE_string(
         "checkpoint_every",
-        values.CHECKPOINT_EVERY_DEFAULT,
+        config.CHECKPOINT_EVERY_DEFAULT,
         "Checkpoint at the first loop end this long after the last checkpoint (e.g. 10m, 30s, "
         "1h), so a kill or a preemption loses at most about this much training; 0 or off: only "
         "at the end and on an interrupt.  The record's `checkpoints` says what they cost.",

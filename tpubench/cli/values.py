@@ -39,7 +39,6 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
     return bounds.check_duration(total, flag)
 
 
-CHECKPOINT_EVERY_DEFAULT = "10m"  # docs/reliability.md, "Checkpoints by default"
 _OFF = ("0", "off", "none", "never")
 MIN_EVERY_SECONDS = 1.0
 
