@@ -8,9 +8,10 @@ from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text, vocab
-from tpubench.data import resolve
+from tpubench.data import manifest, resolve
 from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
+from tpubench.storage import files
 
 FLAGS = flags.FLAGS
 
@@ -177,6 +178,12 @@ def main(args: list[str], full_argv: list[str]) -> int:
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
     placement.check_gpu(cfg.hardware.accelerator)  # no GPU to see: no record, no TensorFlow
+    # Refused in one line before TensorFlow loads, with no record and no folder: a TPU,
+    # a data directory or a results directory that cannot be there (docs/security.md).
+    placement.check_tpu(cfg.hardware.accelerator, cfg.hardware.tpu)
+    manifest.check_local(cfg.data.data_dir)
+    files.check_writable_dir(cfg.results_dir, "--results_dir")
+    files.check_writable_dir(cfg.model_dir, "--model_dir")
     cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing
