@@ -73,6 +73,77 @@ def test_a_usage_error_loads_nothing_and_writes_nothing(tmp_path, args, expected
     assert list(tmp_path.iterdir()) == []  # no results folder, nothing in the working one
 
 
+# Issue 61, item 7: what is decidable on this host is refused before TensorFlow loads, with
+# no record and no folder.  (name, argv after the command, exit code, the line's words);
+# {tmp} is the test's folder, where a file `afile` exists.
+_NO_TPU_ENV = {"TPU_NAME": "", "COLAB_TPU_ADDR": "", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS": ""}
+_BEFORE_TF = [
+    ("tpu", ["--accelerator=tpu"], 4, "--accelerator=tpu but this host has no TPU"),
+    ("tpu-local", ["--tpu=local"], 4, "--tpu=local but this host has no TPU"),
+    (
+        "data_dir",
+        ["--data_dir={tmp}/no-such-data"],
+        2,
+        "--data_dir={tmp}/no-such-data does not exist (expected a directory prepared by",
+    ),
+    (
+        "results_dir-file",
+        ["--results_dir={tmp}/afile"],
+        2,
+        "--results_dir={tmp}/afile is a file; accepted: a directory (created if missing) or gs://",
+    ),
+    (
+        "results_dir-under-file",
+        ["--results_dir={tmp}/afile/runs"],
+        2,
+        "--results_dir={tmp}/afile/runs lies under {tmp}/afile, which is a file; accepted:",
+    ),
+    ("model_dir-file", ["--model_dir={tmp}/afile"], 2, "--model_dir={tmp}/afile is a file"),
+]
+
+
+@pytest.mark.parametrize("command", ["train", "infer"])
+@pytest.mark.parametrize("name,args,code,expected", _BEFORE_TF, ids=[c[0] for c in _BEFORE_TF])
+def test_what_this_host_decides_is_refused_before_tensorflow(
+    tmp_path, command, name, args, code, expected
+):
+    if command == "infer" and name.startswith("model_dir"):
+        pytest.skip("infer's --model_dir is read, not written")
+    (tmp_path / "afile").write_text("not a directory\n")
+    args = [a.format(tmp=tmp_path) for a in args]
+    results = (
+        [] if any(a.startswith("--results_dir") for a in args) else [f"--results_dir={tmp_path}/r"]
+    )
+    proc = _run(
+        [sys.executable, "-c", NO_TF_CLI, command, *args, *results], tmp_path, **_NO_TPU_ENV
+    )
+    line = one_line_error(proc)  # NO_TF_CLI exits 99 had TensorFlow been imported
+    assert proc.returncode == code, proc.stderr
+    assert expected.format(tmp=tmp_path) in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no record, no folder
+
+
+@pytest.mark.parametrize(
+    "accelerator,tpu,env",
+    [
+        ("tpu", "my-tpu-pod", {}),  # a Cloud TPU named: TensorFlow's resolver decides
+        ("auto", "grpc://10.0.0.2:8470", {}),
+        ("tpu", None, {"TPU_NAME": "my-tpu"}),
+        ("cpu", None, {}),  # no TPU asked for
+        ("auto", None, {}),
+    ],
+)
+def test_a_remote_tpu_or_none_asked_for_is_not_refused_here(monkeypatch, accelerator, tpu, env):
+    """Only what this host can decide is refused early; a named TPU is left to TensorFlow."""
+    from tpubench.hardware import placement
+
+    for name in _NO_TPU_ENV:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    placement.check_tpu(accelerator, tpu)  # no HardwareError
+
+
 def test_a_record_with_a_runtime_param_is_refused_by_rerun_before_anything_runs(tmp_path):
     """The same key in a record's flags: rerun's child refuses it in its one line, no record."""
     old = old_record(tmp_path, {"model": "mnist_mlp", "tiny": True, "params": ["seed=1"]})

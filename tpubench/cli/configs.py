@@ -52,6 +52,7 @@ def train_config() -> config.TrainConfig:
         results_dir=FLAGS.results_dir,
         run_label=FLAGS.run_label,
         checkpoint_every_steps=FLAGS.checkpoint_every_steps,
+        checkpoint_every_secs=values.parse_every(FLAGS.checkpoint_every, "--checkpoint_every"),
         async_remote_writes=FLAGS.async_remote_writes,
         wait_for_lock=FLAGS.wait_for_lock,
         shutdown_grace_secs=FLAGS.shutdown_grace_secs,

@@ -110,6 +110,7 @@ GROUPS = (
             "model_dir",
             "run_label",
             "log_every_secs",
+            "checkpoint_every",
             "checkpoint_every_steps",
             "async_remote_writes",
             "wait_for_lock",

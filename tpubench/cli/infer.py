@@ -8,9 +8,11 @@ from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog,
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text, vocab
+from tpubench.data import manifest
 from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
 from tpubench.run.infer import scenarios
+from tpubench.storage import files
 
 FLAGS = flags.FLAGS
 
@@ -180,6 +182,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
         )
         raise
     placement.check_gpu(cfg.hardware.accelerator)  # a refusal: no record, no TensorFlow
+    # Refused in one line before TensorFlow loads, with no record and no folder: a TPU,
+    # a data directory or a results directory that cannot be there (docs/security.md).
+    placement.check_tpu(cfg.hardware.accelerator, cfg.hardware.tpu)
+    manifest.check_local(cfg.data.data_dir)
+    files.check_writable_dir(cfg.results_dir, "--results_dir")
     cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:  # a --memory_limit too small for TensorFlow itself still leaves a failed record
         memory_cap.loading(lambda: tflog.import_tensorflow(lambda: train.configure_before_tf(cfg)))

@@ -7,10 +7,11 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, report_text, tflog
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import errors, safe_text, vocab
-from tpubench.data import resolve
+from tpubench.core import config, errors, safe_text, vocab
+from tpubench.data import manifest, resolve
 from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
+from tpubench.storage import files
 
 FLAGS = flags.FLAGS
 
@@ -102,6 +103,13 @@ def define():
         None,
         "Free text stored in the run record as run_label (tpubench-launch tags its runs with it).",
     )
+    f.DEFINE_string(
+        "checkpoint_every",
+        config.CHECKPOINT_EVERY_DEFAULT,
+        "Checkpoint at the first loop end this long after the last checkpoint (e.g. 10m, 30s, "
+        "1h), so a kill or a preemption loses at most about this much training; 0 or off: only "
+        "at the end and on an interrupt.  The record's `checkpoints` says what they cost.",
+    )
     f.DEFINE_integer(
         "checkpoint_every_steps", None, "Also checkpoint every N steps.", lower_bound=1
     )
@@ -170,6 +178,12 @@ def main(args: list[str], full_argv: list[str]) -> int:
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
     placement.check_gpu(cfg.hardware.accelerator)  # no GPU to see: no record, no TensorFlow
+    # Refused in one line before TensorFlow loads, with no record and no folder: a TPU,
+    # a data directory or a results directory that cannot be there (docs/security.md).
+    placement.check_tpu(cfg.hardware.accelerator, cfg.hardware.tpu)
+    manifest.check_local(cfg.data.data_dir)
+    files.check_writable_dir(cfg.results_dir, "--results_dir")
+    files.check_writable_dir(cfg.model_dir, "--model_dir")
     cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing

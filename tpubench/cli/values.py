@@ -39,6 +39,31 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
     return bounds.check_duration(total, flag)
 
 
+_OFF = ("0", "off", "none", "never")
+MIN_EVERY_SECONDS = 1.0
+
+
+def parse_every(text: str | None, flag: str) -> float | None:
+    """A cadence: '10m' -> 600.0 seconds; '0' or 'off' -> None (no periodic work)."""
+    if text is None or text.strip().lower() in _OFF:
+        return None
+    try:
+        seconds = parse_duration(text, flag)
+    except errors.UsageError as e:
+        if "out of range" in str(e):  # a duration, too long: its own line says so
+            raise
+        raise errors.UsageError(
+            f"{flag}={text!r} is not a duration; accepted: e.g. 10m, 30s, 1h, or 0/off to turn "
+            "it off"
+        ) from None
+    if seconds < MIN_EVERY_SECONDS:  # a save after every loop: training would mostly save
+        raise errors.UsageError(
+            f"{flag}={text} is shorter than {MIN_EVERY_SECONDS:g} s; accepted: 1s to 7d, or "
+            "0/off to turn it off"
+        )
+    return seconds
+
+
 def parse_params(items: list[str]) -> tuple[tuple[str, str], ...]:
     """`--params=k=v,...` as pairs.  A key the run sets itself (batch size, seed, ...) is
     refused here, with the flag that sets it: a usage error, before anything loads or is

@@ -39,6 +39,8 @@ FLAGS: dict[str, tuple[float, float, str]] = {
     "eval_steps": (1, 10**7, "steps"),
     "eval_every_steps": (1, 10**9, "steps"),
     "checkpoint_every_steps": (1, 10**9, "steps"),
+    # A duration (cli/values.parse_every: 1s to 7d); a bare number is seconds, 0 turns it off.
+    "checkpoint_every": (0, MAX_DURATION_SECONDS, "seconds between checkpoints; 0: off"),
     "steps_per_loop": (1, 10**6, "steps"),
     "warmup_loops": (1, 10**4, "loops"),
     "train_epochs": (0, 10**5, "epochs"),

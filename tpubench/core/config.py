@@ -48,6 +48,12 @@ class CostConfig:
     peak_flops: float | None = None  # --peak_flops: overrides the datasheet or probed peak
 
 
+# A train run's periodic checkpoint, by time: what a kill or a preemption loses at most
+# (docs/reliability.md, "Checkpoints by default"); `advise --pricing=spot` assumes it.
+CHECKPOINT_EVERY_DEFAULT = "10m"
+CHECKPOINT_EVERY_SECONDS = 600.0
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """One `tpubench train` invocation, fully resolved."""
@@ -81,6 +87,9 @@ class TrainConfig:
     results_dir: str = "runs"
     run_label: str | None = None  # stored in the record; tpubench-launch finds its runs by it
     checkpoint_every_steps: int | None = None
+    # A checkpoint at the first loop end this many seconds after the last one (None: off);
+    # --checkpoint_every (default CHECKPOINT_EVERY_DEFAULT).
+    checkpoint_every_secs: float | None = CHECKPOINT_EVERY_SECONDS
     async_remote_writes: bool = True  # gs:// metric and checkpoint writes off the training path
     wait_for_lock: bool = False  # another run holds model_dir: wait instead of stopping
     shutdown_grace_secs: float = 25.0  # SIGTERM to exit, however slow the bucket

@@ -131,9 +131,10 @@ def _missing(data_dir: str) -> errors.DataError:
 
 
 def check_local(data_dir: str | None) -> None:
-    """The missing-directory error for a local DATA_DIR, before TensorFlow loads (gs:// later)."""
+    """The missing-directory error for a local DATA_DIR, before TensorFlow loads (gs:// later):
+    a usage error, refused in one line with no record (the flag names nothing there)."""
     if data_dir and "://" not in data_dir and not os.path.exists(data_dir):
-        raise _missing(data_dir)
+        raise errors.UsageError(str(_missing(data_dir)))
 
 
 def read(data_dir: str) -> Manifest:

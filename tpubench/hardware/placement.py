@@ -88,6 +88,31 @@ def check_gpu(accelerator: str) -> None:
         )
 
 
+# What says a TPU is attached or named: a Cloud TPU VM's device files, a remote TPU's name.
+_TPU_DEVICES = ("/dev/accel[0-9]*", "/dev/vfio/[0-9]*")
+_TPU_ENV = ("TPU_NAME", "COLAB_TPU_ADDR", "KUBE_GOOGLE_CLOUD_TPU_ENDPOINTS")
+
+
+def check_tpu(accelerator: str, tpu: str | None) -> None:
+    """Refuses a TPU run before TensorFlow's start-up where no TPU can be reached: a local
+    TPU asked for (--accelerator=tpu, or --tpu=local) on a host with no TPU device and no
+    remote TPU named.  A --tpu=NAME or grpc:// address, or TPU_NAME, is left to TensorFlow.
+
+    Raises:
+      HardwareError: naming what was asked for and what is accepted.
+    """
+    if tpu not in (None, "", "local") or (accelerator != "tpu" and tpu != "local"):
+        return  # a remote TPU named, or no TPU asked for
+    if any(os.environ.get(v) for v in _TPU_ENV) or any(glob.glob(p) for p in _TPU_DEVICES):
+        return
+    asked = "--tpu=local" if tpu == "local" else "--accelerator=tpu"
+    raise errors.HardwareError(
+        f"{asked} but this host has no TPU (no /dev/accel* or /dev/vfio/* device) and no "
+        "remote TPU is named; run on a Cloud TPU VM, name one with --tpu=NAME (or "
+        "grpc://HOST:PORT, or TPU_NAME), or use --accelerator=cpu"
+    )
+
+
 def check_applicable(hw, accelerator: str) -> None:
     """Flags for one kind of device are an error with another, not ignored."""
     if hw.num_gpus is not None and accelerator != "gpu":

@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import durations, errors, money, safe_text, vocab
+from tpubench.core import config, durations, errors, money, safe_text, vocab
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows, pricing
@@ -292,7 +292,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     out.append(f"  {choose(cands, cfg, cfg.pricing)}")
     out.append(f"  (other basis: {money.prices_on(other)})")
     if cfg.pricing == "spot":
-        out.append("  (spot/preemptible machines can be stopped at any time; checkpoint to resume)")
+        out.append(f"  ({spot_note([c.group for c in cands])})")
     warn = warnings(groups, cfg, now or dt.datetime.now(dt.timezone.utc))
     extra = (
         notes
@@ -307,3 +307,19 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         out.append("Warnings:")
         out += [f"  - {w}" for w in warn + extra]
     return "\n".join(out) + "\n"
+
+
+def spot_note(groups: list[group_lib.Group]) -> str:
+    """What a spot pick assumes: a stopped machine loses at most the checkpoint interval
+    its runs used (their records' --checkpoint_every), else train's default."""
+    known = sorted({r.checkpoint_every for g in groups for r in g.runs} - {None})
+    if known:
+        shown = dict.fromkeys(durations.short(x) for x in (known[0], known[-1]))
+        said, source = " to ".join(shown), "as these runs did"
+    else:  # records from before the default, or with it turned off
+        said, source = durations.short(config.CHECKPOINT_EVERY_SECONDS), "train's default"
+    return (
+        "spot/preemptible machines can be stopped at any time; assumed: a checkpoint every "
+        f"{said} ({source}, --checkpoint_every), so a stop loses at most that much training "
+        "and the same command resumes; the times above leave that loss out"
+    )

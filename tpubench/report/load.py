@@ -68,6 +68,7 @@ class Run:
     serving: dict | None = None  # an `infer --scenario` record: LoadGen's figures (serving.py)
     # Every machine of the record on every basis: training advise prices their names anew.
     all_machines: tuple[record_results.MachineCost, ...] = ()
+    checkpoint_every: float | None = None  # seconds between its periodic checkpoints; None: off
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -273,6 +274,7 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         input_ratio=rec.results.input_diagnosis.ratio if rec.results.input_diagnosis else None,
         chips=_chips(first),
         serving=scenario_fields.serving(rec, first, pricing),
+        checkpoint_every=rec.raw.get("config", {}).get("checkpoint_every_secs"),
     )
     return run, ""
 

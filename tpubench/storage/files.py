@@ -46,6 +46,26 @@ def write_atomic(path: str, data: bytes | str) -> str:
     return path
 
 
+def check_writable_dir(path: str, flag: str) -> None:
+    """UsageError, before anything is written, when local PATH cannot be a directory this
+    process writes into: PATH or a folder on its way is not a directory, or the nearest
+    existing folder is read-only.  gs:// (or any URL) is checked where buckets are."""
+    if not path or "://" in path:
+        return
+    target = probe = os.path.abspath(path)
+    while not os.path.lexists(probe):
+        probe = os.path.dirname(probe)
+    accepted = "accepted: a directory (created if missing) or gs://BUCKET/PREFIX"
+    if not os.path.isdir(probe):
+        kind = "a file" if os.path.isfile(probe) else "not a directory"
+        where = f"is {kind}" if probe == target else f"lies under {probe}, which is {kind}"
+        raise errors.UsageError(f"{flag}={path} {where}; {accepted}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise errors.UsageError(
+            f"{flag}={path}: {probe} is not writable by this user; {accepted} that you can write"
+        )
+
+
 def _reason(e: OSError) -> str:
     if e.errno == errno.ENOSPC:
         return "no space left on the device"

@@ -157,7 +157,12 @@ class TargetReached(Periodic):
 
 
 class Checkpoint(Periodic):
-    """Every EVERY_STEPS steps: SAVE (loops end on those steps).
+    """Every EVERY_STEPS steps (loops end on those steps) and/or at the first loop end
+    EVERY_SECS seconds after the last save: SAVE.
+
+    The time-based save (the default, --checkpoint_every) bounds what a kill
+    or a preemption loses to about EVERY_SECS plus one loop; any save (by
+    steps or by time) starts the clock again.
 
     The metric WRITER is flushed first, and that flush waited for when it
     runs in the background, so the metrics on disk never lag behind a
@@ -167,8 +172,14 @@ class Checkpoint(Periodic):
 
     cuts_loops = True
 
-    def __init__(self, save: Callable[[], object], every_steps: int | None, writer=None):
-        super().__init__(every_steps=every_steps)
+    def __init__(
+        self,
+        save: Callable[[], object],
+        every_steps: int | None,
+        writer=None,
+        every_secs: float | None = None,
+    ):
+        super().__init__(every_steps=every_steps, every_secs=every_secs)
         self.save = save
         self.writer = writer
 

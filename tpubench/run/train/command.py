@@ -22,9 +22,13 @@ from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
 
 
-def _base_record(cfg: TrainConfig, argv: list[str], flag_values: dict) -> tuple[dict, RunDir]:
+def _base_record(
+    cfg: TrainConfig, argv: list[str], flag_values: dict, model_dir: str | None = None
+) -> tuple[dict, RunDir]:
+    """The record a run starts from, and its model_dir: --model_dir, else MODEL_DIR (a
+    killed run's, resumed), else RESULTS_DIR/RUN_ID."""
     run_id = records.new_run_id(cfg.model)
-    run_dir = RunDir.for_run(cfg.model_dir, cfg.results_dir, run_id)
+    run_dir = RunDir.for_run(cfg.model_dir or model_dir, cfg.results_dir, run_id)
     config = cfg.to_dict() | {"model_dir": run_dir.path}
     record = session.base_record("train", run_id, config, session.Invocation(argv, flag_values))
     if cfg.run_label is not None:
@@ -49,14 +53,19 @@ def check_prices(cfg: TrainConfig) -> None:
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
     from tpubench.run.train import job as job_lib
-    from tpubench.run.train import unsent
+    from tpubench.run.train import saver, unsent
 
     finished = unsent.recover(cfg.model_dir, cfg.results_dir, session.say)
     if finished is not None:  # the same command, run again after its record failed
         return finished
-    from tpubench.run.train import deadlines
+    from tpubench.run.train import deadlines, resume
 
-    record, run_dir = _base_record(cfg, argv, flag_values)
+    killed = None if cfg.model_dir else resume.killed_run(cfg.results_dir, argv)
+    if killed is not None:  # the same command, run again after a kill -9 or a preemption
+        session.say(resume.note(killed))
+    record, run_dir = _base_record(cfg, argv, flag_values, killed and killed.model_dir)
+    if killed is not None:
+        record["resumes_run"] = killed.run_id
     job = job_lib.Job(cfg, record, run_dir)
     watchdog = deadlines.watch(job, cfg)
     try:
@@ -76,6 +85,10 @@ def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
         record["finished"] = records.now_iso()
         try:
             job.finish()
+            if job.saver is not None:  # what checkpoints cost (docs/reliability.md)
+                record["checkpoints"] = saver.section(
+                    job.saver, cfg.checkpoint_every_secs, cfg.checkpoint_every_steps
+                )
             if job.is_chief:
                 watchdog.claim_end()
                 _write_final(record, cfg.results_dir)
@@ -166,7 +179,7 @@ def _resume_hint(job) -> str:
     if job.cfg.model_dir:
         return "rerun the same command (same --model_dir) to resume"
     argv = ["tpubench", *job.record.get("argv", [])[1:], f"--model_dir={job.run_dir.path}"]
-    return f"resume with: {shlex.join(argv)}"
+    return f"rerun the same command to resume, or resume with: {shlex.join(argv)}"
 
 
 def _compare_synthetic(job) -> None:

@@ -51,6 +51,7 @@ def synthetic_config(cfg, run_dir: RunDir | str, fitted: dict):
         target_accuracy=None,
         eval_every_steps=None,
         checkpoint_every_steps=None,
+        checkpoint_every_secs=None,
         profile_steps=None,
         model_dir=RunDir.of(run_dir).compare_synthetic.path,
     )

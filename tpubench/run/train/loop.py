@@ -187,7 +187,11 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
                 p.spec.target_metric, p.spec.target_mode, cfg.target_accuracy, cfg.stop_at_target
             )
             acts.append(actions.TargetReached(target, clock))
-    acts.append(actions.Checkpoint(w.save_checkpoint, cfg.checkpoint_every_steps, w.writer))
+    acts.append(
+        actions.Checkpoint(
+            w.save_checkpoint, cfg.checkpoint_every_steps, w.writer, cfg.checkpoint_every_secs
+        )
+    )
     acts.append(actions.Flush(w.writer, max(cfg.log_every_secs, 1.0), w.write_errors))
     acts.append(actions.Heartbeat(w.heartbeat, liveness.HEARTBEAT_SECS))
     profile = None

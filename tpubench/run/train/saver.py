@@ -56,6 +56,7 @@ class Saver:
         self._submitted = 0.0
         self._written: float | None = None
         self._saved: int | None = None  # the step of the newest save made
+        self.saves = 0  # saves made (submitted, when asynchronous)
 
     def save(self, step: int, final: bool) -> list[Failure]:
         """Saves at STEP (waited for when FINAL); the saves that failed, this one or earlier."""
@@ -71,6 +72,7 @@ class Saver:
                 inflight.end(token)
                 return failures + [Failure(step, e)]
             self._saved = step
+            self.saves += 1
             if not self.asynchronous:
                 inflight.end(token)
                 self.last_whole = step
@@ -123,6 +125,24 @@ class Saver:
         error = _take_async_error(self.manager)
         _retire_async_helper(self.manager)
         return [Failure(step, error)] if error is not None else []
+
+
+def section(saver: Saver | None, every_secs: float | None, every_steps: int | None) -> dict:
+    """The record's `checkpoints`: the cadence asked for and what SAVER's saves cost.
+
+    `seconds` is the training thread's time in saves (the periodic ones,
+    the final one and any interrupt's), timed as pauses apart from the
+    loops: examples/sec never includes it (docs/reliability.md).
+    """
+    return {
+        "every_seconds": every_secs,
+        "every_steps": every_steps,
+        "saved": saver.saves if saver is not None else 0,
+        "last_step": saver.last_whole if saver is not None else None,
+        "seconds": round(saver.blocked_seconds, 3) if saver is not None else 0.0,
+        "background_seconds": round(saver.background_seconds, 3) if saver is not None else 0.0,
+        "in_throughput": False,
+    }
 
 
 def failure_warning(ckpt_dir: str, step: int, why: str) -> str:
