@@ -12,6 +12,7 @@ from rich.table import Table
 
 from tpubench.cli import console_format as fmt
 from tpubench.core import money
+from tpubench.cost import measured_on
 from tpubench.run.train import diagnosis, io_time
 from tpubench.storage.record_view import RunRecord
 
@@ -211,7 +212,7 @@ def _cost(console, rec: RunRecord) -> None:
     headers = ("$/hour", "$/chip-hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
     rows = [
         (
-            row.machine,
+            measured_on.marked(row.machine, bool(row.raw.get("what_if"))),
             [
                 row.usd_per_hour,
                 row.raw.get("usd_per_chip_hour"),
@@ -237,4 +238,6 @@ def _cost(console, rec: RunRecord) -> None:
     console.print(c)
     if dropped:
         fmt.say(console, dropped)
+    if any(row.raw.get("what_if") for row in shown):
+        fmt.say(console, measured_on.FOOTNOTE)
     fmt.print_price_rows(console, fmt.price_rows(shown))

@@ -114,6 +114,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.run.train import command as train_lib
 
     cfg = configs.train_config()  # every train flag checked before the first trial
+    train_lib.check_machine(cfg)
     train_lib.check_prices(cfg)
     model_flags = {
         n: FLAGS[n].value
