@@ -19,7 +19,7 @@ import importlib.metadata
 from tpubench.core import durations, errors, money, safe_text, vocab
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
-from tpubench.cost import catalog_rows, measured_on, pricing
+from tpubench.cost import catalog_rows, epoch, measured_on, pricing
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
 
@@ -255,6 +255,10 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     if not cands:
         raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")
     job = "to the target accuracy" if cfg.to_target else f"for {cfg.epochs:g} epoch(s)"
+    unit = epoch.note(
+        [(g.label, r.examples_per_epoch, r.dims["dataset"]) for g in groups for r in g.runs]
+    )
+    job += f"; {unit}" if unit and not cfg.to_target else ""
     other = vocab.OTHER_PRICING[cfg.pricing]
     t = tables.Table(
         "advise",
