@@ -163,6 +163,7 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     # Deferred: tpubench.run imports TensorFlow-free modules only, but the
     # session below it loads TensorFlow; keep `--help` and flag errors instant.
+    from tpubench.run import session
     from tpubench.run.train import command as train_lib
     from tpubench.run.train import planning, unsent
 
@@ -170,7 +171,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     cfg = configs.train_config()
     shipped.check_name(cfg.model)  # a refusal: no run record (its name is a path)
     placement.check_gpu(cfg.hardware.accelerator)  # no GPU to see: no record, no TensorFlow
-    train_lib.check_machine(cfg)  # a GPU machine on a host with none: no record either
+    session.check_machine(cfg)  # a GPU machine on a host with none: no record either
     cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing

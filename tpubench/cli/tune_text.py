@@ -99,7 +99,7 @@ def table(
     t = tables.Table(
         "tune",
         f"tune: settings ranked by {objective}; $/epoch on {money_lib.prices_on(pricing)}"
-        + "".join(f"; {e}" for e in dict.fromkeys(r.epoch for r in ranked if r.epoch)),
+        + "".join(f"; {e}" for e in dict.fromkeys(getattr(r, "epoch", "") for r in ranked) if e),
         header,
         [list(r) for r in rows],
         [],

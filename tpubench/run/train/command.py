@@ -46,20 +46,6 @@ def check_prices(cfg: TrainConfig) -> None:
     cost_runs.prices(cfg.cost)
 
 
-def check_machine(cfg) -> None:
-    """Refuses, before TensorFlow loads and with no record, a --machine whose
-    accelerators this host cannot run (a GPU machine on a host with no GPU)."""
-    from tpubench.hardware import placement
-
-    cost_runs.check_host(
-        cfg.cost,
-        accelerator=cfg.hardware.accelerator,
-        tpu=cfg.hardware.tpu,
-        no_gpu=placement.no_gpu_reason(),
-        tpu_host=placement.on_tpu_vm(),
-    )
-
-
 def train(cfg: TrainConfig, argv: list[str], flag_values: dict) -> dict:
     """Runs one training benchmark and returns its (written) record."""
     from tpubench.run.train import job as job_lib
