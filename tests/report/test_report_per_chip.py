@@ -28,6 +28,8 @@ def _record(run_id, machine, chips, rate, optimizer="model"):
         epoch=1_281_167,
     )
     rec["cost"]["machines"][0]["num_accelerators"] = chips
+    # what ran: as many TPU chips as the machine carries (a price only for the hardware that ran)
+    rec["hardware"]["accelerators"] = [{"kind": "tpu", "name": "TPU v5 lite"}] * chips
     rec["config"]["optimizer"] = optimizer
     return rec
 

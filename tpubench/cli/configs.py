@@ -122,6 +122,7 @@ def _read_rate(synthetic: bool) -> float | None:
 def _cost_config() -> config.CostConfig:
     return config.CostConfig(
         machine=tuple(FLAGS.machine),
+        price_as=tuple(FLAGS.price_as) if "price_as" in FLAGS else (),
         pricing=FLAGS.pricing,
         price_per_hour=FLAGS.price_per_hour,
         price_catalog=FLAGS.price_catalog,

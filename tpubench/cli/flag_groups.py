@@ -174,10 +174,17 @@ def define_pricing(with_override: bool = True):
         "machine",
         [],
         "Priced machine(s): parts joined by '+', e.g. "
-        "gcp:n1-standard-8+4xgcp:v100; several separated by commas.",
+        "gcp:n1-standard-8+4xgcp:v100; several separated by commas.  It must carry the "
+        "accelerators the run used (a CPU run: a CPU-only VM).",
     )
     define_basis()
     if with_override:
+        f.DEFINE_list(
+            "price_as",
+            [],
+            "What-if: also price the run as these machine(s), marked 'not measured there' "
+            "in every table and in advise.",
+        )
         f.DEFINE_float("price_per_hour", None, "Override: USD per hour for this run (strongest).")
         f.DEFINE_float(
             "peak_flops",

@@ -101,7 +101,7 @@ GROUPS = (
     ),
     (
         "Cost",
-        ("machine", "pricing", "price_per_hour", "price_catalog", "peak_flops"),
+        ("machine", "price_as", "pricing", "price_per_hour", "price_catalog", "peak_flops"),
     ),
     (
         "Output, records and checkpoints",

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from tpubench.cli import console_format as fmt
 from tpubench.core import money
+from tpubench.cost import measured_on
 from tpubench.storage.record_view import RunRecord
 
 
@@ -117,7 +118,7 @@ def _cost(console, recs: list[RunRecord]) -> None:
     headers = ["$/hour"] + [f"batch {rec.global_batch_size:,}" for rec in recs]
     rows = [
         (
-            cost.machines[i].machine,
+            measured_on.marked(cost.machines[i].machine, bool(cost.machines[i].raw.get("what_if"))),
             [cost.machines[i].usd_per_hour]
             + [rec.cost.machines[i].usd_per_million_predictions for rec in recs],
         )
@@ -130,4 +131,6 @@ def _cost(console, recs: list[RunRecord]) -> None:
     console.print(c)
     if dropped:
         fmt.say(console, dropped)
+    if any(cost.machines[i].raw.get("what_if") for i in shown):
+        fmt.say(console, measured_on.FOOTNOTE)
     fmt.print_price_rows(console, fmt.price_rows([cost.machines[i] for i in shown]))

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from tpubench.cli import console_format as fmt
 from tpubench.core import money
+from tpubench.cost import epoch, measured_on
 from tpubench.run.train import diagnosis, io_time
 from tpubench.storage.record_view import RunRecord
 
@@ -80,6 +81,18 @@ def _per_chip(rec: RunRecord) -> str:
     return f"; per chip {fmt.num(rec.results.examples_per_sec / chips)} of {chips}"
 
 
+def _covers(rec: RunRecord) -> str:
+    """Which steps a resumed run's rate covers: this part's, not the whole run's."""
+    start = rec.raw.get("resumed_from_step")
+    if not isinstance(start, int) or not start or not rec.results.steps_run:
+        return ""
+    end = start + rec.results.steps_run
+    return (
+        f"; steps {start + 1:,}-{end:,} only: resumed at step {start:,}, the steps before "
+        "ran in earlier runs (their own records)"
+    )
+
+
 def _timing(rec: RunRecord):
     """Throughput, step times, start-up and wall time, writes."""
     r, ps = rec.results, rec.placement.parameter_server
@@ -87,7 +100,7 @@ def _timing(rec: RunRecord):
     yield (
         "examples/sec",
         f"{fmt.num(rate)}  (per {'worker' if ps else 'replica'} "
-        f"{fmt.num(r.examples_per_sec_per_replica)}{_per_chip(rec)})"
+        f"{fmt.num(r.examples_per_sec_per_replica)}{_per_chip(rec)}){_covers(rec)}"
         if rate
         else r.note or "n/a",
     )
@@ -211,7 +224,7 @@ def _cost(console, rec: RunRecord) -> None:
     headers = ("$/hour", "$/chip-hour", "$/epoch", "$/1M examples", "$ this run", "$ to target")
     rows = [
         (
-            row.machine,
+            measured_on.marked(row.machine, bool(row.raw.get("what_if"))),
             [
                 row.usd_per_hour,
                 row.raw.get("usd_per_chip_hour"),
@@ -223,8 +236,7 @@ def _cost(console, rec: RunRecord) -> None:
         )
         for row in shown
     ]
-    title = "cost at the measured rate, on {prices} — 1 epoch = "
-    title += f"{cost.examples_per_epoch:,} examples"
+    title = "cost at the measured rate, on {prices} — " + epoch.of_record(rec.raw)
     # With no --target_accuracy, "$ to target" is n/a by construction: left out.
     aimed = rec.results.target is not None and rec.results.target.target is not None
     c, dropped = fmt.cost_table(
@@ -237,4 +249,6 @@ def _cost(console, rec: RunRecord) -> None:
     console.print(c)
     if dropped:
         fmt.say(console, dropped)
+    if any(row.raw.get("what_if") for row in shown):
+        fmt.say(console, measured_on.FOOTNOTE)
     fmt.print_price_rows(console, fmt.price_rows(shown))

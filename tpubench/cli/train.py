@@ -171,6 +171,7 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     # Deferred: tpubench.run imports TensorFlow-free modules only, but the
     # session below it loads TensorFlow; keep `--help` and flag errors instant.
+    from tpubench.run import session
     from tpubench.run.train import command as train_lib
     from tpubench.run.train import planning, unsent
 
@@ -184,6 +185,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
     manifest.check_local(cfg.data.data_dir)
     files.check_writable_dir(cfg.results_dir, "--results_dir")
     files.check_writable_dir(cfg.model_dir, "--model_dir")
+    session.check_machine(cfg)  # a GPU machine on a host with none: no record either
     cpu_kernels.apply(cfg.hardware.cpu_kernels)  # no plug-in: no record; read as TF loads
     try:
         # Before TensorFlow loads: a bad --machine in milliseconds, a missing

@@ -111,9 +111,11 @@ def main(args: list[str], full_argv: list[str]) -> int:
             f"--max_repeats={FLAGS.max_repeats} is below --repeats={FLAGS.repeats}; "
             "accepted: --max_repeats at least --repeats"
         )
+    from tpubench.run import session
     from tpubench.run.train import command as train_lib
 
     cfg = configs.train_config()  # every train flag checked before the first trial
+    session.check_machine(cfg)
     train_lib.check_prices(cfg)
     model_flags = {
         n: FLAGS[n].value

@@ -98,7 +98,8 @@ def table(
     lesser = ("steps", "compile s") if objective == "cost" else ("steps", "$/epoch", "compile s")
     t = tables.Table(
         "tune",
-        f"tune: settings ranked by {objective}; $/epoch on {money_lib.prices_on(pricing)}",
+        f"tune: settings ranked by {objective}; $/epoch on {money_lib.prices_on(pricing)}"
+        + "".join(f"; {e}" for e in dict.fromkeys(getattr(r, "epoch", "") for r in ranked) if e),
         header,
         [list(r) for r in rows],
         [],
@@ -159,7 +160,8 @@ def finish(
         paths[objective] = path
         money = ""
         if row.usd_per_epoch:
-            money = f", {fmt.money(row.usd_per_epoch)}/epoch ({money_lib.basis(pricing)})"
+            money = f", {fmt.money(row.usd_per_epoch)}/epoch ({money_lib.basis(pricing)}"
+            money += f"; {row.epoch})" if row.epoch else ")"
         speed = f", {row.speedup:.2f}x the defaults" if row.speedup else ""
         vs = result.vs_defaults
         if vs and row.setting == result.winner:

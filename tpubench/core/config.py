@@ -42,6 +42,7 @@ class CostConfig:
     """How the run is priced, and the peak its MFU is measured against."""
 
     machine: tuple[str, ...] = ()
+    price_as: tuple[str, ...] = ()  # --price_as: what-if machines, not measured there
     pricing: str = "on_demand"
     price_per_hour: float | None = None
     price_catalog: str | None = None

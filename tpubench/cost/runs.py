@@ -18,6 +18,7 @@ class Prices:
     hourly: tuple
     note: str | None = None
     pricing: str = "on_demand"  # the basis of the run's answers (--pricing, or 'override')
+    what_if: tuple = ()  # --price_as: hourly prices of machines the run did not run on
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +45,8 @@ def prices(
     """
     from tpubench.cost import run
 
+    if accelerators is not None and cost.price_per_hour is None:
+        check_measured(cost, accelerators)
     hourly, note = run.prices(
         machines=tuple(cost.machine),
         price_per_hour=cost.price_per_hour,
@@ -53,24 +56,66 @@ def prices(
         cpu=cpu,
     )
     basis = "override" if cost.price_per_hour is not None else cost.pricing
-    return Prices(tuple(hourly), note, basis)
+    what_if = ()
+    if cost.price_as:
+        what_if, _ = run.prices(
+            machines=tuple(cost.price_as),
+            catalog_path=cost.price_catalog,
+            pricing_kind=cost.pricing,
+        )
+    return Prices(tuple(hourly), note, basis, tuple(what_if))
+
+
+def check_measured(cost: CostConfig, accelerators: list[dict]) -> None:
+    """Refuses a --machine that does not carry the ACCELERATORS the run used (one line)."""
+    from tpubench.core import errors
+    from tpubench.cost import catalog, detect, measured_on
+
+    cat = catalog.load(cost.price_catalog)
+    ran = detect.detect(accelerators)
+    for spec in cost.machine:
+        why = measured_on.mismatch(spec, cat, ran)
+        if why:
+            raise errors.UsageError(why)
+
+
+def check_host(cost: CostConfig, **host) -> None:
+    """Before TensorFlow loads: refuses a --machine whose accelerators this host cannot run.
+
+    HOST: accelerator, tpu, no_gpu, tpu_host (measured_on.before_devices).
+    """
+    from tpubench.core import errors
+    from tpubench.cost import catalog, measured_on
+
+    if cost.price_per_hour is not None or not cost.machine:
+        return
+    cat = catalog.load(cost.price_catalog)
+    for spec in cost.machine:
+        why = measured_on.before_devices(spec, cat, **host)
+        if why:
+            raise errors.UsageError(why)
+
+
+def _rows(priced: Prices, row) -> list[dict]:
+    """ROW(price) for every price: the what-ifs' marked `what_if`."""
+    return [row(p) for p in priced.hourly] + [row(p) | {"what_if": True} for p in priced.what_if]
 
 
 def train_costs(priced: Prices, usage: Usage) -> dict:
     """The `cost` section of a train record."""
     from tpubench.cost import pricing
 
-    rows = [
-        pricing.summarize(
+    rows = _rows(
+        priced,
+        lambda price: pricing.summarize(
             price,
             examples_per_sec=usage.examples_per_sec or 0.0,
             examples_per_epoch=usage.examples_per_epoch,
             run_seconds=usage.run_seconds,
             seconds_to_target=usage.seconds_to_target,
             num_accelerators=usage.num_accelerators,
-        )
-        for price in priced.hourly
-    ]
+        ),
+    )
     return {
         "pricing": priced.pricing,
         "machines": rows,
@@ -83,13 +128,13 @@ def infer_costs(priced: Prices, usage: Usage) -> dict:
     """The `cost` section of an infer record: $ per million predictions."""
     from tpubench.cost import pricing
 
-    rows = [
-        pricing.summarize_inference(
+    rows = _rows(
+        priced,
+        lambda price: pricing.summarize_inference(
             price,
             predictions_per_sec=usage.examples_per_sec or 0.0,
             run_seconds=usage.run_seconds,
             num_accelerators=usage.num_accelerators,
-        )
-        for price in priced.hourly
-    ]
+        ),
+    )
     return {"pricing": priced.pricing, "machines": rows, "note": priced.note}

@@ -19,7 +19,7 @@ import importlib.metadata
 from tpubench.core import config, durations, errors, money, safe_text, vocab
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
-from tpubench.cost import catalog_rows, pricing
+from tpubench.cost import catalog_rows, epoch, measured_on, pricing
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
 
@@ -36,6 +36,7 @@ class Candidate:
     seconds_slow: float  # at the slow end of the interval
     usd_per_hour: dict  # pricing -> USD/hour or None
     price_dates: dict  # pricing -> "as_of" text
+    what_if: bool = False  # priced as a machine its runs did not run on (measured_on)
 
     def usd(self, which: str) -> float | None:
         rate = self.usd_per_hour.get(which)
@@ -105,7 +106,8 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
             if not machine or all(v is None for v in prices.values()):
                 notes.append(f"{g.label} as {machine or 'an unpriced machine'}: no price")
                 continue
-            out.append(Candidate(g, machine, secs[0], secs[1], prices, dates))
+            away = any(machine in r.not_measured for r in g.runs)
+            out.append(Candidate(g, machine, secs[0], secs[1], prices, dates, away))
     return out, notes
 
 
@@ -172,7 +174,10 @@ def choose(cands: list[Candidate], cfg: AdviseConfig, which: str) -> str:
 
 def _name(c: Candidate) -> str:
     label = c.group.label
-    return label if c.machine in label else f"{label} as {c.machine}"
+    name = label if c.machine in label else f"{label} as {c.machine}"
+    if c.what_if:  # never a recommendation from other hardware without saying so
+        name += f" ({measured_on.MARK}: priced from runs on other hardware)"
+    return name
 
 
 def warnings(groups: list[group_lib.Group], cfg: AdviseConfig, now: dt.datetime) -> list[str]:
@@ -250,6 +255,10 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     if not cands:
         raise errors.UsageError(f"no priced configuration of {cfg.model}: {'; '.join(skipped)}")
     job = "to the target accuracy" if cfg.to_target else f"for {cfg.epochs:g} epoch(s)"
+    unit = epoch.note(
+        [(g.label, r.examples_per_epoch, r.dims["dataset"]) for g in groups for r in g.runs]
+    )
+    job += f"; {unit}" if unit and not cfg.to_target else ""
     other = vocab.OTHER_PRICING[cfg.pricing]
     t = tables.Table(
         "advise",
@@ -268,7 +277,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         [
             [
                 " · ".join(p for p in c.group.label.split(" · ") if p != c.group.dims["machine"]),
-                c.machine,
+                measured_on.marked(c.machine, c.what_if),
                 str(len(c.group.runs)),
                 durations.short(c.seconds),
                 durations.short(c.seconds_slow),
@@ -288,6 +297,8 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     )
     used = {d for c in cands for text in c.price_dates.values() for d in text.split(", ") if d}
     out = [render.terminal(t), catalog_lib.age_note(used)]
+    if any(c.what_if for c in cands):
+        out.append(measured_on.FOOTNOTE)
     out.append(f"Advice, on {money.prices_on(cfg.pricing)}:")
     out.append(f"  {choose(cands, cfg, cfg.pricing)}")
     out.append(f"  (other basis: {money.prices_on(other)})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors, money, safe_text
-from tpubench.cost import catalog_rows
+from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
 from tpubench.storage import liveness, record_results, record_view, records
@@ -69,6 +69,7 @@ class Run:
     # Every machine of the record on every basis: training advise prices their names anew.
     all_machines: tuple[record_results.MachineCost, ...] = ()
     checkpoint_every: float | None = None  # seconds between its periodic checkpoints; None: off
+    not_measured: frozenset = frozenset()  # machine names priced from other hardware
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -100,10 +101,6 @@ def expand(inputs: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def _read_text(path: str) -> str:
-    return records.read_text(path)  # refuses files over records.MAX_RECORD_BYTES
-
-
 def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
 
@@ -116,7 +113,8 @@ def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     runs, excluded, seen, shared = [], [], set(), {}
     for path, named in expand(list(inputs)):
         try:
-            record = records.parse(_read_text(path), path)
+            # read_text refuses files over records.MAX_RECORD_BYTES
+            record = records.parse(records.read_text(path), path)
         except errors.UsageError as e:
             if named:
                 raise
@@ -267,6 +265,7 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         price_note=rec.cost.note,
         machines=priced,
         all_machines=rec.cost.machines,
+        not_measured=frozenset(measured_on.not_measured(rec.cost.machines, _ran(rec))),
         host_cores=cpu.affinity_cores or cpu.logical_cores,
         tf_version=rec.software.tensorflow,
         finished=rec.finished or rec.started,
@@ -292,7 +291,7 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_results.Machin
         # Inference and training rates are different quantities: a non-train
         # kind is its own "model", so no table, chart or advice mixes them.
         "model": _model_key(rec.model.name or rec.config.model or "?", rec.kind, rec.scenario),
-        "machine": _machine_name(first),
+        "machine": _machine_name(first, _ran(rec)),
         "dataset": rec.data.name or "?",
         "params": _params_text(params),
         "tiny": bool(rec.config.tiny),
@@ -314,6 +313,10 @@ def _dims(rec: record_view.RunRecord, params: dict, first: record_results.Machin
     }
 
 
+def _ran(rec: record_view.RunRecord):
+    return (rec.raw.get("hardware") or {}).get("accelerators")
+
+
 def _or(value, default):
     """VALUE, or DEFAULT where an older record lacks it."""
     return default if value is None else value
@@ -330,10 +333,11 @@ def _dated(line: record_results.PriceRow) -> str:
     return catalog_rows.dated(line.as_of or "?", line.date_known)
 
 
-def _machine_name(cost: record_results.MachineCost) -> str:
+def _machine_name(cost: record_results.MachineCost, ran=None) -> str:
     if cost.pricing == "override" and not cost.machine:
         return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
-    return cost.machine or "unpriced"
+    away = bool(measured_on.not_measured((cost,), ran))  # marked: priced from other hardware
+    return measured_on.marked(cost.machine or "unpriced", away)
 
 
 def input_bound(verdict: str | None) -> bool:

@@ -94,6 +94,7 @@ def pareto(front: dict[str, list[compare.ParetoPoint]]) -> tables.Table:
     notes = [
         "On the front: no other configuration of the model is both faster and cheaper per epoch."
     ]
+    notes += tables.epoch_notes([p.summary for points in front.values() for p in points])
     return tables.Table(
         "pareto",
         "Cost per epoch against time per epoch",

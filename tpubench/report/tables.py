@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import durations, money
+from tpubench.cost import epoch
 from tpubench.report import compare, load, render, stats
 from tpubench.report import group as group_lib
 
@@ -153,6 +154,7 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
     ]
     if any(s.target_reached and s.group.model in marked for s in summaries):
         notes.append(CONVERGENCE_NOTE)
+    notes += epoch_notes(summaries)
     chips = any(s.rate_per_chip for s in summaries)
     if chips:  # accelerator machines: per GPU or TPU chip beside per machine
         at = columns.index("$/hour") + 1
@@ -187,6 +189,22 @@ def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Tab
         if chips
         else None,
     )
+
+
+def epoch_notes(summaries: list[compare.Summary]) -> list[str]:
+    """Per model, the epoch its time/epoch and $/epoch count (or that they differ)."""
+    out = []
+    for model in dict.fromkeys(s.group.model for s in summaries):
+        line = epoch.note(
+            [
+                (s.group.label, r.examples_per_epoch, r.dims["dataset"])
+                for s in summaries
+                if s.group.model == model
+                for r in s.group.runs
+            ]
+        )
+        out += [f"{model}: {line}"] if line else []
+    return out
 
 
 CHIP_NOTE = (

@@ -44,11 +44,21 @@ class Progress:
             )
             self._live.start()
 
-    def update(self, step: int, rate: float | None, loss: float | None, phase: str = "train"):
+    def update(
+        self,
+        step: int,
+        rate: float | None,
+        loss: float | None,
+        phase: str = "train",
+        rate_is: str = "",
+    ):
+        """The line at STEP; RATE_IS names what RATE measures (e.g. 'mean since warm-up')."""
         if not self.enabled:
             return
         eta = (self.total - step) / (rate / self._batch) if rate and self._batch else None
-        rate_s = f"{rate:,.1f} ex/s" if rate else "warming up"
+        rate_s = (
+            f"{rate:,.1f} ex/s" + (f" ({rate_is})" if rate_is else "") if rate else "warming up"
+        )
         loss_s = f"  loss {loss:.4f}" if loss is not None else ""
         line = (
             f"[{phase}] {self.unit} {step}/{self.total} ({100 * step / max(1, self.total):.0f}%) "

@@ -201,6 +201,21 @@ def check_batches(batches: tuple, replicas: int) -> None:
         )
 
 
+def check_machine(cfg) -> None:
+    """Refuses, before TensorFlow loads and with no record, a --machine whose
+    accelerators this host cannot run (a GPU machine on a host with no GPU)."""
+    from tpubench.cost import runs as cost_runs
+    from tpubench.hardware import placement
+
+    cost_runs.check_host(
+        cfg.cost,
+        accelerator=cfg.hardware.accelerator,
+        tpu=cfg.hardware.tpu,
+        no_gpu=placement.no_gpu_reason(),
+        tpu_host=placement.on_tpu_vm(),
+    )
+
+
 def examples_per_epoch(spec, manifest, params: dict, split: str = "train") -> int:
     """Examples the model draws from SPLIT (the model's own figure on synthetic data).
 

@@ -25,12 +25,22 @@ def _fig(results, title: str, ylabel: str, log: bool = False):
     return fig, ax
 
 
+BUSY_LABEL = "busy host: measured while other processes used its cores (figure low)"
+
+
 def _bars(
-    ax, groups: list[str], series: dict, hatch: set = frozenset(), ci: dict | None = None
+    ax,
+    groups: list[str],
+    series: dict,
+    hatch: set = frozenset(),
+    ci: dict | None = None,
+    busy: dict | None = None,
 ) -> None:
     """Grouped bars: one group per entry of GROUPS, one bar per series.
 
-    CI ({series: {group: (low, high)}}) draws each bar's 95% interval as a whisker.
+    CI ({series: {group: (low, high)}}) draws each bar's 95% interval as a whisker;
+    BUSY ({series: {group, ...}}) cross-hatches the bars of runs on a busy host,
+    with a legend entry that says so.
     """
     n = max(len(series), 1)
     width = 0.8 / n
@@ -44,7 +54,7 @@ def _bars(
                 [y - max(s[0], 0) if s else 0 for y, s in zip(ys, spans, strict=True)],
                 [s[1] - y if s else 0 for y, s in zip(ys, spans, strict=True)],
             ]
-        ax.bar(
+        drawn = ax.bar(
             xs,
             ys,
             width,
@@ -54,6 +64,12 @@ def _bars(
             yerr=yerr,
             capsize=3 if yerr else 0,
         )
+        for g, patch in zip(groups, drawn.patches, strict=True):
+            if g in (busy or {}).get(name, ()):
+                patch.set_hatch("xx")
+                patch.set_edgecolor("black")
+    if any((busy or {}).values()):
+        ax.bar([], [], color="white", edgecolor="black", hatch="xx", label=BUSY_LABEL)
     ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
     ax.legend(fontsize=7)
 
@@ -64,15 +80,18 @@ def _relative(results, part):
     base_label = results.study.form.get("baseline")
     fig, axes = plots._subplots(1, 2, (11, 4.5))
     series: dict = {"time": {}, "cost": {}}
+    busy: dict = {}
     for model in models:
         by = {m.cell.setup.label: m for m in ms if m.cell.model.model == model}
         base = by.get(base_label) or next(iter(by.values()))
         for label, m in by.items():
+            if m.busy or base.busy:  # a ratio to a busy figure is off too
+                busy.setdefault(label, set()).add(model)
             series["time"].setdefault(label, {})[model] = base.rate / m.rate
             if m.usd_epoch and base.usd_epoch:
                 series["cost"].setdefault(label, {})[model] = m.usd_epoch / base.usd_epoch
     for ax, key in zip(axes, ("time", "cost"), strict=True):
-        _bars(ax, models, series[key])
+        _bars(ax, models, series[key], busy=busy)
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_ylabel(f"training {key} per epoch / baseline's (x)")
         ax.set_title(f"{key} per epoch, relative", fontsize=10)
@@ -93,8 +112,11 @@ def _devices(results, part):
     models = list(dict.fromkeys(m.cell.model.model for m in ms))
     series: dict = {}
     ci: dict = {}
+    busy: dict = {}
     for m in ms:
         series.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate
+        if m.busy:
+            busy.setdefault(m.cell.setup.label, set()).add(m.cell.model.model)
         if m.rate_ci:
             ci.setdefault(m.cell.setup.label, {})[m.cell.model.model] = m.rate_ci
     pub = set()
@@ -110,7 +132,7 @@ def _devices(results, part):
     wide = bool(rates) and max(rates) > 20 * min(rates)
     what = "examples/s by setup" if part.command == data_bench.COMMAND else "examples/s per device"
     fig, ax = _fig(results, f"{part.name}: {what} (95% interval)", "examples/s", wide)
-    _bars(ax, models, series, pub, None if wide else ci)  # whiskers on a linear axis
+    _bars(ax, models, series, pub, None if wide else ci, busy)  # whiskers on a linear axis
     if not wide:
         ax.set_ylim(bottom=0)
     return fig, series

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
+from tpubench.cost import epoch
 from tpubench.study import bands, device_checks, flips, seeds, sizing, standins
 from tpubench.study import judge as J
 
@@ -168,6 +169,8 @@ def _cheapest(r, c):
         x, ci = mine.usd_epoch / other.usd_epoch, J.ratio_ci(mine, other, "usd_epoch")
         verdicts.append(J.in_band(x, ci, bands.of(c)[0]))
         notes += [f"{item.model}: {line}" for line in flips.flip_lines(priced)]
+        unit = epoch.note([(k, *m.epoch) for k, m in priced.items()])
+        notes += [f"{item.model}: {unit}"] if unit else []
         basis = flips.basis_line(priced)
         notes += [f"{item.model}: {basis}"] if basis else []
     if not texts:

@@ -55,6 +55,7 @@ class Measured:
     busy: bool = False  # measured while the neighbours used a share of the host
     chips: int | None = None  # the machine's GPUs or TPU chips (None: CPU only)
     ran_on: tuple[str, ...] = ()  # what its runs' records say they ran on (ran_on.describe)
+    epoch: tuple = (None, None)  # (examples, dataset) of its $/epoch (cost/epoch.py)
 
     def per_chip(self, value: float | None) -> float | None:
         """VALUE (a rate, a $/hour) per GPU or TPU chip; None on a CPU-only machine."""
@@ -216,4 +217,5 @@ def _mean(cell, runs: list, busy: bool) -> Measured:
         usd_epoch_ci=interval(numbers(r.usd_per_epoch for r in runs)),
         busy=busy,
         chips=first.chips,
+        epoch=(first.examples_per_epoch, first.dims.get("dataset")),
     )

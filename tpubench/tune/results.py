@@ -32,6 +32,7 @@ class Row:
     low: float | None = None
     high: float | None = None
     usd_per_epoch: float | None = None
+    epoch: str = ""  # what its $/epoch counts (its trials' records)
     speedup: float | None = None  # over the plain defaults at the same trial length
     compile_seconds: float | None = None
     note: str = ""
@@ -83,6 +84,7 @@ def _row_of(s, name, outs, status, note) -> Row:
         low=min(rates) if rates else None,
         high=max(rates) if rates else None,
         usd_per_epoch=statistics.median(usd) if usd else None,
+        epoch=next((o.epoch for o in outs if o.epoch), ""),
         compile_seconds=statistics.median(comp) if comp else None,
         note=note,
         records=_paths(outs),

@@ -25,6 +25,7 @@ import time
 
 from tpubench.children import command, labels, process
 from tpubench.core import errors, host_load, money, safe_files
+from tpubench.cost import epoch
 from tpubench.storage import gcs, record_match, records
 from tpubench.tune import disk_full, space
 
@@ -59,6 +60,7 @@ class Outcome:
     first_loss: float | None = None
     losses: tuple[tuple[int, float], ...] = ()  # (step, training loss) as logged
     usd_per_epoch: float | None = None
+    epoch: str = ""  # what its $/epoch counts: '1 epoch = ...' (cost/epoch.py)
     wall_seconds: float = 0.0
     record: str | None = None
     reason: str = ""
@@ -257,6 +259,7 @@ def outcome(setting, steps, repeat, path, record, returncode=0, wall=None) -> Ou
         first_loss=losses[0][1] if losses else None,
         losses=losses,
         usd_per_epoch=_num(machines[0].get("usd_per_epoch")) if machines else None,
+        epoch=epoch.of_record(record) if kind == "ok" else "",
         wall_seconds=wall,
         record=path,
         reason=reason or (f"exit code {returncode}" if kind == "failed" else ""),

@@ -43,6 +43,7 @@ def check_prices(cfg: InferConfig) -> None:
 
     A LoadGen scenario without LoadGen installed fails here too.
     """
+    session.check_machine(cfg)  # a GPU machine on a host with none
     cost_runs.prices(cfg.cost)
     if cfg.scenario.name != config.CLOSED_LOOP:
         from tpubench.run.infer.scenarios import harness

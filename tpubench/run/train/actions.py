@@ -86,17 +86,22 @@ class LoopMetrics(Periodic):
 
 
 class ShowProgress(Periodic):
-    """After every loop: the progress line (no rate during warm-up loops)."""
+    """After every loop: the progress line (no rate during warm-up loops).
+
+    Its rate is the mean since warm-up (the table's measure, over the loops so
+    far: the table leaves out loops before the steady state too), never one
+    loop's, and the line says so.
+    """
 
     def __init__(self, progress):
         super().__init__(every_steps=1)
         self.progress = progress
 
     def run(self, state: LoopState) -> None:
-        loop = state.last_loop
-        warm = len(state.loops) > state.schedule.warmup_loops
-        rate = loop.examples / loop.seconds if warm else None
-        self.progress.update(state.step, rate, state.output.mean_loss)
+        after = [lt for lt in state.loops[state.schedule.warmup_loops :] if not lt.profiled]
+        seconds = sum(lt.seconds for lt in after)
+        rate = sum(lt.examples for lt in after) / seconds if after and seconds > 0 else None
+        self.progress.update(state.step, rate, state.output.mean_loss, rate_is="mean since warm-up")
 
 
 class Evaluate(Periodic):
