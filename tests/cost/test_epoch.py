@@ -4,7 +4,8 @@ synthetic data), named beside every $/epoch and time/epoch; runs of different ep
 import json
 import pathlib
 
-from tests.conftest import run_cli
+from conftest import run_cli
+
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import epoch
 from tpubench.report import advise

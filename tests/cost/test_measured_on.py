@@ -6,8 +6,8 @@ import pathlib
 import shutil
 
 import pytest
+from conftest import run_cli
 
-from tests.conftest import run_cli
 from tpubench.core import errors
 from tpubench.core.config import AdviseConfig, CostConfig
 from tpubench.cost import catalog, detect, measured_on, runs

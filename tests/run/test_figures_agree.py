@@ -10,7 +10,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from tests.conftest import run_cli  # noqa: E402
+from conftest import run_cli  # noqa: E402
+
 from tpubench.cli import report_text  # noqa: E402
 from tpubench.report import plots  # noqa: E402
 from tpubench.study import charts  # noqa: E402
