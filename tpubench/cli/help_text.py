@@ -19,7 +19,7 @@ from absl import flags as absl_flags
 # (title, flags in the order shown).  Shared by train and infer; a flag the
 # subcommand does not define is skipped.
 GROUPS = (
-    ("Model", ("model", "params", "tiny", "optimizer", "seed", "model_module")),
+    ("Model", ("model", "params", "tiny", "optimizer", "seed", "model_module", "trust_code")),
     (
         "Steps, batches and evaluation",
         (
