@@ -49,7 +49,8 @@ def define():
     f.DEFINE_string(
         "model_dir",
         None,
-        "A training run's model_dir: weights from its latest checkpoint.",
+        "A training run's model_dir: weights from its latest checkpoint, and the model trained "
+        "there (its model.json names the model, --params, --tiny and --model_module).",
     )
     f.DEFINE_enum(
         "fold_batch_norm",

@@ -105,10 +105,10 @@ def recorded(path: str, record: dict, modules: list) -> list:
         return modules
     if not all(entry_ok(e) for e in entries):
         raise errors.UsageError(f"{safe_text.shown(path)}: model_code is damaged")
-    return unchanged(entries, safe_text.shown(path) + "'s run")
+    return unchanged(entries, safe_text.shown(path) + "'s run", "run `tpubench train` with it")
 
 
-def unchanged(entries: list, where: str) -> list[str]:
+def unchanged(entries: list, where: str, then: str = "pass --model_module=FILE") -> list[str]:
     """The code paths of ENTRIES (a model_dir's or a record's), each file's bytes as recorded.
 
     Raises:
@@ -124,13 +124,13 @@ def unchanged(entries: list, where: str) -> list[str]:
         shown = safe_text.shown(path)
         if not os.path.isfile(path):
             raise errors.UsageError(
-                f"{where} was trained with --model_module={shown}, which is gone; pass "
-                "--model_module=FILE where that module now lives"
+                f"{where} was trained with --model_module={shown}, which is gone; refused: "
+                f"find where that module now lives, then {then}"
             )
         if _sha256(path) != entry["sha256"]:
             raise errors.UsageError(
                 f"--model_module={shown} changed since {where} was trained (its SHA-256 differs); "
-                "refused: check it, then pass --model_module explicitly"
+                f"refused: check it, then {then}"
             )
         paths.append(path)
     return paths
