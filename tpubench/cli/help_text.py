@@ -35,6 +35,9 @@ GROUPS = (
             "repeats",
             "max_repeats",
             "equivalence_margin",
+            "batching_windows",
+            "serving_min_duration",
+            "serving_min_queries",
         ),
     ),
     (
@@ -206,7 +209,8 @@ def short(subcommand: str, summary: str, names: frozenset[str], width: int | Non
     fv = absl_flags.FLAGS
     common = COMMON.get(subcommand, ())
     wanted = names if len(names - {"flagfile"}) <= SHORT_ALL else names & set(common)
-    lines = [f"usage: tpubench {subcommand} [flags]: {summary}", ""]
+    lines = [f"usage: tpubench {subcommand} [flags]"]
+    lines += [*textwrap.wrap(summary, width, initial_indent="  ", subsequent_indent="  "), ""]
     for title, members in _sections(wanted):
         lines.append(f"{title}:")
         for name in members:

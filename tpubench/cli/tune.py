@@ -12,6 +12,7 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, model_memory, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import columns, errors, safe_text
+from tpubench.model import shipped
 from tpubench.tune import space
 
 FLAGS = flags.FLAGS
@@ -101,6 +102,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
                 "tpubench train run trained there); tune reads only that model from a model_dir"
             )
         FLAGS["model_dir"].value, FLAGS["model_dir"].present = None, 0
+    shipped.check_known(FLAGS.model, tuple(FLAGS.model_module))  # before TensorFlow loads
     fixed = frozenset(n for n in _train_flags if FLAGS[n].present)
     for name in sorted(fixed & set(OWNED) - {"results_dir"}):
         raise errors.UsageError(
