@@ -89,7 +89,7 @@ def test_the_run_remembers_its_module_by_absolute_path_and_hash(trained):
 
 
 def test_infer_takes_the_model_from_the_model_dir_with_trust_code(trained, tmp_path):
-    _, model_dir, _ = trained
+    _, model_dir, record = trained
     proc, rec = run_cli(
         "infer", f"--model_dir={model_dir}", "--trust_code", "--batch_size=4", "--num_batches=2",
         "--num_warmup_batches=1", results_dir=tmp_path / "runs",
@@ -97,6 +97,7 @@ def test_infer_takes_the_model_from_the_model_dir_with_trust_code(trained, tmp_p
     assert proc.returncode == 0, proc.stderr
     assert rec["model"]["name"] == "lenet" and rec["weights"]["source"] == "checkpoint"
     assert "--trust_code given" in proc.stderr and "lenet.py" in proc.stderr
+    assert rec["model_code"] == json.loads(record.read_text())["model_code"]  # for its rerun
 
 
 def test_the_remembered_module_needs_trust_code_before_tensorflow(trained, tmp_path):
