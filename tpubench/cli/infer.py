@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, infer_text, scenario_text, tflog, train
+from tpubench.cli import argv_checks, configs, infer_text, model_memory, scenario_text, tflog, train
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
 from tpubench.core import config, errors, safe_text, vocab
@@ -20,6 +20,7 @@ FLAGS = flags.FLAGS
 def define():
     f = flags
     groups.define_model_flags()
+    model_memory.define_trust_code()
     f.DEFINE_list(
         "batch_size",
         [],
@@ -50,7 +51,8 @@ def define():
     f.DEFINE_string(
         "model_dir",
         None,
-        "A training run's model_dir: weights from its latest checkpoint.",
+        "A training run's model_dir: weights from its latest checkpoint, and the model trained "
+        "there (its model.json names the model, --params, --tiny and --model_module).",
     )
     f.DEFINE_enum(
         "fold_batch_norm",
@@ -169,6 +171,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
 
     argv_checks.no_positional(args, "infer")
     cfg = None
+    model_memory.apply("infer")  # the model trained in --model_dir, before TF (a refusal)
     shipped.check_name(FLAGS.model)  # a refusal: no run record (its name is a path)
     try:
         cfg = configs.infer_config()

@@ -49,8 +49,12 @@ def run(argv: list[str] | None = None) -> None:
     if sub.loads_tensorflow:
         tflog.silence(any(a in ("--verbose", "--verbose=true") for a in argv))
     flags_lib.define(sub.name)
-    if sub.name in help_text.GROUPED and {"--help", "-h", "--helpshort", "-?"} & set(argv[2:]):
-        print(help_text.grouped(sub.name, flags_lib.defined()))  # in groups, common first
+    asked = set(argv[2:])
+    if "--helpfull" in asked:
+        print(help_text.grouped(sub.name, flags_lib.defined()))  # every flag, in groups
+        sys.exit(0)
+    if {"--help", "-h", "--helpshort", "-?"} & asked:
+        print(help_text.short(sub.name, sub.help, flags_lib.defined()))  # the common ones
         sys.exit(0)
     # absl's --helpshort lists the "main module's" key flags: make this
     # subcommand's flags that module's, so --helpshort shows them.

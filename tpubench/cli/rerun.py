@@ -47,6 +47,7 @@ def define():
 def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.children import command
     from tpubench.core import errors, safe_text
+    from tpubench.model import remembered
     from tpubench.storage import record_view, records, redaction
 
     if len(args) != 1:
@@ -69,13 +70,17 @@ def main(args: list[str], full_argv: list[str]) -> int:
     for key, value in values.items():
         check_flag(sub, kinds, key, value)
     _check_code(args[0], values)
+    if values.get("model_module"):  # the files the run imported, by path and SHA-256
+        values = values | {
+            "model_module": remembered.recorded(args[0], raw, values["model_module"])
+        }
     hidden = sorted(k for k, v in values.items() if redaction.has_redactions(v))
     if hidden:
         raise errors.UsageError(
             f"{args[0]} has redacted flag values (--{', --'.join(hidden)}); it cannot be "
             "repeated as is: run `tpubench train` or `tpubench infer` with those flags given"
         )
-    skip = {"model_dir", "results_dir", "verbose"}
+    skip = {"model_dir", "results_dir", "verbose", "trust_code"}  # trust: this rerun's own
     config = raw.get("config") if isinstance(raw.get("config"), dict) else {}
     if "xla_given" in config and not config["xla_given"]:
         # --xla was left unset: the rerun leaves it unset too, so its default (on for bf16
@@ -86,7 +91,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
             raise errors.UsageError(
                 f"--resume continues a training run; {args[0]} records `tpubench infer`"
             )
-        skip = {"results_dir", "verbose"} | (skip & {"xla"})  # infer reads model_dir
+        skip = {"results_dir", "verbose", "trust_code"} | (skip & {"xla"})  # infer: model_dir
         batch = rec.global_batch_size
         if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0:
             values = values | {"batch_size": [str(batch)]}  # this record's, not the sweep's

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, tune_serving, tune_text, values
+from tpubench.cli import argv_checks, configs, model_memory, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import columns, errors, safe_text
+from tpubench.model import shipped
 from tpubench.tune import space
 
 FLAGS = flags.FLAGS
@@ -24,6 +25,7 @@ def define():
     before = set(FLAGS)
     train_cli.define()
     _train_flags.update(set(FLAGS) - before)
+    model_memory.define_trust_code()
     # Tune measures the compute settings: synthetic batches unless asked otherwise.
     FLAGS.set_default("use_synthetic_data", True)
     f = flags
@@ -93,6 +95,14 @@ def main(args: list[str], full_argv: list[str]) -> int:
     budget = values.parse_duration(FLAGS.budget, "--budget")
     batch_sizes = tuple(sorted(values.parse_batch_sizes(FLAGS.batch_sizes, "--batch_sizes")))
     axes = _axes(FLAGS.search)
+    if FLAGS["model_dir"].present:  # the model trained there; trials get their own dirs
+        if not model_memory.apply("tune"):
+            raise errors.UsageError(
+                f"--model_dir={safe_text.shown(FLAGS.model_dir)} holds no model.json (the model a "
+                "tpubench train run trained there); tune reads only that model from a model_dir"
+            )
+        FLAGS["model_dir"].value, FLAGS["model_dir"].present = None, 0
+    shipped.check_known(FLAGS.model, tuple(FLAGS.model_module))  # before TensorFlow loads
     fixed = frozenset(n for n in _train_flags if FLAGS[n].present)
     for name in sorted(fixed & set(OWNED) - {"results_dir"}):
         raise errors.UsageError(

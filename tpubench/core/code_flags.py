@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from tpubench.core import errors, installed, names, safe_text
 
-CODE_FLAGS = ("model_module", "flagfile")
+# trust_code: infer's and tune's consent to a model_dir's remembered module, never a file's.
+CODE_FLAGS = ("model_module", "flagfile", "trust_code")
 
 
 def named(flags: dict) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ import json
 import sys
 import textwrap
 
-from tpubench.core import columns, errors
+from tpubench.core import columns
 from tpubench.model import flops as flops_lib
 from tpubench.model import model_api, registry, shipped
 from tpubench.storage import cache as cache_lib
@@ -144,7 +144,7 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
     if not own:
         for n in names:
             if n not in table["models"]:
-                raise errors.unknown("model", n, shipped.names(table))
+                raise registry.unknown_name(n, shipped.names(table))
     wanted = list(names) or shipped.names(table)
     found = {n: shipped.row(n, tiny, table) for n in wanted}
     if own or None in found.values():
@@ -152,7 +152,7 @@ def listing(names: list[str], fmt: str, tiny: bool = False, model_modules=(), pr
             registry.load_module(module)
         for n in names:
             if n not in registry.names():
-                raise errors.unknown("model", n, registry.names())
+                raise registry.unknown_name(n, registry.names())
         wanted = list(names) or registry.names()
         found = {n: found.get(n) or shipped.row(n, tiny, table) for n in wanted}
     todo = [n for n in wanted if found[n] is None]

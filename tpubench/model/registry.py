@@ -49,9 +49,18 @@ def plugin_package(name: str) -> str | None:
     return _package(entry) if entry is not None else None
 
 
+# Every unknown-model line ends with the way to a model of one's own.
+OWN_MODEL_HINT = "; or load your own with --model_module=FILE.py"
+
+
+def unknown_name(name: str, known) -> errors.UsageError:
+    """The unknown-model error: close matches, the accepted names, then --model_module."""
+    return errors.UsageError(f"{errors.unknown('model', name, sorted(known))}{OWN_MODEL_HINT}")
+
+
 def unknown_model(name: str, known) -> errors.UsageError:
     """The unknown-model error, saying so when a package in the working directory declares it."""
-    e = errors.unknown("model", name, sorted(known))
+    e = unknown_name(name, known)
     note = installed.left_out_note(name, installed.entry_points(installed.MODELS)[1])
     return errors.UsageError(f"{e}{note}") if note else e
 
@@ -135,7 +144,7 @@ def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
     if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
         known = set(_REGISTRY) | set(shipped.names()) | set(plugin_names())
-        raise errors.unknown("model", name, sorted(known))  # no note: never a plug-in's name
+        raise unknown_name(name, known)  # no note: never a plug-in's name
     _load_builtin()
     if name not in _REGISTRY:  # an installed package's, or unknown
         plugins = plugin_names()

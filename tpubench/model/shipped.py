@@ -55,11 +55,11 @@ def check_name(name: str) -> None:
     Checked before any import and before anything is written: a model name
     becomes part of the run id, hence of the record's file name.
     """
-    from tpubench.core import errors
     from tpubench.core import names as name_rules
+    from tpubench.model import registry  # no TensorFlow: the error's wording lives there
 
     if not name_rules.is_model_name(name):
-        raise errors.unknown("model", name, names())
+        raise registry.unknown_name(name, names())
 
 
 def check_known(name: str, model_modules=()) -> None:

@@ -1,6 +1,7 @@
 """A train run's model_dir, local or gs://: every file a run keeps there, named once.
 
 A run's directory holds its checkpoints, TensorBoard events, `metrics.jsonl`,
+the model it trains (`model.json`),
 the lock that keeps a second run out, a scratch copy per cluster worker and
 the synthetic twin of `--compare_synthetic`.  Both kinds of location join
 with "/" (POSIX paths and object names alike), so no caller spells a join.
@@ -16,6 +17,7 @@ CHECKPOINTS = "checkpoints"
 TENSORBOARD = "tensorboard"
 METRICS = "metrics.jsonl"
 COMPARE_SYNTHETIC = "compare-synthetic"
+MODEL = "model.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +55,11 @@ class RunDir:
     def metrics(self) -> str:
         """metrics.jsonl: one line per step."""
         return self.join(METRICS)
+
+    @property
+    def model_file(self) -> str:
+        """model.json: the model trained here, for infer, tune and rerun (model/remembered.py)."""
+        return self.join(MODEL)
 
     @property
     def compare_synthetic(self) -> RunDir:

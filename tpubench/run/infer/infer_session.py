@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from tpubench.core import errors, vocab
 from tpubench.core.config import InferConfig
 from tpubench.cost import runs as cost_runs
+from tpubench.model import remembered
 from tpubench.run import efficiency, layout, session
 from tpubench.run.infer import infer_timing, weights
 from tpubench.storage import records
@@ -41,6 +42,8 @@ def base_record(cfg: InferConfig | None, model: str, argv: list[str], flag_value
     record = session.base_record("infer", records.new_run_id(f"{model}-infer"), config, invocation)
     if cfg is not None and cfg.run_label is not None:
         record["run_label"] = cfg.run_label  # every batch size's record copies the base
+    if cfg is not None and cfg.model_modules:  # path and SHA-256: rerun checks them
+        record["model_code"] = remembered.code(cfg.model_modules)
     return record
 
 

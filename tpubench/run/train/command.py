@@ -17,6 +17,7 @@ import sys
 from tpubench.core import errors
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
+from tpubench.model import remembered
 from tpubench.run import interrupts, session
 from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
@@ -33,6 +34,8 @@ def _base_record(
     record = session.base_record("train", run_id, config, session.Invocation(argv, flag_values))
     if cfg.run_label is not None:
         record["run_label"] = cfg.run_label
+    if cfg.model_modules:  # path and SHA-256 of each: rerun checks the file is unchanged
+        record["model_code"] = remembered.code(cfg.model_modules)
     return record, run_dir
 
 

@@ -16,9 +16,10 @@ import time
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.hardware import central_storage
+from tpubench.model import remembered
 from tpubench.run import checkpoints, efficiency, interrupts, session
-from tpubench.run.train import io_time, planning, saver
-from tpubench.storage import inflight, records
+from tpubench.run.train import io_time, lock, planning, saver
+from tpubench.storage import gcs, inflight, records
 from tpubench.storage.run_dir import RunDir
 
 
@@ -82,9 +83,6 @@ class Job:
 
     def _lock(self) -> None:
         """One run per model_dir: taken before any checkpoint is read or written."""
-        from tpubench.run.train import lock
-        from tpubench.storage import gcs
-
         path = records.path_for(self.cfg.results_dir, self.record["run_id"])
         holder = {
             "run_id": self.record["run_id"],
@@ -92,6 +90,7 @@ class Job:
             "record": path if gcs.is_gcs(path) else os.path.abspath(path),
         }
         self.lock = lock.acquire(self.run_dir.path, holder, self.cfg.wait_for_lock, session.say)
+        remembered.write(self.run_dir.path, self.cfg)  # infer, tune, rerun need no model flags
 
     def check_signals(self) -> None:
         """The StopOnSignal action: a signal TensorFlow swallowed, or stdout closed, stops here.
