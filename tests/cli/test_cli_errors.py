@@ -61,7 +61,7 @@ RUN_ERRORS = {
         2,
         ["n1-standard-7", "n1-standard-8"],
     ),
-    "missing_data_dir": (["--data_dir={tmp}/no_such_data", *TINY], 3, ["{tmp}/no_such_data"]),
+    "missing_data_dir": (["--data_dir={tmp}/no_such_data", *TINY], 2, ["{tmp}/no_such_data"]),
     "tpu_without_tpu": (["--accelerator=tpu", *TINY], 4, ["--accelerator=tpu", "TPU"]),
     # No network here: resolving a Cloud TPU name must fail fast and clearly.
     "unreachable_tpu_name": (["--tpu=nosuch-tpu", *TINY], 4, ["nosuch-tpu", "TPU"]),
@@ -89,6 +89,8 @@ BEFORE_TENSORFLOW = {
     "unknown_machine",
     "target_on_synthetic_data",
     "gpu_flag_on_cpu",
+    "missing_data_dir",  # a local folder that is not there (issue 61)
+    "tpu_without_tpu",  # no TPU device on this host and none named
 }
 
 
