@@ -23,6 +23,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from tpubench.core.config import ReportConfig
+from tpubench.report import plots
 from tpubench.study import cells, charts, findings, measured, report, spec
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -233,7 +234,7 @@ STUDIES = sorted(p.stem for p in (pathlib.Path(spec.__file__).parent / "studies"
 def test_every_study_chart_says_what_it_shows(name, scale, tmp_path, monkeypatch):
     results = _study_results(name, scale)
     drawn = []
-    monkeypatch.setattr(charts.plots, "save", lambda fig, path, series: drawn.append(fig) or path)
+    monkeypatch.setattr(plots, "save", lambda fig, path, series: drawn.append(fig) or path)
     charts.write(results, str(tmp_path))
     assert drawn, name
     wrong = {}
