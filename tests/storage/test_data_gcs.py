@@ -145,3 +145,19 @@ def test_data_commands_name_missing_credentials_in_the_same_line(tmp_path, monke
     assert line.startswith("tpubench data: error: no Google Cloud credentials for gs://"), line
     assert "application-default login" in line
     assert "tensorflow" not in proc.stderr.lower()
+
+
+def test_data_check_and_bench_read_a_bucket_they_may_read(gcs_env, tmp_path):
+    """With credentials, the check before TensorFlow passes and both read gs:// as before."""
+    data = f"{BUCKET}/data/bench-digits"
+    proc, _ = run_cli("data", "prepare", "--dataset=digits", f"--output={data}")
+    assert proc.returncode == 0, proc.stderr
+    proc, _ = run_cli("data", "check", f"--data_dir={data}")
+    assert proc.returncode == 0 and "all shards read cleanly" in proc.stdout, proc.stderr
+    proc, record = run_cli(
+        "data", "bench", "--model=mnist_mlp", f"--data_dir={data}", "--batches=5",
+        results_dir=f"{BUCKET}/bench-runs",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"input pipeline of 'mnist_mlp' over {data}" in proc.stdout
+    assert any(p.endswith(".json") for p in gcs.list_objects(f"{BUCKET}/bench-runs"))
