@@ -116,6 +116,14 @@ def problems(fig, kind: str) -> list[str]:
                 f"{name} tick labels {a!r} and {b!r} overlap" for a, b in _overlapping(ticks, r)
             ]
     notes = [t for ax in axes for t in ax.texts if t.get_visible() and t.get_text()]
+    ticks = [t for ax in axes for a in (ax.xaxis, ax.yaxis) for t in _tick_labels(a)]
+    for t in notes:  # a point's name over an axis' numbers or name reads as one of them
+        box = t.get_window_extent(r)
+        out += [
+            f"label {t.get_text()!r} covers {o.get_text()!r}"
+            for o in ticks + labels
+            if box.overlaps(o.get_window_extent(r))
+        ]
     for ax in axes:  # data text: value labels, point names
         mine = [(t.get_text(), t.get_window_extent(r)) for t in ax.texts if t.get_visible()]
         for i, (a, box_a) in enumerate(mine):

@@ -274,14 +274,21 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
 
 
 def _apart(fig, notes: list) -> None:
-    """Moves point labels that would run into an earlier one up, a line at a time, until
-    they stand clear (configurations close in time and cost have close labels)."""
+    """Keeps point labels within their panel's width, and moves one that would run into an
+    earlier one up, a line at a time, until it stands clear (configurations close in time and
+    cost have close labels)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()
     placed: list = []
     for note in notes:
-        box = note.get_window_extent(renderer)
+        box, inside = note.get_window_extent(renderer), note.axes.get_window_extent(renderer)
+        # Within its panel's width: past the edge a name runs over the axis' numbers.
+        shift = max(inside.x0 - box.x0, 0.0) - max(box.x1 - inside.x1, 0.0)
+        if shift:
+            x, y = note.xyann
+            note.xyann = (x + shift * 72 / fig.dpi, y)
+            box = note.get_window_extent(renderer)
         for _ in range(len(notes)):
             if not any(box.overlaps(other) for other in placed):
                 break
