@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS ?= cpu,dev,launch-check,loadgen
 
-.PHONY: demo test test-slow lint format bench clean models-table zendnn
+.PHONY: demo test test-quick test-slow lint format bench clean models-table zendnn
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,12 +25,20 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# Two workers: on 2 cores the suite takes about 15 minutes, less than serially
+# Two workers: on 2 cores the suite takes about half an hour, less than serially
 # (TensorFlow start-up and subprocess waits overlap); PYTEST_WORKERS=0 runs it serially.
 PYTEST_WORKERS ?= 2
 
 test: lint
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope
+
+# Under 5 minutes on 2 cores: lint, the smoke layer (every command a user can type, once),
+# the layering checks and the docs' commands (README.md's figures among them).
+QUICK_TESTS := tests/test_smoke_runs.py tests/test_smoke_launch.py tests/test_smoke_serving.py \
+	tests/test_layers.py tests/docs
+
+test-quick: lint
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(QUICK_TESTS)
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow

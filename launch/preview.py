@@ -135,17 +135,18 @@ def rows(sweep, configs, resumed, pricing: str, vms_of, overhead_seconds: float 
     return out
 
 
-def render(rows: list[Row], title: str) -> str:
-    """Aligned text: one line per configuration, the total to run and what is done."""
-    head = ("config", "what", "$/hour", "est. time", "est. $", "time from")
+def render(rows: list[Row], title: str, cols: int | None = None) -> str:
+    """Aligned text within COLS (the console's): one line per configuration, the total to run
+    and what is done; the configuration's description comes last and folds under itself."""
+    head = ("config", "$/hour", "est. time", "est. $", "time from", "what")
     body = [
         (
             r.config_id,
-            r.describe,
             money.usd(r.usd_per_hour),
             _duration(r.seconds),
             money.usd(r.usd),
             r.source,
+            r.describe,
         )
         for r in rows
     ]
@@ -154,8 +155,8 @@ def render(rows: list[Row], title: str) -> str:
     body.append(_total("total", f"{len(todo)} to run", todo))
     if done:
         body.append(_total("done", f"{len(done)} recorded (measured)", done))
-    table = columns.aligned([head, *body], right=frozenset({2, 3, 4}), fold_last=False)
-    return "\n".join([title, *table])
+    table = columns.aligned([head, *body], right=frozenset({1, 2, 3}), cols=cols)
+    return "\n".join([columns.fold(title, cols), *table])
 
 
 def _total(name: str, what: str, rows: list[Row]) -> tuple:
@@ -166,7 +167,7 @@ def _total(name: str, what: str, rows: list[Row]) -> tuple:
     missing = len(rows) - len(known)
     if missing and known:
         usd += f" + {missing} not estimated"
-    return (name, what, "", _duration(seconds), usd, "")
+    return (name, "", _duration(seconds), usd, "", what)
 
 
 def total_usd(rows: list[Row]) -> float:

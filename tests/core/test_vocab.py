@@ -75,9 +75,9 @@ def test_the_launchers_cost_preview_prints_tpubenchs_money_and_clock():
 
     row = preview.Row("cfg-1", "mnist_mlp", 0.0475, 3725.4, "estimate")
     line = preview.render([row], "title").splitlines()[2].split()
-    assert line == ["cfg-1", "mnist_mlp", money.usd(0.0475), durations.clock(3725.4),
-                    money.usd(0.0475 * 3725.4 / 3600), "estimate"]  # fmt: skip
-    assert line[2:5] == ["$0.0475", "1:02:05", "$0.0492"]
+    assert line == ["cfg-1", money.usd(0.0475), durations.clock(3725.4),
+                    money.usd(0.0475 * 3725.4 / 3600), "estimate", "mnist_mlp"]  # fmt: skip
+    assert line[1:4] == ["$0.0475", "1:02:05", "$0.0492"]
 
 
 def test_durations_for_people():

@@ -10,6 +10,7 @@ import importlib.metadata
 import json
 import os
 import pathlib
+import re
 import shlex
 import signal
 import subprocess
@@ -130,8 +131,11 @@ def test_gce_dry_run_prints_the_exact_commands_and_the_cost_preview(tmp_path):
     assert _calls(tmp_path) == []  # a dry run calls no gcloud
     # c2-standard-8 spot is $0.129/h (catalog); 60 s run + 300 s VM overhead.
     row = next(x for x in out.stdout.splitlines() if x.startswith(CPU_ID))
-    assert row.split() == [CPU_ID, "gcp:c2-standard-8", "$0.129", "0:06:00", "$0.0129", "estimate"]
-    assert "total           1 to run" in out.stdout and "\ndone " not in out.stdout
+    assert row.split() == [CPU_ID, "$0.129", "0:06:00", "$0.0129", "estimate", "gcp:c2-standard-8"]
+    assert (
+        re.search(r"^total +0:06:00 +\$0\.0129 +1 to run$", out.stdout, re.M)
+        and "\ndone " not in out.stdout
+    )
 
 
 def test_gce_runs_the_dry_run_commands_in_order(tmp_path):

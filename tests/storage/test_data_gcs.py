@@ -108,12 +108,56 @@ def test_denied_access_is_one_clear_line_and_a_record(gcs_env, local_gcs, tmp_pa
     assert record["status"] == "failed" and "access denied" in record["error"]
 
 
-def test_missing_credentials_are_named(tmp_path, monkeypatch):
+def _no_credentials(tmp_path, monkeypatch):
     monkeypatch.delenv("GOOGLE_AUTH_TOKEN_FOR_TESTING", raising=False)
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no gcloud application-default file
     monkeypatch.setenv("NO_GCE_CHECK", "true")
     monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")  # no metadata server either
+
+
+def test_missing_credentials_are_named(tmp_path, monkeypatch):
+    _no_credentials(tmp_path, monkeypatch)
     proc, _ = run_cli("runs", f"{BUCKET}/runs")
     line = one_line_error(proc)
     assert "no Google Cloud credentials" in line and "application-default login" in line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("data", "bench", "--model=mnist_mlp", f"--data_dir={BUCKET}/imagenet"),
+        ("data", "check", f"--data_dir={BUCKET}/imagenet"),
+        ("data", "bench", "--model=mnist_mlp", "--data_dir=DATA", f"--results_dir={BUCKET}/runs"),
+    ],
+    ids=["bench", "check", "bench-records"],
+)
+def test_data_commands_name_missing_credentials_in_the_same_line(tmp_path, monkeypatch, args):
+    """README's `tpubench data bench --data_dir=gs://...`: the credentials line every other
+    command prints (was TensorFlow's raw libcurl error), before TensorFlow starts."""
+    _no_credentials(tmp_path, monkeypatch)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "manifest.json").write_text("{}")
+    args = [a.replace("=DATA", f"={data}") for a in args]
+    proc, _ = run_cli(*args, env={"TF_CPP_MIN_LOG_LEVEL": "0"}, timeout=120)
+    line = one_line_error(proc)
+    assert line.startswith("tpubench data: error: no Google Cloud credentials for gs://"), line
+    assert "application-default login" in line
+    assert "tensorflow" not in proc.stderr.lower()
+
+
+def test_data_check_and_bench_read_a_bucket_they_may_read(gcs_env, tmp_path):
+    """With credentials, the check before TensorFlow passes and both read gs:// as before."""
+    data = f"{BUCKET}/data/bench-digits"
+    proc, _ = run_cli("data", "prepare", "--dataset=digits", f"--output={data}")
+    assert proc.returncode == 0, proc.stderr
+    proc, _ = run_cli("data", "check", f"--data_dir={data}")
+    assert proc.returncode == 0 and "all shards read cleanly" in proc.stdout, proc.stderr
+    proc, record = run_cli(
+        "data", "bench", "--model=mnist_mlp", f"--data_dir={data}", "--batches=5",
+        results_dir=f"{BUCKET}/bench-runs",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"input pipeline of 'mnist_mlp' over {data}" in proc.stdout
+    assert any(p.endswith(".json") for p in gcs.list_objects(f"{BUCKET}/bench-runs"))

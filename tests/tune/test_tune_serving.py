@@ -83,6 +83,33 @@ def test_the_table_starts_with_the_answer_even_below_anothers_median():
     assert "the answer first, then by median VALID QPS" in table
 
 
+LONG = (
+    "infer exited 1: LoadGen found no QPS VALID at p99 <= 50 ms: the smallest target, 100 QPS, "
+    "ran at p99 2,400 ms (busy host: 1.6 of 2 cores used by other processes), then the "
+    "budget ended before a lower target could run"
+)
+
+
+@pytest.mark.parametrize("cols", ["80", "100"])
+def test_a_failed_point_is_one_row_with_its_reason_below_the_table(cols, monkeypatch):
+    """Beside the table a long reason folds into a column of words (12 lines at 100 columns);
+    the row says `failed [1]` and note [1] below the table holds the whole reason."""
+    monkeypatch.setenv("COLUMNS", cols)
+    bad = serving.Point(128, 0.5)
+    outcomes = [_outcome(A, 0, 8663.9), trials.Outcome(bad, 0, 0, "failed", reason=LONG)]
+    rows = serving.rows(serving.Result(outcomes=outcomes, winner=A))
+    table = tune_serving._table(rows, "p99 <= 50ms", A)
+    lines = table.splitlines()
+    row = [line for line in lines if line.startswith("│") and "failed" in line]
+    assert len(row) == 1 and "failed [1]" in row[0] and LONG[:20] not in table.split("└")[0]
+    if cols == "100":  # one line per point: nothing of the reason folds into the table
+        assert len([line for line in lines if line.startswith("│")]) == 2, table
+    below = " ".join(lines[lines.index(next(x for x in lines if x.startswith("└"))) + 1 :])
+    assert "[1] batch 128, window 0.5 ms: infer exited 1:" in below
+    assert " ".join(LONG.split()) in " ".join(below.split())
+    assert max(len(line.rstrip()) for line in lines) <= int(cols)
+
+
 class _Tied:
     """A runner of two points that serve the same QPS, each run with 3% log-normal noise."""
 

@@ -200,11 +200,23 @@ def _check_before_tensorflow(action: str) -> None:
         sources.check_name(FLAGS.dataset)
     if action in ("check", "bench"):
         manifest.check_local(FLAGS.data_dir)
+        _check_buckets(FLAGS.data_dir, FLAGS.results_dir if action == "bench" else None)
     if action == "bench" and FLAGS.run_label is not None and not FLAGS.results_dir:
         raise errors.UsageError(
             "--run_label labels the run record; give --results_dir=DIR too (`data bench` "
             "writes a record only when asked)"
         )
+
+
+def _check_buckets(data_dir: str | None, results_dir: str | None) -> None:
+    """gs:// locations readable (and the records' writable), as train checks them: no
+    credentials is the one line every command prints, not TensorFlow's libcurl error."""
+    from tpubench.storage import gcs
+
+    if data_dir and gcs.is_gcs(data_dir):
+        gcs.check_access(data_dir, write=False)
+    if results_dir and gcs.is_gcs(results_dir):
+        gcs.check_access(results_dir, write=True)
 
 
 def main(args: list[str], full_argv: list[str]) -> int:

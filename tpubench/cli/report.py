@@ -85,7 +85,7 @@ def build(cfg: ReportConfig) -> Report:
     figures["throughput"] = (
         fig,
         series,
-        "Median examples/sec per configuration; whiskers: "
+        f"Median {plots.doing(summaries)[1]}/sec per configuration; whiskers: "
         f"{plots.interval_text(summaries)} (confidence per row in the table)",
     )
     if rel:

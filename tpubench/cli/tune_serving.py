@@ -18,7 +18,7 @@ from rich.table import Table
 from tpubench.children import command
 from tpubench.cli import console_format as fmt
 from tpubench.cli import values
-from tpubench.core import columns, errors
+from tpubench.core import columns, errors, safe_text
 from tpubench.tune import disk_full
 
 FLAGS = flags.FLAGS
@@ -165,12 +165,18 @@ def _table(ranked: list[dict], bound: str, winner) -> str:
     )
     for col in ("#", "point", "QPS (median)", "spread (min-max, n)", "status"):
         t.add_column(col, overflow="fold")
+    notes = []
     for i, r in enumerate(ranked, 1):
         spread = f"{fmt.num(r['low'])}-{fmt.num(r['high'])} (n={r['n']})" if r["qps"] else ""
-        status = r["status"] + (f": {r['note']}" if r["note"] else "")
+        status = r["status"]
+        if r["note"]:  # below the table, as train's tune: beside it a reason folds into a column
+            notes.append(f"[{len(notes) + 1}] {r['name']}: {safe_text.shown(r['note'], None)}")
+            status += f" [{len(notes)}]"
         if r["point"] == winner:
             status = "winner, " + status
         t.add_row(str(i) if r["qps"] else "-", r["name"], fmt.num(r["qps"]), spread, status)
     buf = io.StringIO()
-    Console(file=buf, width=columns.width(), force_terminal=False, color_system=None).print(t)
-    return buf.getvalue().rstrip()
+    width = columns.width()
+    Console(file=buf, width=width, force_terminal=False, color_system=None).print(t)
+    folded = [columns.fold(n, width) for n in notes]
+    return "\n".join([buf.getvalue().rstrip(), *folded])

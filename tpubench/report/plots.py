@@ -60,10 +60,28 @@ def drawn(summaries: list[compare.Summary]) -> list[compare.Summary]:
     return [s for i, s in enumerate(summaries) if i in keep]
 
 
+def serving(summary: compare.Summary) -> bool:
+    """Whether SUMMARY's runs served predictions (infer) rather than trained."""
+    return summary.group.dims.get("kind", "train") != "train"
+
+
+def doing(summaries: list) -> tuple[str, str, str]:
+    """What SUMMARIES measured, for titles and axes: ("Training", "examples", "example"),
+    ("Serving", "predictions", "prediction") or both, joined by "and" / "or"."""
+    kinds = {serving(s) for s in summaries}
+    if kinds == {True}:
+        return "Serving", "predictions", "prediction"
+    if kinds == {False, True}:
+        return "Training and serving", "examples or predictions", "example or prediction"
+    return "Training", "examples", "example"
+
+
 def throughput(summaries: list[compare.Summary]):
-    """Horizontal bars of median examples/sec with interval whiskers, one panel per model
-    (the MAX_BARS fastest configurations where there are more; the title says so)."""
+    """Horizontal bars of median examples/sec (predictions/sec for infer runs) with interval
+    whiskers, one panel per model (the MAX_BARS fastest configurations where there are more;
+    the title says so, and whether the runs trained or served)."""
     total = len(summaries)
+    work = doing(summaries)[0]
     summaries = drawn(summaries)
     models = list(dict.fromkeys(s.group.model for s in summaries))
     heights = [sum(s.group.model == m for s in summaries) for m in models]
@@ -99,11 +117,12 @@ def throughput(summaries: list[compare.Summary]):
             )
         ax.set_title(model, loc="left", fontsize=10)
         ax.set_xlim(0, max(s.rate.high for s in mine) * 1.3)
-        ax.set_xlabel(f"examples/sec (median; whiskers: {interval_text(mine)})")
+        unit = doing(mine)[1]
+        ax.set_xlabel(f"{unit}/sec (median; whiskers: {interval_text(mine)})")
         series.append({"model": model, "labels": labels, "examples_per_sec": med})
-    title = "Training throughput per configuration"
+    title = f"{work} throughput per configuration"
     if total > len(summaries):  # one line: a second one runs into the first panel's title
-        title = f"Training throughput: the {len(summaries)} fastest of {total:,} configurations"
+        title = f"{work} throughput: the {len(summaries)} fastest of {total:,} configurations"
     fig.suptitle(title)
     # A third of an inch at the top for the title, clear of the first panel's at any height.
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
@@ -120,6 +139,7 @@ def relative(rels: list[compare.Relative], note: str):
         dict.fromkeys(_strip_model(r.summary.label, r.summary.group.model) for r in rels)
     )
     color = {c: _COLORS[j % 10] for j, c in enumerate(configs)}
+    work, _, unit = doing([r.summary for r in rels])
     fig, axes = _subplots(1, 2, (11, 4.8))
     series: dict = {"time": {}, "cost": {}}
     for ax, what in zip(axes, ("time", "cost"), strict=True):
@@ -147,9 +167,9 @@ def relative(rels: list[compare.Relative], note: str):
                 series[what][model][config] = value
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(models)), models)
-        name = "training time" if what == "time" else "cost"
-        ax.set_ylabel(f"{name} per example, × baseline (lower is better)")
-    axes[0].set_title("Training time relative to the baseline")
+        name = f"{work.lower()} time" if what == "time" else "cost"
+        ax.set_ylabel(f"{name} per {unit}, × baseline (lower is better)")
+    axes[0].set_title(f"{work} time relative to the baseline")
     axes[1].set_title(f"Cost relative to the baseline\n({note})", fontsize=10)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(configs)), fontsize=8)

@@ -11,6 +11,7 @@ from tpubench.report.plots import (
     _strip_model,
     _subplots,
     _UsdTicks,
+    doing,
     interval_text,
     plain_log_axis,
 )
@@ -150,7 +151,9 @@ def _efficiency(ax, d: dict, style: str, color) -> None:
 
 
 def batches(series: list[compare.BatchSeries], note: str):
-    """Throughput and cost per million examples against the batch size, one line per series."""
+    """Throughput and cost per million examples (predictions, for infer runs) against the
+    batch size, one line per series; the titles say whether the runs trained or served."""
+    work, units, unit = doing([s for b in series for s in b.points])
     fig, (ax, ax_cost) = _subplots(1, 2, (12, 4.4))
     plotted = []
     for k, b in enumerate(series):
@@ -177,14 +180,15 @@ def batches(series: list[compare.BatchSeries], note: str):
         a.minorticks_off()
         a.set_xlabel("global batch size")
         a.grid(alpha=0.3)
-    ax.set_ylabel("examples/sec (median)")
+    ax.set_ylabel(f"{units}/sec (median)")
     ax.set_title(f"Throughput over batch size\n(whiskers: {_level_text(series)})", fontsize=10)
     ax_cost.yaxis.set_major_formatter(_UsdTicks())
-    ax_cost.set_ylabel("USD per million examples (median)")
-    ax_cost.set_title(f"Cost per example over batch size\n({note})", fontsize=10)
+    ax_cost.set_ylabel(f"USD per million {units} (median)")
+    ax_cost.set_title(f"Cost per {unit} over batch size\n({note})", fontsize=10)
     ax.legend(fontsize=7)
     fig.suptitle(
-        "Throughput and cost per example by batch size (convergence to a target: see the table)",
+        f"{work} throughput and cost per {unit} by batch size"
+        + (" (convergence to a target: see the table)" if work == "Training" else ""),
         fontsize=10,
     )
     fig.tight_layout()
@@ -206,7 +210,7 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
     fig, axes = _subplots(nrows, ncols, (5.4 * ncols, 4.6 * nrows), squeeze=False)
     for ax in axes.flat[len(models) :]:
         ax.set_visible(False)
-    plotted = []
+    plotted, notes = [], []
     for ax, model in zip(axes.flat, models, strict=False):
         points = front[model]
         longest = max(p.seconds for p in points)
@@ -234,13 +238,15 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
         middle = (min(p.seconds for p in points) + longest) / 2
         for p in points:
             right = p.seconds > middle
-            ax.annotate(
-                _strip_model(p.summary.label, model),
-                (p.seconds / scale, p.usd),
-                fontsize=7,
-                xytext=(-5 if right else 5, 5),
-                textcoords="offset points",
-                ha="right" if right else "left",
+            notes.append(
+                ax.annotate(
+                    _strip_model(p.summary.label, model),
+                    (p.seconds / scale, p.usd),
+                    fontsize=7,
+                    xytext=(-5 if right else 5, 5),
+                    textcoords="offset points",
+                    ha="right" if right else "left",
+                )
             )
         ax.set_xlabel(f"time per epoch ({unit}, median)")
         ax.set_ylabel("cost per epoch (USD, median)")
@@ -257,10 +263,36 @@ def cost_time(front: dict[str, list[compare.ParetoPoint]], note: str):
                 "front": [p.on_front for p in points],
             }
         )
-    fig.suptitle(f"Cost against time per epoch ({note})", fontsize=10)
+    fig.suptitle(f"Training cost against time per epoch\n({note})", fontsize=10)
     handles = [h for ax in axes.flat for h in ax.get_legend_handles_labels()[0]]
     labels = [x for ax in axes.flat for x in ax.get_legend_handles_labels()[1]]
     keep = {label: h for h, label in zip(handles, labels, strict=True)}  # one per label
     fig.legend(list(keep.values()), list(keep), loc="lower center", ncol=2, fontsize=8)
     fig.tight_layout(rect=(0, 0.07 / nrows, 1, 1))
+    _apart(fig, notes)
     return fig, plotted
+
+
+def _apart(fig, notes: list) -> None:
+    """Keeps point labels within their panel's width, and moves one that would run into an
+    earlier one up, a line at a time, until it stands clear (configurations close in time and
+    cost have close labels)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    placed: list = []
+    for note in notes:
+        box, inside = note.get_window_extent(renderer), note.axes.get_window_extent(renderer)
+        # Within its panel's width: past the edge a name runs over the axis' numbers.
+        shift = max(inside.x0 - box.x0, 0.0) - max(box.x1 - inside.x1, 0.0)
+        if shift:
+            x, y = note.xyann
+            note.xyann = (x + shift * 72 / fig.dpi, y)
+            box = note.get_window_extent(renderer)
+        for _ in range(len(notes)):
+            if not any(box.overlaps(other) for other in placed):
+                break
+            x, y = note.xyann
+            note.xyann = (x, y + note.get_fontsize() * 1.3)
+            box = note.get_window_extent(renderer)
+        placed.append(box)

@@ -70,7 +70,9 @@ def _bars(
                 patch.set_edgecolor("black")
     if any((busy or {}).values()):
         ax.bar([], [], color="white", edgecolor="black", hatch="xx", label=BUSY_LABEL)
-    ax.set_xticks(range(len(groups)), groups, rotation=20, ha="right", fontsize=8)
+    # Wide enough that slanted group names never run into each other (a figure per part).
+    ax.figure.set_figwidth(max(ax.figure.get_figwidth(), 1.5 + 0.4 * len(groups)))
+    ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right", fontsize=8)
     ax.legend(fontsize=7)
 
 
@@ -130,8 +132,9 @@ def _devices(results, part):
     # A log axis only where the rates span orders of magnitude (GPU vs CPU);
     # else bars from zero, so their heights compare as the rates do.
     wide = bool(rates) and max(rates) > 20 * min(rates)
-    what = "examples/s by setup" if part.command == data_bench.COMMAND else "examples/s per device"
-    fig, ax = _fig(results, f"{part.name}: {what} (95% interval)", "examples/s", wide)
+    unit = "predictions/s (serving)" if part.command == "infer" else "examples/s"
+    what = f"{unit} by setup" if part.command == data_bench.COMMAND else f"{unit} per device"
+    fig, ax = _fig(results, f"{part.name}: {what} (95% interval)", unit, wide)
     _bars(ax, models, series, pub, None if wide else ci, busy)  # whiskers on a linear axis
     if not wide:
         ax.set_ylim(bottom=0)
@@ -143,7 +146,7 @@ def _knee(results, part):
         return _devices(results, part)
     fig, ax = _fig(
         results,
-        f"{part.name}: rate by host vCPUs",
+        f"{part.name}: {'serving' if part.command == 'infer' else 'training'} rate by host vCPUs",
         "predictions/s" if part.command == "infer" else "examples/s",
     )
     series: dict = {}
@@ -185,7 +188,8 @@ def _scaling(results, part):
         )
         series[s.name] = dict(zip(s.counts, s.rates, strict=True))
     ax.set_xlabel("devices (dashed: ideal from the fewest measured)")
-    ax.legend(fontsize=6)
+    # Beside the axes: inside, a long legend covers the lines and the axis label.
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig, {k: {str(x): y for x, y in v.items()} for k, v in series.items()}
 
 
