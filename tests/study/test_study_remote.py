@@ -135,8 +135,11 @@ def test_gce_dry_run_runs_the_cpu_cells_on_their_machines(tmp_path):
         _dry_commands(proc.stdout)
     )
     assert "taskset" not in proc.stdout  # the VM has the vCPUs
-    gpu_row = next(x for x in lines if x.endswith("estimate") and "xgcp:v100" in x)
-    assert gpu_row.split()[1:4] == ["mnist_mlp", "gcp:n1-standard-8+1xgcp:v100", "$2.86"]
+    # The preview's description is its last column and folds under itself.
+    at = next(i for i, x in enumerate(lines) if "estimate" in x and "v100" in lines[i + 1])
+    gpu_row = " ".join(lines[at : at + 2]).split()
+    assert gpu_row[1] == "$2.86" and gpu_row[4] == "estimate"
+    assert gpu_row[5:] == ["mnist_mlp", "gcp:n1-standard-8+1xgcp:v100"]
     assert _calls(tmp_path, "gcloud") == []
 
 
