@@ -253,3 +253,30 @@ def test_every_study_chart_says_what_it_shows(name, scale, tmp_path, monkeypatch
         if p := problems(fig, kind):
             wrong[part.name] = p
     assert not wrong, wrong
+
+
+def test_the_throughput_chart_marks_a_configuration_measured_on_a_busy_host(tmp_path):
+    """One of cnn-t1's two runs had other processes on 60% of the cores: its bar is hatched,
+    its label says `1 busy`, and the legend says what that means; the quiet bars are plain."""
+    for path in (FIXTURES / "threads").glob("cnn-*.json"):
+        rec = json.loads(path.read_text())
+        if path.name == "cnn-t1-0.json":
+            rec["results"]["host_cpu"] = {
+                "system_percent_mean": 95.0, "process_percent_mean": 35.0, "cores": 2,
+            }  # fmt: skip
+        (tmp_path / path.name).write_text(json.dumps(rec))
+    fig = _report_figures([str(tmp_path)])["throughput"]
+    FigureCanvasAgg(fig).draw()
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    hatched = {labels[i]: bar.get_hatch() for i, bar in enumerate(ax.patches[: len(labels)])}
+    assert hatched == {
+        "gcp:n1-standard-1 · threads=1": "xx", "gcp:n1-standard-2 · threads=2": None,
+    }  # fmt: skip
+    notes = [t.get_text() for t in ax.texts]
+    assert sum("1 busy)" in n for n in notes) == 1, notes
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == [plots.BUSY_LABEL] and "over 25% of the host's cores" in texts[0]
+    assert legend.legend_handles[0].get_hatch() == "xx"
+    assert not problems(fig, "training"), problems(fig, "training")

@@ -40,6 +40,7 @@ class Summary:
     # machine compare: examples/sec per chip and $ per chip-hour.
     rate_per_chip: stats.Interval | None = None
     usd_per_chip_hour: stats.Interval | None = None
+    busy: int = 0  # its runs on a busy host (load.Run.busy): their rates are low
 
     @property
     def label(self) -> str:
@@ -83,6 +84,7 @@ def summarize(g: group_lib.Group) -> Summary:
         usd_per_chip_hour=stats.median_interval(
             [r.usd_per_hour / r.chips for r in runs if r.chips and r.usd_per_hour is not None]
         ),
+        busy=sum(bool(r.busy) for r in runs),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import errors, money, safe_text
+from tpubench.core import errors, host_load, money, safe_text
 from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
@@ -70,6 +70,7 @@ class Run:
     all_machines: tuple[record_results.MachineCost, ...] = ()
     checkpoint_every: float | None = None  # seconds between its periodic checkpoints; None: off
     not_measured: frozenset = frozenset()  # machine names priced from other hardware
+    busy: str = ""  # what other processes used of the host while it ran, when too much
 
     @property
     def seconds_per_epoch(self) -> float | None:
@@ -147,10 +148,9 @@ def _excluded(*fields) -> Excluded:
 def _displayable(run: Run, shared: dict) -> Run:
     """RUN with every text it shows made one safe, bounded line (the record keeps all).
 
-    Only what readers use is kept (a machine's `raw` mapping is dropped), and
-    a value many runs repeat (a name, a price row, a date) is one object
-    SHARED by all: ten thousand runs hold their numbers, not ten thousand
-    copies of their records (docs/reliability.md, "Readers that scale").
+    Only what readers use is kept (a machine's `raw` mapping is dropped), and a value
+    many runs repeat (a name, a price row, a date) is one object SHARED by all: 10,000
+    runs hold their numbers, not copies of their records (docs/reliability.md).
     """
 
     def clean(value):
@@ -274,6 +274,7 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         chips=_chips(first),
         serving=scenario_fields.serving(rec, first, pricing),
         checkpoint_every=rec.raw.get("config", {}).get("checkpoint_every_secs"),
+        busy=host_load.busy(rec.results.host_cpu),
     )
     return run, ""
 

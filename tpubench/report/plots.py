@@ -12,10 +12,10 @@ import io
 import json
 
 import matplotlib
-from matplotlib import ticker
+from matplotlib import patches, ticker
 from matplotlib.figure import Figure
 
-from tpubench.core import money
+from tpubench.core import host_load, money
 from tpubench.report import compare, render
 from tpubench.storage import files
 
@@ -101,14 +101,19 @@ def throughput(summaries: list[compare.Summary]):
             [s.rate.median - s.rate.low for s in mine],
             [s.rate.high - s.rate.median for s in mine],
         ]
-        ax.barh(range(len(mine)), med, xerr=err, color=_COLORS[0], capsize=3, height=0.6)
+        bars = ax.barh(range(len(mine)), med, xerr=err, color=_COLORS[0], capsize=3, height=0.6)
+        for bar, s in zip(bars.patches, mine, strict=True):
+            if s.busy:  # measured while other processes took the host's cores: marked
+                bar.set_hatch("xx")
+                bar.set_edgecolor("black")
         ax.set_yticks(range(len(mine)), labels)
         ax.invert_yaxis()
         for i, s in enumerate(mine):
             # Clear of the whisker's cap: touching the label, a cap reads as a digit (a "1").
             ax.annotate(
                 f"{render.num(s.rate.median)}  (n={s.rate.n}"
-                + (f", {_pct(s.rate.confidence)})" if s.rate.has_interval else ")"),
+                + (f", {_pct(s.rate.confidence)}" if s.rate.has_interval else "")
+                + (f", {s.busy} busy)" if s.busy else ")"),
                 (s.rate.high, i),
                 xytext=(LABEL_GAP_POINTS, 0),
                 textcoords="offset points",
@@ -119,16 +124,26 @@ def throughput(summaries: list[compare.Summary]):
         ax.set_xlim(0, max(s.rate.high for s in mine) * 1.3)
         unit = doing(mine)[1]
         ax.set_xlabel(f"{unit}/sec (median; whiskers: {interval_text(mine)})")
-        series.append({"model": model, "labels": labels, "examples_per_sec": med})
+        busy = [s.busy for s in mine]
+        series.append({"model": model, "labels": labels, "examples_per_sec": med, "busy": busy})
     title = f"{work} throughput per configuration"
     if total > len(summaries):  # one line: a second one runs into the first panel's title
         title = f"{work} throughput: the {len(summaries)} fastest of {total:,} configurations"
     fig.suptitle(title)
+    bottom = 0.0
+    if any(s.busy for s in summaries):  # under the panels, clear of every bar and label
+        mark = patches.Patch(facecolor="white", edgecolor="black", hatch="xx", label=BUSY_LABEL)
+        fig.legend(handles=[mark], loc="lower center", fontsize=7, frameon=False)
+        bottom = 0.3 / fig.get_figheight()
     # A third of an inch at the top for the title, clear of the first panel's at any height.
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.3 / fig.get_figheight()))
     return fig, series
 
 
+BUSY_LABEL = (
+    f"N busy: N of its runs measured while other processes used over "
+    f"{host_load.BUSY_PERCENT:.0f}% of the host's cores (figure low)"
+)
 LABEL_GAP_POINTS = 8  # between a whisker's cap (3 points wide) and a value label
 
 
