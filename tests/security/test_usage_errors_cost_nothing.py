@@ -102,20 +102,26 @@ _BEFORE_TF = [
 ]
 
 
-@pytest.mark.parametrize("command", ["train", "infer"])
+@pytest.mark.parametrize("command", ["train", "infer", "tune", "data bench"])
 @pytest.mark.parametrize("name,args,code,expected", _BEFORE_TF, ids=[c[0] for c in _BEFORE_TF])
 def test_what_this_host_decides_is_refused_before_tensorflow(
     tmp_path, command, name, args, code, expected
 ):
-    if command == "infer" and name.startswith("model_dir"):
-        pytest.skip("infer's --model_dir is read, not written")
+    if command != "train" and name.startswith("model_dir"):
+        pytest.skip(f"{command}'s --model_dir is read, not written")
+    if command == "data bench" and "tpu" in name:
+        pytest.skip("data bench reads on this host's CPUs: it takes no TPU")
+    if command == "data bench" and not any(a.startswith("--data_dir") for a in args):
+        args = [*args, f"--data_dir={tmp_path}"]  # it needs one; the case is the other flag
     (tmp_path / "afile").write_text("not a directory\n")
     args = [a.format(tmp=tmp_path) for a in args]
     results = (
         [] if any(a.startswith("--results_dir") for a in args) else [f"--results_dir={tmp_path}/r"]
     )
     proc = _run(
-        [sys.executable, "-c", NO_TF_CLI, command, *args, *results], tmp_path, **_NO_TPU_ENV
+        [sys.executable, "-c", NO_TF_CLI, *command.split(), *args, *results],
+        tmp_path,
+        **_NO_TPU_ENV,
     )
     line = one_line_error(proc)  # NO_TF_CLI exits 99 had TensorFlow been imported
     assert proc.returncode == code, proc.stderr

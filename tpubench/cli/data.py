@@ -217,6 +217,10 @@ def _check_buckets(data_dir: str | None, results_dir: str | None) -> None:
         gcs.check_access(data_dir, write=False)
     if results_dir and gcs.is_gcs(results_dir):
         gcs.check_access(results_dir, write=True)
+    elif results_dir:  # a file, or a folder under one, or read-only: one line, nothing run
+        from tpubench.storage import files
+
+        files.check_writable_dir(results_dir, "--results_dir")
 
 
 def main(args: list[str], full_argv: list[str]) -> int:

@@ -12,7 +12,10 @@ from absl import flags
 from tpubench.cli import argv_checks, configs, model_memory, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
 from tpubench.core import columns, errors, safe_text
+from tpubench.data import manifest
+from tpubench.hardware import placement
 from tpubench.model import shipped
+from tpubench.storage import files
 from tpubench.tune import space
 
 FLAGS = flags.FLAGS
@@ -125,6 +128,10 @@ def main(args: list[str], full_argv: list[str]) -> int:
     from tpubench.run.train import command as train_lib
 
     cfg = configs.train_config()  # every train flag checked before the first trial
+    # As train refuses them, before TensorFlow and before a trial's folder (docs/security.md).
+    placement.check_tpu(cfg.hardware.accelerator, cfg.hardware.tpu)
+    manifest.check_local(cfg.data.data_dir)
+    files.check_writable_dir(cfg.results_dir, "--results_dir")
     session.check_machine(cfg)
     train_lib.check_prices(cfg)
     model_flags = {
