@@ -193,7 +193,7 @@ def test_prepare_errors_are_one_line(tmp_path):
     )  # fmt: skip
     assert "is not a directory" in one_line_error(proc) and proc.returncode == 3
     proc, _ = run_cli("data", "bench", f"--data_dir={tmp_path / 'absent'}")
-    assert "does not exist" in one_line_error(proc) and proc.returncode == 3
+    assert "does not exist" in one_line_error(proc) and proc.returncode == 2  # a usage error
     proc, _ = run_cli("data", "frobnicate")
     assert "unknown data action 'frobnicate'" in one_line_error(proc)
 

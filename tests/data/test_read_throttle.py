@@ -105,7 +105,10 @@ def test_read_rate_out_of_range_is_refused(tmp_path):
         # train's deadline watcher owns the wakeup fd: it must release the disk too, or the
         # run waits out its shutdown grace and saves no checkpoint
         # with no --model_dir, the line gives the command that resumes (into the run's own dir)
-        (["train", "--batch_size=8", "--train_steps=1000"], "checkpoint saved; resume with: "),
+        (
+            ["train", "--batch_size=8", "--train_steps=1000"],
+            "checkpoint saved; rerun the same command to resume, or resume with: ",
+        ),
     ],
     ids=["data_bench", "train"],
 )

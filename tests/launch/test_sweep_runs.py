@@ -135,7 +135,7 @@ def test_dry_run_passes_labels_and_no_model_dir_to_infer(tmp_path):
     ]
     # The run's own estimate prices it: n1-standard-1 for 30 s.
     row = next(x for x in out.stdout.splitlines() if x.startswith("mlp-small "))
-    assert row.split()[-3:] == ["0:00:30", "$0.000396", "estimate"]
+    assert row.split()[2:5] == ["0:00:30", "$0.000396", "estimate"]
 
 
 def test_a_recorded_label_is_skipped_and_a_misspelt_infer_flag_refused(tmp_path):
@@ -191,8 +191,11 @@ def test_a_cluster_on_one_machine_is_one_vm_running_a_local_cluster(tmp_path):
         "--ps-device=cpu -- --model=mnist_mlp" in run
     )
     assert "TF_CONFIG" not in run  # the local cluster gives each task its own
-    row = next(x for x in lines if x.startswith("ps-2gpu "))
-    assert "parameter_server 2w+1ps on one machine" in row
+    # The description is the preview's last column and folds under the row.
+    at = next(i for i, x in enumerate(lines) if x.startswith("ps-2gpu "))
+    assert "parameter_server 2w+1ps on one machine" in " ".join(
+        " ".join(lines[at : at + 4]).split()
+    )
     # Priced as the one VM it rents, not one per task.
     one = _dry(tmp_path, ONE_MACHINE.replace("one_machine: true", "one_machine: false"), "gce")
     assert one.returncode == 0, one.stderr

@@ -187,7 +187,10 @@ def test_checkpoint_weights_give_training_eval_accuracy(tmp_path):
     assert "ckpt-60 (step 60)" in " ".join(proc.stdout.split())  # folded at 100 columns
 
     # The full-size model cannot take the tiny model's weights: one line, a record.
-    proc, failed = run_cli("infer", f"--model_dir={model_dir}", results_dir=tmp_path / "bad")
+    # (--notiny given: without it infer takes the model_dir's remembered --tiny.)
+    proc, failed = run_cli(
+        "infer", "--notiny", f"--model_dir={model_dir}", results_dir=tmp_path / "bad"
+    )
     assert proc.returncode == 2
     line = one_line_error(proc)
     assert "ckpt-60" in line and "--tiny" in line and "(784, 32)" in line

@@ -62,9 +62,11 @@ class Writer:
 class Progress:
     def __init__(self):
         self.rates: list = []
+        self.rate_is: list = []
 
-    def update(self, step, rate, loss, phase="train"):
+    def update(self, step, rate, loss, phase="train", rate_is=""):
         self.rates.append(rate)
+        self.rate_is.append(rate_is)
 
 
 def _compile_then(steady: float, first: float = 3.0):
@@ -129,6 +131,7 @@ def test_warmup_loops_are_reported_apart_and_show_no_rate():
     summary = timing.summarize(result.loops, 2, 1)
     assert progress.rates[:2] == [None, None]
     assert progress.rates[2:] == [pytest.approx(BATCH / 0.02)] * 8
+    assert set(progress.rate_is) == {"mean since warm-up"}  # the line says what its rate is
     assert summary["time_to_first_loop"] == 3.0
     assert summary["warmup_seconds"] == 4.0
     assert summary["examples_per_sec"] == pytest.approx(BATCH / 0.02)

@@ -163,7 +163,8 @@ def test_demo_model_dir_has_metrics_events_and_checkpoint(demo):
 
 @pytest.fixture(scope="module")
 def priced_run(tmp_path_factory):
-    """A short synthetic fp16 run priced as an n1-standard-8 VM with 4 V100s."""
+    """A short synthetic fp16 run on this CPU priced as an n1-standard-8 VM with 4 V100s: a
+    what-if (--price_as), since --machine must carry the accelerators that ran."""
     results = tmp_path_factory.mktemp("priced") / "runs"
     proc, rec = run_cli(
         "train",
@@ -174,7 +175,7 @@ def priced_run(tmp_path_factory):
         "--batch_size=16",
         "--params=dropout=0.0",
         "--precision=fp16",
-        "--machine=gcp:n1-standard-8+4xgcp:v100",
+        "--price_as=gcp:n1-standard-8+4xgcp:v100",
         results_dir=results,
     )
     return proc, _ok(proc, rec), results
@@ -200,12 +201,13 @@ def test_checkpoint_every_steps_is_honoured_across_loops(priced_run):
 def test_machine_is_priced_from_its_parts(priced_run):
     proc, rec, _ = priced_run
     on_demand = [r for r in rec["cost"]["machines"] if r["pricing"] == "on_demand"]
-    (row,) = on_demand
+    (row,) = [r for r in on_demand if r.get("what_if")]  # beside the host's own VM rows
     assert row["machine"] == "gcp:n1-standard-8+4xgcp:v100"
     assert row["usd_per_hour"] == pytest.approx(10.30, abs=0.005)
     assert row["usd_per_hour"] == pytest.approx(sum(x["subtotal"] for x in row["rows"]))
     assert {x["row_key"] for x in row["rows"]} == {"gcp:n1-standard-8", "gcp:v100"}
-    assert "$10.30" in proc.stdout
+    assert row["what_if"] is True  # not measured there: every table marks it
+    assert "$10.30" in proc.stdout and "gcp:n1-standard-8+4xgcp:v100 *" in proc.stdout
 
 
 def test_rerun_repeats_the_recorded_run(priced_run):
@@ -219,7 +221,7 @@ def test_rerun_repeats_the_recorded_run(priced_run):
     assert new["run_id"] != old["run_id"]
     assert new["config"]["model_dir"] != old["config"]["model_dir"], "a fresh run, not a resume"
     assert "resumed_from_step" not in new
-    for flag in ("model", "batch_size", "train_steps", "params", "machine", "precision", "seed"):
+    for flag in ("model", "batch_size", "train_steps", "params", "price_as", "precision", "seed"):
         assert new["flags"][flag] == old["flags"][flag], flag
     assert new["config"] == old["config"] | {"model_dir": new["config"]["model_dir"]}
     assert new["results"]["final_step"] == 4
