@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -268,3 +270,27 @@ def pytest_collection_modifyitems(config, items):
         return rank.get(rel, len(rank))
 
     items.sort(key=key)  # stable: everything else keeps its collection order
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """Fails the test when the block still runs after SECONDS (an in-process read that hangs)."""
+
+    def _hung(signum, frame):
+        raise AssertionError(f"still reading after {seconds} s: the read hangs")
+
+    old = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# A record tpubench wrote (2 replicas, batch 16): tests relabel it as a sweep configuration's
+# or a study cell's run, or a tune trial's (tests/launch/sweep_records.py,
+# tests/study/study_records.py, tests/tune/test_tune_reuses_own_records.py).
+WRITTEN_RECORD = (
+    pathlib.Path(__file__).parent / "storage/fixtures/v1/train-2-replicas-batch_size-16.json"
+)

@@ -5,28 +5,13 @@ Each refusal must come at once (a FIFO opened for reading waits for a writer,
 instead of hanging the suite.
 """
 
-import contextlib
 import os
-import signal
 
 import pytest
+from conftest import within
 
 from tpubench.core import errors, safe_files, safe_yaml
 from tpubench.cost import catalog
-
-
-@contextlib.contextmanager
-def _within(seconds: int):
-    def _hung(signum, frame):
-        raise AssertionError(f"still reading after {seconds} s: the read hangs")
-
-    old = signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _fifo(tmp_path):
@@ -56,7 +41,7 @@ def test_a_device_fifo_directory_or_huge_file_is_refused_at_once_naming_key_and_
 ):
     make, said = CASES[case]
     path = make(tmp_path)
-    with _within(5), pytest.raises(errors.UsageError) as e:
+    with within(5), pytest.raises(errors.UsageError) as e:
         safe_files.read_text(path, "flags.price_catalog", 1 << 20, "a price catalog CSV")
     line = str(e.value)
     assert "\n" not in line
@@ -69,9 +54,9 @@ def test_a_device_fifo_directory_or_huge_file_is_refused_at_once_naming_key_and_
 def test_the_price_catalog_and_yaml_readers_refuse_them_too(tmp_path, case):
     make, said = CASES[case]
     path = make(tmp_path)
-    with _within(5), pytest.raises(errors.PriceError, match="--price_catalog="):
+    with within(5), pytest.raises(errors.PriceError, match="--price_catalog="):
         catalog.load(path)
-    with _within(5), pytest.raises(safe_yaml.Refused, match=path):
+    with within(5), pytest.raises(safe_yaml.Refused, match=path):
         safe_yaml.load(path)
 
 
@@ -80,7 +65,7 @@ def test_check_flags_checks_local_paths_and_leaves_gs_and_other_flags(tmp_path):
     good.write_text("key\n")
     safe_files.check_flags({"price_catalog": str(good), "model": "x"}, "s.yaml: flags.")
     safe_files.check_flags({"price_catalog": "gs://b/prices.csv"}, "s.yaml: flags.")
-    with _within(5), pytest.raises(errors.UsageError, match=r"^s.yaml: flags.user_conf=.*FIFO"):
+    with within(5), pytest.raises(errors.UsageError, match=r"^s.yaml: flags.user_conf=.*FIFO"):
         safe_files.check_flags({"user_conf": _fifo(tmp_path)}, "s.yaml: flags.")
 
 
@@ -94,5 +79,5 @@ def test_a_data_dirs_manifest_that_is_a_fifo_is_refused_at_once(tmp_path):
     from tpubench.data import manifest
 
     os.mkfifo(tmp_path / manifest.MANIFEST)
-    with _within(60), pytest.raises(errors.UsageError, match="FIFO"):  # 60: TensorFlow loads
+    with within(60), pytest.raises(errors.UsageError, match="FIFO"):  # 60: TensorFlow loads
         manifest.read(str(tmp_path))

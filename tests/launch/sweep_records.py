@@ -9,21 +9,15 @@ from __future__ import annotations
 import json
 import pathlib
 
-from tpubench.children import command
+from conftest import WRITTEN_RECORD
 
-WRITTEN = (
-    pathlib.Path(__file__).parents[1]
-    / "storage"
-    / "fixtures"
-    / "v1"
-    / "train-2-replicas-batch_size-16.json"
-)
+from tpubench.children import command
 
 
 def record(config, run_id: str, model_dir: str | None = None, **changed) -> dict:
     """A record of CONFIG's run RUN_ID in MODEL_DIR, its flags then CHANGED (and what it
     measured with them: model, batch, precision, strategy)."""
-    rec = json.loads(WRITTEN.read_text())
+    rec = json.loads(WRITTEN_RECORD.read_text())
     flags = {**config.train_flags(), **changed}
     if model_dir:
         flags["model_dir"] = model_dir

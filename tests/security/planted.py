@@ -8,9 +8,7 @@ the real command with a timeout, so a hang fails the test, not the suite.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 
@@ -72,19 +70,3 @@ def one_line(proc) -> str:
     kept = [x for x in proc.stderr.splitlines() if not x.startswith("tpubench: note:")]
     proc.stderr = "\n".join(kept)
     return one_line_error(proc)
-
-
-@contextlib.contextmanager
-def within(seconds: int):
-    """Fails the test when the block still runs after SECONDS (an in-process read that hangs)."""
-
-    def _hung(signum, frame):
-        raise AssertionError(f"still reading after {seconds} s: the read hangs")
-
-    old = signal.signal(signal.SIGALRM, _hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)

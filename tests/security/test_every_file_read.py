@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from planted import KINDS, fifo, one_line, tpubench, within
+from conftest import within
+from planted import KINDS, fifo, one_line, tpubench
 
 from tpubench.core import errors
 

@@ -11,22 +11,16 @@ from __future__ import annotations
 import json
 import pathlib
 
+from conftest import WRITTEN_RECORD
+
 from tpubench.children import command
 from tpubench.storage import record_match
 from tpubench.study import cell_records, data_bench
 
-WRITTEN = (
-    pathlib.Path(__file__).parents[1]
-    / "storage"
-    / "fixtures"
-    / "v1"
-    / "train-2-replicas-batch_size-16.json"
-)
-
 
 def record(cell, run_id: str, rate: float | None, status: str = "ok", accelerator=None) -> dict:
     """A record of CELL's run RUN_ID at RATE examples/s (None: no results), with STATUS."""
-    rec = json.loads(WRITTEN.read_text())
+    rec = json.loads(WRITTEN_RECORD.read_text())
     asks = cell_records.asks(cell, accelerator)
     given = record_match.Given
     flags = {k: "gs://b/d" if isinstance(v, given) else v for k, v in asks.flags.items()}

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import io
 import json
-import pathlib
 
 import pytest
+from conftest import WRITTEN_RECORD
 
 from tpubench.children import command
 from tpubench.tune import space, trials
 
-WRITTEN = (
-    pathlib.Path(__file__).parents[1] / "storage/fixtures/v1/train-2-replicas-batch_size-16.json"
-)
 BASE = {"model": "mnist_mlp", "tiny": True, "use_synthetic_data": True}
 SETTING = space.Setting(precision="fp32", xla=False, steps_per_loop=2)
 
@@ -31,7 +28,7 @@ def _runner(tmp_path, out):
 
 def _write(tmp_path, name: str, run_label: str, flags: dict, rate: float) -> str:
     """A record that ran FLAGS (its command line and parsed flags) at RATE examples/s."""
-    rec = json.loads(WRITTEN.read_text())
+    rec = json.loads(WRITTEN_RECORD.read_text())
     rec.update(
         run_id=name,
         run_label=run_label,
