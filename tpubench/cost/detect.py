@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tpubench.core import tpu_slices
+from tpubench.core import machine_facts
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine as machine_lib
 
@@ -143,7 +143,7 @@ def _n1_host(cat, provider: str, gpus: int) -> str | None:
 
 def _tpu_choices(cat, accel_id: str, chips: int) -> list[Choice]:
     gen = accel_id.removeprefix("tpu-")
-    per_chip = 1 if gen in tpu_slices.CHIP_SUFFIX_GENERATIONS else 2
+    per_chip = 1 if gen in machine_facts.suffix_counting("chips") else 2
     # v2/v3 are sold by the 8-core (4-chip) slice.
     chips = max(chips, 4) if gen in ("v2", "v3") else chips
     spec = f"gcp:tpu-{gen}-{chips * per_chip}"
