@@ -22,7 +22,9 @@ GENERATIONS = machine_facts.tpu_generations()
 # The base runtime a TPU VM of each generation boots.
 RUNTIMES = {g: t.runtime for g, t in GENERATIONS.items()}
 # The generations GKE has TPU node pools for (no v2 or v3): generation -> accelerator label.
-GKE_ACCELERATORS = {g: t.gke_accelerator for g, t in GENERATIONS.items() if t.gke_accelerator}
+GKE_ACCELERATORS = {
+    g: t.gke_accelerator for g, t in sorted(GENERATIONS.items()) if t.gke_accelerator
+}
 _TOPOLOGY_2D = {1: "1x1", 4: "2x2", 8: "2x4", 16: "4x4", 32: "4x8", 64: "8x8", 128: "8x16"}
 _TOPOLOGY_3D = {4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4", 128: "4x4x8"}
 

@@ -10,8 +10,9 @@ Three tables, each row with the public page it was read from:
   (chips or TensorCores, two a chip), gcloud's accelerator-type prefix, the
   chips a slice holds on one host, the base runtime, GKE's accelerator label
   and host machine type.
-- `accelerators.csv`: an accelerator's catalog name -> kind and the GCE
-  accelerator type tpubench-launch attaches to a host VM, where it does.
+- `accelerators.csv`: an accelerator's catalog name -> kind, the GCE
+  accelerator type tpubench-launch attaches to a host VM, where it does, and
+  GKE's node label for it.
 
 Pricing (cost/), the study's planner and tpubench-launch all read these
 here, so no fact is written twice (tests/core/test_machine_facts.py).  Pure
@@ -43,9 +44,7 @@ class Shape:
     @property
     def kind(self) -> str:
         """'tpu', 'gpu' or 'cpu'."""
-        if not self.accelerators:
-            return "cpu"
-        return "tpu" if self.accelerator.startswith("tpu-") else "gpu"
+        return _kind(self.accelerator, str(self.accelerators))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +131,29 @@ def machines(provider: str) -> list[str]:
     return [k.removeprefix(f"{provider}:") for k in exact if k.startswith(f"{provider}:")]
 
 
+def series_carrying(provider: str, kind: str) -> tuple[str, ...]:
+    """The machine series of PROVIDER whose types carry KIND ('gpu', 'tpu') accelerators,
+    as name prefixes: ('a2-', 'a3-', ...) for GCE's GPU machine types."""
+    exact, found = _machine_table()
+    rows = list(exact.values()) + [r for _, r in found]
+    return tuple(
+        sorted(
+            {
+                r["machine"].removeprefix(f"{provider}:").split("-")[0] + "-"
+                for r in rows
+                if r["machine"].startswith(f"{provider}:")
+                and _kind(r["accelerator"], r["accelerators"]) == kind
+            }
+        )
+    )
+
+
+def _kind(accelerator: str, count: str) -> str:
+    if count in ("", "0"):
+        return "cpu"
+    return "tpu" if accelerator.startswith("tpu-") else "gpu"
+
+
 @functools.cache
 def tpu_generations() -> dict[str, TpuGeneration]:
     """generation -> its facts, in the table's order (v2 first)."""
@@ -156,6 +178,11 @@ def gce_accelerator_types() -> dict[str, str]:
     """Catalog accelerator name -> the GCE accelerator type attached to a host VM
     (`v100` -> `nvidia-tesla-v100`), for those tpubench-launch attaches."""
     return {r["accelerator"]: r["gce_type"] for r in _rows("accelerators.csv") if r["gce_type"]}
+
+
+def gke_gpu_labels() -> tuple[str, ...]:
+    """GKE's `cloud.google.com/gke-accelerator` node label values for NVIDIA GPUs."""
+    return tuple(r["gke_label"] for r in _rows("accelerators.csv") if r["gke_label"])
 
 
 def accelerator_kind(name: str) -> str | None:
