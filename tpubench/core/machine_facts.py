@@ -5,7 +5,8 @@ Three tables, each row with the public page it was read from:
 - `machines.csv`: a machine type (`gcp:n1-standard-8`, `aws:g5.xlarge`) or a
   regular family (`gcp:n1-standard-{N}`, `gcp:a3-highgpu-{N}g`) -> vCPUs, GiB
   of memory, the accelerator it carries and how many.  A family's values are
-  a number or `kN` (k times the name's N); a listed type wins over its family.
+  a number or `kN` (k times the name's N), its `sizes` the Ns sold (any when
+  empty); a listed type wins over its family.
 - `tpu_generations.csv`: a TPU generation -> what its slice suffix counts
   (chips or TensorCores, two a chip), gcloud's accelerator-type prefix, the
   chips a slice holds on one host, the base runtime, GKE's accelerator label
@@ -102,7 +103,7 @@ def shape(machine: str) -> Shape | None:
     if row is None:
         for pattern, family in families:
             found = pattern.match(key)
-            if found:
+            if found and (not family["sizes"] or found["n"] in family["sizes"].split()):
                 n, row = int(found["n"]), family
                 break
     if row is None:
@@ -123,6 +124,17 @@ def families(provider: str) -> list[str]:
     _, found = _machine_table()
     prefix = f"{provider}:"
     return [r["machine"].removeprefix(prefix) for _, r in found if r["machine"].startswith(prefix)]
+
+
+def sizes(family: str) -> tuple[int, ...]:
+    """The sizes (N) sold of FAMILY (`gcp:n1-standard-`): its row's `sizes`, or the Ns of
+    the types listed one by one (`gcp:c4d-standard-8`); () when the tables say none."""
+    exact, found = _machine_table()
+    for _, row in found:
+        if row["machine"] == family + _FAMILY_N and row["sizes"]:
+            return tuple(int(n) for n in row["sizes"].split())
+    rest = [k.removeprefix(family) for k in exact if k.startswith(family)]
+    return tuple(int(n) for n in rest if n.isdigit())
 
 
 def machines(provider: str) -> list[str]:

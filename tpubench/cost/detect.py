@@ -47,7 +47,6 @@ TPU_IDS = (
 VCPUS_PER_GPU = 4
 # GPUs GCP attaches to N1 VMs; the others come only in their own machine types (A2, A3, G2).
 N1_GPUS = ("t4", "v100", "p100", "p4", "k80")
-_N1_SIZES = (4, 8, 16, 32, 64, 96)
 PROVIDER_ORDER = ("gcp", "aws")
 
 
@@ -134,7 +133,7 @@ def candidates(cat: catalog_lib.Catalog, accel_id: str, count: int) -> list[Choi
 
 def _n1_host(cat, provider: str, gpus: int) -> str | None:
     need = VCPUS_PER_GPU * gpus
-    for size in _N1_SIZES:
+    for size in machine_facts.sizes(f"{provider}:n1-standard-"):
         key = f"{provider}:n1-standard-{size}"
         if size >= need and key in cat:
             return key

@@ -254,7 +254,7 @@ def _tpus(accel_rows, region, source, as_of):
             continue
         gen = {"v5litepod": "v5e", "v6litepod": "v6e"}.get(m.group(1), m.group(1))
         n = int(m.group(2))
-        chips = n if gen in ("v5e", "v6e") else n // 2
+        chips = n if gen in machine_facts.suffix_counting("chips") else n // 2
         od, spot = _best(group)
         if od is None or chips < 1 or (gen in ("v2", "v3") and n != 8):
             continue
