@@ -11,33 +11,19 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tpubench.core import tpu_slices
+from tpubench.core import machine_facts, tpu_slices
 from tpubench_launch import errors
 
 _RE = re.compile(r"^gcp:tpu-(?P<gen>v\d+[a-z]*)-(?P<n>\d+)(@[\d-]+)?$")
-# generation -> (gcloud accelerator-type prefix, what the suffix counts)
-GENERATIONS = {
-    "v2": ("v2", "cores"),
-    "v3": ("v3", "cores"),
-    "v4": ("v4", "cores"),
-    "v5p": ("v5p", "cores"),
-    "v5e": ("v5litepod", "chips"),
-    "v6e": ("v6e", "chips"),
-}
-# Base runtimes: tpubench installs TensorFlow itself (tensorflow-tpu).
-RUNTIMES = {
-    "v2": "tpu-ubuntu2204-base",
-    "v3": "tpu-ubuntu2204-base",
-    "v4": "tpu-ubuntu2204-base",
-    "v5p": "v2-alpha-tpuv5",
-    "v5e": "v2-alpha-tpuv5-lite",
-    "v6e": "v2-alpha-tpuv6e",
-}
+# generation -> its facts (core/tpu_generations.csv): what the suffix counts, gcloud's
+# accelerator-type prefix, the base runtime (tpubench installs TensorFlow itself), GKE's
+# accelerator label and host machine type.
+GENERATIONS = machine_facts.tpu_generations()
+# The base runtime a TPU VM of each generation boots.
+RUNTIMES = {g: t.runtime for g, t in GENERATIONS.items()}
+# The generations GKE has TPU node pools for (no v2 or v3): generation -> accelerator label.
 GKE_ACCELERATORS = {
-    "v4": "tpu-v4-podslice",
-    "v5e": "tpu-v5-lite-podslice",
-    "v5p": "tpu-v5p-slice",
-    "v6e": "tpu-v6e-slice",
+    g: t.gke_accelerator for g, t in sorted(GENERATIONS.items()) if t.gke_accelerator
 }
 _TOPOLOGY_2D = {1: "1x1", 4: "2x2", 8: "2x4", 16: "4x4", 32: "4x8", 64: "8x8", 128: "8x16"}
 _TOPOLOGY_3D = {4: "2x2x1", 8: "2x2x2", 16: "2x2x4", 32: "2x4x4", 64: "4x4x4", 128: "4x4x8"}
@@ -53,7 +39,7 @@ class Slice:
     @property
     def accelerator_type(self) -> str:
         """gcloud's --accelerator-type, e.g. v5litepod-8, v4-32."""
-        return f"{GENERATIONS[self.generation][0]}-{self.size}"
+        return f"{GENERATIONS[self.generation].accelerator_type}-{self.size}"
 
     @property
     def is_pod(self) -> bool:
@@ -79,7 +65,7 @@ def parse(machine: str) -> Slice:
     gen, n = m["gen"], int(m["n"])
     if gen not in GENERATIONS:
         raise errors.unknown("TPU generation", gen, GENERATIONS)
-    if GENERATIONS[gen][1] == "cores":
+    if GENERATIONS[gen].suffix_counts == "cores":
         if n < 8 or n % 8:
             raise errors.UsageError(
                 f"machine {machine!r}: {gen} slices count TensorCores in multiples of 8 "
@@ -101,7 +87,7 @@ def gke_topology(s: Slice) -> str:
     """
     if s.generation not in GKE_ACCELERATORS:
         raise errors.unknown("TPU generation on GKE", s.generation, GKE_ACCELERATORS)
-    table = _TOPOLOGY_3D if GENERATIONS[s.generation][1] == "cores" else _TOPOLOGY_2D
+    table = _TOPOLOGY_3D if GENERATIONS[s.generation].suffix_counts == "cores" else _TOPOLOGY_2D
     if s.chips not in table:
         raise errors.UsageError(
             f"no known GKE topology for {s.accelerator_type} ({s.chips} chips); pass "

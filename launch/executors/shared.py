@@ -9,24 +9,16 @@ model dirs on the bucket, the configuration's record label.
 from __future__ import annotations
 
 from tpubench.children import command
-from tpubench.core import host_procs
+from tpubench.core import host_procs, machine_facts
 from tpubench_launch import errors
 from tpubench_launch.cluster import local as local_cluster
 from tpubench_launch.executors import cloud
 from tpubench_launch.k8s import sizing
 
-GPUS = {
-    "k80": "nvidia-tesla-k80",
-    "p4": "nvidia-tesla-p4",
-    "p100": "nvidia-tesla-p100",
-    "v100": "nvidia-tesla-v100",
-    "t4": "nvidia-tesla-t4",
-    "l4": "nvidia-l4",
-    "a100": "nvidia-tesla-a100",
-    "a100-80gb": "nvidia-a100-80gb",
-    "h100": "nvidia-h100-80gb",
-}
-GPU_MACHINE_FAMILIES = ("a2-", "a3-", "g2-")  # GPUs come with the machine type
+# Catalog GPU name -> the GCE accelerator type attached to the VM (machine facts).
+GPUS = machine_facts.gce_accelerator_types()
+# GPUs come with the machine type in these series (a2-, a3-, a4-, g2-): machine facts.
+GPU_MACHINE_FAMILIES = machine_facts.series_carrying("gcp", "gpu")
 
 
 def shape(machine: str) -> tuple[str, str | None, int]:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 
 from tpubench.children import command
+from tpubench.core import machine_facts
 from tpubench_launch import commands, errors
 from tpubench_launch.k8s import sizing
 
@@ -25,21 +26,7 @@ _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _QUEUE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _NAME = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 # GKE's `cloud.google.com/gke-accelerator` node label values for NVIDIA GPUs.
-GKE_GPUS = (
-    "nvidia-tesla-p4",
-    "nvidia-tesla-p100",
-    "nvidia-tesla-v100",
-    "nvidia-tesla-t4",
-    "nvidia-l4",
-    "nvidia-tesla-a100",
-    "nvidia-a100-80gb",
-    "nvidia-h100-80gb",
-    "nvidia-h100-mega-80gb",
-    "nvidia-h200-141gb",
-    "nvidia-b200",
-    "nvidia-gb200",
-    "nvidia-rtx-pro-6000",
-)
+GKE_GPUS = machine_facts.gke_gpu_labels()
 
 
 def check_name(name: str) -> None:

@@ -11,40 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tpubench.core import machine_facts
 from tpubench_launch import errors
 
-# GiB of memory per vCPU of GCE machine families (GCE's machine-type pages).
-GIB_PER_VCPU = {
-    "n1-standard": 3.75,
-    "n1-highmem": 6.5,
-    "n1-highcpu": 0.9,
-    "n2-standard": 4,
-    "n2-highmem": 8,
-    "n2-highcpu": 1,
-    "n2d-standard": 4,
-    "n2d-highmem": 8,
-    "n2d-highcpu": 1,
-    "e2-standard": 4,
-    "e2-highmem": 8,
-    "e2-highcpu": 1,
-    "c2-standard": 4,
-    "c2d-standard": 4,
-    "c3-standard": 4,
-    "g2-standard": 4,
-}
-# Accelerator-optimized families, named by GPU count (a2-highgpu-2g): (vCPUs, GiB) per GPU.
-PER_GPU = {"a2-highgpu": (12, 85), "a2-ultragpu": (12, 170), "a3-highgpu": (26, 234)}
-# GKE's TPU host machine types: (vCPUs, GiB).
-TPU_HOSTS = {
-    "ct5lp-hightpu-1t": (24, 48),
-    "ct5lp-hightpu-4t": (112, 192),
-    "ct5lp-hightpu-8t": (224, 384),
-    "ct4p-hightpu-4t": (240, 407),
-    "ct5p-hightpu-4t": (208, 448),
-    "ct6e-standard-1t": (44, 176),
-    "ct6e-standard-4t": (180, 720),
-    "ct6e-standard-8t": (180, 1440),
-}
 DEFAULT_MACHINE = "n1-standard-8"  # what a CPU/GPU pod is sized for unless told
 # Room left on a node for GKE's own pods (logging, kube-proxy, the GPU plugin).
 DAEMON_CPU, DAEMON_GIB = 0.5, 1.0
@@ -63,24 +32,19 @@ class PodSize:
 
 
 def machine_shape(mtype: str) -> tuple[int, float]:
-    """(vCPUs, GiB) of a GCE or GKE TPU machine type.
+    """(vCPUs, GiB) of a GCE or GKE TPU machine type: the machine facts
+    (core/machines.csv, read through core/machine_facts.py).
 
     Raises:
-      UsageError: a family not listed here.
+      UsageError: a machine type the facts do not know.
     """
-    if mtype in TPU_HOSTS:
-        return TPU_HOSTS[mtype]
-    family, _, size = mtype.rpartition("-")
-    if family in PER_GPU and size.endswith("g") and size[:-1].isdigit():
-        vcpus, gib = PER_GPU[family]
-        return vcpus * int(size[:-1]), gib * int(size[:-1])
-    if family in GIB_PER_VCPU and size.isdigit():
-        return int(size), GIB_PER_VCPU[family] * int(size)
-    known = sorted(GIB_PER_VCPU) + sorted(f"{f}-Ng" for f in PER_GPU)
+    facts = machine_facts.shape(f"gcp:{mtype}")
+    if facts:
+        return facts.vcpus, facts.gib
+    known = [f.replace("{N}", "N") for f in machine_facts.families("gcp")]
     raise errors.UsageError(
         f"machine type {mtype!r}: its vCPUs and memory are not known here; use one of "
-        f"{', '.join(f'{k}-N' if k in GIB_PER_VCPU else k for k in known)} or give --cpus "
-        "and --memory"
+        f"{', '.join(sorted(known))} or give --cpus and --memory"
     )
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from tpubench_launch import errors, tpus
 
-GKE_TPU_MACHINES = {"v4": "ct4p-hightpu-4t", "v5p": "ct5p-hightpu-4t"}
-
 
 def tpu_slice(machine: str, topology: str | None) -> tuple[tpus.Slice, dict]:
     """A single-host TPU slice and the node selector of its GKE node pool.
@@ -36,11 +34,9 @@ def tpu_slice(machine: str, topology: str | None) -> tuple[tpus.Slice, dict]:
 
 
 def tpu_host_type(s: tpus.Slice) -> str:
-    """The GKE machine type of one host of slice S (its node pool's --machine-type)."""
-    if s.generation in GKE_TPU_MACHINES:
-        return GKE_TPU_MACHINES[s.generation]
-    family = "ct5lp-hightpu" if s.generation == "v5e" else "ct6e-standard"
-    return f"{family}-{s.chips_per_host}t"
+    """The GKE machine type of one host of slice S (its node pool's --machine-type): a machine
+    fact of its generation (core/tpu_generations.csv), `{N}` the chips one host holds."""
+    return tpus.GENERATIONS[s.generation].gke_host.replace("{N}", str(s.chips_per_host))
 
 
 def node_pool_command(name, machine, topology, cluster_name, zone, spot) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tpubench.core import tpu_slices
+from tpubench.core import machine_facts
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import machine as machine_lib
 
@@ -47,7 +47,6 @@ TPU_IDS = (
 VCPUS_PER_GPU = 4
 # GPUs GCP attaches to N1 VMs; the others come only in their own machine types (A2, A3, G2).
 N1_GPUS = ("t4", "v100", "p100", "p4", "k80")
-_N1_SIZES = (4, 8, 16, 32, 64, 96)
 PROVIDER_ORDER = ("gcp", "aws")
 
 
@@ -134,7 +133,7 @@ def candidates(cat: catalog_lib.Catalog, accel_id: str, count: int) -> list[Choi
 
 def _n1_host(cat, provider: str, gpus: int) -> str | None:
     need = VCPUS_PER_GPU * gpus
-    for size in _N1_SIZES:
+    for size in machine_facts.sizes(f"{provider}:n1-standard-"):
         key = f"{provider}:n1-standard-{size}"
         if size >= need and key in cat:
             return key
@@ -143,7 +142,7 @@ def _n1_host(cat, provider: str, gpus: int) -> str | None:
 
 def _tpu_choices(cat, accel_id: str, chips: int) -> list[Choice]:
     gen = accel_id.removeprefix("tpu-")
-    per_chip = 1 if gen in tpu_slices.CHIP_SUFFIX_GENERATIONS else 2
+    per_chip = 1 if gen in machine_facts.suffix_counting("chips") else 2
     # v2/v3 are sold by the 8-core (4-chip) slice.
     chips = max(chips, 4) if gen in ("v2", "v3") else chips
     spec = f"gcp:tpu-{gen}-{chips * per_chip}"

@@ -19,14 +19,12 @@ import datetime
 import re
 from typing import NamedTuple
 
-from tpubench.core import errors
-from tpubench.core.tpu_slices import CHIP_SUFFIX_GENERATIONS, CORE_SUFFIX_GENERATIONS
+from tpubench.core import errors, machine_facts
 from tpubench.cost import catalog, catalog_rows
 
 PART_FORM = "parts like [Nx]provider:name[@YYYY] joined by '+', e.g. gcp:n1-standard-8+4xgcp:v100"
 _COUNT_RE = re.compile(r"^(?P<count>[-+]?[\d.]+)\s*[xX]\s*(?P<rest>.*)$")
 _TPU_RE = re.compile(r"^(?P<provider>[a-z0-9_-]+):tpu-(?P<gen>v\d+[a-z]*)-(?P<n>\d+)$")
-_ACCEL_NOTE_RE = re.compile(r"\baccel=([a-z0-9._-]+)", re.IGNORECASE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,9 +198,10 @@ def resolve(part: Part, cat: catalog.Catalog) -> Resolved:
         cat.lookup(part.key, part.when)  # raises the unknown-key error with close matches
         raise AssertionError("unreachable: lookup of an unknown key returned")
     provider, gen, n = m["provider"], m["gen"], int(m["n"])
-    if gen in CHIP_SUFFIX_GENERATIONS:
+    counts = machine_facts.tpu_generation(gen)
+    if counts and counts.suffix_counts == "chips":
         chips, how = n, f"{n} chips"
-    elif gen in CORE_SUFFIX_GENERATIONS:
+    elif counts and counts.suffix_counts == "cores":
         if n % 2:
             raise errors.PriceError(
                 f"{part.key}: the tpu-{gen} suffix counts TensorCores (2 per chip), so it "
@@ -210,7 +209,7 @@ def resolve(part: Part, cat: catalog.Catalog) -> Resolved:
             )
         chips, how = n // 2, f"{n} TensorCores = {n // 2} chips"
     else:
-        known = sorted(CHIP_SUFFIX_GENERATIONS + CORE_SUFFIX_GENERATIONS)
+        known = sorted(machine_facts.tpu_generations())
         raise errors.PriceError(
             f"{part.key}: unknown TPU generation {gen!r} (known: {', '.join(known)})"
         )
@@ -245,9 +244,10 @@ def _describe(row: catalog_rows.Row, units: int, note: str = "") -> Resolved:
     elif row.kind == "gpu":
         kind = "gpu"
     elif row.kind == "instance" and row.count:
-        # Which GPU an instance bundles is not a column; the notes say `accel=NAME`.
-        m = _ACCEL_NOTE_RE.search(row.notes)
-        name = m.group(1).lower() if m else name
+        # Which accelerator an instance bundles is a machine fact (core/machines.csv),
+        # never read from the row's notes.
+        facts = machine_facts.shape(row.key)
+        name = facts.accelerator if facts and facts.accelerators else name
         kind = "tpu" if name.startswith("tpu") else "gpu"
     else:
         return Resolved(row, units, 0, "", "", note)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from tpubench.core import errors, vocab
+from tpubench.core import errors, machine_facts, vocab
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import detect, pricing
 
@@ -75,31 +75,23 @@ def prices(
     return out, note
 
 
-# Sizes (vCPUs) GCP sells: n1 (Skylake and older, no AMX); n4 (Emerald Rapids) and
-# c3 (Sapphire Rapids), whose CPUs run bf16 products on AMX; c4d (AMD Turin, Zen 5)
-# and c3d (Genoa, Zen 4), on AVX-512 BF16 without AMX; n2d (AMD Milan/Rome, no bf16).
-N1_SIZES = (1, 2, 4, 8, 16, 32, 64, 96)
-N4_SIZES = (2, 4, 8, 16, 32, 48, 64, 80)
-C3_SIZES = (4, 8, 22, 44, 88, 176)
-C4D_SIZES = (2, 4, 8, 16, 32, 48, 64, 96, 192, 384)
-C3D_SIZES = (4, 8, 16, 30, 60, 90, 180, 360)
-N2D_SIZES = (2, 4, 8, 16, 32, 48, 64, 80, 96, 128, 224)
-# A CPU's kind -> (what the note says its VMs' CPUs are, (family prefix, sizes)...).
-FAMILIES = {
-    "amx": ("have AMX", (("gcp:n4-standard-", N4_SIZES), ("gcp:c3-standard-", C3_SIZES))),
+# A CPU's kind -> (what the note says its VMs' CPUs are, (family prefix, sizes)...): the
+# families a CPU-only run is compared with are a pricing choice; the sizes each sells are
+# machine facts (core/machines.csv).  n4 (Emerald Rapids) and c3 (Sapphire Rapids) run bf16
+# products on AMX; c4d (AMD Turin, Zen 5) and c3d (Genoa, Zen 4) on AVX-512 BF16 without
+# AMX; n2d (AMD Milan/Rome) has no bf16; n1 (Skylake and older) no AMX.
+_CHOSEN = {
+    "amx": ("have AMX", ("gcp:n4-standard-", "gcp:c3-standard-")),
     "amd_avx512_bf16": (
         "are AMD EPYC with AVX-512 BF16",
-        (("gcp:c4d-standard-", C4D_SIZES), ("gcp:c3d-standard-", C3D_SIZES)),
+        ("gcp:c4d-standard-", "gcp:c3d-standard-"),
     ),
-    "amd": ("are AMD EPYC", (("gcp:n2d-standard-", N2D_SIZES),)),
-    "other": (
-        "are x86",
-        (
-            ("gcp:n1-standard-", N1_SIZES),
-            ("gcp:n1-highcpu-", N1_SIZES),
-            ("gcp:c2-standard-", N1_SIZES),
-        ),
-    ),
+    "amd": ("are AMD EPYC", ("gcp:n2d-standard-",)),
+    "other": ("are x86", ("gcp:n1-standard-", "gcp:n1-highcpu-", "gcp:c2-standard-")),
+}
+FAMILIES = {
+    k: (says, tuple((f, machine_facts.sizes(f)) for f in families))
+    for k, (says, families) in _CHOSEN.items()
 }
 _FAMILY_PREFIX = {k: tuple(p for p, _ in v[1]) for k, v in FAMILIES.items()}
 

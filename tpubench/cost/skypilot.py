@@ -34,7 +34,7 @@ import datetime
 import io
 import re
 
-from tpubench.core import errors, money
+from tpubench.core import errors, machine_facts, money
 from tpubench.cost import catalog_rows, detect
 
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region")
@@ -53,7 +53,6 @@ GCP_BUNDLES = {
     "a4-highgpu-": "B200",
     "g2-standard-": "L4",
 }
-G2_GPUS = {4: 1, 8: 1, 12: 1, 16: 1, 24: 2, 32: 1, 48: 4, 96: 8}
 GCP_SOLO_GPUS = ("T4", "V100", "P100", "P4", "K80")
 
 
@@ -239,8 +238,9 @@ def _is_zero(text: str) -> bool:
 
 
 def _bundle_count(itype: str) -> int:
-    if itype.startswith("g2-standard-"):
-        return G2_GPUS.get(_count(itype.rsplit("-", 1)[1]), 0)
+    if itype.startswith("g2-standard-"):  # not named by its GPU count: a machine fact
+        facts = machine_facts.shape(f"gcp:{itype}")
+        return facts.accelerators if facts else 0
     m = re.search(r"-(\d+)g(?:-(?:no)?lssd)?$", itype)
     return int(m.group(1)) if m else 0
 
@@ -254,7 +254,7 @@ def _tpus(accel_rows, region, source, as_of):
             continue
         gen = {"v5litepod": "v5e", "v6litepod": "v6e"}.get(m.group(1), m.group(1))
         n = int(m.group(2))
-        chips = n if gen in ("v5e", "v6e") else n // 2
+        chips = n if gen in machine_facts.suffix_counting("chips") else n // 2
         od, spot = _best(group)
         if od is None or chips < 1 or (gen in ("v2", "v3") and n != 8):
             continue

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 
 from tpubench.children import command, process
-from tpubench.core import code_flags, errors, host_procs, tpu_slices
+from tpubench.core import code_flags, errors, host_procs, machine_facts, tpu_slices
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -40,16 +39,6 @@ from tpubench.study import executors, plan, spec
 # Not tpubench flags on a rented machine: the launcher places records, model
 # dirs and labels; the run's machine is what is rented; the executor names the TPU.
 LAUNCHER_OWNS = ("results_dir", "model_dir", "run_label", "machine", "tpu")
-_VCPUS = re.compile(r"-(\d+)$")
-# GPU machine types named by their GPU count (a3-highgpu-8g), not their vCPUs: vCPUs per GPU.
-_VCPUS_PER_GPU = {
-    "a2-highgpu": 12,
-    "a2-megagpu": 6,
-    "a2-ultragpu": 12,
-    "a3-highgpu": 26,
-    "a3-megagpu": 26,
-    "a3-edgegpu": 26,
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,13 +100,10 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
         acc = machines.parse(machine).accelerators(catalog.load())
     except errors.TpubenchError as e:
         raise errors.UsageError(f"{where}: machine {machine!r}: {errors.one_line(e)}") from None
-    host = machine.split("+")[0].split("@")[0]
-    found = _VCPUS.search(host)
     kind = acc.kind if acc.kind in ("gpu", "tpu") else "cpu"
-    vcpus = int(found.group(1)) if found and kind != "tpu" else None
-    family = host.split(":")[-1].rsplit("-", 1)[0]
-    if family in _VCPUS_PER_GPU and kind == "gpu":
-        vcpus = _VCPUS_PER_GPU[family] * acc.count
+    # The host's vCPUs are a machine fact (core/machines.csv); None where not known.
+    facts = machine_facts.shape(machine.split("+")[0].split("@")[0])
+    vcpus = facts.vcpus if facts and kind != "tpu" else None
     return kind, acc.count, acc.name, vcpus
 
 
