@@ -19,7 +19,6 @@ import pytest
 from conftest import record_files
 
 from tpubench.core import errors
-from tpubench.core.config import ScenarioConfig
 from tpubench.report import scenario_fields
 from tpubench.run.infer import loadgen_conf, loadgen_log, scenarios
 from tpubench.storage import record_migrations, records
@@ -99,7 +98,7 @@ def test_an_unknown_scenario_is_one_line_naming_the_accepted_ones():
 def test_a_toy_scenario_in_one_file_is_listed_set_up_and_run(toy):
     lg = pytest.importorskip("mlperf_loadgen", reason="the loadgen extra (mlcommons-loadgen)")
     assert scenarios.choices() == ("closed_loop", *BUILT_INS, "burst")
-    sc = ScenarioConfig(name="burst", min_duration=1.0, min_query_count=10)
+    sc = scenarios.get("burst").config(min_duration=1.0, min_query_count=10)
     rules, s = loadgen_conf.read(lg, sc, "mnist_mlp")
     assert s.scenario == lg.TestScenario.SingleStream
     assert rules.effective["min_query_count"] == 10 and rules.config.name == "burst"
