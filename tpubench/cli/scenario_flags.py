@@ -79,16 +79,19 @@ def _declared() -> dict[str, tuple[scenario_knobs.Flag, list[str]]]:
 
 
 def _define_one(flag: scenario_knobs.Flag, owners: list[str]) -> None:
+    """FLAG as an absl flag; its range is the plug-in's (`Flag.range`, checked in `_value`),
+    not core/bounds.FLAGS (tests/security/test_range_table.py holds plug-ins to declaring one)."""
     helptext = f"{' and '.join(owners)}: {flag.help}"
     if flag.range is not None:
         helptext += f" Accepted: {flag.range.text()}."
-    if flag.kind == "int":
-        flags.DEFINE_integer(flag.name, flag.default, helptext)
-    elif flag.kind == "float":
-        flags.DEFINE_float(flag.name, flag.default, helptext)
-    else:  # a duration, typed as text (50ms, 2s)
-        default = None if flag.default is None else f"{flag.default * 1e3:g}ms"
-        flags.DEFINE_string(flag.name, default, helptext)
+    default = flag.default
+    if flag.kind == "duration" and default is not None:
+        default = f"{default * 1e3:g}ms"  # typed as text (50ms, 2s)
+    _DEFINERS[flag.kind](flag.name, default, helptext)
+
+
+_DEFINERS = {"int": flags.DEFINE_integer, "float": flags.DEFINE_float}
+_DEFINERS["duration"] = flags.DEFINE_string
 
 
 def scenario_config() -> config.ScenarioConfig:
