@@ -64,6 +64,11 @@ def define() -> None:
         _define_one(flag, owners)
 
 
+def declared_names() -> tuple[str, ...]:
+    """Every scenario plug-in's own flag names, in `--scenario`'s order (--helpfull's group)."""
+    return tuple(_declared())
+
+
 def _declared() -> dict[str, tuple[scenario_knobs.Flag, list[str]]]:
     """{name: (its declaration, the scenarios declaring it)}; one name, one declaration."""
     out: dict[str, tuple[scenario_knobs.Flag, list[str]]] = {}
@@ -83,7 +88,7 @@ def _define_one(flag: scenario_knobs.Flag, owners: list[str]) -> None:
     not core/bounds.FLAGS (tests/security/test_range_table.py holds plug-ins to declaring one)."""
     helptext = f"{' and '.join(owners)}: {flag.help}"
     if flag.range is not None:
-        helptext += f" Accepted: {flag.range.text()}."
+        helptext += f" Accepted: {flag.range_text()}."
     default = flag.default
     if flag.kind == "duration" and default is not None:
         default = f"{default * 1e3:g}ms"  # typed as text (50ms, 2s)

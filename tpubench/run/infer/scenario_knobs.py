@@ -38,6 +38,14 @@ class Range:
         return f"{_shown(self.low)} to {_shown(self.high)} ({self.unit})"
 
 
+def _duration(seconds: float) -> str:
+    if seconds == 0:
+        return "0"
+    if seconds < 1:
+        return f"{seconds * 1e3:g}ms"
+    return f"{seconds / 86400:g}d" if seconds % 86400 == 0 else f"{seconds:g}s"
+
+
 def _shown(x: float) -> str:
     return f"{int(x):,}" if float(x) == int(x) and abs(x) < 1e7 else f"{x:g}"
 
@@ -71,8 +79,16 @@ class Flag:
             return
         shown = spelled if spelled is not None else f"{value:g}"
         raise errors.UsageError(
-            f"--{self.name}={shown} is out of range; accepted: {self.range.text()}"
+            f"--{self.name}={shown} is out of range; accepted: {self.range_text()}"
         )
+
+    def range_text(self) -> str:
+        """Its range as --help and a refusal say it: a duration's as durations (2ms, 7d)."""
+        if self.range is None:
+            return ""
+        if self.kind != "duration":
+            return self.range.text()
+        return f"{_duration(self.range.low)} to {_duration(self.range.high)}"
 
 
 @dataclasses.dataclass(frozen=True)
