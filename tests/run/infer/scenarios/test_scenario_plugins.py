@@ -258,6 +258,46 @@ def test_a_toy_scenario_in_one_file_runs_end_to_end_through_the_cli(toy, tmp_pat
     assert "burst x2: " in out and " samples/sec" in out  # its own headline
 
 
+def test_below_the_cli_edge_the_resolved_plugin_travels_never_its_name():
+    """A scenario the registry does not know runs the whole protocol below the edge: nothing
+    there looks a scenario up by its name again (a lookup would refuse 'unlisted')."""
+    lg = pytest.importorskip("mlperf_loadgen", reason="the loadgen extra (mlcommons-loadgen)")
+    from tpubench.run.infer.scenarios import single_stream
+
+    class Unlisted(single_stream.SingleStream):  # never registered
+        name = "unlisted"
+
+    plugin = Unlisted()
+    sc = plugin.config(min_duration=1.0, min_query_count=10)
+    rules, s = loadgen_conf.read(lg, sc, "resnet50")
+    assert rules.scenario is plugin and rules.config.plugin is plugin
+    assert rules.meets_minimums()["meets_mlperf_minimums"] is False  # 1 s: below MLPerf's
+    runs = []
+
+    class Harness:
+        def run(self, settings, name, scenario):
+            assert scenario is plugin
+            detail = {"effective_scenario": "SingleStream", "result_validity": "VALID"}
+            detail["result_mean_latency_ns"] = 2e6
+            summary = loadgen_log.summarize(detail, scenario) | {"min_duration_met": True}
+            runs.append(loadgen_memory.estimate(settings, scenario))
+            return summary
+
+    test = scenarios.Test(
+        Harness(),
+        lg,
+        s,
+        rules.config,
+        rules,
+        {1: {"latency_p50": 0.004}},
+        scenarios.Batches(1, 8, 32),
+    )
+    assert plugin.run(test)["rate"] == pytest.approx(500.0)
+    assert runs == [1100 * 275]  # 1.1 x 1 s at the closed loop's 4 ms: 275 queries
+    with pytest.raises(errors.UsageError):
+        scenarios.get("unlisted")
+
+
 def test_the_toy_is_gone_once_its_test_ends():
     assert "burst" not in scenarios.choices()
 
