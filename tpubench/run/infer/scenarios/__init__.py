@@ -96,7 +96,8 @@ class Scenario:
 
     The defaults serve a scenario that batches up to the largest batch;
     a subclass overrides what differs and must give `name`, `loadgen_name`,
-    `size_run` and `run`.
+    `size_run`, `schedule` and `run`.  Its own settings are `sc.own` (from its
+    `flags`); it never imports absl.
     """
 
     name = ""  # --scenario=NAME; the record's `scenario`
