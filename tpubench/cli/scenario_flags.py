@@ -9,6 +9,8 @@ its own flags' values, parsed and held to their declared ranges, as
 
 from __future__ import annotations
 
+import dataclasses
+
 from absl import flags
 
 from tpubench.cli import values
@@ -81,6 +83,19 @@ def _declared() -> dict[str, tuple[scenario_knobs.Flag, list[str]]]:
                 )
             out.setdefault(flag.name, (flag, []))[1].append(name)
     return out
+
+
+def define_for(plugin, defaults: dict, who: str) -> None:
+    """PLUGIN's flags named in DEFAULTS, for another subcommand WHO (tune's serving objective
+    passes them on to `infer --scenario=NAME`), each with that subcommand's default."""
+    for flag in plugin.flags:
+        if flag.name in defaults:
+            _define_one(dataclasses.replace(flag, default=defaults[flag.name]), [who])
+
+
+def parsed(plugin, name: str):
+    """PLUGIN's flag NAME as typed, parsed and held to its declared range (None: not given)."""
+    return _value(next(f for f in plugin.flags if f.name == name))
 
 
 def _define_one(flag: scenario_knobs.Flag, owners: list[str]) -> None:

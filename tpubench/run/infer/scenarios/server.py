@@ -37,16 +37,15 @@ class Server(scenarios.Scenario):
             "latency_bound",
             "duration",
             None,
-            "the latency bound at --latency_percentile, e.g. 50ms (or the --user_conf's "
-            "target_latency).",
+            "the latency bound at --latency_percentile, e.g. 50ms.",
             scenario_knobs.Range(1e-6, bounds.MAX_DURATION_SECONDS, "seconds"),
         ),
         _Flag(
             "latency_percentile",
             "float",
             None,
-            "the percentile the bound applies to; default: the --user_conf's, else "
-            "mlperf.conf's (99).",
+            "the percentile the bound applies to (mlperf.conf's: 99, where neither this "
+            "nor a --user_conf sets it).",
             scenario_knobs.Range(*bounds.FLAGS["latency_percentile"]),
         ),
         _Flag(
