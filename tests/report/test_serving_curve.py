@@ -15,7 +15,7 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.core.config import AdviseConfig
-from tpubench.report import group, load, serving, serving_plots
+from tpubench.report import group, load, serving, serving_plots, serving_table
 
 BASE = sorted((pathlib.Path(__file__).parent / "fixtures" / "batches").glob("*.json"))[0]
 HOURLY = 0.36  # $/hour of the one machine priced
@@ -166,11 +166,11 @@ def test_the_report_and_advise_say_when_a_model_has_no_mlperf_benchmark(tmp_path
     rec["loadgen"]["settings"]["meets_mlperf_minimums"] = None
     out = _said(_advise(tmp_path, 0.05, rec))
     assert "note: mnist_mlp has no MLPerf Inference benchmark: MLPerf's rules do not apply" in out
-    t = serving.table(group.group(load.load([str(tmp_path)]).runs))
+    t = serving_table.table(group.group(load.load([str(tmp_path)]).runs))
     assert t.rows[0][-1] == "no MLPerf benchmark" and t.csv_rows[0][-1] is None
     rec["loadgen"]["settings"]["meets_mlperf_minimums"] = False
     (tmp_path / "server.json").write_text(json.dumps(rec))
-    t = serving.table(group.group(load.load([str(tmp_path)]).runs))
+    t = serving_table.table(group.group(load.load([str(tmp_path)]).runs))
     assert t.rows[0][-1] == "no" and t.csv_rows[0][-1] is False
 
 
@@ -223,7 +223,7 @@ def _read(tmp_path, name: str, rec: dict):
     except errors.UsageError as e:
         said = f"refused: {e}"
     groups = group.group(load.load([str(where)]).runs)
-    t = serving.table(groups)
+    t = serving_table.table(groups)
     return said, t.rows if t else None, serving_plots.curves(groups)
 
 

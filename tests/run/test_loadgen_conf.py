@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tpubench.core import errors
-from tpubench.core.config import ScenarioConfig
-from tpubench.run.infer import loadgen_conf
+from tpubench.run.infer import loadgen_conf, scenarios
 
 lg = pytest.importorskip("mlperf_loadgen", reason="the loadgen extra is missing")
 
@@ -23,7 +22,7 @@ def _mlperf(model: str, scenario: str):
 
 
 def test_server_settings_come_from_mlperf_conf_with_the_flags_on_top():
-    sc = ScenarioConfig(name="server", latency_bound=0.05, min_duration=5.0)
+    sc = scenarios.get("server").config(latency_bound=0.05, min_duration=5.0)
     rules, s = loadgen_conf.read(lg, sc, "mnist_mlp")
     conf = _mlperf("mnist_mlp", "Server")
     # mlperf.conf's own values: 600 s, its seeds; no Server query minimum (LoadGen's 100).
@@ -37,7 +36,7 @@ def test_server_settings_come_from_mlperf_conf_with_the_flags_on_top():
     assert rules.from_flags == ("min_duration_seconds", "server_target_latency_seconds")
     # No --latency_percentile: mlperf.conf's (99); the scenario as run says so.
     assert s.server_target_latency_percentile == conf.server_target_latency_percentile == 0.99
-    assert rules.config.latency_percentile == 99.0 and rules.config.latency_bound == 0.05
+    assert rules.config.own.latency_percentile == 99.0 and rules.config.own.latency_bound == 0.05
     section = rules.section()
     assert section["mlperf_conf"] == f"built into LoadGen {loadgen_conf.loadgen_version()}"
     assert section["mlperf_round"].startswith("MLPerf Inference v")
@@ -49,19 +48,19 @@ def test_server_settings_come_from_mlperf_conf_with_the_flags_on_top():
 
 
 def test_an_mlperf_model_gets_its_per_model_sample_count_and_offline_minimum():
-    rules, s = loadgen_conf.read(lg, ScenarioConfig(name="offline"), "resnet50")
+    rules, s = loadgen_conf.read(lg, scenarios.get("offline").config(), "resnet50")
     conf = _mlperf("resnet50", "Offline")
     assert rules.model_key == "resnet50"
     assert rules.qsl_samples == conf.performance_sample_count_override > 0
     assert rules.effective["min_query_count"] == conf.min_query_count > 100
     # Not named by mlperf.conf: only its `*` lines apply, and the QSL holds 1024.
-    other, _ = loadgen_conf.read(lg, ScenarioConfig(name="offline"), "mnist_mlp")
+    other, _ = loadgen_conf.read(lg, scenarios.get("offline").config(), "mnist_mlp")
     assert other.mlperf["performance_sample_count"] == 0 and other.qsl_samples == 1024
     # With the defaults (no flags) the settings are mlperf.conf's and meet its minimums.
     assert rules.meets_minimums()["meets_mlperf_minimums"] is True
     assert rules.from_flags == ()
     # --tiny: the same settings, but a small network is not MLPerf's ResNet-50.
-    tiny, _ = loadgen_conf.read(lg, ScenarioConfig(name="offline"), "resnet50", tiny=True)
+    tiny, _ = loadgen_conf.read(lg, scenarios.get("offline").config(), "resnet50", tiny=True)
     assert tiny.effective == rules.effective
     assert tiny.meets_minimums() == {
         "meets_mlperf_minimums": None,
@@ -73,7 +72,7 @@ def test_an_mlperf_model_gets_its_per_model_sample_count_and_offline_minimum():
 def test_a_user_conf_is_layered_over_mlperf_conf(tmp_path):
     conf = tmp_path / "user.conf"
     conf.write_text("# mine\nmnist_mlp.Server.min_duration = 7000\n*.Server.min_query_count = 50\n")
-    sc = ScenarioConfig(name="server", latency_bound=0.02, user_conf=str(conf))
+    sc = scenarios.get("server").config(latency_bound=0.02, user_conf=str(conf))
     rules, s = loadgen_conf.read(lg, sc, "mnist_mlp")
     assert rules.effective["min_duration_seconds"] == 7.0 and s.min_query_count == 50
     assert s.qsl_rng_seed == _mlperf("mnist_mlp", "Server").qsl_rng_seed  # still mlperf.conf's
@@ -96,7 +95,7 @@ def test_a_bad_user_conf_is_one_line(tmp_path, text, says):
     path = tmp_path / "user.conf"
     if text is not None:
         path.write_text(text)
-    sc = ScenarioConfig(name="offline", user_conf=str(path))
+    sc = scenarios.get("offline").config(user_conf=str(path))
     with pytest.raises(errors.UsageError) as e:
         loadgen_conf.read(lg, sc, "mnist_mlp")
     assert f"--user_conf={path}: {says}" in str(e.value) and "\n" not in str(e.value)
@@ -122,10 +121,14 @@ def test_a_user_conf_honours_what_no_flag_sets_and_the_flags_win(tmp_path):
         "resnet50.Server.target_latency = 99\n"  # another model's: not read
         "*.Offline.target_qps = 9\n",  # another scenario's: not read
     )
-    rules, s = loadgen_conf.read(lg, ScenarioConfig(name="server", user_conf=conf), "mnist_mlp")
+    rules, s = loadgen_conf.read(lg, scenarios.get("server").config(user_conf=conf), "mnist_mlp")
     run = rules.config
     # No flag: the user.conf's bound, percentile and QPS (a fixed QPS: no search).
-    assert (run.latency_bound, run.latency_percentile, run.target_qps) == (0.015, 97.0, 123.0)
+    assert (run.own.latency_bound, run.own.latency_percentile, run.own.target_qps) == (
+        0.015,
+        97.0,
+        123.0,
+    )
     assert rules.effective["min_duration_seconds"] == 7.0 and s.max_query_count == 5000
     assert rules.from_flags == ()
     keys = rules.section()["user_conf_keys"]
@@ -142,15 +145,15 @@ def test_a_user_conf_honours_what_no_flag_sets_and_the_flags_win(tmp_path):
         "use": "honoured",
     }
     # The run's own QPS is the user.conf's: LoadGen's effective value is 123.
-    loadgen_conf.for_run(lg, s, run, 0.0, run.target_qps)
+    loadgen_conf.for_run(lg, s, run, 0.0, run.own.target_qps)
     assert s.server_target_qps == 123.0
     # The flags win over the user.conf, and the record says so.
-    sc = ScenarioConfig(
-        name="server", user_conf=conf, latency_bound=0.05, min_duration=2.0, target_qps=400.0
+    sc = scenarios.get("server").config(
+        user_conf=conf, latency_bound=0.05, min_duration=2.0, target_qps=400.0
     )
     rules, s = loadgen_conf.read(lg, sc, "mnist_mlp")
-    assert rules.config.latency_bound == 0.05 and s.server_target_latency_ns == 50_000_000
-    assert rules.config.target_qps == 400.0 and rules.effective["min_duration_seconds"] == 2.0
+    assert rules.config.own.latency_bound == 0.05 and s.server_target_latency_ns == 50_000_000
+    assert rules.config.own.target_qps == 400.0 and rules.effective["min_duration_seconds"] == 2.0
     keys = rules.section()["user_conf_keys"]
     assert keys["target_latency"]["use"] == "--latency_bound given: the flag wins"
     assert keys["min_duration"]["use"] == "--min_duration given: the flag wins"
@@ -159,7 +162,7 @@ def test_a_user_conf_honours_what_no_flag_sets_and_the_flags_win(tmp_path):
 
 def test_a_user_conf_expected_qps_is_not_replaced_by_the_closed_loops(tmp_path):
     conf = _conf(tmp_path, "*.Offline.target_qps = 250\n")
-    rules, s = loadgen_conf.read(lg, ScenarioConfig(name="offline", user_conf=conf), "mnist_mlp")
+    rules, s = loadgen_conf.read(lg, scenarios.get("offline").config(user_conf=conf), "mnist_mlp")
     assert rules.config.expected_from_user_conf is True
     loadgen_conf.for_run(lg, s, rules.config, 9999.0)
     assert s.offline_expected_qps == 250.0
@@ -178,7 +181,7 @@ def test_a_user_conf_expected_qps_is_not_replaced_by_the_closed_loops(tmp_path):
 def test_a_user_conf_key_tpubench_cannot_honour_is_one_line_naming_it(tmp_path, line, says):
     conf = _conf(tmp_path, f"{line}\n")
     with pytest.raises(errors.UsageError) as e:
-        loadgen_conf.read(lg, ScenarioConfig(name="server", user_conf=conf), "mnist_mlp")
+        loadgen_conf.read(lg, scenarios.get("server").config(user_conf=conf), "mnist_mlp")
     assert f"--user_conf={conf}: line 1" in str(e.value) and says in str(e.value)
     assert "\n" not in str(e.value) and "accepted" in str(e.value)
 
@@ -192,7 +195,7 @@ def test_the_most_specific_user_conf_line_wins_as_in_loadgen(tmp_path):
         "mnist_mlp.Server.min_duration = 4000\n"
         "*.Server.min_duration = 5000\n",
     )
-    sc = ScenarioConfig(name="server", latency_bound=0.05, user_conf=conf)
+    sc = scenarios.get("server").config(latency_bound=0.05, user_conf=conf)
     rules, s = loadgen_conf.read(lg, sc, "mnist_mlp")
     assert s.min_duration_ms == 4000  # LoadGen's own reading
     assert rules.section()["user_conf_keys"]["min_duration"]["line"] == "user.conf:4"
@@ -202,14 +205,16 @@ def test_the_most_specific_user_conf_line_wins_as_in_loadgen(tmp_path):
 
 
 def test_resnet50_server_at_a_looser_bound_than_mlperfs_does_not_meet_its_rules():
-    rules, _ = loadgen_conf.read(lg, ScenarioConfig(name="server", latency_bound=0.05), "resnet50")
+    rules, _ = loadgen_conf.read(lg, scenarios.get("server").config(latency_bound=0.05), "resnet50")
     assert rules.mlperf["server_target_latency_seconds"] == 0.015  # LoadGen's mlperf.conf
     verdict = rules.meets_minimums()
     assert verdict["meets_mlperf_minimums"] is False
     assert verdict["mlperf_rules_unmet"] == ["latency bound 50 ms is looser than MLPerf's 15 ms"]
     assert verdict["note"].startswith("below MLPerf's resnet50 Server rules (mlperf.conf of")
     # At MLPerf's own bound and durations (the settings only: nothing runs 600 s here).
-    rules, _ = loadgen_conf.read(lg, ScenarioConfig(name="server", latency_bound=0.015), "resnet50")
+    rules, _ = loadgen_conf.read(
+        lg, scenarios.get("server").config(latency_bound=0.015), "resnet50"
+    )
     assert rules.meets_minimums()["meets_mlperf_minimums"] is True
 
 
@@ -224,7 +229,9 @@ def _rules(scenario: str, **effective) -> loadgen_conf.Rules:
         "multi_stream_target_latency_percentile": 99.0,
         "multi_stream_samples_per_query": 8,
     }
-    return loadgen_conf.Rules(scenario, "resnet50", "6.0.17", None, mlperf, mlperf | effective, ())
+    return loadgen_conf.Rules(
+        scenarios.get(scenario), "resnet50", "6.0.17", None, mlperf, mlperf | effective, ()
+    )
 
 
 @pytest.mark.parametrize(
@@ -278,5 +285,5 @@ def test_meets_minimums_names_each_rule_and_both_values(scenario, effective, unm
 def test_a_user_conf_value_tpubench_uses_must_be_in_its_flags_range(tmp_path, line, accepted):
     conf = _conf(tmp_path, f"{line}\n")
     with pytest.raises(errors.UsageError) as e:
-        loadgen_conf.read(lg, ScenarioConfig(name="server", user_conf=conf), "mnist_mlp")
+        loadgen_conf.read(lg, scenarios.get("server").config(user_conf=conf), "mnist_mlp")
     assert f"line 1 sets {line}: out of range; accepted: {accepted}" in str(e.value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tpubench.run.infer import loadgen_log
+from tpubench.run.infer import loadgen_log, scenarios
 
 
 def _write(tmp_path, entries: dict) -> str:
@@ -38,7 +38,7 @@ def test_server_summary_takes_loadgens_verdict_and_figures(tmp_path):
             "result_50.00_percentile_latency_ns": 1_257_074,
         },
     )
-    s = loadgen_log.summarize(loadgen_log.read_detail(outdir), "server")
+    s = loadgen_log.summarize(loadgen_log.read_detail(outdir), scenarios.get("server"))
     assert s["validity"] == "INVALID" and s["valid"] is False
     assert s["invalid_reason"] == "Reduce target QPS to improve latency."
     assert s["min_duration_met"] is True and s["early_stopping_met"] is False
@@ -57,5 +57,5 @@ def test_multi_stream_latencies_are_per_query(tmp_path):
             "result_99.00_percentile_latency_ns": 1,
         },
     )
-    s = loadgen_log.summarize(loadgen_log.read_detail(outdir), "multi_stream")
+    s = loadgen_log.summarize(loadgen_log.read_detail(outdir), scenarios.get("multi_stream"))
     assert s["valid"] is True and s["latency_seconds"] == {"p99": 0.008}

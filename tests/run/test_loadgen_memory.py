@@ -13,11 +13,25 @@ import pytest
 from conftest import one_line_error, record_files
 
 from tpubench.core import bounds, errors
-from tpubench.run.infer import loadgen_memory
+from tpubench.run.infer import loadgen_memory, scenarios
 
 lg = pytest.importorskip(
     "mlperf_loadgen", reason="the loadgen extra (mlcommons-loadgen) is missing"
 )
+
+
+def _plugin(s):
+    """The built-in scenario that runs as S's LoadGen scenario (its schedule and bytes)."""
+    return next(
+        scenarios.get(n)
+        for n in scenarios.names()
+        if s.scenario == getattr(lg.TestScenario, scenarios.get(n).loadgen_name)
+    )
+
+
+def _sched(s) -> tuple:
+    plan = _plugin(s).schedule(s)
+    return _plugin(s).loadgen_name, plan.queries, plan.samples, plan.sized
 
 
 def _settings(scenario: str, seconds: float, **values):
@@ -33,30 +47,30 @@ def _settings(scenario: str, seconds: float, **values):
 def test_the_schedule_grows_with_duration_times_rate_in_every_scenario():
     day = 86400
     ss = _settings("SingleStream", day, single_stream_expected_latency_ns=800_000)
-    assert loadgen_memory.schedule(lg, ss)[1] == 118_800_000  # 1.1 x 86400 s / 0.8 ms
-    assert loadgen_memory.estimate(lg, ss) == 118_800_000 * 1100
+    assert _sched(ss)[1] == 118_800_000  # 1.1 x 86400 s / 0.8 ms
+    assert loadgen_memory.estimate(ss, _plugin(ss)) == 118_800_000 * 1100
     ms = _settings(
         "MultiStream",
         10,
         multi_stream_expected_latency_ns=1_000_000,
         multi_stream_samples_per_query=8,
     )
-    assert loadgen_memory.schedule(lg, ms)[1:3] == (11_000, 88_000)
+    assert _sched(ms)[1:3] == (11_000, 88_000)
     server = _settings("Server", 600, server_target_qps=1e6)
-    assert loadgen_memory.schedule(lg, server)[1] == 660_000_000
+    assert _sched(server)[1] == 660_000_000
     off = _settings("Offline", 600, offline_expected_qps=5e4)
-    assert loadgen_memory.schedule(lg, off)[1:3] == (1, 33_000_000)
+    assert _sched(off)[1:3] == (1, 33_000_000)
     # The minimum query count sizes a short test.
     few = _settings("Server", 1, server_target_qps=10.0)
     few.min_query_count = 270_336
-    assert loadgen_memory.schedule(lg, few)[1] == 270_336
+    assert _sched(few)[1] == 270_336
 
 
 def test_a_schedule_past_half_the_memory_is_one_line_naming_what_is_accepted(monkeypatch):
     monkeypatch.setattr(bounds, "available_memory", lambda: 8 * 2**30)
     ss = _settings("SingleStream", 86400, single_stream_expected_latency_ns=800_000)
     with pytest.raises(errors.UsageError) as e:
-        loadgen_memory.check(lg, ss, "single_stream")
+        loadgen_memory.check(ss, "single_stream", _plugin(ss))
     line = str(e.value)
     assert "LoadGen's SingleStream test 'single_stream' would schedule 118,800,000 queries" in line
     assert "(86400 s at 0.8 ms a query), about 121.7 GiB" in line
@@ -64,14 +78,13 @@ def test_a_schedule_past_half_the_memory_is_one_line_naming_what_is_accepted(mon
     assert "accepted: a --min_duration of at most 2,840 s at this rate" in line
     server = _settings("Server", 60, server_target_qps=1e6)
     with pytest.raises(errors.UsageError, match="or a lower --target_qps"):
-        loadgen_memory.check(lg, server, "server-probe-1")
+        loadgen_memory.check(server, "server-probe-1", _plugin(server))
     few = _settings("Server", 1, server_target_qps=10.0)
     few.min_query_count = 100_000_000
     with pytest.raises(errors.UsageError, match="a --min_query_count of at most 6,710,886"):
-        loadgen_memory.check(lg, few, "server-target")
-    loadgen_memory.check(
-        lg, _settings("SingleStream", 60, single_stream_expected_latency_ns=10**6), "ok"
-    )
+        loadgen_memory.check(few, "server-target", _plugin(few))
+    ok = _settings("SingleStream", 60, single_stream_expected_latency_ns=10**6)
+    loadgen_memory.check(ok, "ok", _plugin(ok))
 
 
 def test_a_server_test_past_the_share_by_measured_bytes_is_refused(monkeypatch):
@@ -80,17 +93,18 @@ def test_a_server_test_past_the_share_by_measured_bytes_is_refused(monkeypatch):
     (34.2 GiB: past the share); at 640 bytes the estimate is 39.3 GiB and the test is refused."""
     monkeypatch.setattr(bounds, "available_memory", lambda: 64 * 2**30)
     server = _settings("Server", 600, server_target_qps=1e5)
-    assert loadgen_memory.estimate(lg, server) == 66_000_000 * 640 == 42_240_000_000
+    assert loadgen_memory.estimate(server, _plugin(server)) == 66_000_000 * 640 == 42_240_000_000
     assert 66_000_000 * 556 > 32 * 2**30  # what LoadGen was measured to take: past the share
     with pytest.raises(errors.UsageError) as e:
-        loadgen_memory.check(lg, server, "server-target")
+        loadgen_memory.check(server, "server-target", _plugin(server))
     line = str(e.value)
     assert "would schedule 66,000,000 queries (600 s at 100,000 QPS), about 39.3 GiB" in line
     assert "this host has 64.0 GiB available and a test may take half" in line
     # 32 GiB of 39.3 GiB is 488 s of the 600 asked.
     assert "accepted: a --min_duration of at most 488 s at this rate or a lower --target" in line
     # What half the host holds: 600 s at 80,000 QPS (31.5 GiB at 640 bytes) runs.
-    loadgen_memory.check(lg, _settings("Server", 600, server_target_qps=8e4), "server-ok")
+    fits = _settings("Server", 600, server_target_qps=8e4)
+    loadgen_memory.check(fits, "server-ok", _plugin(fits))
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,8 @@ lg = pytest.importorskip(
     "mlperf_loadgen", reason="the loadgen extra (mlcommons-loadgen) is missing"
 )
 
-from tpubench.core.config import ScenarioConfig  # noqa: E402
-from tpubench.run.infer import loadgen_conf, loadgen_sut  # noqa: E402
-from tpubench.run.infer.scenarios import harness as harness_lib  # noqa: E402
+from tpubench.run.infer import harness as harness_lib  # noqa: E402
+from tpubench.run.infer import loadgen_conf, loadgen_sut, scenarios  # noqa: E402
 
 
 def _harness(shed_after):
@@ -42,13 +41,13 @@ def _settings(sc, qps):
 
 
 def test_an_overloaded_server_run_is_given_up_and_never_valid():
-    sc = ScenarioConfig(
-        name="server", latency_bound=0.05, min_duration=2.0, min_query_count=100, qsl_samples=16
+    sc = scenarios.get("server").config(
+        latency_bound=0.05, min_duration=2.0, min_query_count=100, qsl_samples=16
     )
     harness = _harness(shed_after=0.5)
     try:
         t0 = time.perf_counter()
-        summary = harness.run(_settings(sc, 2000.0), "server-1", "server")
+        summary = harness.run(_settings(sc, 2000.0), "server-1", sc.plugin)
         wall = time.perf_counter() - t0
     finally:
         harness.close()
@@ -63,12 +62,12 @@ def test_an_overloaded_server_run_is_given_up_and_never_valid():
 
 
 def test_a_run_the_device_keeps_up_with_is_served_whole():
-    sc = ScenarioConfig(
-        name="server", latency_bound=0.5, min_duration=1.0, min_query_count=20, qsl_samples=16
+    sc = scenarios.get("server").config(
+        latency_bound=0.5, min_duration=1.0, min_query_count=20, qsl_samples=16
     )
     harness = _harness(shed_after=10.0)
     try:
-        summary = harness.run(_settings(sc, 20.0), "server-1", "server")
+        summary = harness.run(_settings(sc, 20.0), "server-1", sc.plugin)
     finally:
         harness.close()
     assert "overloaded" not in summary

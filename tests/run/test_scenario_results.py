@@ -13,15 +13,14 @@ import pytest
 
 from tpubench.cli import scenario_text
 from tpubench.core import errors
-from tpubench.core.config import ScenarioConfig
 from tpubench.cost import pricing
 from tpubench.cost import runs as cost_runs
-from tpubench.run.infer import scenarios, serving_curve
-from tpubench.run.infer.scenarios import offline, server
+from tpubench.run.infer import scenarios, server_search, serving_curve
+from tpubench.run.infer.scenarios import offline
 
 # As loadgen_conf.read() hands it on: every setting filled in.
-SERVER = ScenarioConfig(
-    name="server", latency_bound=0.05, latency_percentile=99.0, min_duration=5.0
+SERVER = scenarios.get("server").config(
+    latency_bound=0.05, latency_percentile=99.0, min_duration=5.0
 )
 
 
@@ -43,7 +42,13 @@ def _run(harness, s, sc, args, rules):
     closed, largest, single, per_query = args
     batches = scenarios.Batches(single, per_query, largest)
     test = scenarios.Test(harness, None, s, sc, rules, closed, batches)
-    return scenarios.get(sc.name).run(test)
+    return sc.plugin.run(test)
+
+
+def _stream(name: str, **shared):
+    """A stream scenario's config: multi_stream's 8 samples a query (its own setting)."""
+    own = {"samples_per_query": 8} if name == "multi_stream" else {}
+    return scenarios.get(name).config(**own, **shared)
 
 
 def _server(valid_up_to: float, confirm_up_to: float):
@@ -65,8 +70,10 @@ def _server(valid_up_to: float, confirm_up_to: float):
 def test_the_searched_qps_is_confirmed_by_one_more_run():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
-    check = server.confirm_server(h, None, s, SERVER, found)
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
+    check = server_search.confirm_server(h, None, s, SERVER, found)
     assert check["confirmed"]["target_qps"] == found["best"]["target_qps"] <= 700
     assert [r["run"] for r in check["tries"]] == ["confirm-1"] and check["stepped_down"] == []
     assert h.runs[-1]["confirmation"] is True
@@ -75,9 +82,11 @@ def test_the_searched_qps_is_confirmed_by_one_more_run():
 def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=600))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
     best = found["best"]["target_qps"]
-    check = server.confirm_server(h, None, s, SERVER, found)
+    check = server_search.confirm_server(h, None, s, SERVER, found)
     valid_probes = sorted(
         r["target_qps"] for r in found["runs"] if r["valid"] and r["run"][0] == "s"
     )
@@ -99,10 +108,12 @@ def test_a_failed_confirmation_steps_down_to_a_lower_valid_probe():
 def test_no_confirmed_qps_is_one_line():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
-    check = server.confirm_server(h, None, s, SERVER, found)
-    assert check["confirmed"] is None and len(check["tries"]) == server.CONFIRM_TRIES
-    e = server.unconfirmed(SERVER, found["best"], check["tries"])
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
+    check = server_search.confirm_server(h, None, s, SERVER, found)
+    assert check["confirmed"] is None and len(check["tries"]) == server_search.CONFIRM_TRIES
+    e = server_search.unconfirmed(SERVER, found["best"], check["tries"])
     assert isinstance(e, errors.UsageError) and "\n" not in str(e)
     assert f"the search's best QPS ({found['best']['target_qps']}) was not confirmed" in str(e)
 
@@ -114,7 +125,7 @@ def test_offline_reports_the_median_of_its_repeats_and_their_spread():
         return {"samples_per_sec": next(rates), "min_duration_met": True, "validity": "VALID"}
 
     h = Scripted(verdict)
-    sc = ScenarioConfig(name="offline", offline_runs=3)
+    sc = scenarios.get("offline").config(offline_runs=3)
     found = offline.run_offline(h, None, types.SimpleNamespace(), sc, 1200.0)
     assert [r["run"] for r in found["results"]] == ["offline-1", "offline-2", "offline-3"]
     assert found["median"]["samples_per_sec"] == 1000.0
@@ -134,7 +145,7 @@ def test_a_short_offline_run_is_run_again_sized_by_loadgens_rate():
         }
 
     h = Scripted(verdict)
-    sc = ScenarioConfig(name="offline", offline_runs=1)
+    sc = scenarios.get("offline").config(offline_runs=1)
     found = offline.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
     assert [r["run"] for r in h.runs] == ["offline-1", "offline-1b"]
     assert h.runs[1]["expected"] == 1.25 * 5000.0 and found["median"]["samples_per_sec"] == 4000.0
@@ -143,7 +154,7 @@ def test_a_short_offline_run_is_run_again_sized_by_loadgens_rate():
 def test_a_user_conf_expected_qps_is_kept_for_a_short_offline_run():
     """The user.conf set the offline target_qps: a short run is not resized (LoadGen judges)."""
     h = Scripted(lambda s, name: {"samples_per_sec": 5000.0, "min_duration_met": False})
-    sc = ScenarioConfig(name="offline", offline_runs=1, expected_from_user_conf=True)
+    sc = scenarios.get("offline").config(offline_runs=1, expected_from_user_conf=True)
     offline.run_offline(h, None, types.SimpleNamespace(), sc, 1000.0)
     assert [r["run"] for r in h.runs] == ["offline-1"]
 
@@ -179,23 +190,25 @@ def test_an_overloaded_run_is_a_point_with_no_latency():
 def test_the_confirmation_steps_at_least_a_tenth_then_a_fifth():
     h = Scripted(_server(valid_up_to=700, confirm_up_to=0))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
     probes = sorted({r["target_qps"] for r in found["runs"] if r["valid"]}, reverse=True)
     h.verdict = _server(valid_up_to=700, confirm_up_to=round(0.85 * probes[-1], 1))
-    check = server.confirm_server(h, None, s, SERVER, found)
+    check = server_search.confirm_server(h, None, s, SERVER, found)
     tried = [r["target_qps"] for r in check["tries"]]
     # The scripted search's VALID probes: 687.5, 625, 500.  Each step is at least 10%
     # down (625 is skipped), and below the last probe 20% down.
     assert probes == [687.5, 625.0, 500.0]
-    assert tried == [687.5, 500.0, round(server.STEP_DOWN * 500.0, 1)]
+    assert tried == [687.5, 500.0, round(server_search.STEP_DOWN * 500.0, 1)]
     assert check["confirmed"]["target_qps"] == tried[-1]
 
 
 def test_a_given_target_qps_is_one_run_and_no_confirmation():
     """--target_qps: no search, so the one full run at that QPS is the result."""
     h = Scripted(_server(valid_up_to=700, confirm_up_to=700))
-    sc = ScenarioConfig(
-        name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=400.0
+    sc = scenarios.get("server").config(
+        latency_bound=0.05, latency_percentile=99.0, target_qps=400.0
     )
     closed = {1: {"latency_p99": 0.001}, 32: {"examples_per_sec": 1000.0}}
     rules = types.SimpleNamespace(effective={"min_query_count": 100, "min_duration_seconds": 1.0})
@@ -208,10 +221,10 @@ def test_a_given_target_qps_is_one_run_and_no_confirmation():
 
 def test_a_user_conf_qps_out_of_reach_names_the_user_conf():
     rules = types.SimpleNamespace(user_conf_keys={"target_qps": {"use": "honoured"}})
-    name = server.qps_source(rules)
-    sc = ScenarioConfig(name="server", latency_bound=0.05, latency_percentile=99.0, target_qps=5e4)
+    name = server_search.qps_source(rules)
+    sc = scenarios.get("server").config(latency_bound=0.05, latency_percentile=99.0, target_qps=5e4)
     with pytest.raises(errors.UsageError) as e:
-        server.check_server(sc, server.Capacity(1000.0, 32, 0.001), name)
+        server_search.check_server(sc, server_search.Capacity(1000.0, 32, 0.001), name)
     assert str(e.value).startswith("the user.conf's target_qps=50000 is out of reach")
     assert "; lower the user.conf's target_qps, or give none to search" in str(e.value)
 
@@ -228,7 +241,7 @@ def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_mo
         return {"mean_latency_seconds": mean, "min_duration_met": met, "expected": expected}
 
     h = Scripted(verdict)
-    sc = ScenarioConfig(name=name, samples_per_query=8)
+    sc = _stream(name)
     closed = {1: {"latency_p50": 0.004}, 8: {"latency_p50": 0.004}}
     out = _run(h, types.SimpleNamespace(), sc, (closed, 8, 1, 8), None)
     assert [r["run"] for r in h.runs] == [name, f"{name}b"]
@@ -236,8 +249,8 @@ def test_a_stream_whose_queries_ran_out_before_the_minimum_duration_runs_once_mo
     assert out["rate"] == pytest.approx((1 if name == "single_stream" else 8) / 0.001)
     # A run that met its duration is not repeated; nor one whose user.conf set the latency.
     for kept, met in (
-        (ScenarioConfig(name=name, samples_per_query=8), True),
-        (ScenarioConfig(name=name, samples_per_query=8, expected_from_user_conf=True), False),
+        (_stream(name), True),
+        (_stream(name, expected_from_user_conf=True), False),
     ):
         answers = iter([(0.001, met)])
         h = Scripted(verdict)
@@ -251,22 +264,26 @@ def test_a_bisection_with_no_valid_run_goes_on_down_until_one_is():
     # tried next (7.8), a quarter at a time.
     h = Scripted(_server(valid_up_to=5.0, confirm_up_to=5.0))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
     names = [r["run"] for r in found["runs"]]
     assert names == [f"server-{i}" for i in range(1, 7)] + ["server-low-1", "server-low-2"]
     assert [r["target_qps"] for r in found["runs"][5:]] == [15.6, 7.8, 1.9]
     assert found["best"]["run"] == "server-low-2" and found["best"]["valid"]
-    check = server.confirm_server(h, None, s, SERVER, found)
+    check = server_search.confirm_server(h, None, s, SERVER, found)
     assert check["confirmed"]["target_qps"] == 1.9
 
 
 def test_a_search_that_finds_nothing_says_how_low_it_went_and_why_it_stopped():
     h = Scripted(_server(valid_up_to=0.0, confirm_up_to=0.0))
     s = types.SimpleNamespace()
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1000.0, 32, 0.001))
+    found = server_search.search_server(
+        h, None, s, SERVER, server_search.Capacity(1000.0, 32, 0.001)
+    )
     assert found["best"] is None and [r["target_qps"] for r in found["runs"][6:]] == [7.8, 1.9]
     assert found["stopped"] == "the next, 0.5 QPS, is below 1 QPS"
-    e = server.no_valid_qps(SERVER, found["runs"], found["stopped"])
+    e = server_search.no_valid_qps(SERVER, found["runs"], found["stopped"])
     assert isinstance(e, errors.UsageError) and "\n" not in str(e)
     assert str(e) == (
         "--latency_bound=50ms at p99: no QPS tried was VALID in 8 LoadGen run(s); at the "
@@ -275,6 +292,6 @@ def test_a_search_that_finds_nothing_says_how_low_it_went_and_why_it_stopped():
     )
     # With a floor further down, the descent's run count is what ends it.
     h = Scripted(_server(valid_up_to=0.0, confirm_up_to=0.0))
-    found = server.search_server(h, None, s, SERVER, server.Capacity(1e6, 32, 0.001))
-    assert len(found["runs"]) == 6 + server.DESCENT_RUNS
+    found = server_search.search_server(h, None, s, SERVER, server_search.Capacity(1e6, 32, 0.001))
+    assert len(found["runs"]) == 6 + server_search.DESCENT_RUNS
     assert found["stopped"] == "4 runs below the bisection, each a quarter of the QPS before"

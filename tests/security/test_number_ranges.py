@@ -97,19 +97,18 @@ def test_a_synthetic_batch_larger_than_memory_is_refused_with_the_estimate(monke
 def test_a_loadgen_schedule_larger_than_memory_is_refused_with_the_estimate(monkeypatch):
     import types
 
-    from tpubench.core.config import ScenarioConfig
-    from tpubench.run.infer.scenarios import server
+    from tpubench.run.infer import scenarios, server_search
 
     monkeypatch.setattr(bounds, "available_memory", lambda: 2**30)
     rules = types.SimpleNamespace(
         effective={"min_query_count": 270_336, "min_duration_seconds": 600.0}
     )
-    fast = ScenarioConfig(name="server", target_qps=1e6)
+    fast = scenarios.get("server").config(target_qps=1e6)
     with pytest.raises(errors.UsageError) as e:
-        server.check_schedule(fast, rules)
+        server_search.check_schedule(fast, rules)
     assert "LoadGen's query schedule (600,000,000 queries at --target_qps=1e+06)" in str(e.value)
     assert "would take about 357.6 GiB" in str(e.value)  # 640 bytes a query
-    server.check_schedule(ScenarioConfig(name="server", target_qps=100.0), rules)
+    server_search.check_schedule(scenarios.get("server").config(target_qps=100.0), rules)
 
 
 def test_numbers_in_study_and_sweep_files_have_ranges(tmp_path):

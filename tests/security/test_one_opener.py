@@ -44,7 +44,7 @@ ALLOWED = {
     ("tpubench/hardware/capped_child.py", "_pass_stderr", "os.fdopen"): (
         "the read end of a pipe the parent just made (os.pipe), not a path"
     ),
-    ("tpubench/run/infer/scenarios/harness.py", "run", "open"): (
+    ("tpubench/run/infer/harness.py", "run", "open"): (
         "LoadGen's logs in the mkdtemp directory this run made for it"
     ),
     ("tpubench/run/infer/loadgen_log.py", "read_detail", "open"): (

@@ -49,6 +49,20 @@ def test_every_numeric_flag_has_an_entry_in_the_one_range_table():
     assert not missing, "numeric flags without a range in core/bounds.FLAGS:\n" + "\n".join(missing)
 
 
+def test_every_scenario_plugins_number_declares_its_range():
+    """A scenario plug-in's flags are defined from its declarations (cli/scenario_flags.py),
+    each number held to the range it declares, and so is each user.conf key it uses."""
+    from tpubench.run.infer import scenarios
+
+    for name in scenarios.names():
+        plugin = scenarios.get(name)
+        for flag in plugin.flags:
+            assert flag.range is not None and flag.range.low <= flag.range.high, (name, flag)
+        for key, held in plugin.conf_keys.items():
+            if held.use in ("expected",) or held.use.startswith("flag "):
+                assert held.range is not None, (name, key)
+
+
 def test_every_range_is_sound():
     for name, (low, high, what) in bounds.FLAGS.items():
         assert low <= high and what, name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import values
+from tpubench.cli import scenario_flags, values
 from tpubench.core import config, errors
 
 FLAGS = flags.FLAGS
@@ -163,55 +163,8 @@ def infer_config() -> config.InferConfig:
         hardware=_hardware_config(),
         data=_data_config(),
         cost=_cost_config(),
-        scenario=_scenario_config(),
+        scenario=scenario_flags.scenario_config(),
     )
-
-
-def _scenario_config() -> config.ScenarioConfig:
-    from tpubench.run.infer import loadgen_conf, scenarios, user_conf
-
-    name = FLAGS.scenario
-    bound = FLAGS.latency_bound
-    user = {}
-    if FLAGS.user_conf and name == config.CLOSED_LOOP:
-        raise errors.UsageError(
-            f"--user_conf={FLAGS.user_conf}: the closed loop runs no LoadGen; accepted: "
-            f"with --scenario={'|'.join(scenarios.names())}"
-        )
-    if name != config.CLOSED_LOOP:
-        scenario = scenarios.get(name)
-        if FLAGS.user_conf:
-            # Before any run: a key of the user.conf tpubench cannot honour is refused here.
-            key = loadgen_conf.model_key(FLAGS.model)
-            user = user_conf.read(FLAGS.user_conf, key, scenario.loadgen_name)
-        scenario.check({"target_qps": FLAGS.target_qps, "latency_bound": bound}, user)
-    if FLAGS.target_qps is not None and not FLAGS.target_qps > 0:
-        raise errors.UsageError(f"--target_qps={FLAGS.target_qps:g} must be > 0 (queries/sec)")
-    return config.ScenarioConfig(
-        name=name,
-        target_qps=FLAGS.target_qps,
-        latency_bound=None if bound is None else values.parse_duration(bound, "--latency_bound"),
-        latency_percentile=FLAGS.latency_percentile,
-        max_batch_size=FLAGS.max_batch_size,
-        batching_window=_window(FLAGS.batching_window),
-        samples_per_query=FLAGS.samples_per_query,
-        min_duration=(
-            None
-            if FLAGS.min_duration is None
-            else values.parse_duration(FLAGS.min_duration, "--min_duration")
-        ),
-        min_query_count=FLAGS.min_query_count,
-        qsl_samples=FLAGS.qsl_samples,
-        search_runs=FLAGS.qps_search_runs,
-        user_conf=FLAGS.user_conf,
-        offline_runs=FLAGS.offline_runs,
-    )
-
-
-def _window(text: str) -> float:
-    if text.strip() in ("0", "0ms", "0s"):
-        return 0.0  # no window: each batch takes what is already waiting
-    return values.parse_duration(text, "--batching_window")
 
 
 def report_config(args: list[str]) -> config.ReportConfig:

@@ -19,6 +19,8 @@ import textwrap
 
 from absl import flags as absl_flags
 
+# Where the scenario plug-ins' own flags go in their group (their names are theirs to declare).
+SCENARIO_FLAGS = "<scenario plug-ins' flags>"
 # (title, flags in the order shown).  Shared by train and infer; a flag the
 # subcommand does not define is skipped.
 GROUPS = (
@@ -91,18 +93,12 @@ GROUPS = (
         "Serving: MLPerf LoadGen scenarios (infer)",
         (
             "scenario",
-            "latency_bound",
-            "latency_percentile",
-            "target_qps",
             "min_duration",
             "min_query_count",
             "max_batch_size",
-            "batching_window",
-            "samples_per_query",
             "qsl_samples",
-            "qps_search_runs",
-            "offline_runs",
             "user_conf",
+            SCENARIO_FLAGS,  # each scenario plug-in's own (cli/scenario_flags.py), here
             "check_accuracy",
             "checkpoint",
         ),
@@ -187,13 +183,24 @@ def _sections(names) -> list[tuple[str, list[str]]]:
     """NAMES in GROUPS' order, each once; the rest under "Other flags" (--flagfile apart)."""
     shown: set[str] = set()
     out = []
-    rest = sorted(set(names) - {n for _, members in GROUPS for n in members} - {"flagfile"})
-    for title, members in [*GROUPS, ("Other flags", rest)]:
+    groups = [(title, _expand(members)) for title, members in GROUPS]
+    rest = sorted(set(names) - {n for _, members in groups for n in members} - {"flagfile"})
+    for title, members in [*groups, ("Other flags", rest)]:
         members = [n for n in members if n in names and n not in shown]
         shown.update(members)
         if members:
             out.append((title, members))
     return out
+
+
+def _expand(members: tuple[str, ...]) -> tuple[str, ...]:
+    """MEMBERS with SCENARIO_FLAGS replaced by every scenario plug-in's flag names."""
+    if SCENARIO_FLAGS not in members:
+        return members
+    from tpubench.cli import scenario_flags  # the plug-ins' declarations, read when asked
+
+    i = members.index(SCENARIO_FLAGS)
+    return (*members[:i], *scenario_flags.declared_names(), *members[i + 1 :])
 
 
 def _first_sentence(flag, room: int) -> str:

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.cli import argv_checks, configs, infer_text, model_memory, scenario_text, tflog, train
+from tpubench.cli import (
+    argv_checks,
+    configs,
+    infer_text,
+    model_memory,
+    scenario_flags,
+    scenario_text,
+    tflog,
+    train,
+)
 from tpubench.cli import flag_groups as groups
 from tpubench.cli import flags as flags_lib
-from tpubench.core import config, errors, safe_text, vocab
+from tpubench.core import errors, safe_text, vocab
 from tpubench.data import manifest
 from tpubench.hardware import cpu_kernels, memory_cap, placement
 from tpubench.model import shipped
-from tpubench.run.infer import scenarios
 from tpubench.storage import files
 
 FLAGS = flags.FLAGS
@@ -78,92 +86,7 @@ def define():
     groups.define_data_flags(synthetic_default=True)
     groups.define_hardware_flags()
     groups.define_pricing()
-    _define_scenario_flags()
-
-
-def _define_scenario_flags():
-    """MLPerf LoadGen scenarios (the `loadgen` extra); see docs/inference.md."""
-    f = flags
-    f.DEFINE_enum(
-        "scenario",
-        config.CLOSED_LOOP,
-        list(scenarios.choices()),  # the closed loop, then every scenario plug-in
-        "closed_loop: tpubench's own timing, one batch in flight (no LoadGen); the others run "
-        "the model through MLPerf's LoadGen as that scenario.",
-    )
-    f.DEFINE_float(
-        "target_qps",
-        None,
-        "server: Poisson arrivals at this many queries/sec; default: search for the highest "
-        "QPS whose LoadGen run is VALID.",
-    )
-    f.DEFINE_string(
-        "latency_bound",
-        None,
-        "server: the latency bound at --latency_percentile, e.g. 50ms (or the --user_conf's "
-        "target_latency).",
-    )
-    f.DEFINE_float(
-        "latency_percentile",
-        None,
-        "server: the percentile the bound applies to; default: the --user_conf's, else "
-        "mlperf.conf's (99).",
-        50.0,
-        99.99,
-    )
-    f.DEFINE_integer(
-        "max_batch_size",
-        None,
-        "server and offline: largest batch the SUT runs; default: the largest --batch_size.",
-        lower_bound=1,
-    )
-    f.DEFINE_string(
-        "batching_window", "2ms", "server: how long a batch waits for more queries to join it."
-    )
-    f.DEFINE_integer(
-        "samples_per_query",
-        None,
-        "multi_stream: samples in each query; default: the --user_conf's, else mlperf.conf's (8).",
-        lower_bound=1,
-    )
-    f.DEFINE_string(
-        "min_duration",
-        None,
-        "LoadGen's minimum run duration; default: mlperf.conf's (600s). Shorter runs are "
-        "marked as below mlperf.conf's minimums.",
-    )
-    f.DEFINE_integer(
-        "min_query_count",
-        None,
-        "LoadGen's minimum query count; default: mlperf.conf's for the model and scenario.",
-        lower_bound=1,
-    )
-    f.DEFINE_integer(
-        "qsl_samples",
-        None,
-        "Samples the query sample library loads before timing (performance_sample_count); "
-        "default: mlperf.conf's for the model, else 1024.",
-        lower_bound=1,
-    )
-    f.DEFINE_string(
-        "user_conf",
-        None,
-        "An MLPerf user.conf ('model.scenario.key = value' lines) read by LoadGen over the "
-        "mlperf.conf built into it; the flags above, where given, win over both. A key "
-        "tpubench cannot honour is refused before any run (docs/inference.md).",
-    )
-    f.DEFINE_integer(
-        "offline_runs",
-        3,
-        "offline: LoadGen results the record's median and spread are taken over.",
-        lower_bound=1,
-    )
-    f.DEFINE_integer(
-        "qps_search_runs",
-        6,
-        "server without --target_qps: LoadGen runs the search for the highest VALID QPS may spend.",
-        lower_bound=1,
-    )
+    scenario_flags.define()  # --scenario, then every scenario plug-in's own flags
 
 
 def main(args: list[str], full_argv: list[str]) -> int:
@@ -200,7 +123,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         raise
     recs = infer_lib.run(cfg, full_argv, flags_lib.flag_values())
     if recs and recs[0].get("record_path") and recs[0].get("scenario"):
-        print(safe_text.block(scenario_text.scenario_summary(recs[0])))
+        print(safe_text.block(scenario_text.scenario_summary(recs[0], cfg.scenario.plugin)))
     elif recs and recs[0].get("record_path"):
         print(safe_text.block(infer_text.infer_summary(recs)))
     else:

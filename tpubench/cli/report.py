@@ -24,7 +24,7 @@ from tpubench.report import (
     relative_table,
     render,
     series_tables,
-    serving,
+    serving_table,
     tables,
 )
 from tpubench.report import group as group_lib
@@ -120,7 +120,7 @@ def build(cfg: ReportConfig) -> Report:
             series,
             f"Cost against time per epoch, Pareto front marked ({price_note})",
         )
-    served = serving.table(groups, cfg.pricing)
+    served = serving_table.table(groups, cfg.pricing)
     if served is not None:
         t["serving"] = served
     from tpubench.report import serving_plots

@@ -1,8 +1,9 @@
 """Terminal rendering of one `infer --scenario=...` record: LoadGen's verdict first (no TF).
 
-What is printed follows the sections the scenario wrote (`Scenario.settings_fields`,
-`curve`, the offline repeats), not the scenario's name: a new scenario's record
-prints as the built-in whose sections it has.
+The headline (the scenario's own figure) is the scenario's to word
+(`Scenario.headline`, given `console_format` to format numbers); the rest follows
+the sections the scenario wrote (`Scenario.settings_fields`, `curve`, the offline
+repeats), not the scenario's name.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from tpubench.core import money
 _PERCENTILES = ("p50", "p90", "p99")
 
 
-def scenario_summary(rec: dict) -> str:
+def scenario_summary(rec: dict, scenario) -> str:
+    """REC (an `infer --scenario` record) as the console shows it; SCENARIO: its plug-in,
+    resolved at the edge, which words the headline (`Scenario.headline`)."""
     out = io.StringIO()
     console = fmt.console(out)
     p = rec.get("placement", {})
@@ -60,7 +63,7 @@ def scenario_summary(rec: dict) -> str:
         f"{_yes(summary.get('early_stopping_met'))} ({summary.get('query_count')} queries, "
         f"{fmt.num(summary.get('wall_seconds'), '{:,.1f}')} s)",
     )
-    fmt.say(console, _headline(name, summary, results, settings))
+    fmt.say(console, scenario.headline(summary, results, settings, fmt))
     if results.get("busy_host"):
         fmt.say(
             console,
@@ -98,41 +101,6 @@ def scenario_summary(rec: dict) -> str:
 
 def _yes(x) -> str:
     return "n/a" if x is None else ("yes" if x else "NO")
-
-
-def _headline(name, summary, results, settings) -> str:
-    lat = summary.get("latency_seconds", {})
-    lats = " / ".join(fmt.latency_ms(lat.get(q)) for q in _PERCENTILES)
-    rate = fmt.num(results.get("examples_per_sec"))
-    if "latency_bound_seconds" in settings:
-        return (
-            f"sustained {rate} queries/sec with p{settings.get('latency_percentile', 99):g} "
-            f"<= {fmt.latency_ms(settings.get('latency_bound_seconds'))} ms "
-            f"(LoadGen's p50 / p90 / p99: {lats} ms; batches up to "
-            f"{settings.get('max_batch_size')}, window "
-            f"{fmt.latency_ms(settings.get('batching_window_seconds'))} ms)"
-        )
-    if "offline_runs" in settings:
-        runs = settings.get("offline_runs") or 1
-        return (
-            f"offline: {rate} samples/sec, the median of {runs} LoadGen run(s) "
-            f"(batch {settings.get('max_batch_size')})"
-        )
-    per = (
-        f", {settings['samples_per_query']} samples/query"
-        if "samples_per_query" in settings
-        else ""
-    )
-    estimate = summary.get("early_stopping_latency_seconds")
-    # The percentile of LoadGen's early-stopping estimate: p90 for its SingleStream.
-    pct = "p90" if summary.get("scenario") == "SingleStream" else "p99"
-    if estimate is None:
-        return f"{name}: latency p50 / p90 / p99 {lats} ms{per} ({rate} samples/sec)"
-    return (
-        f"{name}: {pct} latency {fmt.latency_ms(estimate)} ms, LoadGen's early-stopping "
-        f"estimate (the MLPerf figure){per}; measured p50 / p90 / p99 {lats} ms "
-        f"({rate} samples/sec)"
-    )
 
 
 def _offline(console, repeats: dict, results: dict) -> None:

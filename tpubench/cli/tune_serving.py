@@ -17,8 +17,9 @@ from rich.table import Table
 
 from tpubench.children import command
 from tpubench.cli import console_format as fmt
-from tpubench.cli import values
+from tpubench.cli import scenario_flags, values
 from tpubench.core import columns, errors, safe_text
+from tpubench.run.infer import scenarios
 from tpubench.tune import disk_full
 
 FLAGS = flags.FLAGS
@@ -27,11 +28,12 @@ SUMMARY = "tune-summary.json.txt"  # the same name as training's: advise looks f
 
 def define():
     f = flags
-    f.DEFINE_string(
-        "latency_bound", None, "serving: the latency bound at --latency_percentile, e.g. 50ms."
-    )
-    f.DEFINE_float(
-        "latency_percentile", 99.0, "serving: the percentile the bound applies to.", 50.0, 99.99
+    # The server scenario's own flags, as it declares them (help, range), with tune's defaults:
+    # every trial passes them on to `tpubench infer --scenario=server`.
+    scenario_flags.define_for(
+        _server(),
+        {"latency_bound": None, "latency_percentile": 99.0, "qps_search_runs": 5},
+        "serving",
     )
     f.DEFINE_list(
         "batching_windows",
@@ -50,12 +52,11 @@ def define():
         "serving: LoadGen's minimum query count of each run (MLPerf's is far higher).",
         lower_bound=1,
     )
-    f.DEFINE_integer(
-        "qps_search_runs",
-        5,
-        "serving: LoadGen runs each trial's QPS search may spend.",
-        lower_bound=1,
-    )
+
+
+def _server():
+    """The server scenario's plug-in: every serving trial is `infer --scenario=server`."""
+    return scenarios.get("server")
 
 
 def options(batch_sizes: tuple[int, ...], budget: float):
@@ -66,7 +67,7 @@ def options(batch_sizes: tuple[int, ...], budget: float):
         raise errors.UsageError(
             "--objective=serving needs --latency_bound (the p99 a query may take), e.g. 50ms"
         )
-    values.parse_duration(FLAGS.latency_bound, "--latency_bound")
+    scenario_flags.parsed(_server(), "latency_bound")  # held to the server's declared range
     if not FLAGS.batching_windows:
         raise errors.UsageError("--batching_windows is empty; accepted: e.g. 0.5ms,2ms,8ms")
     windows = tuple(

@@ -4,6 +4,7 @@ into these; nothing below the CLI reads FLAGS."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -157,29 +158,31 @@ CLOSED_LOOP = "closed_loop"
 class ScenarioConfig:
     """How `tpubench infer --scenario=...` drives the model through MLPerf's LoadGen.
 
-    Times are seconds.  None means "as the user_conf, else mlperf.conf, sets
-    it" (min_duration, min_query_count, qsl_samples, latency_bound,
-    latency_percentile, samples_per_query) or "search for it" (server
-    target_qps, when no user_conf sets one).  The scenario as run, every
-    value filled in, is `loadgen_conf.read(...)[0].config`.
+    Only what every scenario shares; a scenario's own settings (the server's
+    latency bound, the offline repeats) are `own`, filled from the flags the
+    scenario declares (run/infer/scenarios/, cli/scenario_flags.py).  Times
+    are seconds.  None means "as the user_conf, else mlperf.conf, sets it".
+    The scenario as run, every value filled in, is `loadgen_conf.read(...)[0].config`.
     """
 
     name: str = CLOSED_LOOP  # tpubench's own timing, no LoadGen
-    target_qps: float | None = None  # server: None searches for the highest VALID QPS
-    latency_bound: float | None = None  # server: the p<percentile> latency bound
-    latency_percentile: float | None = None  # server; mlperf.conf's: 99
     max_batch_size: int | None = None  # None: the largest --batch_size (or the model's)
-    batching_window: float = 0.002  # server: how long a batch waits for more queries
-    samples_per_query: int | None = None  # multi_stream; mlperf.conf's: 8
     min_duration: float | None = None  # None: mlperf.conf's (600 s)
     min_query_count: int | None = None
     qsl_samples: int | None = None  # samples loaded before timing (performance_sample_count)
-    search_runs: int = 6  # server: LoadGen runs the QPS search may spend
     user_conf: str | None = None  # an MLPerf user.conf laid over mlperf.conf
-    offline_runs: int = 3  # offline: results whose median is the record's
     # The user_conf set LoadGen's expected latency (streams) or QPS (offline):
     # runs are not sized from the closed loop.
     expected_from_user_conf: bool = False
+    own: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the scenario's own
+    # The scenario's plug-in, resolved from --scenario once at the CLI edge (None: closed loop).
+    plugin: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    def to_dict(self) -> dict:
+        """The record's `config.scenario`: the shared settings and the scenario's own."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del d["own"], d["plugin"]
+        return d | dict(self.own)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,8 +219,9 @@ class InferConfig:
     def to_dict(self) -> dict:
         """The record's `config`: every setting but the batch sizes (each record of the
         sweep gives its own at the top level, the whole sweep's in `sweep.batch_sizes`)."""
-        d = dataclasses.asdict(self)
+        d = dataclasses.asdict(dataclasses.replace(self, scenario=ScenarioConfig()))
         d["params"] = dict(self.params)
+        d["scenario"] = self.scenario.to_dict()
         del d["global_batch_sizes"]
         d["cost"]["machine"] = list(self.cost.machine)
         return d

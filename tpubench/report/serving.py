@@ -1,4 +1,5 @@
-"""Serving figures from `infer --scenario` records: the report's table and `advise --qps`.
+"""Serving figures from `infer --scenario` records: `advise --qps` (the report's table:
+report/serving_table.py).
 
 A server-scenario record says how many queries/sec one machine sustained
 while LoadGen judged the run VALID at a latency bound.  Serving a load of
@@ -24,91 +25,12 @@ from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
 
 
-def _median(values) -> float | None:
+def median(values) -> float | None:
     iv = stats.median_interval([v for v in values if v is not None])
     return None if iv is None else iv.median
 
 
-def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.Table | None:
-    """One row per scenario configuration: LoadGen's verdict, rate, p99 and $ per million."""
-    rows, csv_rows = [], []
-    for g in groups:
-        served = [r.serving for r in g.runs if r.serving]
-        if not served:
-            continue
-        rate = _median(r.examples_per_sec for r in g.runs)
-        p99 = _median(s["latency_p99"] for s in served)
-        usd = _median(s["usd_per_million"] for s in served)
-        hourly = _median(r.usd_per_hour for r in g.runs)
-        verdicts = "/".join(sorted({s["validity"] or "?" for s in served}))
-        if any(s.get("busy_host") for s in served):  # lower than the machine serves quiet:
-            verdicts += " ⚠busy"  # advise leaves them out
-        mlperf = _mlperf_text(g.runs)
-        bound = g.dims.get("latency_bound") or "n/a"
-        rows.append(
-            [
-                g.label,
-                served[0]["scenario"],
-                verdicts,
-                str(len(g.runs)),
-                render.num(rate),
-                render.num(None if p99 is None else p99 * 1e3, 2),
-                bound,
-                render.money(hourly),
-                render.money(usd),
-                mlperf,
-            ]
-        )
-        csv_rows.append(
-            [g.label, served[0]["scenario"], verdicts, len(g.runs), rate, p99, bound]
-            + [hourly, usd, {"yes": True, "no": False}.get(mlperf)]
-        )
-    if not rows:
-        return None
-    return tables.Table(
-        "serving",
-        "MLPerf LoadGen scenarios (server: sustained QPS at the bound; offline: samples/sec), "
-        f"$ on {money.prices_on(pricing)}",
-        [
-            "configuration",
-            "scenario",
-            "LoadGen",
-            "trials",
-            "rate /s",
-            "p99 ms",
-            "bound",
-            "$/hour",
-            "$/1M predictions",
-            "MLPerf minimums",
-        ],
-        rows,
-        [
-            "configuration",
-            "scenario",
-            "loadgen_validity",
-            "trials",
-            "rate_median",
-            "latency_p99_seconds_median",
-            "latency_bound",
-            "usd_per_hour_median",
-            "usd_per_million_predictions_median",
-            "meets_mlperf_minimums",
-        ],
-        csv_rows,
-        brief=(
-            "configuration",
-            "LoadGen",
-            "rate /s",
-            "p99 ms",
-            "bound",
-            "$/1M predictions",
-            "MLPerf minimums",
-        ),
-        lesser=("bound", "MLPerf minimums"),
-    )
-
-
-def _mlperf_text(runs: list[load.Run]) -> str:
+def mlperf_text(runs: list[load.Run]) -> str:
     """Whether RUNS keep their model's MLPerf rules: yes, no, or no MLPerf benchmark."""
     verdicts = [r.serving["meets_mlperf_minimums"] for r in runs if r.serving]
     if verdicts and all(v is None for v in verdicts):
@@ -223,7 +145,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
             notes.append(f"{os.path.basename(r.path)} not used: {found.how}")
     out = []
     for g in group_lib.group([r for r in runs if r.path in fit]):
-        qps = _median(fit[r.path].qps for r in g.runs)
+        qps = median(fit[r.path].qps for r in g.runs)
         how = "; ".join(dict.fromkeys(fit[r.path].how for r in g.runs))
         # Every machine the records were priced as on the chosen basis (a CPU run: VMs of
         # its vCPU count): one price each,
@@ -235,7 +157,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
             )
         for name in names:
             priced = [m for r in g.runs for m in r.machines if m.machine == name]
-            hourly = _median(m.usd_per_hour for m in priced)
+            hourly = median(m.usd_per_hour for m in priced)
             if not qps or hourly is None:
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
@@ -334,7 +256,7 @@ def advise(cfg: AdviseConfig) -> str:
         f"(the cheapest of {len(found)}); QPS per machine: {best.source}",
     ]
     verdicts = [r.serving["meets_mlperf_minimums"] for o in found for r in o.group.runs]
-    below = [o for o in found if _mlperf_text(o.group.runs) == "no"]
+    below = [o for o in found if mlperf_text(o.group.runs) == "no"]
     if all(v is None for v in verdicts):
         lines.append(
             f"  note: {cfg.model} has no MLPerf Inference benchmark: MLPerf's rules do not apply"

@@ -46,7 +46,7 @@ def check_prices(cfg: InferConfig) -> None:
     session.check_machine(cfg)  # a GPU machine on a host with none
     cost_runs.prices(cfg.cost)
     if cfg.scenario.name != config.CLOSED_LOOP:
-        from tpubench.run.infer.scenarios import harness
+        from tpubench.run.infer import harness
 
         harness.import_loadgen(cfg.scenario.name)
 

@@ -16,7 +16,6 @@ scenario's plug-in (`scenarios.Scenario`), never decided by its name.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import sys
@@ -27,8 +26,8 @@ from tpubench.core import errors, host_load
 from tpubench.cost import runs as cost_runs
 from tpubench.hardware import hostcpu
 from tpubench.run import interrupts, session
+from tpubench.run.infer import harness as harness_lib
 from tpubench.run.infer import infer_session, loadgen_conf, loadgen_sut, scenarios
-from tpubench.run.infer.scenarios import harness as harness_lib
 from tpubench.storage import records
 
 # Closed-loop results that stay in the record beside LoadGen's (not the per-batch lists).
@@ -45,7 +44,7 @@ _CLOSED_KEYS = (
 def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     """Measures INFER's scenario on BUILT; its one record joins infer.records."""
     cfg = infer.cfg
-    scenario = scenarios.get(cfg.scenario.name)
+    scenario = cfg.scenario.plugin  # resolved from --scenario once, at the CLI edge
     lg = harness_lib.import_loadgen(cfg.scenario.name)
     rules, test_settings = loadgen_conf.read(lg, cfg.scenario, cfg.model, cfg.tiny)
     sc = rules.config  # the flags, then the user.conf, then mlperf.conf
@@ -53,12 +52,13 @@ def run(infer: infer_session.InferSession, built: infer_session.Built) -> None:
     max_batch = sc.max_batch_size or max(built.batches)
     session.check_batches([max_batch], replicas)
     single = replicas  # the smallest batch a query can run as
-    per_query = -(-sc.samples_per_query // replicas) * replicas
+    samples_per_query = int(test_settings.multi_stream_samples_per_query)
+    per_query = -(-samples_per_query // replicas) * replicas
     batches = scenarios.Batches(single, per_query, max_batch)
     sut_batch = scenario.sut_batch(batches)
     record = infer.new_record(sut_batch, built, 0)
     record["scenario"] = sc.name
-    record["config"] = {**record["config"], "scenario": dataclasses.asdict(sc)}
+    record["config"] = {**record["config"], "scenario": sc.to_dict()}
     closed = _closed_loop(infer, built, scenario.closed_loop_batches(batches))
     measured, accuracy = infer.describe(built)
     prices = infer.prices()

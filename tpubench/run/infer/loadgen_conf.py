@@ -33,7 +33,7 @@ DEFAULT_QSL_SAMPLES = 1024
 class Rules:
     """The settings of one scenario after mlperf.conf, the user.conf and the flags."""
 
-    scenario: str  # tpubench's name
+    scenario: object  # the scenario's plug-in (scenarios.Scenario), resolved at the CLI edge
     model_key: str  # the model name mlperf.conf was read for
     loadgen_version: str
     user_conf: str | None
@@ -84,7 +84,7 @@ class Rules:
                 "note": f"--tiny {self.model_key} is a small variant, not MLPerf's "
                 f"{self.model_key}: MLPerf's rules do not apply",
             }
-        scenario = scenarios.get(self.scenario)
+        scenario = self.scenario
         unmet = [
             f"{r.what} {r.show(have)} {r.word} MLPerf's {r.show(need)}"
             for r in scenario.rules + _COMMON
@@ -164,7 +164,7 @@ def read(lg, sc: ScenarioConfig, model: str, tiny: bool = False) -> tuple[Rules,
     once and reused for every run of the process: LoadGen logs an error into
     the next test when a second user.conf is read.
     """
-    scenario = scenarios.get(sc.name)
+    scenario = sc.plugin  # resolved from --scenario once, at the CLI edge
     key, name = model_key(model), scenario.loadgen_name
     base = lg.TestSettings()
     base.FromConfig("", key, name, 0)  # mlperf.conf, as built into LoadGen
@@ -173,7 +173,7 @@ def read(lg, sc: ScenarioConfig, model: str, tiny: bool = False) -> tuple[Rules,
     s.FromConfig("", key, name, 0)
     user = {}
     if sc.user_conf:
-        user = user_conf.read(sc.user_conf, key, name)  # refuses what it cannot honour
+        user = user_conf.read(sc.user_conf, key, scenario)  # refuses what it cannot honour
         _read_user_conf(lg, s, sc.user_conf, key, name)
     s.scenario = getattr(lg.TestScenario, name)
     s.mode = lg.TestMode.PerformanceOnly
@@ -188,12 +188,10 @@ def read(lg, sc: ScenarioConfig, model: str, tiny: bool = False) -> tuple[Rules,
     )
     if s.performance_sample_count_override <= 0:
         s.performance_sample_count_override = DEFAULT_QSL_SAMPLES
-    scenario.check(dataclasses.asdict(sc), user)
-    resolved = scenario.lay_flags(sc, layers)
-    resolved["samples_per_query"] = int(s.multi_stream_samples_per_query)
-    resolved["expected_from_user_conf"] = scenario.expected_key in user
+    scenario.check(sc.own, user)
+    own = sc.own | scenario.lay_flags(sc, layers)  # its own settings, as resolved
     rules = Rules(
-        sc.name,
+        scenario,
         key,
         loadgen_version(),
         sc.user_conf,
@@ -201,7 +199,7 @@ def read(lg, sc: ScenarioConfig, model: str, tiny: bool = False) -> tuple[Rules,
         _values(s),
         tuple(layers.flags),
         user_conf.section(user, layers.given, sc.user_conf) if user else {},
-        dataclasses.replace(sc, **resolved),
+        dataclasses.replace(sc, own=own, expected_from_user_conf=scenario.expected_key in user),
         tiny,
     )
     return rules, s
@@ -242,5 +240,5 @@ def for_run(lg, s, sc: ScenarioConfig, expected: float, qps: float | None = None
     second (offline), from the closed loop or an earlier run; not used where
     the user.conf set it.  The scenario sets it (`Scenario.size_run`).
     """
-    scenarios.get(sc.name).size_run(s, sc, expected, qps)
+    sc.plugin.size_run(s, sc, expected, qps)
     return s

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 
-from tpubench.run.infer import scenarios
-
 DETAIL = "mlperf_log_detail.txt"
 SUMMARY = "mlperf_log_summary.txt"
 _PREFIX = ":::MLLOG "
@@ -40,10 +38,10 @@ def seconds(ns) -> float | None:
     return None if ns is None else float(ns) / 1e9
 
 
-def summarize(detail: dict, scenario: str) -> dict:
-    """The record's `loadgen` summary of one LoadGen run of SCENARIO (its name): its verdict,
-    its figures, and the scenario's own (`Scenario.log_fields`)."""
-    own = scenarios.get(scenario)
+def summarize(detail: dict, scenario) -> dict:
+    """The record's `loadgen` summary of one LoadGen run of SCENARIO (its plug-in): its
+    verdict, its figures, and the scenario's own (`Scenario.log_fields`)."""
+    own = scenario
     key = own.latency_log_key
     latencies = {
         f"p{p.rstrip('0').rstrip('.')}": seconds(detail.get(key.format(p))) for p in _PERCENTILES

@@ -41,18 +41,29 @@ server search's probes alike.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from tpubench.core import bounds, errors
 
-# Bytes LoadGen holds per scheduled query, and per sample of a query.
-# Server: 640, 1.25x the 512 first measured, which a 1,100,000-query test passed (556 B).
-PER_QUERY = {"SingleStream": 1100, "MultiStream": 1100, "Server": 640, "Offline": 0}
-PER_SAMPLE = {"SingleStream": 0, "MultiStream": 256, "Server": 0, "Offline": 560}
+# Each scenario declares its bytes per scheduled query and per sample of a query
+# (`Scenario.bytes_per_query`, `bytes_per_sample`: the table above) and what sizes its
+# schedule (`Scenario.schedule`).
 HEADROOM = 1.1  # LoadGen schedules a little past min_duration
 # The share of this host's available memory a test's schedule may take (the
 # model, its samples and TensorFlow need the rest).
 SHARE = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """What LoadGen will schedule for one test: its queries and samples, what sized them,
+    and what else lowers it (appended to the refusal's accepted values)."""
+
+    queries: int
+    samples: int
+    sized: str  # e.g. "600 s at 1,000 QPS"
+    fix: str = ""  # e.g. " or a lower --target_qps"
 
 
 def _up(x: float) -> int:
@@ -60,64 +71,46 @@ def _up(x: float) -> int:
     return math.ceil(round(x, 6))
 
 
-def scenario_name(lg, settings) -> str:
-    """LoadGen's name of SETTINGS' scenario: SingleStream, MultiStream, Server or Offline."""
-    for name in PER_QUERY:
-        if settings.scenario == getattr(lg.TestScenario, name):
-            return name
-    return "SingleStream"
-
-
-def schedule(lg, settings) -> tuple[str, int, int, str]:
-    """(scenario, queries, samples, what sizes it) LoadGen will schedule for SETTINGS."""
-    name = scenario_name(lg, settings)
+def count(settings, per_second: float | None = None, latency: float | None = None) -> int:
+    """What LoadGen schedules for SETTINGS' minimum duration at PER_SECOND (queries or samples
+    a second), or one query each LATENCY seconds; at least its minimum query count."""
     seconds = settings.min_duration_ms / 1000.0
-    least = int(settings.min_query_count)
-    if name == "Server":
-        rate = float(settings.server_target_qps)
-        queries = max(least, _up(HEADROOM * seconds * rate))
-        return name, queries, queries, f"{seconds:g} s at {rate:,.6g} QPS"
-    if name == "Offline":
-        rate = float(settings.offline_expected_qps)
-        samples = max(least, _up(HEADROOM * seconds * rate))
-        return name, 1, samples, f"{seconds:g} s at an expected {rate:,.6g} samples/s"
-    if name == "MultiStream":
-        latency = settings.multi_stream_expected_latency_ns / 1e9
-        per = int(settings.multi_stream_samples_per_query)
+    if latency is not None:
+        n = _up(HEADROOM * seconds / max(latency, 1e-9))
     else:
-        latency, per = settings.single_stream_expected_latency_ns / 1e9, 1
-    queries = max(least, _up(HEADROOM * seconds / max(latency, 1e-9)))
-    return name, queries, queries * per, f"{seconds:g} s at {latency * 1e3:,.4g} ms a query"
+        n = _up(HEADROOM * seconds * per_second)
+    return max(int(settings.min_query_count), n)
 
 
-def estimate(lg, settings) -> int:
-    """Bytes LoadGen will hold for SETTINGS' schedule."""
-    name, queries, samples, _ = schedule(lg, settings)
-    return queries * PER_QUERY[name] + samples * PER_SAMPLE[name]
+def estimate(settings, scenario) -> int:
+    """Bytes LoadGen will hold for SETTINGS' schedule in SCENARIO (its plug-in)."""
+    plan = scenario.schedule(settings)
+    return plan.queries * scenario.bytes_per_query + plan.samples * scenario.bytes_per_sample
 
 
-def check(lg, settings, run: str) -> None:
-    """Refuses RUN (a LoadGen test) whose schedule would pass SHARE of the available memory.
+def check(settings, run: str, scenario) -> None:
+    """Refuses RUN (a LoadGen test of SCENARIO) whose schedule would pass SHARE of the
+    available memory.
 
     One line names the schedule, what sized it and what is accepted; the
     harness raises it before LoadGen allocates anything.
     """
-    need = estimate(lg, settings)
+    need = estimate(settings, scenario)
     free = bounds.available_memory()
     if free is None or need <= SHARE * free:
         return
-    name, queries, samples, sized = schedule(lg, settings)
-    count = f"{queries:,} queries" if name != "Offline" else f"one query of {samples:,} samples"
+    plan = scenario.schedule(settings)
+    queries, samples = plan.queries, plan.samples
+    what = f"{queries:,} queries" if queries != 1 else f"one query of {samples:,} samples"
     seconds, least = settings.min_duration_ms / 1000.0, int(settings.min_query_count)
     if max(queries, samples) == least:  # the count sized it, not the duration
         fix = f"a --min_query_count of at most {int(least * SHARE * free / need):,}"
     else:  # the schedule grows in step with the duration
         fix = f"a --min_duration of at most {seconds * SHARE * free / need:,.0f} s at this rate"
-    if name == "Server":
-        fix += " or a lower --target_qps"
     raise errors.UsageError(
-        f"LoadGen's {name} test '{run}' would schedule {count} ({sized}), about "
-        f"{need / 2**30:,.1f} GiB of its own bookkeeping before the first query; this host "
-        f"has {free / 2**30:,.1f} GiB available and a test may take half; accepted: {fix} "
-        "(in --user_conf too: its min_duration and targets are checked the same way)"
+        f"LoadGen's {scenario.loadgen_name} test '{run}' would schedule {what} ({plan.sized}), "
+        f"about {need / 2**30:,.1f} GiB of its own bookkeeping before the first query; this "
+        f"host has {free / 2**30:,.1f} GiB available and a test may take half; accepted: "
+        f"{fix}{plan.fix} (in --user_conf too: its min_duration and targets are checked the "
+        "same way)"
     )

@@ -9,8 +9,8 @@ a line applying when its model is the run's MLPerf model key or `*` and its
 scenario the run's or `*`; of several lines for one key the most specific
 wins (model.scenario, *.scenario, model.*, *.*), and of equal ones the
 last.  Every key that applies is honoured or refused here, before any run:
-see KEYS, and docs/inference.md's table.  Precedence: a flag given on the
-command line > the user.conf > mlperf.conf.
+see GENERIC and each scenario's `conf_keys`, and docs/inference.md's table.
+Precedence: a flag given on the command line > the user.conf > mlperf.conf.
 """
 
 from __future__ import annotations
@@ -20,76 +20,46 @@ import os
 import re
 
 from tpubench.core import bounds, errors, safe_files
+from tpubench.run.infer import scenario_knobs, scenarios
 
-SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")
+SCENARIOS = ("SingleStream", "MultiStream", "Server", "Offline")  # LoadGen's, as a line names them
 
-# Keys that apply in every scenario, and how tpubench treats them.  "honoured":
-# passed to LoadGen as is; "flag --x": honoured unless --x is given; anything
-# else is the reason the key is refused.
-_PERFORMANCE_ONLY = "tpubench runs LoadGen in PerformanceOnly mode (accuracy is its own eval)"
-_MLPERF_ONLY = "LoadGen reads it from mlperf.conf only and ignores it in a user.conf"
-_NO_TOKENS = "tpubench's SUT answers whole predictions and reports no tokens"
+# Keys that apply in every scenario, and how tpubench treats them (scenario_knobs.ConfKey:
+# "honoured", "flag --x", or the reason the key is refused).  The keys LoadGen reads for
+# one scenario only are the scenario's (`Scenario.conf_keys`, with their ranges).
+PERFORMANCE_ONLY = "tpubench runs LoadGen in PerformanceOnly mode (accuracy is its own eval)"
+MLPERF_ONLY = "LoadGen reads it from mlperf.conf only and ignores it in a user.conf"
+NO_TOKENS = "tpubench's SUT answers whole predictions and reports no tokens"
+_K, _R = scenario_knobs.ConfKey, scenario_knobs.Range
+_HONOURED = _K("honoured")
 GENERIC = {
-    "min_duration": "flag --min_duration",
-    "min_query_count": "flag --min_query_count",
-    "performance_sample_count_override": "flag --qsl_samples",
-    "max_duration": "honoured",
-    "max_query_count": "honoured",
-    "print_timestamps": "honoured",
-    "performance_issue_unique": "honoured",
-    "performance_issue_same": "honoured",
-    "performance_issue_same_index": "honoured",
-    "sample_concatenate_permutation": "honoured",
-    "accuracy_log_rng_seed": "honoured",
-    "accuracy_log_sampling_target": "honoured",
-    "mode": _PERFORMANCE_ONLY,
-    "accuracy_sample_count_override": _PERFORMANCE_ONLY,
-    "qsl_rng_seed": _MLPERF_ONLY,
-    "sample_index_rng_seed": _MLPERF_ONLY,
-    "schedule_rng_seed": _MLPERF_ONLY,
-    "accuracy_log_probability": _MLPERF_ONLY,
-    "test05": _MLPERF_ONLY,
-    "test05_qsl_rng_seed": _MLPERF_ONLY,
-    "test05_sample_index_rng_seed": _MLPERF_ONLY,
-    "test05_schedule_rng_seed": _MLPERF_ONLY,
-    "use_token_latencies": _NO_TOKENS,
-    "infer_token_latencies": _NO_TOKENS,
-    "token_latency_scaling_factor": _NO_TOKENS,
-}
-# Keys LoadGen reads for one scenario only.
-PER_SCENARIO = {
-    "SingleStream": {
-        "target_latency_percentile": "honoured",
-        "target_latency": "expected",  # the latency LoadGen sizes the run by (ms)
-    },
-    "MultiStream": {
-        "target_latency_percentile": "honoured",
-        "target_latency": "expected",
-        "samples_per_query": "flag --samples_per_query",
-    },
-    "Server": {
-        "target_latency": "flag --latency_bound",
-        "target_latency_percentile": "flag --latency_percentile",
-        "target_qps": "flag --target_qps",  # a fixed QPS: no search, as with the flag
-        "coalesce_queries": "honoured",
-        "max_async_queries": "honoured",
-        "ttft_latency": _NO_TOKENS,
-        "tpot_latency": _NO_TOKENS,
-    },
-    "Offline": {"target_qps": "expected"},  # the QPS LoadGen sizes the one query by
-}
-KEYS = sorted(set(GENERIC) | {k for keys in PER_SCENARIO.values() for k in keys})
-# The values tpubench uses itself: (lowest, highest, unit, LoadGen reads an integer),
-# the ranges of the flags they stand for.
-_WEEK_MS = bounds.MAX_DURATION_SECONDS * 1000
-RANGES = {
-    "min_duration": (1, _WEEK_MS, "ms", True),
-    "min_query_count": (*bounds.FLAGS["min_query_count"][:2], "queries", True),
-    "performance_sample_count_override": (0, bounds.FLAGS["qsl_samples"][1], "samples", True),
-    "samples_per_query": (*bounds.FLAGS["samples_per_query"][:2], "samples", True),
-    "target_qps": (*bounds.FLAGS["target_qps"][:2], "queries per second", False),
-    "target_latency": (0.001, _WEEK_MS, "ms", False),
-    "target_latency_percentile": (1, 99.99, "percent", False),
+    "min_duration": _K("flag --min_duration", _R(1, scenario_knobs.WEEK_MS, "ms", True)),
+    "min_query_count": _K("flag --min_query_count", _R(*bounds.FLAGS["min_query_count"], True)),
+    "performance_sample_count_override": _K(
+        "flag --qsl_samples", _R(0, bounds.FLAGS["qsl_samples"][1], "samples", True)
+    ),
+    "max_duration": _HONOURED,
+    "max_query_count": _HONOURED,
+    "print_timestamps": _HONOURED,
+    "performance_issue_unique": _HONOURED,
+    "performance_issue_same": _HONOURED,
+    "performance_issue_same_index": _HONOURED,
+    "sample_concatenate_permutation": _HONOURED,
+    "accuracy_log_rng_seed": _HONOURED,
+    "accuracy_log_sampling_target": _HONOURED,
+    "mode": _K(PERFORMANCE_ONLY),
+    "accuracy_sample_count_override": _K(PERFORMANCE_ONLY),
+    "qsl_rng_seed": _K(MLPERF_ONLY),
+    "sample_index_rng_seed": _K(MLPERF_ONLY),
+    "schedule_rng_seed": _K(MLPERF_ONLY),
+    "accuracy_log_probability": _K(MLPERF_ONLY),
+    "test05": _K(MLPERF_ONLY),
+    "test05_qsl_rng_seed": _K(MLPERF_ONLY),
+    "test05_sample_index_rng_seed": _K(MLPERF_ONLY),
+    "test05_schedule_rng_seed": _K(MLPERF_ONLY),
+    "use_token_latencies": _K(NO_TOKENS),
+    "infer_token_latencies": _K(NO_TOKENS),
+    "token_latency_scaling_factor": _K(NO_TOKENS),
 }
 _NUMBER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)")
 
@@ -109,13 +79,19 @@ class Setting:
         return self.use.removeprefix("flag ") if self.use.startswith("flag ") else None
 
 
-def allowed(scenario: str) -> dict[str, str]:
-    """{key: how tpubench treats it} for every key LoadGen reads in SCENARIO."""
-    return GENERIC | PER_SCENARIO[scenario]
+def allowed(plugin) -> dict[str, scenario_knobs.ConfKey]:
+    """{key: how tpubench treats it} for every key LoadGen reads in PLUGIN (a scenario)."""
+    return GENERIC | plugin.conf_keys
 
 
-def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
-    """{key: Setting} of PATH that apply to MODEL_KEY in SCENARIO (LoadGen's name).
+def known() -> set[str]:
+    """Every key a user.conf may name: the generic ones and every scenario's."""
+    return set(GENERIC).union(*(scenarios.get(n).conf_keys for n in scenarios.names()))
+
+
+def read(path: str, model_key: str, plugin) -> dict[str, Setting]:
+    """{key: Setting} of PATH that apply to MODEL_KEY in PLUGIN (the scenario: its LoadGen
+    name picks the lines, its `conf_keys` what it accepts).
 
     Raises a one-line UsageError for a line LoadGen would misread, a key it
     does not read, and a key that applies here but tpubench cannot honour.
@@ -128,6 +104,7 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
     # A path from a flag or a record: a regular file of bounded size (a FIFO would hang).
     limit, accepted = safe_files.PATH_FLAGS["user_conf"]
     lines = safe_files.read_text(path, "--user_conf", limit, accepted).splitlines()
+    scenario, keys, accepts = plugin.loadgen_name, known(), allowed(plugin)
     found: dict[str, tuple[int, int, str, str]] = {}  # key -> (rank, line, text, value)
     for n, line in enumerate(lines, 1):
         words = line.split()
@@ -147,9 +124,9 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
             )
         text, value = words[0], words[2]
         model, scen, key = _split(text, where)
-        if key not in KEYS:
+        if key not in keys:
             raise errors.UsageError(
-                f"{where} sets {text}: LoadGen reads no key {key!r}{errors.choices_hint(key, KEYS)}"
+                f"{where} sets {text}: LoadGen reads no key {key!r}{errors.choices_hint(key, keys)}"
             )
         if not _NUMBER.fullmatch(value):
             raise errors.UsageError(
@@ -157,12 +134,12 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
             )
         if model not in (model_key, "*") or scen not in (scenario, "*"):
             continue  # another model's or scenario's line, as LoadGen reads it
-        if key not in allowed(scenario):
+        if key not in accepts:
             if scen == "*":
                 continue  # a key of other scenarios
             raise errors.UsageError(
                 f"{where} sets {text}: LoadGen does not read {key} for {scenario}; accepted "
-                f"for {scenario}: {', '.join(sorted(allowed(scenario)))}"
+                f"for {scenario}: {', '.join(sorted(accepts))}"
             )
         # LoadGen's lookup order: model.scenario, *.scenario, model.*, *.*.
         rank = {(True, True): 0, (False, True): 1, (True, False): 2}.get(
@@ -172,31 +149,27 @@ def read(path: str, model_key: str, scenario: str) -> dict[str, Setting]:
             found[key] = (rank, n, text, value)
     out = {}
     for key, (_, n, text, value) in sorted(found.items()):
-        use = allowed(scenario)[key]
+        use = accepts[key].use
         if use not in ("honoured", "expected") and not use.startswith("flag "):
             raise errors.UsageError(
                 f"--user_conf={path}: line {n} sets {text} = {value}: tpubench cannot honour "
                 f"{key} ({use}); accepted: remove the line"
             )
         out[key] = Setting(key, value, n, text, use)
-        _check_range(out[key], scenario, path)
+        _check_range(out[key], accepts[key].range, path)
     return out
 
 
-def _check_range(s: Setting, scenario: str, path: str) -> None:
-    """A value tpubench uses must be in its flag's range, and whole where LoadGen reads an
-    integer (it would drop the fraction: Server target_latency 0.5 is a 0 ms bound)."""
-    if s.key not in RANGES:
+def _check_range(s: Setting, held: scenario_knobs.Range | None, path: str) -> None:
+    """A value tpubench uses must be in its declared range (HELD), and whole where LoadGen
+    reads an integer (it would drop the fraction: Server target_latency 0.5 is a 0 ms bound)."""
+    if held is None or held.holds(number(s)):
         return
-    low, high, unit, whole = RANGES[s.key]
-    whole = whole or (s.key == "target_latency" and scenario == "Server")
-    v = number(s)
-    if not low <= v <= high or (whole and v != int(v)):
-        kind = "a whole number" if whole else "a number"
-        raise errors.UsageError(
-            f"--user_conf={path}: line {s.line} sets {s.text} = {s.value}: out of range; "
-            f"accepted: {kind} from {low:g} to {high:g} ({unit})"
-        )
+    kind = "a whole number" if held.whole else "a number"
+    raise errors.UsageError(
+        f"--user_conf={path}: line {s.line} sets {s.text} = {s.value}: out of range; "
+        f"accepted: {kind} from {held.low:g} to {held.high:g} ({held.unit})"
+    )
 
 
 def _split(text: str, where: str) -> tuple[str, str, str]:

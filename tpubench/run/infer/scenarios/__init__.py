@@ -11,6 +11,9 @@ What a scenario decides (docs/architecture.md, "Adding a scenario"):
 
 - `name` (the flag's value and the record's `scenario`), `loadgen_name`
   (LoadGen's TestScenario it runs as), `order` (where `--scenario` lists it);
+- its own settings: `flags` (scenario_knobs.Flag: the CLI edge defines them and
+  hands the scenario its values as `ScenarioConfig.own`), `conf_keys` (the
+  user.conf keys LoadGen reads for it, with their ranges);
 - the SUT's batching: `sut_batch`, `closed_loop_batches`,
   `batching_window`, `shed_after`;
 - LoadGen's settings: `check` and `lay_flags` (flags over mlperf.conf and the
@@ -18,9 +21,12 @@ What a scenario decides (docs/architecture.md, "Adding a scenario"):
   `size_run` (one run's QPS or expected figure), `rules` (MLPerf's rules
   beyond the common minimums);
 - the run: `run(test)`, LoadGen's result and the record's rate;
+- LoadGen's memory: `schedule` (what one test will hold, loadgen_memory.py),
+  `plan_text` (the progress line before a test);
 - the record: `log_fields` (from LoadGen's detail log), `latency_results`,
   `settings_fields`, `curve`, and the traits reports read (`loadgen.traits`):
-  `bounded_by_latency` (server) and `one_query` (offline).
+  `bounded_by_latency` (server) and `one_query` (offline);
+- the console: `headline` (the line of its figure, cli/scenario_text.py).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import pkgutil
 from collections.abc import Callable
 
 from tpubench.core import config, errors
+from tpubench.run.infer import loadgen_memory, scenario_knobs
 
 REGISTRY: dict[str, Scenario] = {}  # name -> the scenario, filled by register
 _discovered = False
@@ -89,7 +96,8 @@ class Scenario:
 
     The defaults serve a scenario that batches up to the largest batch;
     a subclass overrides what differs and must give `name`, `loadgen_name`,
-    `size_run` and `run`.
+    `size_run`, `schedule` and `run`.  Its own settings are `sc.own` (from its
+    `flags`); it never imports absl.
     """
 
     name = ""  # --scenario=NAME; the record's `scenario`
@@ -106,6 +114,25 @@ class Scenario:
     # and the latencies are one query's completion times (no percentile to compare).
     bounded_by_latency = False
     one_query = False
+    # Its own flags (the CLI edge defines them) and the user.conf keys LoadGen reads for it
+    # beyond user_conf.GENERIC's, each with what tpubench does with it and its range.
+    flags: tuple[scenario_knobs.Flag, ...] = ()
+    conf_keys: dict[str, scenario_knobs.ConfKey] = {}
+    # LoadGen's bookkeeping per scheduled query and per sample of a query (loadgen_memory.py).
+    bytes_per_query = 1100
+    bytes_per_sample = 0
+
+    def config(self, **given) -> config.ScenarioConfig:
+        """A ScenarioConfig of this scenario: GIVEN's shared fields, the rest its own settings
+        over its flags' defaults (what the CLI edge builds from the flags)."""
+        shared = {f.name for f in dataclasses.fields(config.ScenarioConfig)} - {"own", "plugin"}
+        own = {k: v for k, v in given.items() if k not in shared}
+        unknown = set(own) - {f.key for f in self.flags}
+        if unknown:
+            raise TypeError(f"scenario {self.name!r} has no setting {sorted(unknown)}")
+        values = scenario_knobs.defaults(self.flags) | own
+        common = {k: v for k, v in given.items() if k in shared}
+        return config.ScenarioConfig(name=self.name, own=values, plugin=self, **common)
 
     def traits(self) -> dict:
         """loadgen.traits of the record."""
@@ -132,13 +159,13 @@ class Scenario:
     def check(self, given: dict, user: dict) -> None:
         """Refuses, in one line, settings the scenario cannot run with (before any run).
 
-        GIVEN: ScenarioConfig's fields as given (None: not given); USER: the
-        user.conf's keys that apply (user_conf.read).
+        GIVEN: its own settings as given (`ScenarioConfig.own`; None: not given);
+        USER: the user.conf's keys that apply (user_conf.read).
         """
 
     def lay_flags(self, sc: config.ScenarioConfig, layers) -> dict:
         """Lays the scenario's own flags over LoadGen's settings (`layers.lay`, as
-        loadgen_conf.Layers does); returns ScenarioConfig fields the run resolves."""
+        loadgen_conf.Layers does); returns its own settings (`sc.own`) the run resolves."""
         return {}
 
     def size_run(self, s, sc: config.ScenarioConfig, expected: float, qps: float | None) -> None:
@@ -160,6 +187,15 @@ class Scenario:
         and any further `loadgen` sections of the record (e.g. "confirmation")}."""
         raise NotImplementedError(f"scenario {self.name!r} gives no run")
 
+    # LoadGen's memory and the progress line.
+    def schedule(self, s) -> loadgen_memory.Schedule:
+        """What LoadGen will schedule for TestSettings S (loadgen_memory.count sizes it)."""
+        raise NotImplementedError(f"scenario {self.name!r} gives no schedule")
+
+    def plan_text(self, s) -> str:
+        """What a test will do and, at least, for how long (LoadGen's minimums)."""
+        return f"at least {s.min_duration_ms / 1e3:,.0f} s and {int(s.min_query_count):,} queries"
+
     # The record.
     def log_fields(self, detail: dict) -> dict:
         """The scenario's own figures from LoadGen's detail log (loadgen_log.summarize)."""
@@ -177,6 +213,14 @@ class Scenario:
     def curve(self, runs: list[dict], sc: config.ScenarioConfig, prices, accelerators: int):
         """The record's `loadgen.curve` of RUNS (None: the record has none)."""
         return None
+
+    def headline(self, summary: dict, results: dict, settings: dict, show) -> str:
+        """The console's line of the scenario's figure: SUMMARY (loadgen.summary), RESULTS,
+        SETTINGS (loadgen.settings); SHOW formats numbers (`num`, `latency_ms`)."""
+        lat = summary.get("latency_seconds", {})
+        lats = " / ".join(show.latency_ms(lat.get(q)) for q in ("p50", "p90", "p99"))
+        rate = show.num(results.get("examples_per_sec"))
+        return f"{self.name}: latency p50 / p90 / p99 {lats} ms ({rate} samples/sec)"
 
 
 def register(cls: type[Scenario]) -> type[Scenario]:

@@ -8,8 +8,9 @@ in batches of --max_batch_size.  The record's rate is the median of
 
 from __future__ import annotations
 
+from tpubench.core import bounds
 from tpubench.core.config import ScenarioConfig
-from tpubench.run.infer import scenarios
+from tpubench.run.infer import loadgen_memory, scenario_knobs, scenarios
 
 
 @scenarios.register
@@ -19,6 +20,17 @@ class Offline(scenarios.Scenario):
     one_query = True
     order = 4
     expected_key = "target_qps"  # the QPS LoadGen sizes the one query by
+    flags = (
+        scenario_knobs.Flag(
+            "offline_runs",
+            "int",
+            3,
+            "LoadGen results the record's median and spread are taken over.",
+            scenario_knobs.Range(*bounds.FLAGS["offline_runs"], whole=True),
+        ),
+    )
+    conf_keys = {"target_qps": scenario_knobs.ConfKey("expected", scenario_knobs.QPS)}
+    bytes_per_query, bytes_per_sample = 0, 560
 
     def closed_loop_batches(self, batches: scenarios.Batches) -> list[int]:
         return [batches.largest]
@@ -55,7 +67,20 @@ class Offline(scenarios.Scenario):
         }
 
     def settings_fields(self, sc: ScenarioConfig, rules) -> dict:
-        return {"offline_runs": sc.offline_runs}
+        return {"offline_runs": sc.own.offline_runs}
+
+    def schedule(self, s) -> loadgen_memory.Schedule:
+        rate = float(s.offline_expected_qps)
+        samples = loadgen_memory.count(s, per_second=rate)
+        sized = f"{s.min_duration_ms / 1e3:g} s at an expected {rate:,.6g} samples/s"
+        return loadgen_memory.Schedule(1, samples, sized)
+
+    def headline(self, summary: dict, results: dict, settings: dict, show) -> str:
+        return (
+            f"offline: {show.num(results.get('examples_per_sec'))} samples/sec, the median of "
+            f"{settings.get('offline_runs') or 1} LoadGen run(s) (batch "
+            f"{settings.get('max_batch_size')})"
+        )
 
 
 def _expect(s, sc: ScenarioConfig, rate: float):
@@ -66,7 +91,7 @@ def _expect(s, sc: ScenarioConfig, rate: float):
 
 
 def run_offline(harness, lg, s, sc: ScenarioConfig, closed_rate: float) -> dict:
-    """sc.offline_runs offline results; each at the last rate, once more if it ran short.
+    """sc.own.offline_runs offline results; each at the last rate, once more if it ran short.
 
     LoadGen sizes the single offline query from the expected QPS: a faster
     SUT finishes before the minimum duration and LoadGen calls it INVALID,
@@ -75,13 +100,13 @@ def run_offline(harness, lg, s, sc: ScenarioConfig, closed_rate: float) -> dict:
     {"median": the median result's summary, "results": every result's}.
     """
     results, rate = [], closed_rate
-    for i in range(sc.offline_runs):
+    for i in range(sc.own.offline_runs):
         name = f"offline-{i + 1}"
-        summary = harness.run(_expect(s, sc, rate), name, sc.name)
+        summary = harness.run(_expect(s, sc, rate), name, sc.plugin)
         resize = not sc.expected_from_user_conf  # the user.conf's target_qps is kept
         if resize and not summary.get("min_duration_met") and summary.get("samples_per_sec"):
             rate = 1.25 * summary["samples_per_sec"]
-            summary = harness.run(_expect(s, sc, rate), f"{name}b", sc.name)
+            summary = harness.run(_expect(s, sc, rate), f"{name}b", sc.plugin)
         results.append(summary)
         rate = summary.get("samples_per_sec") or rate
     ranked = sorted(results, key=lambda r: r.get("samples_per_sec") or 0.0)

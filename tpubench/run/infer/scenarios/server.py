@@ -10,12 +10,12 @@ record's latency-QPS-cost curve.
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 from tpubench.core import bounds, errors
 from tpubench.core.config import ScenarioConfig
-from tpubench.run.infer import loadgen_memory, scenarios, serving_curve
+from tpubench.run.infer import loadgen_memory, scenario_knobs, scenarios, serving_curve, user_conf
+from tpubench.run.infer import server_search as search
+
+_Flag, _Key = scenario_knobs.Flag, scenario_knobs.ConfKey
 
 
 @scenarios.register
@@ -24,6 +24,59 @@ class Server(scenarios.Scenario):
     loadgen_name = "Server"
     bounded_by_latency = True
     order = 3
+    flags = (
+        _Flag(
+            "target_qps",
+            "float",
+            None,
+            "Poisson arrivals at this many queries/sec; default: search for the highest QPS "
+            "whose LoadGen run is VALID.",
+            scenario_knobs.QPS,
+        ),
+        _Flag(
+            "latency_bound",
+            "duration",
+            None,
+            "the latency bound at --latency_percentile, e.g. 50ms.",
+            scenario_knobs.Range(1e-6, bounds.MAX_DURATION_SECONDS, "seconds"),
+        ),
+        _Flag(
+            "latency_percentile",
+            "float",
+            None,
+            "the percentile the bound applies to (mlperf.conf's: 99, where neither this "
+            "nor a --user_conf sets it).",
+            scenario_knobs.Range(*bounds.FLAGS["latency_percentile"]),
+        ),
+        _Flag(
+            "batching_window",
+            "duration",
+            0.002,
+            "how long a batch waits for more queries to join it.",
+            scenario_knobs.Range(0, bounds.MAX_DURATION_SECONDS, "seconds"),
+        ),
+        _Flag(
+            "qps_search_runs",
+            "int",
+            6,
+            "without --target_qps: LoadGen runs the search for the highest VALID QPS may spend.",
+            scenario_knobs.Range(*bounds.FLAGS["qps_search_runs"], whole=True),
+            field="search_runs",
+        ),
+    )
+    conf_keys = {
+        # LoadGen reads a Server target_latency as whole milliseconds: 0.5 would be a 0 ms bound.
+        "target_latency": _Key(
+            "flag --latency_bound", scenario_knobs.Range(0.001, scenario_knobs.WEEK_MS, "ms", True)
+        ),
+        "target_latency_percentile": _Key("flag --latency_percentile", scenario_knobs.PERCENT),
+        "target_qps": _Key("flag --target_qps", scenario_knobs.QPS),  # a fixed QPS: no search
+        "coalesce_queries": _Key("honoured"),
+        "max_async_queries": _Key("honoured"),
+        "ttft_latency": _Key(user_conf.NO_TOKENS),
+        "tpot_latency": _Key(user_conf.NO_TOKENS),
+    }
+    bytes_per_query = 640  # 1.25x the 512 first measured; a 1,100,000-query test took 556 B
     rules = (
         scenarios.Rule(
             "server_target_latency_seconds",
@@ -38,15 +91,15 @@ class Server(scenarios.Scenario):
     )
 
     def batching_window(self, sc: ScenarioConfig) -> float:
-        return sc.batching_window
+        return sc.own.batching_window
 
     def shed_after(self, sc: ScenarioConfig) -> float | None:
         """Twenty times the latency bound (at least 5 s): a run whose queue is that
         far behind can no longer be VALID, and serving on would only grow the
         backlog for the rest of the minimum duration."""
-        if sc.latency_bound is None:
+        if sc.own.latency_bound is None:
             return None
-        return max(20.0 * sc.latency_bound, 5.0)
+        return max(20.0 * sc.own.latency_bound, 5.0)
 
     def check(self, given: dict, user: dict) -> None:
         if given.get("latency_bound") is None and "target_latency" not in user:
@@ -56,48 +109,48 @@ class Server(scenarios.Scenario):
             )
 
     def lay_flags(self, sc: ScenarioConfig, layers) -> dict:
-        bound = None if sc.latency_bound is None else round(sc.latency_bound * 1e9)
+        bound = None if sc.own.latency_bound is None else round(sc.own.latency_bound * 1e9)
         layers.lay(
             "--latency_bound", bound, "server_target_latency_ns", "server_target_latency_seconds"
         )
-        pct = sc.latency_percentile
+        pct = sc.own.latency_percentile
         layers.lay(
             "--latency_percentile",
             None if pct is None else pct / 100.0,
             "server_target_latency_percentile",
             "server_target_latency_percentile",
         )
-        if sc.target_qps is not None:
+        if sc.own.target_qps is not None:
             layers.given.add("--target_qps")
         s = layers.settings
         return {
             "latency_bound": s.server_target_latency_ns / 1e9,
             "latency_percentile": round(100 * s.server_target_latency_percentile, 4),
             # A user.conf's target_qps is a fixed QPS, as --target_qps is: no search.
-            "target_qps": sc.target_qps
-            if sc.target_qps is not None or "target_qps" not in layers.user
+            "target_qps": sc.own.target_qps
+            if sc.own.target_qps is not None or "target_qps" not in layers.user
             else float(s.server_target_qps),
         }
 
     def size_run(self, s, sc: ScenarioConfig, expected: float, qps: float | None) -> None:
-        _at(s, qps)
+        search.at(s, qps)
 
     def run(self, test: scenarios.Test) -> dict:
         sc, closed, b = test.config, test.closed, test.batches
-        cap = Capacity(
+        cap = search.Capacity(
             closed[b.largest]["examples_per_sec"],
             b.largest,
-            closed[b.single][_percentile_key(sc.latency_percentile)],
+            closed[b.single][search.percentile_key(sc.own.latency_percentile)],
         )
-        check_server(sc, cap, qps_source(test.rules))
-        check_schedule(sc, test.rules)  # before LoadGen builds its schedule
-        found = search_server(test.harness, test.lg, test.settings, sc, cap)
+        search.check_server(sc, cap, search.qps_source(test.rules))
+        search.check_schedule(sc, test.rules)  # before LoadGen builds its schedule
+        found = search.search_server(test.harness, test.lg, test.settings, sc, cap)
         if found["best"] is None:
-            raise no_valid_qps(sc, found["runs"], found.get("stopped"))
-        if sc.target_qps is not None:  # no search: the one full run at that QPS is the result
+            raise search.no_valid_qps(sc, found["runs"], found.get("stopped"))
+        if sc.own.target_qps is not None:  # no search: the one full run at that QPS is the result
             best = found["best"]
-            return {"summary": best, "rate": best.get("scheduled_qps") or sc.target_qps}
-        check = confirm_server(test.harness, test.lg, test.settings, sc, found)
+            return {"summary": best, "rate": best.get("scheduled_qps") or sc.own.target_qps}
+        check = search.confirm_server(test.harness, test.lg, test.settings, sc, found)
         confirmation = {
             "searched_qps": found["best"].get("target_qps"),
             "tries": [r["run"] for r in check["tries"]],
@@ -105,7 +158,7 @@ class Server(scenarios.Scenario):
             "validity": (check["confirmed"] or check["tries"][-1]).get("validity"),
         }
         if check["confirmed"] is None:
-            raise unconfirmed(sc, found["best"], check["tries"])
+            raise search.unconfirmed(sc, found["best"], check["tries"])
         best = check["confirmed"]
         rate = best.get("scheduled_qps") or best.get("target_qps")
         return {"summary": best, "rate": rate, "confirmation": confirmation}
@@ -119,211 +172,36 @@ class Server(scenarios.Scenario):
 
     def settings_fields(self, sc: ScenarioConfig, rules) -> dict:
         return {
-            "latency_bound_seconds": sc.latency_bound,
-            "latency_percentile": sc.latency_percentile,
-            "batching_window_seconds": sc.batching_window,
-            "target_qps": sc.target_qps,
-            "qps_search": _qps_search(sc, rules),
+            "latency_bound_seconds": sc.own.latency_bound,
+            "latency_percentile": sc.own.latency_percentile,
+            "batching_window_seconds": sc.own.batching_window,
+            "target_qps": sc.own.target_qps,
+            "qps_search": search.qps_search(sc, rules),
         }
 
     def curve(self, runs: list[dict], sc: ScenarioConfig, prices, accelerators: int):
-        return serving_curve.points(runs, sc.latency_percentile, prices, accelerators)
+        return serving_curve.points(runs, sc.own.latency_percentile, prices, accelerators)
 
+    def schedule(self, s) -> loadgen_memory.Schedule:
+        rate = float(s.server_target_qps)
+        queries = loadgen_memory.count(s, per_second=rate)
+        sized = f"{s.min_duration_ms / 1e3:g} s at {rate:,.6g} QPS"
+        return loadgen_memory.Schedule(queries, queries, sized, " or a lower --target_qps")
 
-@dataclasses.dataclass(frozen=True)
-class Capacity:
-    """Closed-loop figures the server scenario is checked against."""
+    def plan_text(self, s) -> str:
+        seconds, queries = s.min_duration_ms / 1e3, int(s.min_query_count)
+        qps = float(s.server_target_qps)
+        seconds = max(seconds, queries / qps) if qps > 0 else seconds
+        return f"{qps:,.1f} QPS for at least {seconds:,.0f} s ({queries:,} queries at least)"
 
-    qps: float  # closed-loop predictions/sec at the largest batch
-    batch: int
-    single_latency: float  # closed-loop latency at batch 1, at the bound's percentile
-
-
-# LoadGen keeps a record per query it schedules (its metadata, the samples'
-# indices, the response times): measured in loadgen_memory.py.
-SCHEDULE_BYTES_PER_QUERY = loadgen_memory.PER_QUERY["Server"]
-
-
-def check_schedule(sc: ScenarioConfig, rules) -> None:
-    """Refuses a server run whose query schedule would not fit in memory (before LoadGen starts).
-
-    LoadGen schedules at least min_query_count queries, and target_qps x
-    min_duration of them when that is more.
-    """
-    if sc.target_qps is None:
-        return
-    eff = rules.effective
-    queries = max(eff["min_query_count"], sc.target_qps * eff["min_duration_seconds"])
-    name = qps_source(rules)
-    bounds.check_memory(
-        queries * SCHEDULE_BYTES_PER_QUERY,
-        f"LoadGen's query schedule ({queries:,.0f} queries at {name}={sc.target_qps:g})",
-        f"give a lower {name} or a shorter --min_duration",
-    )
-
-
-def qps_source(rules) -> str:
-    """Where the server's fixed QPS came from: --target_qps, or the user.conf's target_qps."""
-    keys = getattr(rules, "user_conf_keys", None) or {}
-    honoured = (keys.get("target_qps") or {}).get("use") == "honoured"
-    return "the user.conf's target_qps" if honoured else "--target_qps"
-
-
-def check_server(sc: ScenarioConfig, cap: Capacity, qps_name: str = "--target_qps") -> None:
-    """One-line errors for a bound no batch meets and a target QPS out of reach."""
-    if cap.single_latency > sc.latency_bound:
-        raise errors.UsageError(
-            f"--latency_bound={_ms(sc.latency_bound)}: no batch meets it; a single query "
-            f"alone takes {cap.single_latency * 1e3:.3g}ms at p{sc.latency_percentile:g} "
-            "(closed loop, "
-            "batch 1); raise the bound"
+    def headline(self, summary: dict, results: dict, settings: dict, show) -> str:
+        lat = summary.get("latency_seconds", {})
+        lats = " / ".join(show.latency_ms(lat.get(q)) for q in ("p50", "p90", "p99"))
+        return (
+            f"sustained {show.num(results.get('examples_per_sec'))} queries/sec with "
+            f"p{settings.get('latency_percentile', 99):g} "
+            f"<= {show.latency_ms(settings.get('latency_bound_seconds'))} ms "
+            f"(LoadGen's p50 / p90 / p99: {lats} ms; batches up to "
+            f"{settings.get('max_batch_size')}, window "
+            f"{show.latency_ms(settings.get('batching_window_seconds'))} ms)"
         )
-    if sc.target_qps is not None and sc.target_qps > cap.qps:
-        raise errors.UsageError(
-            f"{qps_name}={sc.target_qps:g} is out of reach: this device predicts at most "
-            f"{cap.qps:,.1f}/sec (closed loop, batch {cap.batch}); lower {qps_name}, "
-            "or give none to search for the highest VALID one"
-        )
-
-
-# When every run of the bisection was INVALID (a busy machine, whose latency tail
-# the closed loop did not see): up to DESCENT_RUNS more, each at DESCENT of the lowest
-# QPS so far, while above MIN_QPS, until one is VALID.
-DESCENT_RUNS, DESCENT, MIN_QPS = 4, 0.25, 1.0
-
-
-def search_server(harness, lg, s, sc: ScenarioConfig, cap: Capacity) -> dict:
-    """The highest QPS whose LoadGen run is VALID: bisection below the closed-loop capacity.
-
-    An INVALID run lowers the upper end to the QPS LoadGen saw completed,
-    when that is lower than the QPS asked for (the SUT fell behind).  A
-    bisection with no VALID run goes on down (`descend`) before it gives up.
-
-    With --target_qps, one run at it.  Returns {"best": summary or None, "runs": [...],
-    "stopped": why the search gave up, when it found nothing}
-    """
-    if sc.target_qps is not None:
-        summary = harness.run(_at(s, sc.target_qps), "server-target", sc.name)
-        return {"best": summary if summary["valid"] else None, "runs": harness.runs}
-    low, high, best = 0.0, cap.qps, None
-    qps = cap.qps / 2
-    for i in range(sc.search_runs):
-        summary = harness.run(_at(s, qps), f"server-{i + 1}", sc.name)
-        if summary["valid"]:
-            low, best = qps, summary
-        else:
-            # A SUT that fell behind completed fewer queries than were sent:
-            # no QPS above what it completed can be VALID.
-            high = max(low, min(qps, summary.get("completed_qps") or qps))
-        # LoadGen rounds QPS to 0.1; stop once the interval is that narrow.
-        if high - low < 0.2:
-            break
-        qps = round((low + high) / 2, 1)
-    if best is None:
-        return descend(harness, s, sc, qps)
-    return {"best": best, "runs": harness.runs}
-
-
-def descend(harness, s, sc: ScenarioConfig, last: float) -> dict:
-    """After a bisection with no VALID run: lower QPS, a quarter at a time, from LAST
-    (the next the bisection would have tried), up to DESCENT_RUNS runs and not below
-    MIN_QPS.  The first VALID run is the best; none: {"best": None, "stopped": why}."""
-    qps = last
-    for i in range(DESCENT_RUNS):
-        if qps < MIN_QPS:
-            why = f"the next, {qps:g} QPS, is below {MIN_QPS:g} QPS"
-            return {"best": None, "runs": harness.runs, "stopped": why}
-        summary = harness.run(_at(s, qps), f"server-low-{i + 1}", sc.name)
-        if summary["valid"]:
-            return {"best": summary, "runs": harness.runs}
-        qps = round(DESCENT * min(qps, summary.get("completed_qps") or qps), 1)
-    why = f"{DESCENT_RUNS} runs below the bisection, each a quarter of the QPS before"
-    return {"best": None, "runs": harness.runs, "stopped": why}
-
-
-def _at(s, qps: float):
-    """TestSettings S for a run at QPS (Server.size_run)."""
-    s.server_target_qps = float(qps)
-    return s
-
-
-# Confirmation runs a server result may take: the chosen QPS, then lower ones.  On a
-# shared 2-core host three were sometimes all INVALID (the load changes within seconds).
-CONFIRM_TRIES = 4
-# A step down goes to a VALID probe at most MIN_STEP of the QPS that failed, else to
-# STEP_DOWN of it: four tries then span at least a third of the range below.
-MIN_STEP = 0.9
-STEP_DOWN = 0.8
-
-
-def confirm_server(harness, lg, s, sc: ScenarioConfig, found: dict) -> dict:
-    """MLPerf's result: one more full run at the QPS the search chose; its verdict counts.
-
-    A search probe is one sample of a noisy machine, so the chosen QPS is run
-    again.  If that run is INVALID the result steps down (to the highest
-    VALID probe at least 10% lower, else 20% lower) and is run again, at
-    most CONFIRM_TRIES times.  Returns {"confirmed": summary or None, "tries": [summaries],
-    "stepped_down": [QPS that failed]}.
-    """
-    best = found["best"]
-    valid = sorted(
-        {r["target_qps"] for r in found["runs"] if r.get("valid") and r.get("target_qps")},
-        reverse=True,
-    )
-    qps = best["target_qps"]
-    tries, failed = [], []
-    for i in range(CONFIRM_TRIES):
-        summary = harness.run(_at(s, qps), f"confirm-{i + 1}", sc.name)
-        summary["confirmation"] = True
-        tries.append(summary)
-        if summary["valid"]:
-            return {"confirmed": summary, "tries": tries, "stepped_down": failed}
-        failed.append(qps)
-        lower = [q for q in valid if q <= MIN_STEP * qps]
-        qps = lower[0] if lower else round(STEP_DOWN * qps, 1)
-        if qps <= 0:
-            break
-    return {"confirmed": None, "tries": tries, "stepped_down": failed}
-
-
-def no_valid_qps(sc: ScenarioConfig, runs: list[dict], stopped: str | None = None):
-    """No run VALID: one line with the lowest QPS tried, what LoadGen said of it, and why
-    the search stopped there (a UsageError: exit 2)."""
-    lowest = min(runs, key=lambda r: r.get("target_qps") or math.inf)
-    where = f" (the search stopped: {stopped})" if stopped else ""
-    busy = f"; busy host: {lowest['busy_host']}" if lowest.get("busy_host") else ""
-    return errors.UsageError(
-        f"--latency_bound={_ms(sc.latency_bound)} at p{sc.latency_percentile:g}: no QPS tried "
-        f"was VALID in {len(runs)} LoadGen run(s); at the lowest, "
-        f"{lowest.get('target_qps')} QPS{where}, LoadGen said: "
-        f"{lowest.get('invalid_reason') or lowest.get('validity')}{busy}"
-    )
-
-
-def unconfirmed(sc: ScenarioConfig, best: dict, tries: list[dict]) -> errors.UsageError:
-    """No confirmation run at or below the searched QPS was VALID (like no_valid_qps: exit 2)."""
-    asked = ", ".join(f"{r.get('target_qps')}" for r in tries)
-    last = tries[-1]
-    return errors.UsageError(
-        f"the search's best QPS ({best.get('target_qps')}) was not confirmed at "
-        f"--latency_bound={_ms(sc.latency_bound)}: the confirmation runs at {asked} QPS were "
-        f"all INVALID (last: {last.get('invalid_reason') or last.get('validity')}); "
-        "the machine's load changed during the search, or the bound is at its edge"
-    )
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:g}ms"
-
-
-def _percentile_key(percentile: float) -> str:
-    """The closed-loop latency key nearest the bound's percentile (p50, p90 or p99)."""
-    return "latency_p99" if percentile > 90 else "latency_p90" if percentile > 50 else "latency_p50"
-
-
-def _qps_search(sc: ScenarioConfig, rules) -> str:
-    if sc.target_qps is None:
-        return "bisection"
-    if qps_source(rules) == "--target_qps":
-        return "given --target_qps"
-    return "given by the user.conf's target_qps"

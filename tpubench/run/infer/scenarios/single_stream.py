@@ -16,6 +16,7 @@ class SingleStream(stream.Stream):
     loadgen_name = "SingleStream"
     order = 1
     expected_attr = "single_stream_expected_latency_ns"
+    estimate_percentile = "p90"
     rules = (
         scenarios.Rule(
             "single_stream_target_latency_percentile", "latency percentile", *scenarios.PERCENTILE

@@ -3,7 +3,9 @@
 LoadGen (the `loadgen` extra, `mlcommons-loadgen`) issues the queries,
 times them and judges the run VALID or INVALID; tpubench only serves them
 (`loadgen_sut.Batcher`) and keeps what LoadGen wrote.  A scenario's `run`
-calls `Harness.run` once per LoadGen test it needs.
+calls `Harness.run` once per LoadGen test it needs; the harness asks the scenario
+what the test will hold (`schedule`, checked by loadgen_memory.py) and how to
+summarize LoadGen's log (`log_fields`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tpubench.run import interrupts
 from tpubench.run.infer import loadgen_log, loadgen_memory, signal_watch
 
 
-def import_loadgen(scenario: str):
+def import_loadgen(scenario: str):  # SCENARIO: its name, for the error
     """The `mlperf_loadgen` module, or a one-line error saying how to install it."""
     try:
         import mlperf_loadgen
@@ -50,11 +52,11 @@ class Harness:
         self.runs: list[dict] = []
         self.workdir: str | None = None  # LoadGen's log directory while a test runs
 
-    def run(self, test_settings, name: str, scenario: str) -> dict:
-        """One LoadGen test, called NAME; LoadGen's summary of it (SCENARIO's figures,
-        loadgen_log.summarize), with where its logs were kept."""
-        loadgen_memory.check(self._lg, test_settings, name)  # before LoadGen schedules it
-        _say(f"[loadgen {name}] {_plan(test_settings, scenario)} ...")
+    def run(self, test_settings, name: str, scenario) -> dict:
+        """One LoadGen test, called NAME, of SCENARIO (its plug-in); LoadGen's summary of it
+        (the scenario's figures, loadgen_log.summarize), with where its logs were kept."""
+        loadgen_memory.check(test_settings, name, scenario)  # before LoadGen schedules it
+        _say(f"[loadgen {name}] {scenario.plan_text(test_settings)} ...")
         workdir = tempfile.mkdtemp(prefix="tpubench-loadgen-")
         try:
             log = self._lg.LogSettings()
@@ -129,14 +131,3 @@ def _noop(_indices) -> None:
 def _say(line: str) -> None:
     """A progress line on stderr, where the closed loop's go: a LoadGen run can take minutes."""
     print(line, file=sys.stderr, flush=True)
-
-
-def _plan(s, scenario: str) -> str:
-    """What the run will do and, at least, for how long (LoadGen's minimums)."""
-    seconds = s.min_duration_ms / 1e3
-    queries = int(s.min_query_count)
-    if scenario == "server":
-        qps = float(s.server_target_qps)
-        seconds = max(seconds, queries / qps) if qps > 0 else seconds
-        return f"{qps:,.1f} QPS for at least {seconds:,.0f} s ({queries:,} queries at least)"
-    return f"at least {seconds:,.0f} s and {queries:,} queries"
