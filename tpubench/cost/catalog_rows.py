@@ -212,7 +212,7 @@ def _row(v: dict[str, str], where: str) -> Row:
     refused = v.get("spot_refused", "")
     if refused and spot is not None:
         raise errors.PriceError(
-            f"{where}: spot_refused is set, so spot must be empty (it is {v['spot']!r})"
+            f"{where}: spot_refused is set, so spot must be empty (it is {v[Basis.SPOT]!r})"
         )
     return Row(
         key=key,

@@ -108,10 +108,10 @@ def hourly(
     lines = []
     for part, res in parsed.resolve(catalog):
         row = res.row
-        unit_price = row.spot if pricing is Basis.SPOT else row.on_demand
+        unit_price = row.spot if pricing == Basis.SPOT else row.on_demand
         if unit_price is None:
             other = pricing.other
-            refused = catalog_rows.refused_spot(row) if pricing is Basis.SPOT else ""
+            refused = catalog_rows.refused_spot(row) if pricing == Basis.SPOT else ""
             if refused:  # the source's spot is above on demand: no discount to answer with
                 raise errors.PriceError(
                     f"{part.pinned_key}: {refused}; {other} is available (--pricing={other})"

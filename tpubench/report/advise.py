@@ -93,7 +93,7 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
             for which in basis.CHOSEN:
                 if overrides:  # --price_per_hour: the user's price, no catalog row
                     prices[which] = overrides[0] if which == Basis.ON_DEMAND else None
-                    dates[which] = "override"
+                    dates[which] = Basis.OVERRIDE
                     continue
                 try:
                     hourly = pricing.hourly(machine, cat, which)

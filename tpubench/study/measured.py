@@ -48,7 +48,7 @@ class Measured:
     usd_million: float | None
     accelerator: str  # what the records say ran: "cpu", "gpu"
     machine: str
-    pricing: str | None
+    pricing: Basis | None
     batch: int | None  # the global batch the records ran
     paths: tuple[str, ...]
     rate_ci: tuple[float, float] | None = None
