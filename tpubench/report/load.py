@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import basis, errors, host_load, money, safe_text
-from tpubench.core.basis import Basis
 from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
@@ -56,7 +55,7 @@ class Run:
     usd_per_hour: float | None
     usd_per_epoch: float | None
     usd_per_million: float | None
-    pricing: Basis | None
+    pricing: basis.Basis | None
     price_dates: tuple[str, ...]
     price_note: str | None
     machines: tuple[record_results.MachineCost, ...]
@@ -103,7 +102,7 @@ def expand(inputs: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def load(inputs: list[str], pricing: Basis = Basis.ON_DEMAND) -> Loaded:
+def load(inputs: list[str], pricing: basis.Basis = basis.DEFAULT) -> Loaded:
     """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
 
     PRICING is the basis of every dollar figure (on demand or spot).
@@ -223,7 +222,7 @@ def _status_reason(rec: record_view.RunRecord) -> str | None:
     return rec.error or f"status {status}"
 
 
-def from_record(record, path: str, pricing: Basis = Basis.ON_DEMAND) -> tuple[Run | None, str]:
+def from_record(record, path: str, pricing: basis.Basis = basis.DEFAULT) -> tuple[Run | None, str]:
     """(Run, "") for a result, or (None, why it is not one); RECORD is a dict or RunRecord.
 
     Its dollar figures are on PRICING (the record keeps every basis it was priced on).
@@ -336,7 +335,7 @@ def _dated(line: record_results.PriceRow) -> str:
 
 
 def _machine_name(cost: record_results.MachineCost, ran=None) -> str:
-    if cost.pricing == Basis.OVERRIDE and not cost.machine:
+    if cost.pricing == basis.Basis.OVERRIDE and not cost.machine:
         return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
     away = bool(measured_on.not_measured((cost,), ran))  # marked: priced from other hardware
     return measured_on.marked(cost.machine or "unpriced", away)

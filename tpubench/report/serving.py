@@ -241,9 +241,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
             n = math.ceil(cfg.qps / qps)
-            basis = (
-                Basis.OVERRIDE if any(m.pricing == Basis.OVERRIDE for m in priced) else cfg.pricing
-            )
+            basis = Basis.OVERRIDE if Basis.OVERRIDE in {m.pricing for m in priced} else cfg.pricing
             out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how, basis))
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 

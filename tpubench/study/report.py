@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import durations, money
-from tpubench.core.basis import Basis
+from tpubench.core import basis, durations, money
 from tpubench.study import bands, data_bench, flips, plan, published, ran_on
 from tpubench.study import findings as findings_lib
 from tpubench.study import judge as J
@@ -77,7 +76,7 @@ def _relative(results, part, form) -> list[str]:
         for label, m in ms.items():
             t = base.rate / m.rate
             c = m.usd_epoch / base.usd_epoch if m.usd_epoch and base.usd_epoch else None
-            other = (m.pricing or Basis.ON_DEMAND).other
+            other = (m.pricing or basis.Basis.ON_DEMAND).other
             rows.append(
                 [
                     label,
