@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tpubench.children import command
 from tpubench.core import host_procs, machine_facts
+from tpubench.core.basis import Basis
 from tpubench_launch import errors
 from tpubench_launch.cluster import local as local_cluster
 from tpubench_launch.executors import cloud
@@ -71,7 +72,7 @@ def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[s
     """tpubench flags on a VM: results and model dir on gs://, the config's label."""
     flags = dict(config.train_flags())
     if s.spot and "pricing" not in flags:
-        flags["pricing"] = "spot"
+        flags["pricing"] = Basis.SPOT
     flags.update(extra or {})
     if config.command == "tune":  # tune names, places and resumes its own trials
         flags.update(results_dir=s.records)

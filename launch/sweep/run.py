@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tpubench.core import basis
 from tpubench_launch import commands, errors, executors, preview
 from tpubench_launch.sweep import file as sweep_file
 from tpubench_launch.sweep import resume
@@ -83,9 +84,9 @@ def run(
     for line in ex.code_lines(settings):
         print(line, file=out)
     pricing = (
-        "spot"
+        basis.Basis.SPOT
         if settings and settings.spot
-        else sw.configs[0].fixed_flags.get("pricing", "on_demand")
+        else basis.parse(sw.configs[0].fixed_flags.get("pricing", basis.DEFAULT), "pricing")
     )
     plans = ex.plans(sw, todo, settings, log_dir)  # all checked up front
     rows = preview.rows(sw, sw.configs, resumed, pricing, ex.vms, ex.overhead_seconds(settings))

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tpubench.core import errors, vocab
+from tpubench.core import basis, errors, vocab
 from tpubench.study import executors as study_executors
 from tpubench.study import validate
 from tpubench_launch import executors
@@ -44,7 +44,7 @@ def test_study_files_accept_subsets_of_the_flags_values():
         ("strategy", vocab.STRATEGIES),
         ("all_reduce", vocab.ALL_REDUCE),
         ("precision", vocab.PRECISIONS),
-        ("pricing", vocab.PRICINGS),
+        ("pricing", basis.CHOSEN),
     ],
 )
 def test_train_refuses_a_value_outside_the_vocabulary_and_lists_it(flag, values, tmp_path):

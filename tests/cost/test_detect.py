@@ -4,6 +4,7 @@ import pathlib
 
 import pytest
 
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog, detect, run
 
 
@@ -134,7 +135,7 @@ XEON_CPU = {"model": "Intel(R) Xeon(R) CPU @ 2.20GHz", "isa": ["avx512f"], "amx"
 )  # fmt: skip
 def test_a_cpu_with_amx_is_priced_as_vms_whose_cpus_have_it(vcpus, on_demand, spot):
     """The rate an AMX CPU measured is one an n1 VM (no AMX) cannot deliver."""
-    for basis, want in (("on_demand", on_demand), ("spot", spot)):
+    for basis, want in ((Basis.ON_DEMAND, on_demand), (Basis.SPOT, spot)):
         prices, note = run.prices(
             accelerators=[], host_vcpus=vcpus, cpu=AMX_CPU, pricing_kind=basis
         )
@@ -186,7 +187,7 @@ AMD_CPU = {"model": "AMD EPYC 7B12", "isa": ["avx2"], "amx": "absent"}
 def test_an_amd_epyc_is_priced_as_amd_vms_of_its_bf16_generation(cpu, vcpus, on_demand, spot):
     """Zen 4/5 (AVX-512 BF16) as c4d and c3d, older EPYCs as n2d, on both bases."""
     kind = "AMD EPYC with AVX-512 BF16" if cpu is AMD_BF16_CPU else "AMD EPYC"
-    for basis, want in (("on_demand", on_demand), ("spot", spot)):
+    for basis, want in ((Basis.ON_DEMAND, on_demand), (Basis.SPOT, spot)):
         prices, note = run.prices(accelerators=[], host_vcpus=vcpus, cpu=cpu, pricing_kind=basis)
         assert {p.machine: p.usd_per_hour for p in prices if p.pricing == basis} == want
         assert note.startswith(f"priced as cloud VMs whose CPUs, like this host's, are {kind},")

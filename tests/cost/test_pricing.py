@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from tpubench.cli import prices as cli
+from tpubench.core import basis as basis_lib
 from tpubench.core import errors
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog, pricing
 
 
@@ -56,7 +58,7 @@ def cat():
     ],
 )
 def test_hourly(cat, spec, kind, usd):
-    price = pricing.hourly(spec, cat, kind)
+    price = pricing.hourly(spec, cat, Basis(kind))
     assert price.usd_per_hour == pytest.approx(usd, abs=1e-4)
     assert price.pricing == kind
     assert price.usd_per_hour == pytest.approx(sum(line.subtotal for line in price.lines))
@@ -94,7 +96,7 @@ def test_to_dict_is_json_friendly(cat):
 
 def test_spot_without_a_spot_price_says_on_demand_exists(cat):
     with pytest.raises(errors.PriceError) as e:
-        pricing.hourly("gcp:n1-standard-8+gcp:g2-standard-8", cat, "spot")
+        pricing.hourly("gcp:n1-standard-8+gcp:g2-standard-8", cat, Basis.SPOT)
     assert "gcp:g2-standard-8" in str(e.value)
     assert "on_demand is available" in str(e.value)
 
@@ -106,7 +108,7 @@ def test_on_demand_on_a_spot_only_row_says_spot_exists(cat):
 
 def test_unknown_pricing_and_key(cat):
     with pytest.raises(errors.UsageError, match=r"'preemptible'.*on_demand, spot"):
-        pricing.hourly("gcp:v100", cat, "preemptible")
+        basis_lib.parse("preemptible")  # the basis is parsed at the edge, typed below it
     with pytest.raises(errors.PriceError, match="did you mean gcp:v100"):
         pricing.hourly("gcp:n1-standard-8+4xgcp:v10", cat)
 
@@ -187,7 +189,7 @@ def test_summarize_without_throughput_gives_none_not_zero(rate):
 
 
 def test_compare(cat):
-    prices = pricing.compare(["gcp:tpu-v5e-8", "aws:p3.2xlarge"], cat, "spot")
+    prices = pricing.compare(["gcp:tpu-v5e-8", "aws:p3.2xlarge"], cat, Basis.SPOT)
     assert [p.machine for p in prices] == ["gcp:tpu-v5e-8", "aws:p3.2xlarge"]
     assert [round(p.usd_per_hour, 4) for p in prices] == [round(8 * 0.24493, 4), 0.52]
 

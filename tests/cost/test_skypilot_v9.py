@@ -17,6 +17,7 @@ from conftest import NO_TF_CLI
 
 from tpubench.cli import prices as cli
 from tpubench.core import errors
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog, pricing, skypilot, skypilot_import
 
 V9 = pathlib.Path(__file__).parent / "fixtures" / "skypilot_v9_gcp" / "vms.csv"
@@ -68,17 +69,17 @@ def test_a_spot_answer_on_a_refused_row_says_why_and_on_demand_still_answers(v9)
     a3 = cat.lookup("gcp:a3-highgpu-8g")
     assert (a3.on_demand, a3.spot, a3.count) == (43.06615, None, 8)  # 9.46006 + 33.60609
     with pytest.raises(errors.PriceError) as e:
-        pricing.hourly("gcp:a3-highgpu-8g", cat, "spot")
+        pricing.hourly("gcp:a3-highgpu-8g", cat, Basis.SPOT)
     assert str(e.value) == (
         "gcp:a3-highgpu-8g: no spot price in catalog row gcp:a3-highgpu-8g (2026-10-05): spot "
         "42.7096 above on demand 33.60609 (SkyPilot, 8x H100 in us-central1); on_demand is "
         "available (--pricing=on_demand)"
     )
-    assert pricing.hourly("gcp:a3-highgpu-8g", cat, "on_demand").usd_per_hour == 43.06615
+    assert pricing.hourly("gcp:a3-highgpu-8g", cat, Basis.ON_DEMAND).usd_per_hour == 43.06615
     # A100-80GB x1: the machine's sum (2.73756) is below its on demand (2.94582), but it
     # would be built on the GPU row's "discount" of -0.3142: refused too.
     with pytest.raises(errors.PriceError, match="spot 2.1604 above on demand 1.8462"):
-        pricing.hourly("gcp:a2-ultragpu-1g", cat, "spot")
+        pricing.hourly("gcp:a2-ultragpu-1g", cat, Basis.SPOT)
 
 
 @pytest.mark.parametrize(

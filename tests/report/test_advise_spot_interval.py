@@ -12,11 +12,12 @@ import shutil
 
 from test_report_advise import FIXTURES, NOW, _wide  # noqa: F401 - _wide: an autouse fixture
 
+from tpubench.core.basis import Basis
 from tpubench.core.config import AdviseConfig
 from tpubench.report import advise
 
 
-def _advice(inputs, pricing="spot") -> str:
+def _advice(inputs, pricing=Basis.SPOT) -> str:
     cfg = AdviseConfig(
         inputs=tuple(str(x) for x in inputs),
         model="resnet50",
@@ -50,4 +51,4 @@ def test_spot_advice_without_an_interval_in_the_records_assumes_the_default():
 
 
 def test_on_demand_advice_says_nothing_of_checkpoints(tmp_path):
-    assert "checkpoint every" not in _advice([_with_interval(tmp_path, 120.0)], "on_demand")
+    assert "checkpoint every" not in _advice([_with_interval(tmp_path, 120.0)], Basis.ON_DEMAND)

@@ -14,6 +14,7 @@ import pytest
 
 from tpubench.cli import report_text
 from tpubench.core import money
+from tpubench.core.basis import Basis
 from tpubench.core.config import AdviseConfig, ReportConfig
 from tpubench.cost import run
 from tpubench.report import load, serving
@@ -70,7 +71,7 @@ def _server_record() -> dict:
     return rec
 
 
-@pytest.mark.parametrize("basis, hourly", [("on_demand", ON_DEMAND), ("spot", SPOT)])
+@pytest.mark.parametrize("basis, hourly", [(Basis.ON_DEMAND, ON_DEMAND), (Basis.SPOT, SPOT)])
 def test_serving_advise_prices_the_fleet_on_one_named_basis(tmp_path, basis, hourly):
     (tmp_path / "server.json").write_text(json.dumps(_server_record()))
     cfg = AdviseConfig(
@@ -97,16 +98,16 @@ def test_a_record_without_the_basis_is_left_out_and_says_so(tmp_path):
         model="mnist_mlp",
         qps=20000,
         latency_bound_seconds=0.05,
-        pricing="spot",
+        pricing=Basis.SPOT,
     )
     with pytest.raises(Exception, match="no server-scenario record"):
         serving.advise(cfg)
-    run_, _ = load.from_record(rec, "x.json", "spot")
+    run_, _ = load.from_record(rec, "x.json", Basis.SPOT)
     assert run_.usd_per_hour is None and run_.pricing is None and run_.machines == ()
     assert run_.dims["machine"] == MACHINE  # the configuration is the same one
 
 
-@pytest.mark.parametrize("basis, hourly", [("on_demand", ON_DEMAND), ("spot", SPOT)])
+@pytest.mark.parametrize("basis, hourly", [(Basis.ON_DEMAND, ON_DEMAND), (Basis.SPOT, SPOT)])
 def test_report_reads_every_figure_on_the_basis(tmp_path, basis, hourly):
     from tpubench.cli import report as report_cli
 
@@ -168,7 +169,7 @@ def test_train_cost_table_keeps_machine_names_and_three_digits_at_80_columns(mon
 
 
 def test_a_run_records_both_bases_with_the_chosen_one_first():
-    for basis, other in (("on_demand", "spot"), ("spot", "on_demand")):
+    for basis, other in ((Basis.ON_DEMAND, Basis.SPOT), (Basis.SPOT, Basis.ON_DEMAND)):
         hourly, _ = run.prices(machines=(MACHINE, "gcp:n1-standard-1"), pricing_kind=basis)
         assert [h.pricing for h in hourly] == [basis, basis, other, other]
         assert [h.machine for h in hourly][:2] == [MACHINE, "gcp:n1-standard-1"]

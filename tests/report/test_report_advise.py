@@ -14,6 +14,7 @@ import pathlib
 import pytest
 
 from tpubench.core import errors
+from tpubench.core.basis import Basis
 from tpubench.core.config import AdviseConfig
 from tpubench.report import advise
 
@@ -59,7 +60,7 @@ def test_cheapest_within_deadline_with_runner_up_on_demand_and_spot():
     assert not any(x.strip().startswith("spot:") for x in text.splitlines())
     assert "(other basis: spot prices (--pricing=spot))" in text
     t4_spot, t8_spot = EPOCH / 1550 / 3600 * 4 * 0.213, EPOCH / 3000 / 3600 * 8 * 0.213
-    text = _advice(deadline_seconds=3600, pricing="spot")
+    text = _advice(deadline_seconds=3600, pricing=Basis.SPOT)
     assert "Advice, on spot prices (--pricing=spot):" in text
     assert not any(x.strip().startswith("on-demand:") for x in text.splitlines())
     spot = _line(text, "spot:")
@@ -90,7 +91,7 @@ def test_fastest_within_budget():
     assert _line(text, "on-demand:").startswith(
         f"on-demand: {T4}: 13.8 min for $1.10 (fastest of 1 "
     )
-    spot = _line(_advice(budget_usd=1.12, pricing="spot"), "spot:")
+    spot = _line(_advice(budget_usd=1.12, pricing=Basis.SPOT), "spot:")
     assert spot.startswith(f"spot: {T8}: 7.1 min for $0.202 (fastest of 2 that cost at most $1.12)")
     assert spot.endswith(f"(+{3000 / 1550 - 1:.0%} time)")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tpubench.core.basis import Basis
 from tpubench.report import published as published_lib
 from tpubench.study import bands, cells, findings, measured, report, seed_rows, seeds, spec
 
@@ -130,7 +131,7 @@ def test_a_tpu_finding_prints_the_measured_ratio_beside_the_seed_s_with_the_mach
                 usd_million=None,
                 accelerator="tpu" if tpu else "gpu",
                 machine="gcp:tpu-v5e-8" if tpu else "gcp:a3-highgpu-1g",
-                pricing="on_demand",
+                pricing=Basis.ON_DEMAND,
                 batch=None,
                 paths=(),
                 rate_ci=measured.interval(runs),

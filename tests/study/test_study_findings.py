@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tpubench.core.basis import Basis
 from tpubench.study import cells, findings, measured, report, spec
 
 HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
@@ -26,7 +27,7 @@ def _results(name: str, rates: dict, host=HOST, usd: dict | None = None):
                 usd_million=None,
                 accelerator=c.device(host),
                 machine="m",
-                pricing="on_demand",
+                pricing=Basis.ON_DEMAND,
                 paths=(),
                 batch=c.batch(),
             )
@@ -182,7 +183,7 @@ def test_a_short_epoch_prints_its_seconds_not_zero():
             usd_million=None,
             accelerator="cpu",
             machine="m",
-            pricing="spot",
+            pricing=Basis.SPOT,
             paths=(),
             batch=None,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tpubench.core import errors
+from tpubench.core.basis import Basis
 from tpubench.study import cells, findings, report, spec
 
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
@@ -116,7 +117,7 @@ def test_tpu_vs_gpu_report_gives_per_chip_figures_for_accelerator_cells():
             usd_million=None,
             accelerator="tpu",
             machine="m",
-            pricing="on_demand",
+            pricing=Basis.ON_DEMAND,
             paths=(),
             batch=by[label].batch(),
             chips=chips,

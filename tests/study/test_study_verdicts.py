@@ -7,6 +7,7 @@ import types
 
 import pytest
 
+from tpubench.core.basis import Basis
 from tpubench.study import cells, execute, findings, measured, report, spec
 
 HOST = cells.Host(cores=tuple(range(64)), gpus=8, gpu_name="H100", tpu=False)
@@ -15,7 +16,7 @@ CHEAPEST = "the fewest vCPUs tried, 8, train most cheaply: below the GPU and eve
 EQUAL = "64 vCPUs train no faster than 32: about as fast, or slower"
 
 
-def _m(cell, runs: list[float], usd_hour=0.1, pricing="spot", machine="?", sec_epoch=None):
+def _m(cell, runs: list[float], usd_hour=0.1, pricing=Basis.SPOT, machine="?", sec_epoch=None):
     """A Measured whose rate and $/epoch come from RUNS (examples/s of each run)."""
     rate = sum(runs) / len(runs)
     sec = sec_epoch or 60000 / rate
@@ -30,7 +31,7 @@ def _m(cell, runs: list[float], usd_hour=0.1, pricing="spot", machine="?", sec_e
         usd_million=None,
         accelerator=cell.device(HOST),
         machine=machine,
-        pricing=pricing,
+        pricing=Basis(pricing),  # typed, as the study reads it
         batch=None,
         paths=(),
         rate_ci=measured.interval(runs),

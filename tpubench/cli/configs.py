@@ -5,7 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import scenario_flags, values
-from tpubench.core import config, errors
+from tpubench.core import basis, config, errors
 
 FLAGS = flags.FLAGS
 
@@ -123,7 +123,7 @@ def _cost_config() -> config.CostConfig:
     return config.CostConfig(
         machine=tuple(FLAGS.machine),
         price_as=tuple(FLAGS.price_as) if "price_as" in FLAGS else (),
-        pricing=FLAGS.pricing,
+        pricing=basis.parse(FLAGS.pricing),
         price_per_hour=FLAGS.price_per_hour,
         price_catalog=FLAGS.price_catalog,
         peak_flops=FLAGS["peak_flops"].value if "peak_flops" in FLAGS else None,
@@ -176,7 +176,7 @@ def report_config(args: list[str]) -> config.ReportConfig:
         allow_mixed=tuple(FLAGS.allow_mixed),
         format=FLAGS.format,
         title=FLAGS.title,
-        pricing=FLAGS.pricing,
+        pricing=basis.parse(FLAGS.pricing),
     )
 
 
@@ -213,7 +213,7 @@ def advise_config(args: list[str]) -> config.AdviseConfig:
             None if bound is None else values.parse_duration(bound, "--latency_bound")
         ),
         latency_percentile=FLAGS.latency_percentile,
-        pricing=FLAGS.pricing,
+        pricing=basis.parse(FLAGS.pricing),
         allow_busy=FLAGS.allow_busy,
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.core import bounds, vocab
+from tpubench.core import basis, bounds, vocab
 
 MAX_SEED = bounds.FLAGS["seed"][1]  # 2**31 - 1: what every TensorFlow and Keras seed accepts
 
@@ -162,8 +162,8 @@ def define_basis():
     """--pricing: the one price basis of every dollar figure a command prints or records."""
     flags.DEFINE_enum(
         "pricing",
-        "on_demand",
-        list(vocab.PRICINGS),
+        basis.DEFAULT,
+        list(basis.CHOSEN),
         "Price basis of every dollar figure: on_demand, or spot (preemptible).",
     )
 

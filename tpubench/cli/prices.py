@@ -13,7 +13,8 @@ import json
 from absl import flags
 
 from tpubench.cli import flag_groups as groups
-from tpubench.core import columns, errors, money, safe_text
+from tpubench.core import basis, columns, errors, money, safe_text
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows
 from tpubench.cost import machine as machine_lib
@@ -22,9 +23,9 @@ from tpubench.cost import pricing as pricing_lib
 FLAGS = flags.FLAGS
 
 FORMATS = ("table", "csv", "json")
-_TABLE_COLUMNS = ("key", "unit", "on_demand", "spot", "as_of", "status", "source")
+_TABLE_COLUMNS = ("key", "unit", *basis.CHOSEN, "as_of", "status", "source")
 _DOUBTFUL = ("unconfirmed", "stale")
-_NUMERIC = {"on_demand", "spot", "count", "unit_price", "subtotal"}
+_NUMERIC = {*basis.CHOSEN, "count", "unit_price", "subtotal"}
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -125,7 +126,7 @@ def prices_main(
     fmt: str = "table",
     catalog_path: str | None = None,
     machine: str | None = None,
-    pricing: str = "on_demand",
+    pricing: str | Basis = Basis.ON_DEMAND,
 ) -> str:
     """Runs `tpubench prices`: list rows matching QUERY, or price `--machine`.
 
@@ -135,7 +136,7 @@ def prices_main(
       fmt: 'table', 'csv' or 'json'.
       catalog_path: `--price_catalog` (local or gs://); None = shipped file.
       machine: `--machine`; when set, print its priced breakdown instead.
-      pricing: 'on_demand' or 'spot', used with `machine`.
+      pricing: the basis (`--pricing`, parsed here), used with `machine`.
 
     Returns:
       The text to print.
@@ -146,7 +147,7 @@ def prices_main(
       PriceError: a malformed catalog or an unknown key in `machine`.
     """
     _check_format(fmt)
-    pricing_lib.check_pricing(pricing)
+    pricing = basis.parse(pricing)
     query = (query or "").strip()
     cat = catalog_lib.load(catalog_path)
     if machine:
@@ -274,7 +275,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         return 0
     query = " ".join(args)
     outputs = [
-        prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, FLAGS.pricing)
+        prices_main(query, FLAGS.format, FLAGS.price_catalog, machine, basis.parse(FLAGS.pricing))
         for machine in (FLAGS.machine or [None])
     ]
     text = safe_text.block("\n\n".join(outputs))

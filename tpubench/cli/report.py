@@ -15,7 +15,8 @@ from absl import flags
 
 from tpubench.cli import configs
 from tpubench.cli import flag_groups as groups
-from tpubench.core import columns, errors, money, safe_text, vocab
+from tpubench.core import columns, errors, money, safe_text
+from tpubench.core.basis import Basis
 from tpubench.core.config import ReportConfig
 from tpubench.report import (
     compare,
@@ -153,7 +154,7 @@ def build(cfg: ReportConfig) -> Report:
     )
 
 
-def _warnings(summaries, notes, loaded, pricing: str = "on_demand") -> list[str]:
+def _warnings(summaries, notes, loaded, pricing: Basis = Basis.ON_DEMAND) -> list[str]:
     out = list(notes)
     dates = {d for s in summaries for d in s.price_dates}
     if dates:  # every price used says how old it is
@@ -162,7 +163,7 @@ def _warnings(summaries, notes, loaded, pricing: str = "on_demand") -> list[str]
         out.append(f"costs use {money.prices_on(pricing)}, {catalog.age_note(dates)}")
     unpriced = [r.run_id for r in loaded.runs if r.pricing is None]
     if unpriced:
-        other = vocab.OTHER_PRICING[pricing]
+        other = pricing.other
         out.append(
             f"{len(unpriced)} run(s) have no {money.basis(pricing)} price in their record, so "
             f"their $ columns read n/a (--pricing={other} may price them): "

@@ -9,7 +9,7 @@ import sys
 
 from absl import flags
 
-from tpubench.core import errors, vocab
+from tpubench.core import basis, errors
 from tpubench.study import api
 
 FLAGS = flags.FLAGS
@@ -48,7 +48,7 @@ def define():
     f.DEFINE_enum(
         "pricing",
         None,
-        list(vocab.PRICINGS),
+        list(basis.CHOSEN),
         "Price basis of every dollar figure of the report: on_demand or spot (default: each "
         "setup's own `pricing:`, the seed's, named on its row).",
     )
@@ -78,7 +78,7 @@ def options() -> api.Options:
         plan_for=FLAGS.plan_for,
         results_dir=FLAGS.results_dir,
         gcs_data=FLAGS.gcs_data,
-        pricing=FLAGS.pricing,
+        pricing=basis.parse(FLAGS.pricing) if FLAGS.pricing else None,
         max_cells=FLAGS.max_cells,
         trust_code=FLAGS.trust_code,
     )

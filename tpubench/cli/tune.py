@@ -11,7 +11,7 @@ from absl import flags
 
 from tpubench.cli import argv_checks, configs, model_memory, tune_serving, tune_text, values
 from tpubench.cli import train as train_cli
-from tpubench.core import columns, errors, safe_text
+from tpubench.core import basis, columns, errors, safe_text
 from tpubench.data import manifest
 from tpubench.hardware import placement
 from tpubench.model import shipped
@@ -168,7 +168,7 @@ def main(args: list[str], full_argv: list[str]) -> int:
         plan.records_dir,
         plan.host,
         _say,
-        FLAGS.pricing,
+        basis.parse(FLAGS.pricing),
     )
     return 0
 

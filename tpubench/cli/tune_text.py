@@ -8,6 +8,7 @@ import os
 from tpubench.cli import console_format as fmt
 from tpubench.core import columns, errors
 from tpubench.core import money as money_lib
+from tpubench.core.basis import Basis
 from tpubench.report import render, tables
 from tpubench.tune import disk_full, results
 
@@ -54,7 +55,11 @@ def choice(verdict) -> str:
 
 
 def table(
-    ranked: list, objective: str, winner=None, pricing: str = "on_demand", label: str = "winner"
+    ranked: list,
+    objective: str,
+    winner=None,
+    pricing: Basis = Basis.ON_DEMAND,
+    label: str = "winner",
 ) -> str:
     """The ranked rows; WINNER (the answer's choice, which a tie may put below the best
     median) is marked in its status with LABEL (`choice`)."""
@@ -115,7 +120,7 @@ def table(
 
 
 def finish(
-    result, sp, opts, model_flags, work_dir, records_dir, host, say, pricing="on_demand"
+    result, sp, opts, model_flags, work_dir, records_dir, host, say, pricing=Basis.ON_DEMAND
 ) -> None:
     """Prints the table and the winners; writes the winners' flag files and the summary.
 

@@ -7,6 +7,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from tpubench.core.basis import Basis
+
 
 @dataclasses.dataclass(frozen=True)
 class HardwareConfig:
@@ -44,7 +46,7 @@ class CostConfig:
 
     machine: tuple[str, ...] = ()
     price_as: tuple[str, ...] = ()  # --price_as: what-if machines, not measured there
-    pricing: str = "on_demand"
+    pricing: Basis = Basis.ON_DEMAND
     price_per_hour: float | None = None
     price_catalog: str | None = None
     peak_flops: float | None = None  # --peak_flops: overrides the datasheet or probed peak
@@ -126,7 +128,7 @@ class ReportConfig:
     allow_mixed: tuple[str, ...] = ()  # "params", "batch_size", "precision"
     format: str = "table"  # what stdout shows: table, markdown, csv
     title: str = "tpubench report"
-    pricing: str = "on_demand"  # the basis of every dollar figure (--pricing)
+    pricing: Basis = Basis.ON_DEMAND  # the basis of every dollar figure (--pricing)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +147,7 @@ class AdviseConfig:
     qps: float | None = None  # serving: the load (instead of deadline or budget)
     latency_bound_seconds: float | None = None  # serving: the bound at latency_percentile
     latency_percentile: float = 99.0
-    pricing: str = "on_demand"  # the basis of the answer (--pricing)
+    pricing: Basis = Basis.ON_DEMAND  # the basis of the answer (--pricing)
     allow_busy: bool = False  # serving: size from records measured on a busy host too
 
 

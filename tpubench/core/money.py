@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-from tpubench.core import vocab
+from tpubench.core import basis as basis_lib
+from tpubench.core.basis import Basis
 
 SIGNIFICANT = 3
 
@@ -39,16 +40,17 @@ def exact(value: float | None, max_decimals: int = 6) -> str:
     return f"{whole}.{frac.ljust(2, '0')}"
 
 
-def basis(pricing: str | None) -> str:
+def basis(pricing: Basis | None) -> str:
     """How a price basis is named beside its figures: 'on demand', 'spot', '--price_per_hour'."""
-    return vocab.PRICING_LABELS.get(pricing or "", pricing or "unknown basis")
+    known = basis_lib.recorded(pricing) if pricing else None
+    return known.label if known else (pricing or "unknown basis")
 
 
-def prices_on(pricing: str | None) -> str:
+def prices_on(pricing: Basis | None) -> str:
     """The phrase a table title names its basis with: 'on-demand prices (--pricing=on_demand)'."""
-    if pricing == "override":
+    if pricing == Basis.OVERRIDE:
         return "the price given by --price_per_hour"
-    if pricing in vocab.PRICINGS:
+    if pricing in basis_lib.CHOSEN:
         return f"{basis(pricing).replace(' ', '-')} prices (--pricing={pricing})"
     return f"prices of an unknown basis ({pricing})"
 
@@ -58,15 +60,15 @@ def _get(item, key):
     return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
-def is_on_basis(row, pricing: str) -> bool:
+def is_on_basis(row, pricing: Basis | None) -> bool:
     """Whether a cost row is priced on PRICING, an override standing for either.
 
     A row that names no basis was priced on demand, the only default there was.
     """
-    return (_get(row, "pricing") or "on_demand") in (pricing, "override")
+    return basis_lib.recorded(_get(row, "pricing")) in (pricing, Basis.OVERRIDE)
 
 
-def on_basis(machines, pricing: str) -> list:
+def on_basis(machines, pricing: Basis | None) -> list:
     """The cost rows of MACHINES priced on PRICING (`is_on_basis`), in their order.
 
     MACHINES are a record's `cost.machines` (mappings or record views);
@@ -75,9 +77,10 @@ def on_basis(machines, pricing: str) -> list:
     return [m for m in machines if is_on_basis(m, pricing)]
 
 
-def record_basis(cost) -> str:
+def record_basis(cost) -> Basis | None:
     """The basis a record answered on: its `cost.pricing`, else (older records) its
-    first cost row's, else on demand.  COST is the record's `cost` section."""
+    first cost row's, else on demand (None: a basis no tpubench wrote).  COST is the
+    record's `cost` section."""
     machines = _get(cost, "machines") or []
     own = _get(machines[0], "pricing") if machines else None
-    return _get(cost, "pricing") or own or "on_demand"
+    return basis_lib.recorded(_get(cost, "pricing") or own)

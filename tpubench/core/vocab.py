@@ -1,8 +1,9 @@
 """The enumerations a user types: one spelling each, for flags, records, study and sweep files.
 
 Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
-error messages and the price columns read these tuples; none spells the
-values again, the launcher's sweep files (`launch/sweep/grid.py`) included.
+and error messages read these tuples; none spells the values again, the
+launcher's sweep files (`launch/sweep/grid.py`) included.  The price basis
+and the precision are typed values of their own (core/basis.py, core/precision.py).
 """
 
 from __future__ import annotations
@@ -42,9 +43,3 @@ POINTWISE_WEIGHT_GRADS = ("auto", "matmul", "convolution")
 BATCH_NORM_KERNELS = ("auto", "tpubench", "tensorflow")
 # --fold_batch_norm: inference folds batch norms into their convolutions (run/conv_grads.py).
 FOLD_BATCH_NORMS = ("auto", "on", "off")
-# --pricing: the price columns of the catalog (cost/catalog_rows.py).
-PRICINGS = ("on_demand", "spot")
-# The other basis of each: what a line offers beside the chosen one.
-OTHER_PRICING = {"on_demand": "spot", "spot": "on_demand"}
-# How each price basis is named beside a dollar figure ('override': --price_per_hour).
-PRICING_LABELS = {"on_demand": "on demand", "spot": "spot", "override": "--price_per_hour"}

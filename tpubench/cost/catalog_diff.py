@@ -18,7 +18,7 @@ import datetime
 import importlib.resources
 import os
 
-from tpubench.core import columns, errors, money, safe_files
+from tpubench.core import basis, columns, errors, money, safe_files
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows, skypilot, skypilot_import
 
@@ -134,7 +134,7 @@ def render(old: Side, new: Side) -> str:
     )
     if not lines:
         return f"no price changed\n{summary}"
-    head = ("", "key", "on_demand", "spot", "as_of")
+    head = ("", "key", *basis.CHOSEN, "as_of")
     return "\n".join(columns.aligned([head, *lines])) + "\n\n" + summary
 
 

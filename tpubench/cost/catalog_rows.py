@@ -10,10 +10,11 @@ import math
 import re
 
 from tpubench.core import errors
+from tpubench.core.basis import Basis
 
 # fmt: off
 COLUMNS = ("key", "provider", "kind", "region", "unit", "count",
-           "on_demand", "spot", "as_of", "source", "status", "notes")
+           Basis.ON_DEMAND, Basis.SPOT, "as_of", "source", "status", "notes")
 # fmt: on
 # Optional: `date_known` "no" marks a row whose price date nobody knows (copied
 # from a snapshot of unknown date, or typed from memory): `as_of` is then the
@@ -178,8 +179,8 @@ def _row(v: dict[str, str], where: str) -> Row:
             f"{where}: count {v['count']!r} is not a whole number (expected how many "
             "accelerators one unit carries, 0 for none)"
         )
-    on_demand = _price(v["on_demand"], "on_demand", where)
-    spot = _price(v["spot"], "spot", where)
+    on_demand = _price(v[Basis.ON_DEMAND], Basis.ON_DEMAND, where)
+    spot = _price(v[Basis.SPOT], Basis.SPOT, where)
     if on_demand is None and spot is None:
         raise errors.PriceError(f"{where}: on_demand and spot are both empty (give at least one)")
     if not _DATE_RE.match(v["as_of"]):
@@ -211,7 +212,7 @@ def _row(v: dict[str, str], where: str) -> Row:
     refused = v.get("spot_refused", "")
     if refused and spot is not None:
         raise errors.PriceError(
-            f"{where}: spot_refused is set, so spot must be empty (it is {v['spot']!r})"
+            f"{where}: spot_refused is set, so spot must be empty (it is {v[Basis.SPOT]!r})"
         )
     return Row(
         key=key,

@@ -12,7 +12,8 @@ import dataclasses
 import datetime
 import math
 
-from tpubench.core import errors, vocab
+from tpubench.core import errors
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows, machine
 
@@ -61,7 +62,7 @@ class HourlyPrice:
 
     Attributes:
       usd_per_hour: the total.
-      pricing: 'on_demand', 'spot' or 'override' (`--price_per_hour`).
+      pricing: the basis: on demand, spot or override (`--price_per_hour`).
       lines: one line per part; empty for an override.
       machine: the machine description (canonical spelling), '' if none.
       accelerators: the GPUs or TPU chips the catalog says the machine
@@ -70,7 +71,7 @@ class HourlyPrice:
     """
 
     usd_per_hour: float
-    pricing: str
+    pricing: Basis
     lines: tuple[PriceLine, ...]
     machine: str
     accelerators: int | None = None
@@ -85,40 +86,32 @@ class HourlyPrice:
         }
 
 
-def check_pricing(pricing: str) -> str:
-    """Returns `pricing` if it is 'on_demand' or 'spot', else raises UsageError."""
-    if pricing not in vocab.PRICINGS:
-        raise errors.unknown("--pricing", pricing, vocab.PRICINGS)
-    return pricing
-
-
 def hourly(
-    machine_spec: str, catalog: catalog_lib.Catalog, pricing: str = "on_demand"
+    machine_spec: str, catalog: catalog_lib.Catalog, pricing: Basis = Basis.ON_DEMAND
 ) -> HourlyPrice:
     """Prices a `--machine` description per hour.
 
     Args:
       machine_spec: e.g. `gcp:n1-standard-8+4xgcp:v100` (see `machine.parse`).
       catalog: the price catalog.
-      pricing: 'on_demand' or 'spot' (preemptible); applies to every part.
+      pricing: on demand or spot (preemptible), parsed at the edge; applies to every part.
 
     Returns:
       The total and one line per part.
 
     Raises:
-      UsageError: unknown pricing or a malformed description.
+      UsageError: a malformed description.
       PriceError: an unknown key, or a row without a price for `pricing` (a spot
         price refused at import, above on demand, says so).
     """
-    check_pricing(pricing)
     parsed = machine.parse(machine_spec)
     lines = []
     for part, res in parsed.resolve(catalog):
         row = res.row
-        unit_price = row.spot if pricing == "spot" else row.on_demand
+        unit_price = row.spot if pricing == Basis.SPOT else row.on_demand
         if unit_price is None:
-            other = vocab.OTHER_PRICING[pricing]
-            refused = catalog_rows.refused_spot(row) if pricing == "spot" else ""
+            other = pricing.other
+            refused = catalog_rows.refused_spot(row) if pricing == Basis.SPOT else ""
             if refused:  # the source's spot is above on demand: no discount to answer with
                 raise errors.PriceError(
                     f"{part.pinned_key}: {refused}; {other} is available (--pricing={other})"
@@ -168,11 +161,11 @@ def override(usd_per_hour: float, machine_spec: str | None = None) -> HourlyPric
             f"--price_per_hour {usd_per_hour!r} must be a positive number of USD per hour, "
             "e.g. 2.48"
         )
-    return HourlyPrice(value, "override", (), (machine_spec or "").strip())
+    return HourlyPrice(value, Basis.OVERRIDE, (), (machine_spec or "").strip())
 
 
 def compare(
-    machine_specs: list[str], catalog: catalog_lib.Catalog, pricing: str = "on_demand"
+    machine_specs: list[str], catalog: catalog_lib.Catalog, pricing: Basis = Basis.ON_DEMAND
 ) -> list[HourlyPrice]:
     """Prices several machines the same way, in the order given."""
     return [hourly(spec, catalog, pricing) for spec in machine_specs]

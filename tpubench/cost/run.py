@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from tpubench.core import errors, machine_facts, vocab
+from tpubench.core import errors, machine_facts
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import detect, pricing
 
@@ -23,7 +24,7 @@ def prices(
     machines=(),
     price_per_hour: float | None = None,
     catalog_path: str | None = None,
-    pricing_kind: str = "on_demand",
+    pricing_kind: Basis = Basis.ON_DEMAND,
     accelerators: list[dict] | None = None,
     host_vcpus: int | None = None,
     cpu: dict | None = None,
@@ -34,7 +35,7 @@ def prices(
       machines: `--machine` specs; empty to price what the run ran on.
       price_per_hour: `--price_per_hour`, stronger than any catalog.
       catalog_path: `--price_catalog`; None for the user catalog over the shipped one.
-      pricing_kind: 'on_demand' or 'spot': the basis of the run's answers; the other
+      pricing_kind: on demand or spot: the basis of the run's answers; the other
         basis follows, where the catalog has it, for reports on that basis.
       accelerators: `probe.accelerators` of the run; None before they are known
         (a CPU default is priced so that a bad catalog fails early).
@@ -68,8 +69,8 @@ def prices(
     # The chosen basis first (every answer reads it), then the other one where the
     # catalog has it, so a record can be reported on either basis later.
     out = [pricing.hourly(spec, cat, pricing_kind) for spec in specs]
-    other = vocab.OTHER_PRICING.get(pricing_kind)
-    for spec in specs:
+    other = pricing_kind.other
+    for spec in specs if other else ():
         with contextlib.suppress(errors.TpubenchError):  # no price on the other basis
             out.append(pricing.hourly(spec, cat, other))
     return out, note

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core.basis import Basis
 from tpubench.core.config import CostConfig
 
 
@@ -17,7 +18,7 @@ class Prices:
 
     hourly: tuple
     note: str | None = None
-    pricing: str = "on_demand"  # the basis of the run's answers (--pricing, or 'override')
+    pricing: Basis = Basis.ON_DEMAND  # the basis of the run's answers (--pricing, or override)
     what_if: tuple = ()  # --price_as: hourly prices of machines the run did not run on
 
 
@@ -55,7 +56,7 @@ def prices(
         accelerators=accelerators,
         cpu=cpu,
     )
-    basis = "override" if cost.price_per_hour is not None else cost.pricing
+    basis = Basis.OVERRIDE if cost.price_per_hour is not None else cost.pricing
     what_if = ()
     if cost.price_as:
         what_if, _ = run.prices(

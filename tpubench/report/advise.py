@@ -16,7 +16,8 @@ import dataclasses
 import datetime as dt
 import importlib.metadata
 
-from tpubench.core import config, durations, errors, money, safe_text, vocab
+from tpubench.core import basis, config, durations, errors, money, safe_text
+from tpubench.core.basis import Basis
 from tpubench.core.config import AdviseConfig
 from tpubench.cost import catalog as catalog_lib
 from tpubench.cost import catalog_rows, epoch, measured_on, pricing
@@ -86,13 +87,13 @@ def candidates(groups: list[group_lib.Group], cfg: AdviseConfig, cat) -> tuple[l
                 m.usd_per_hour
                 for r in g.runs
                 for m in r.all_machines
-                if m.machine == machine and m.pricing == "override"
+                if m.machine == machine and m.pricing == Basis.OVERRIDE
             ]
             prices, dates = {}, {}
-            for which in vocab.PRICINGS:
+            for which in basis.CHOSEN:
                 if overrides:  # --price_per_hour: the user's price, no catalog row
-                    prices[which] = overrides[0] if which == "on_demand" else None
-                    dates[which] = "override"
+                    prices[which] = overrides[0] if which == Basis.ON_DEMAND else None
+                    dates[which] = Basis.OVERRIDE
                     continue
                 try:
                     hourly = pricing.hourly(machine, cat, which)
@@ -259,7 +260,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
         [(g.label, r.examples_per_epoch, r.dims["dataset"]) for g in groups for r in g.runs]
     )
     job += f"; {unit}" if unit and not cfg.to_target else ""
-    other = vocab.OTHER_PRICING[cfg.pricing]
+    other = cfg.pricing.other
     t = tables.Table(
         "advise",
         f"{cfg.model}: configurations {job} (time: median over trials; slow end of the interval)",
@@ -281,9 +282,9 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
                 str(len(c.group.runs)),
                 durations.short(c.seconds),
                 durations.short(c.seconds_slow),
-                render.money(c.usd("on_demand")),
-                render.money(c.usd("spot")),
-                " / ".join(_yes(c, cfg, which) for which in vocab.PRICINGS),
+                render.money(c.usd(Basis.ON_DEMAND)),
+                render.money(c.usd(Basis.SPOT)),
+                " / ".join(_yes(c, cfg, which) for which in basis.CHOSEN),
                 " / ".join(d for d in dict.fromkeys(c.price_dates.values()) if d) or "n/a",
             ]
             for c in sorted(cands, key=lambda c: c.seconds)
@@ -302,7 +303,7 @@ def advise(cfg: AdviseConfig, now: dt.datetime | None = None) -> str:
     out.append(f"Advice, on {money.prices_on(cfg.pricing)}:")
     out.append(f"  {choose(cands, cfg, cfg.pricing)}")
     out.append(f"  (other basis: {money.prices_on(other)})")
-    if cfg.pricing == "spot":
+    if cfg.pricing == Basis.SPOT:
         out.append(f"  ({spot_note([c.group for c in cands])})")
     warn = warnings(groups, cfg, now or dt.datetime.now(dt.timezone.utc))
     extra = (

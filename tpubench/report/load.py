@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import errors, host_load, money, safe_text
+from tpubench.core import basis, errors, host_load, money, safe_text
 from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
@@ -55,7 +55,7 @@ class Run:
     usd_per_hour: float | None
     usd_per_epoch: float | None
     usd_per_million: float | None
-    pricing: str | None
+    pricing: basis.Basis | None
     price_dates: tuple[str, ...]
     price_note: str | None
     machines: tuple[record_results.MachineCost, ...]
@@ -102,10 +102,10 @@ def expand(inputs: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
+def load(inputs: list[str], pricing: basis.Basis = basis.DEFAULT) -> Loaded:
     """Reads every record under INPUTS; `ok` ones become Runs, the rest Excluded.
 
-    PRICING is the basis of every dollar figure ('on_demand' or 'spot').
+    PRICING is the basis of every dollar figure (on demand or spot).
 
     A file named explicitly that is not a record is an error; a non-record
     JSON file met while scanning a directory is listed as excluded.  A run
@@ -222,7 +222,7 @@ def _status_reason(rec: record_view.RunRecord) -> str | None:
     return rec.error or f"status {status}"
 
 
-def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | None, str]:
+def from_record(record, path: str, pricing: basis.Basis = basis.DEFAULT) -> tuple[Run | None, str]:
     """(Run, "") for a result, or (None, why it is not one); RECORD is a dict or RunRecord.
 
     Its dollar figures are on PRICING (the record keeps every basis it was priced on).
@@ -260,7 +260,7 @@ def from_record(record, path: str, pricing: str = "on_demand") -> tuple[Run | No
         usd_per_hour=first.usd_per_hour,
         usd_per_epoch=first.usd_per_epoch,
         usd_per_million=first.usd_per_million_examples or first.usd_per_million_predictions,
-        pricing=first.pricing,
+        pricing=basis.recorded(first.pricing) if first.pricing else None,
         price_dates=tuple(sorted({_dated(r) for r in first.rows})),
         price_note=rec.cost.note,
         machines=priced,
@@ -335,7 +335,7 @@ def _dated(line: record_results.PriceRow) -> str:
 
 
 def _machine_name(cost: record_results.MachineCost, ran=None) -> str:
-    if cost.pricing == "override" and not cost.machine:
+    if cost.pricing == basis.Basis.OVERRIDE and not cost.machine:
         return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
     away = bool(measured_on.not_measured((cost,), ran))  # marked: priced from other hardware
     return measured_on.marked(cost.machine or "unpriced", away)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tpubench.core import money
+from tpubench.core.basis import Basis
 from tpubench.storage.record_results import MachineCost
 from tpubench.storage.record_view import RunRecord
 
@@ -18,7 +19,7 @@ def bound_text(rec: RunRecord) -> str | None:
     return f"p{percentile:g}<={bound * 1e3:g}ms"
 
 
-def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> dict | None:
+def serving(rec: RunRecord, cost: MachineCost, pricing: Basis = Basis.ON_DEMAND) -> dict | None:
     """LoadGen's figures of an `infer --scenario` record (None for any other record)."""
     if not rec.scenario:
         return None
@@ -42,7 +43,7 @@ def serving(rec: RunRecord, cost: MachineCost, pricing: str = "on_demand") -> di
     }
 
 
-def curve(rec: RunRecord, machine: str | None, pricing: str = "on_demand") -> list[dict]:
+def curve(rec: RunRecord, machine: str | None, pricing: Basis = Basis.ON_DEMAND) -> list[dict]:
     """The server runs as points (QPS, latency at the bound's percentile, verdict, $/1M).
 
     $/1M is MACHINE's on PRICING (the machine and basis the report prices the

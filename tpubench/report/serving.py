@@ -20,6 +20,7 @@ import math
 import os
 
 from tpubench.core import errors, money, safe_files
+from tpubench.core.basis import Basis
 from tpubench.core.config import AdviseConfig
 from tpubench.report import group as group_lib
 from tpubench.report import load, render, stats, tables
@@ -49,7 +50,7 @@ class Option:
     usd_per_hour: float  # all machines together
     load_qps: float  # the load asked for
     source: str = ""  # which LoadGen run gave qps (Fit.how)
-    pricing: str = "on_demand"  # the basis of usd_per_hour ('override': --price_per_hour)
+    pricing: Basis = Basis.ON_DEMAND  # the basis of usd_per_hour ('override': --price_per_hour)
 
     @property
     def usd_per_million(self) -> float:
@@ -162,7 +163,7 @@ def options(runs: list[load.Run], cfg: AdviseConfig) -> tuple[list[Option], list
                 notes.append(f"{g.label} as {name}: left out (no price or no sustained QPS)")
                 continue
             n = math.ceil(cfg.qps / qps)
-            basis = "override" if any(m.pricing == "override" for m in priced) else cfg.pricing
+            basis = Basis.OVERRIDE if Basis.OVERRIDE in {m.pricing for m in priced} else cfg.pricing
             out.append(Option(g, name or "(override)", qps, n, n * hourly, cfg.qps, how, basis))
     return sorted(out, key=lambda o: o.usd_per_hour), notes
 

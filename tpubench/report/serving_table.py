@@ -7,11 +7,12 @@ of each group with serving records; `advise --qps` is report/serving.py.
 from __future__ import annotations
 
 from tpubench.core import money
+from tpubench.core.basis import Basis
 from tpubench.report import group as group_lib
 from tpubench.report import render, serving, tables
 
 
-def table(groups: list[group_lib.Group], pricing: str = "on_demand") -> tables.Table | None:
+def table(groups: list[group_lib.Group], pricing: Basis = Basis.ON_DEMAND) -> tables.Table | None:
     """One row per scenario configuration: LoadGen's verdict, rate, p99 and $ per million."""
     rows, csv_rows = [], []
     for g in groups:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import durations, money
+from tpubench.core.basis import Basis
 from tpubench.cost import epoch
 from tpubench.report import compare, load, render, stats
 from tpubench.report import group as group_lib
@@ -41,7 +42,7 @@ def interval_csv(iv: stats.Interval | None) -> list:
     return [iv.median, iv.low, iv.high]
 
 
-def summary(summaries: list[compare.Summary], pricing: str = "on_demand") -> Table:
+def summary(summaries: list[compare.Summary], pricing: Basis = Basis.ON_DEMAND) -> Table:
     columns = [
         "configuration",
         "trials",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from tpubench.core import errors, money, vocab
+from tpubench.core import errors, money
+from tpubench.core.basis import Basis
 from tpubench.cost import catalog, pricing
 from tpubench.study import judge as J
 
@@ -21,9 +22,9 @@ def _catalog():
     return catalog.load()
 
 
-def hourly(machine: str, basis: str) -> float | None:
+def hourly(machine: str, basis: Basis) -> float | None:
     """$/hour of MACHINE on BASIS from the built-in catalog, or None if it has no such price."""
-    if not machine or machine in ("?", "unpriced") or basis not in vocab.OTHER_PRICING:
+    if not machine or machine in ("?", "unpriced") or basis.other is None:
         return None
     try:
         return pricing.hourly(machine, _catalog(), basis).usd_per_hour
@@ -31,9 +32,9 @@ def hourly(machine: str, basis: str) -> float | None:
         return None
 
 
-def usd_epoch(m, basis: str) -> float | None:
+def usd_epoch(m, basis: Basis) -> float | None:
     """M's $/epoch on BASIS: its own figure on its basis, else seconds x the other price."""
-    if basis == (m.pricing or "on_demand"):
+    if basis == (m.pricing or Basis.ON_DEMAND):
         return m.usd_epoch
     price = hourly(m.machine, basis)
     if price is None or not m.sec_epoch:
@@ -41,7 +42,7 @@ def usd_epoch(m, basis: str) -> float | None:
     return m.sec_epoch * price / 3600
 
 
-def cheapest(ms: dict, basis: str | None) -> tuple[str | None, dict]:
+def cheapest(ms: dict, basis: Basis | None) -> tuple[str | None, dict]:
     """(the cheapest label, {label: $/epoch}) over MS on BASIS (None: each cell's own)."""
     costs = {k: (m.usd_epoch if basis is None else usd_epoch(m, basis)) for k, m in ms.items()}
     costs = {k: v for k, v in costs.items() if v}
@@ -56,11 +57,11 @@ def basis_line(ms: dict) -> str | None:
     if own is None:
         return None
     moved = []
-    for basis in ("spot", "on_demand"):
+    for basis in (Basis.SPOT, Basis.ON_DEMAND):
         best, costs = cheapest(ms, basis)
         if best is None or len(costs) < len(ms):
             continue  # the catalog lacks one setup's price on this basis
-        moved.append(f"all {basis.replace('_', ' ')}: {best}")
+        moved.append(f"all {basis.label}: {best}")
         if best != own:
             moved[-1] += " (this basis moves the verdict)"
     if not moved:
@@ -81,7 +82,7 @@ def flip_lines(ms: dict) -> list[str]:
         return []
     tie_w = r.usd_epoch / w.sec_epoch * 3600  # W's $/hour at which it costs what R does
     tie_r = w.usd_epoch / r.sec_epoch * 3600
-    basis = (w.pricing or "on_demand").replace("_", " ")
+    basis = (w.pricing or Basis.ON_DEMAND).label
     out = [
         f"{best} stays cheapest unless its machine costs more than {money.usd(tie_w)}/h "
         f"(now {money.usd(w.usd_hour)}/h, {basis}); {runner} wins below "
@@ -89,7 +90,7 @@ def flip_lines(ms: dict) -> list[str]:
     ]
     if not J.apart(w, r, "usd_epoch"):
         out.append(f"{best} and {runner} are within noise of each other: their $/epoch overlap")
-    on_demand = hourly(w.machine, "on_demand") if w.pricing == "spot" else None
+    on_demand = hourly(w.machine, Basis.ON_DEMAND) if w.pricing == Basis.SPOT else None
     if on_demand:
         now, needed = 1 - w.usd_hour / on_demand, 1 - tie_w / on_demand
         if needed <= 0:

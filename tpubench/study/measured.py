@@ -15,6 +15,7 @@ import math
 import os
 import statistics
 
+from tpubench.core.basis import Basis
 from tpubench.hardware import memory_cap
 from tpubench.report import load
 from tpubench.study import cell_records, execute, ran_on
@@ -47,7 +48,7 @@ class Measured:
     usd_million: float | None
     accelerator: str  # what the records say ran: "cpu", "gpu"
     machine: str
-    pricing: str | None
+    pricing: Basis | None
     batch: int | None  # the global batch the records ran
     paths: tuple[str, ...]
     rate_ci: tuple[float, float] | None = None
@@ -123,7 +124,7 @@ def collect(
     scale: str,
     needs=None,
     where: str = "here",
-    pricing: str | None = None,
+    pricing: Basis | None = None,
 ) -> Results:
     """The recorded cells' means; NEEDS(cell) says what an unrunnable one needs
     (default: what this host lacks; a remote run passes its executor's, WHERE "on gke").
@@ -143,7 +144,7 @@ def collect(
         runs, busy, hardware = [], set(), {}
         for f in found.get(cell.id, []):
             path = f.path
-            basis = pricing or cell.setup.pricing or "on_demand"
+            basis = pricing or cell.setup.pricing or Basis.ON_DEMAND
             run, _ = load.from_record(f.record, path, basis)
             if run is not None:
                 runs.append(run)

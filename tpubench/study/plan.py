@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import durations, errors, money, safe_text
+from tpubench.core import basis, durations, errors, money, safe_text
 from tpubench.cost import catalog, pricing
 from tpubench.study import cell_records, execute
 from tpubench.study import cells as cells_lib
@@ -87,10 +87,10 @@ def _hourly(setup, cat, planned: str | None = None) -> tuple[float | None, str]:
     if not machine:
         return None, "priced at run time from the detected hardware"
     try:
-        price = pricing.hourly(machine, cat, setup.pricing or "on_demand")
+        price = pricing.hourly(machine, cat, setup.pricing or basis.DEFAULT)
     except errors.TpubenchError as e:
         return None, errors.one_line(e)
-    return price.usd_per_hour, f"{machine} ({setup.pricing or 'on_demand'})"
+    return price.usd_per_hour, f"{machine} ({setup.pricing or basis.DEFAULT})"
 
 
 def preview(study, plan: Plan, scale: str, planned: str | None = None) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import durations, money, vocab
+from tpubench.core import basis, durations, money
 from tpubench.study import bands, data_bench, flips, plan, published, ran_on
 from tpubench.study import findings as findings_lib
 from tpubench.study import judge as J
@@ -76,7 +76,7 @@ def _relative(results, part, form) -> list[str]:
         for label, m in ms.items():
             t = base.rate / m.rate
             c = m.usd_epoch / base.usd_epoch if m.usd_epoch and base.usd_epoch else None
-            other = vocab.OTHER_PRICING.get(m.pricing or "on_demand")
+            other = (m.pricing or basis.Basis.ON_DEMAND).other
             rows.append(
                 [
                     label,
@@ -85,7 +85,7 @@ def _relative(results, part, form) -> list[str]:
                     durations.figure(m.sec_epoch) if m.sec_epoch else "—",
                     f"{_usd(m.usd_hour)} {_basis(m)}",
                     _usd(m.usd_epoch),
-                    _usd(flips.usd_epoch(m, other)) + f" {other.replace('_', ' ')}",
+                    _usd(flips.usd_epoch(m, other)) + f" {other.label}",
                     f"{t:.2f}x",
                     f"{c:.2f}x" if c else "—",
                 ]

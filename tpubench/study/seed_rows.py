@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core.basis import Basis
 from tpubench.report import published as published_lib
 from tpubench.study import published
 
@@ -50,7 +51,7 @@ class Row:
     setup: str
     rate: float  # in the variant's unit; only ratios of one model's rows are read
     usd_hour: float | None = None
-    pricing: str = "on_demand"
+    pricing: Basis = Basis.ON_DEMAND
     machine: str = ""  # the seed's hardware, where a finding names it ("" : the variant's)
 
 
@@ -138,7 +139,9 @@ def woolf(build: str) -> tuple[Row, ...]:
         for i, total in enumerate(pip if build == "pip" else compiled):
             usd = _CPU8_HOUR * 2**i
             label = f"{8 * 2**i} vCPU"
-            out.append(Row("train", model, "synthetic", label, epochs * 3600 / total, usd, "spot"))
+            out.append(
+                Row("train", model, "synthetic", label, epochs * 3600 / total, usd, Basis.SPOT)
+            )
     return tuple(out)
 
 

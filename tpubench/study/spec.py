@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from tpubench.core import errors, safe_yaml
+from tpubench.core import basis, errors, safe_yaml
 from tpubench.study import data_bench, fields, validate
 
 TOP_KEYS = (
@@ -85,7 +85,7 @@ class Setup:
     devices: int = 1
     vcpus: int | None = None  # pinned cores and thread pools
     machine: str | None = None  # priced as; default tpubench's own choice
-    pricing: str | None = None
+    pricing: basis.Basis | None = None
     batch_size: int | None = None
     batch_per_device: int | None = None
     precision: str | None = None
@@ -300,6 +300,8 @@ def _setup(item, where: str, part_models: list[str]) -> Setup:
     fields.keys(doc, SETUP_KEYS, where)
     label = fields.text(doc.get("label"), f"{where}.label")
     validate.setup(doc, f"{where} ({label})")
+    if "pricing" in doc:  # the setup's price basis, typed from here on
+        doc["pricing"] = basis.parse(doc["pricing"], f"{where} ({label}).pricing")
     models = doc.pop("models", None) or []
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise errors.UsageError(f"{where} ({label}).models must be a list of model names")

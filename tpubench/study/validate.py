@@ -92,12 +92,12 @@ def values(doc: dict, where: str) -> None:
 
 
 def setup(doc: dict, where: str) -> None:
-    """A setup's values: its device, pricing, strategy, variables, memory and disk."""
+    """A setup's values: its device, strategy, variables, memory and disk (spec.py parses its
+    pricing)."""
     values(doc, where)
     device = doc.get("device", "cpu")
     for key, default, accepted in (
         ("device", "cpu", vocab.ACCELERATORS),
-        ("pricing", "on_demand", vocab.PRICINGS),
         ("strategy", "one_device", STRATEGIES),
         ("all_reduce", "nccl", ALL_REDUCE),
     ):

@@ -183,7 +183,7 @@ class Job:
         sampler = hostcpu.Sampler()
         start_step = self.step
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
-        self.progress.set_batch(p.params["global_batch_size"])
+        self.progress.set_batch(p.batch.global_size)
         built = loop.build(self._wiring(p, sampler), self.step)
         self.controller, self.profile = built.controller, built.profile
         self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
@@ -209,7 +209,7 @@ class Job:
         if rnn is not None:
             self.record["recurrent"] = rnn
         self.record["mfu"] = planning.mfu_section(cfg, p, results)
-        batch = p.params["global_batch_size"]
+        batch = p.batch.global_size
         loop.write_mfu(self.writer, results, self.record["mfu"], batch, start_step)
         self.record["cost"] = planning.cost_section(p, results, prices)
 

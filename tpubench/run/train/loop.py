@@ -109,8 +109,8 @@ def hparams(cfg: TrainConfig, p: Plan, record: dict) -> dict:
         "model": p.spec.name,
         "tiny": bool(cfg.tiny),
         "dataset": str((record.get("data") or {}).get("name", "?")),
-        "global_batch_size": int(p.params["global_batch_size"]),
-        "per_replica_batch_size": int(p.params["per_replica_batch_size"]),
+        "global_batch_size": p.batch.global_size,
+        "per_replica_batch_size": p.batch.per_replica,
         "precision": cfg.precision,
         "xla": bool(p.xla),
         "data_format": p.data_format,
@@ -153,7 +153,7 @@ def write_mfu(writer, results: dict, mfu: dict, global_batch_size: int, start_st
 def eval_cadence(cfg: TrainConfig, p: Plan) -> int | None:
     """Eval every --eval_every_steps; with a target and no cadence, once per epoch."""
     if cfg.target_accuracy is not None and not cfg.eval_every_steps:
-        return max(1, math.ceil(p.epoch_examples / p.params["global_batch_size"]))
+        return max(1, math.ceil(p.epoch_examples / p.batch.global_size))
     return cfg.eval_every_steps
 
 
@@ -162,7 +162,7 @@ def eval_steps(cfg: TrainConfig, p: Plan) -> int | None:
     from tpubench.run import session
 
     if p.params["fixed_eval_steps"] and p.manifest is not None:
-        batch = p.params["global_batch_size"]
+        batch = p.batch.global_size
         return session.full_eval_batches(p.spec, p.manifest, p.params, batch, cfg.eval_steps)
     return cfg.eval_steps
 
@@ -173,7 +173,7 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
 
     cfg, p = w.cfg, w.plan
     parts = trainers.build(w.runner, p.strategy, p.placement, p.manifest)
-    batch = p.params["global_batch_size"]
+    batch = p.batch.global_size
     acts: list = [
         actions.StopOnSignal(w.check_signals),
         actions.LoopMetrics(w.writer, batch, w.loop_scalars),

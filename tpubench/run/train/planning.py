@@ -28,6 +28,31 @@ if TYPE_CHECKING:
 DEFAULT_TRAIN_STEPS = 300
 
 
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """A train run's global batch and the replicas it splits over, checked once (`of`)."""
+
+    global_size: int
+    replicas: int
+
+    @property
+    def per_replica(self) -> int:
+        """Examples one replica takes per step."""
+        return self.global_size // self.replicas
+
+    @classmethod
+    def of(cls, cfg: TrainConfig, default: int, replicas: int) -> Batch:
+        """--batch_size, else --per_replica_batch_size (or DEFAULT, the model's) x REPLICAS;
+        a UsageError for a global batch past --batch_size's cap or not split evenly."""
+        from tpubench.hardware import placement as placement_lib
+
+        if cfg.per_replica_batch_size:
+            bounds.check_global_batch(cfg.per_replica_batch_size, replicas)
+        size = cfg.global_batch_size or (cfg.per_replica_batch_size or default) * replicas
+        placement_lib.check_batch(size, replicas)
+        return cls(size, replicas)
+
+
 def total_steps(cfg: TrainConfig, epoch_examples: int, batch: int) -> int:
     """--train_steps, or --train_epochs over the epoch's examples, or the default."""
     if cfg.train_steps is not None and cfg.train_epochs is not None:
@@ -48,6 +73,7 @@ class Plan:
     manifest: Manifest | None  # None on synthetic data
     total_steps: int
     epoch_examples: int
+    batch: Batch
     prices: cost_runs.Prices
     started: float  # perf_counter when set-up began
     skipped: dict | None = None  # under --skip_corrupt: the damaged shards' summary
@@ -63,15 +89,13 @@ class Plan:
     @property
     def replicas(self) -> int:
         """Replicas the batch is split over (workers under parameter servers)."""
-        ps = self.placement.strategy == "parameter_server"
-        return self.placement.num_workers if ps else self.placement.num_replicas
+        return self.batch.replicas
 
 
 def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
     """Plan of CFG, or None for a worker/ps task (it has served until stopped)."""
     from tpubench.data import resolve
     from tpubench.hardware import clusters
-    from tpubench.hardware import placement as placement_lib
     from tpubench.hardware import strategy as strategy_lib
 
     started = time.perf_counter() if started is None else started
@@ -109,17 +133,11 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
             "use --strategy=mirrored"
         )
     ps = placement.strategy == "parameter_server"
-    replicas = placement.num_workers if ps else placement.num_replicas
-    # --per_replica_batch_size (or the model's default) times the replicas the strategy has.
-    if cfg.per_replica_batch_size:
-        bounds.check_global_batch(cfg.per_replica_batch_size, replicas)
-    batch = (
-        cfg.global_batch_size or (cfg.per_replica_batch_size or spec.default_batch_size) * replicas
-    )
-    placement_lib.check_batch(batch, replicas)
+    replicas = placement.num_workers if ps else placement.num_replicas  # workers under PS
+    batch = Batch.of(cfg, spec.default_batch_size, replicas)
     data_dir, manifest = resolve.resolve(cfg.data, spec, cfg.target_accuracy)
     fixed = placement.strategy in ("multi_worker", "tpu")
-    feed = session.Feed(batch, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
+    feed = session.Feed(batch.global_size, replicas, cfg.seed, cfg.data, fixed_eval_steps=fixed)
     fitted = session.fit_params(params, ref, manifest, feed, data_dir)
     changes = session.fitted_changes(params, fitted, manifest)
     unfitted = session.unfitted(params, fitted, manifest)
@@ -130,7 +148,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         params["readable_records"] = readable["readable_records"]
         skipped = readable["summary"]
     epochs = session.examples_per_epoch(spec, manifest, params)
-    steps = total_steps(cfg, epochs, batch)
+    steps = total_steps(cfg, epochs, batch.global_size)
     own_bn, bn_note = conv_grads.own_batch_norm(cfg.batch_norm_kernel, placement, xla)
     if bn_note and placement.is_chief:
         session.say(bn_note)
@@ -142,6 +160,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         manifest,
         steps,
         epochs,
+        batch,
         prices,
         started,
         skipped,
@@ -209,7 +228,7 @@ def _check_buckets(cfg: TrainConfig, model_dir: str, is_chief: bool) -> None:
 
 def describe(p: Plan) -> dict:
     """The record's model, placement and data sections and its batch sizes, from the plan."""
-    batch, spec = p.params["global_batch_size"], p.spec
+    spec = p.spec
     data = session.data_section(spec, p.manifest, p.params)
     if p.manifest is None:
         data["examples_per_epoch_assumed"] = p.epoch_examples
@@ -232,8 +251,8 @@ def describe(p: Plan) -> dict:
         model=model | ({"fitted_to_data": p.fitted} if p.fitted else {}),
         placement=session.plain(p.placement.__dict__),
         data=data,
-        global_batch_size=batch,
-        per_replica_batch_size=batch // p.replicas,
+        global_batch_size=p.batch.global_size,
+        per_replica_batch_size=p.batch.per_replica,
         train_steps=p.total_steps,
         examples_per_epoch=p.epoch_examples,
     )
