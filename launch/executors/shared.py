@@ -9,10 +9,10 @@ model dirs on the bucket, the configuration's record label.
 from __future__ import annotations
 
 from tpubench.children import command
-from tpubench.core import host_procs
-from tpubench_launch import errors
+from tpubench.core import host_procs, hosting
+from tpubench_launch import errors, tpus
 from tpubench_launch.cluster import local as local_cluster
-from tpubench_launch.executors import cloud
+from tpubench_launch.executors import rented
 from tpubench_launch.k8s import sizing
 
 GPUS = {
@@ -56,6 +56,33 @@ def shape(machine: str) -> tuple[str, str | None, int]:
     return host[4:], gpu, count
 
 
+def need(config) -> hosting.Need:
+    """What CONFIG asks of the executor renting its machine (tpubench/core/hosting.py): its
+    subcommand, device (its --device, else what the machine carries), TPU slice, cluster."""
+    machine = str(config.settings.get("machine") or "")
+    host = machine.split("+")[0].split("@")[0].strip().lower()
+    generation, hosts, kind = None, 1, "cpu"
+    if host.startswith("gcp:tpu-"):
+        t = tpus.parse(machine)
+        generation, hosts, kind = t.generation, t.hosts, "tpu"
+    elif "+" in machine or host.removeprefix("gcp:").startswith(GPU_MACHINE_FAMILIES):
+        kind = "gpu"
+    flagged = config.train_flags().get("device")
+    device = flagged if flagged in hosting.DEVICES else kind
+    if config.strategy == "tpu":
+        device = "tpu"
+    return hosting.Need(
+        subcommand=config.command,
+        device=device,
+        machine=machine,
+        provider=hosting.provider_of(machine),
+        tpu_generation=generation,
+        tpu_hosts=hosts,
+        cluster=config.strategy if config.is_cluster else None,
+        one_machine=config.one_machine,
+    )
+
+
 def check_one_machine(config) -> None:
     """A one-machine cluster's tasks against what its machine type holds, where the type's
     vCPUs and memory are known (k8s/sizing.py); not against this host."""
@@ -75,7 +102,7 @@ def check_one_machine(config) -> None:
     )
 
 
-def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
+def remote_flags(config, s: rented.Settings, extra: dict | None = None) -> list[str]:
     """tpubench flags on a VM: results and model dir on gs://, the config's label."""
     flags = dict(config.train_flags())
     if s.spot and "pricing" not in flags:
