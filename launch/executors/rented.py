@@ -85,7 +85,7 @@ def read(sweep, ex, owned: dict[str, tuple[str, str]] | None = None) -> Settings
         bucket (or flags.data_dir) not on EX's scheme.
     """
     raw = dict(sweep.cloud)
-    cloud_file.check(raw, f"{sweep.path}: ")  # what sweep/file.py checked: the one checker
+    cloud_file.check(raw, f"{sweep.path}: ", ex.settings_keys)  # sweep/file.py checked it too
     missing = [k for k in ex.required if not raw.get(k)]
     if missing:
         raise errors.UsageError(

@@ -192,18 +192,18 @@ def test_executors_json_publishes_the_cloud_keys_each_reads_and_which_choose_cod
     import json
 
     from tpubench_launch import trust
-    from tpubench_launch.executors import cloud
+    from tpubench_launch.executors import gcp
 
     assert cli.main(["executors", "--json"]) == 0
     found = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
-    assert found["gke"]["settings"] == list(cloud.SETTINGS)
+    assert found["gke"]["settings"] == list(gcp.SETTINGS)
     assert found["gce"]["settings"] == [
-        k for k in cloud.SETTINGS if k not in found["gke"]["own_settings"]
+        k for k in gcp.SETTINGS if k not in found["gke"]["own_settings"]
     ]
     assert found["local"]["settings"] == [] and found["local"]["code_keys"] == {}
     assert found["gke"]["code_keys"] == trust.CODE_SETTINGS
     assert "image" not in found["tpu-vm"]["code_keys"] and "package" in found["tpu-vm"]["code_keys"]
-    assert found["gce"]["example"] == cloud.EXAMPLE and found["skypilot"]["required"] == ["bucket"]
+    assert found["gce"]["example"] == gcp.EXAMPLE and found["skypilot"]["required"] == ["bucket"]
     assert all("problem" not in e for e in found.values())  # only with --check-cloud
 
 
