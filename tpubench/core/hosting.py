@@ -75,7 +75,7 @@ def why_not(declared: dict, need: Need) -> str | None:
         on_one = declared.get("one_machine_clusters") or ()
         if need.cluster not in on_one:
             return (
-                f"runs {_words(on_one)} clusters on one machine (one_machine: true), not "
+                f"runs {_words(on_one, 'no')} clusters on one machine (one_machine: true), not "
                 f"{need.cluster}"
             )
     elif need.cluster:
