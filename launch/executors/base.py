@@ -2,14 +2,13 @@
 
 `sweep/run.run` drives any executor through these methods in this order:
 `settings` (the sweep file's `cloud:` mapping, checked before anything
-starts; for rented VMs also the package each installs), `code_lines` (what
-chooses the code the machines run, printed before the runs), `before_runs`
-(tools on PATH, records from earlier runs; skipped by a dry run), `plans`
-(one per configuration, all checked up front, so a bad configuration
-launches nothing), `vms`/`overhead_seconds`/`preview_title` (the cost
-preview), then `dry_run_lines` or `execute`.  `CloudExecutor` holds what
-every rented-machine executor shares: a `cloud.Plan` per configuration, run
-with its teardown always happening.
+starts; for rented VMs also the package each installs), `check_hosted` (what
+it declares it hosts), `before_runs` (tools on PATH, earlier records; not in
+a dry run), `code_lines` (what chooses the code the machines run), `plans`
+(one per configuration, all checked up front), `vms`/`overhead_seconds`/
+`preview_title` (the cost preview), then `dry_run_lines` or `execute`.
+`CloudExecutor` holds what every rented-machine executor shares: a
+`cloud.Plan` per configuration, its teardown always happening.
 """
 
 from __future__ import annotations
@@ -29,12 +28,11 @@ from tpubench_launch.sweep import resume
 class Executor(abc.ABC):
     """Where a sweep's configurations run.  Subclasses set `name` and what they host.
 
-    What an executor can host is data, published once by `tpubench-launch
-    executors --json` (tpubench's study reads it there): the device kinds a
-    configuration may train on, the TPU slices it rents (single- or multi-host,
-    and of which generations), the cluster
-    strategies it runs and whether their tasks span machines, the tpubench
-    subcommands it runs, and the `cloud:` keys it needs.
+    What an executor can host is data, published once by `tpubench-launch executors
+    --json` (tpubench's study reads it there): the device kinds a configuration may train
+    on, the TPU slices it rents (single- or multi-host, of which generations), the cluster
+    strategies it runs and whether their tasks span machines, the tpubench subcommands
+    it runs, and the `cloud:` keys it needs.
     """
 
     name: ClassVar[str]  # the --executor value
@@ -52,6 +50,8 @@ class Executor(abc.ABC):
     required: ClassVar[tuple[str, ...]] = ()  # the `cloud:` keys it cannot do without
     example: ClassVar[str] = ""  # those keys set, for the error line
     own_settings: ClassVar[tuple[str, ...]] = ()  # `cloud:` keys no other executor reads
+    # Its own keys that choose the code its machines run (key -> what), beside trust.py's.
+    code_settings: ClassVar[dict[str, str]] = {}
     providers: ClassVar[tuple[str, ...]] = ()  # whose machines it rents (gcp, aws); () any
     machine_example: ClassVar[str] = "gcp:n1-standard-8"  # a machine it rents, for errors
 
@@ -76,7 +76,7 @@ class Executor(abc.ABC):
             # what a study checks a --cloud file against: the keys this executor reads and,
             # of those, the ones that choose code (refused without --trust-code: trust.py)
             "settings": list(reads),
-            "code_keys": {k: v for k, v in trust.CODE_SETTINGS.items() if k in reads},
+            "code_keys": {k: v for k, v in trust.code_settings().items() if k in reads},
         }
 
     def cloud_keys(self) -> tuple[str, ...]:
@@ -101,6 +101,9 @@ class Executor(abc.ABC):
 
     def before_runs(self, sweep, settings, out) -> None:  # noqa: B027 - optional hook
         """Checks and fetches before real runs (never called by a dry run)."""
+
+    def check_hosted(self, configs) -> None:  # noqa: B027 - optional hook
+        """UsageError for the first of CONFIGS it does not host (before any tool runs)."""
 
     @abc.abstractmethod
     def plans(self, sweep, todo: list, settings, log_dir: str) -> list:
@@ -211,9 +214,11 @@ class CloudExecutor(Executor):
         """What CONFIG asks of an executor, from its machine, flags and strategy."""
         return shared.need(config)
 
-    def plans(self, sweep, todo, settings, log_dir) -> list:
+    def check_hosted(self, configs) -> None:
+        """UsageError for the first of CONFIGS it does not host (what it declares, checked
+        once for every renting executor: before any tool is called, and by `plans`)."""
         declared, everyone = self.describe(), [e.describe() for e in cloud_executors()]
-        for c in todo:  # what it declares, checked once for every renting executor
+        for c in configs:
             if not c.settings.get("machine"):
                 raise errors.UsageError(
                     f"{c.id}: --executor={self.name} needs a machine (grid.machines), e.g. "
@@ -223,6 +228,9 @@ class CloudExecutor(Executor):
             if line:
                 raise errors.UsageError(f"{c.id}: {line}")
             shared.check_one_machine(c)  # bounded by its machine type, not by this host
+
+    def plans(self, sweep, todo, settings, log_dir) -> list:
+        self.check_hosted(todo)
         return [self.plan(c, sweep, settings, log_dir) for c in todo]
 
     def model_dir(self, config, settings, sweep) -> str | None:

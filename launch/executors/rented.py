@@ -97,6 +97,12 @@ def read(sweep, ex, owned: dict[str, tuple[str, str]] | None = None) -> Settings
             raise errors.UsageError(
                 f"{sweep.path}: cloud.{key} is a {what} setting; it needs --executor={owner}"
             )
+    unread = [k for k in raw if raw[k] is not None and k not in ex.cloud_keys()]
+    if unread:  # a GCP key for aws_batch would be silently ignored: refused instead
+        raise errors.UsageError(
+            f"{sweep.path}: --executor={ex.name} does not read cloud.{unread[0]}; it reads "
+            f"{', '.join(ex.cloud_keys())}"
+        )
     if "spot" in raw and not isinstance(raw["spot"], bool):
         raise errors.UsageError(f"{sweep.path}: cloud.spot={raw['spot']!r} must be true or false")
     bucket = str(raw["bucket"])

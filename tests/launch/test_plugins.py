@@ -49,7 +49,7 @@ def toys(monkeypatch):
 
 
 def test_the_shipped_executors_and_engines_are_registered():
-    assert executors.REGISTRY.names() == ("gce", "gke", "local", "skypilot", "tpu-vm")
+    assert executors.REGISTRY.names() == ("aws_batch", "gce", "gke", "local", "skypilot", "tpu-vm")
     assert engines.REGISTRY.names() == ("job", "jobset", "tfjob", "trainjob")
 
 
@@ -58,7 +58,10 @@ def test_a_registered_executor_is_an_accepted_value(toys, tmp_path, capsys, monk
     (tmp_path / "s.yaml").write_text(SWEEP)
     verbs = cli.parser()._subparsers._group_actions[0].choices  # noqa: SLF001
     sweep_help = " ".join(verbs["sweep"].format_help().split())
-    assert "--executor EXECUTOR local (default), gce, gke, skypilot, toy or tpu-vm" in sweep_help
+    assert (
+        "--executor EXECUTOR local (default), aws_batch, gce, gke, skypilot, toy or tpu-vm"
+        in sweep_help
+    )
     assert cli.main(["sweep", "s.yaml", "--executor=nope", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "unknown --executor 'nope'" in err and "toy" in err  # the error lists it too
