@@ -161,15 +161,6 @@ class AwsBatch(base.CloudExecutor):
     setup = "queue, pull the image and stop"
     installs_package = False  # the job definition's image holds tpubench
 
-    def need(self, config):
-        """An AWS instance type of a GPU family (g4dn, g5, p3, p4d, ...) carries its GPUs."""
-        found = shared.need(config)
-        family = found.machine.split("+")[0].strip().lower().removeprefix("aws:")
-        flagged = config.train_flags().get("device")
-        if found.device == "cpu" and not flagged and family[:1] in ("g", "p"):
-            return dataclasses.replace(found, device="gpu")
-        return found
-
     def code_lines(self, settings) -> list[str]:
         return [
             f"# every job runs job definition {settings.own['job_definition']}'s container image "

@@ -27,6 +27,7 @@ GPUS = {
     "h100": "nvidia-h100-80gb",
 }
 GPU_MACHINE_FAMILIES = ("a2-", "a3-", "g2-")  # GPUs come with the machine type
+AWS_GPU_FAMILIES = ("aws:g", "aws:p")  # AWS's accelerated instances: g4dn, g5, p3, p4d, p5
 
 
 def shape(machine: str) -> tuple[str, str | None, int]:
@@ -59,27 +60,39 @@ def shape(machine: str) -> tuple[str, str | None, int]:
 def need(config) -> hosting.Need:
     """What CONFIG asks of the executor renting its machine (tpubench/core/hosting.py): its
     subcommand, device (its --device, else what the machine carries), TPU slice, cluster."""
-    machine = str(config.settings.get("machine") or "")
+    flagged = config.train_flags().get("device")
+    return need_of(
+        str(config.settings.get("machine") or ""),
+        config.command,
+        "tpu" if config.strategy == "tpu" else flagged if flagged in hosting.DEVICES else None,
+        config.strategy if config.is_cluster else None,
+        config.one_machine,
+    )
+
+
+def need_of(machine: str, subcommand="train", device=None, cluster=None, one_machine=False):
+    """The hosting.Need of a run on MACHINE: its device is DEVICE, else what MACHINE carries
+    (a TPU slice; GPUs named after '+', a GCE a2/a3/g2 type, an AWS g* or p* type)."""
     host = machine.split("+")[0].split("@")[0].strip().lower()
     generation, hosts, kind = None, 1, "cpu"
     if host.startswith("gcp:tpu-"):
         t = tpus.parse(machine)
         generation, hosts, kind = t.generation, t.hosts, "tpu"
-    elif "+" in machine or host.removeprefix("gcp:").startswith(GPU_MACHINE_FAMILIES):
+    elif (
+        "+" in machine
+        or host.removeprefix("gcp:").startswith(GPU_MACHINE_FAMILIES)
+        or host.startswith(AWS_GPU_FAMILIES)
+    ):
         kind = "gpu"
-    flagged = config.train_flags().get("device")
-    device = flagged if flagged in hosting.DEVICES else kind
-    if config.strategy == "tpu":
-        device = "tpu"
     return hosting.Need(
-        subcommand=config.command,
-        device=device,
+        subcommand=subcommand,
+        device=device or kind,
         machine=machine,
         provider=hosting.provider_of(machine),
         tpu_generation=generation,
         tpu_hosts=hosts,
-        cluster=config.strategy if config.is_cluster else None,
-        one_machine=config.one_machine,
+        cluster=cluster,
+        one_machine=one_machine,
     )
 
 

@@ -184,9 +184,9 @@ def test_a_renting_executor_owns_its_settings_and_still_gets_the_shared_checks(t
     class Lax(base.CloudExecutor):
         name = "lax"
         scheme = "s3://"
-        settings_keys = (*rented.COMMON, "region")
-        required = ("bucket", "region")
-        example = "cloud: {bucket: s3://b/tb, region: us-east-1}"
+        settings_keys = (*rented.COMMON, "site")
+        required = ("bucket", "site")
+        example = "cloud: {bucket: s3://b/tb, site: us-east-1}"
 
         def settings(self, sweep, dry_run=False):  # its own, on top of the shared checks
             return self.read_settings(sweep)
@@ -200,9 +200,9 @@ def test_a_renting_executor_owns_its_settings_and_still_gets_the_shared_checks(t
         def plan(self, config, sweep, settings, log_dir):
             raise AssertionError("not reached")
 
-    sw = dataclasses.replace(_sweep(tmp_path), cloud={"bucket": "gs://b/tb", "region": "x"})
+    sw = dataclasses.replace(_sweep(tmp_path), cloud={"bucket": "gs://b/tb", "site": "x"})
     with pytest.raises(errors.UsageError, match=r"cloud.bucket=gs://b/tb must be a s3:// path"):
         Lax().settings(sw)
-    sw = dataclasses.replace(sw, cloud={"bucket": "s3://b/tb", "region": "us-east-1"})
+    sw = dataclasses.replace(sw, cloud={"bucket": "s3://b/tb", "site": "us-east-1"})
     s = Lax().settings(sw)
-    assert s.own == {"region": "us-east-1"} and s.records == "s3://b/tb/records"
+    assert s.own == {"site": "us-east-1"} and s.records == "s3://b/tb/records"

@@ -18,7 +18,6 @@ from tpubench_launch import executors
 from tpubench_launch.executors import base
 from tpubench_launch.sweep import file as sweep_file
 
-GCS = "gs://bkt/photos"
 # A machine per setup label of the shipped studies: the GPUs or vCPUs it asks for.
 GCP_MACHINES = {
     "Cloud TPU": "gcp:tpu-v2-8",
@@ -26,7 +25,9 @@ GCP_MACHINES = {
 }
 
 
-def _machine(setup) -> str:
+def _machine(setup, ex) -> str:
+    if ex.providers == ("aws",) and setup.device != "tpu":  # AWS machines for AWS Batch
+        return "aws:p4d.24xlarge" if (setup.devices or 0) > 1 else "aws:g4dn.xlarge"
     if setup.machine:
         return setup.machine
     if setup.label in GCP_MACHINES:
@@ -37,12 +38,17 @@ def _machine(setup) -> str:
     return f"gcp:n1-standard-{vcpus}"
 
 
+def _settings(ex) -> dict:
+    """The executor's own example settings (its required keys, its bucket's scheme)."""
+    doc = yaml.safe_load(ex.example)["cloud"]
+    if "package" in ex.cloud_keys():
+        doc["package_index_version"] = "1.0.0"
+    return doc
+
+
 def _cloud_file(tmp_path, ex, study) -> str:
-    doc = {"bucket": "gs://bkt/tb", "package_index_version": "1.0.0"}
-    doc.update(project="proj-42", zone="us-central1-a") if "project" in ex.required else None
-    if "image" in ex.required:
-        doc["image"] = "img:1"
-    doc["machines"] = {p.label: _machine(p) for part in study.parts for p in part.setups}
+    doc = _settings(ex)
+    doc["machines"] = {p.label: _machine(p, ex) for part in study.parts for p in part.setups}
     path = tmp_path / f"{ex.name}-{study.name}.yaml"
     path.write_text(yaml.safe_dump(doc))
     return str(path)
@@ -50,12 +56,7 @@ def _cloud_file(tmp_path, ex, study) -> str:
 
 def _launcher_accepts(tmp_path, ex, entries: dict, said: dict) -> set[str]:
     """The cell ids whose `runs:` entry EX plans without refusing it (SAID: id -> its line)."""
-    doc = {"name": "agree", "runs": list(entries.values()), "cloud": {}}
-    doc["cloud"] = {"bucket": "gs://bkt/tb", "package_index_version": "1.0.0"}
-    if "project" in ex.required:
-        doc["cloud"].update(project="proj-42", zone="us-central1-a")
-    if "image" in ex.required:
-        doc["cloud"]["image"] = "img:1"
+    doc = {"name": "agree", "runs": list(entries.values()), "cloud": _settings(ex)}
     path = tmp_path / f"sweep-{ex.name}.yaml"
     path.write_text(yaml.safe_dump(doc))
     sw = sweep_file.load(str(path), ex.name, str(tmp_path / "runs"), trust_code=True)
@@ -82,13 +83,14 @@ def test_every_study_on_every_renting_executor_plans_what_the_launcher_accepts(t
         ex = executors.REGISTRY.get(executor)
         assert isinstance(ex, base.CloudExecutor)
         cloud = remote.load_cloud(_cloud_file(tmp_path, ex, study), executor, trust_code=True)
-        p = remote.make_plan(study, "smoke", executor, cloud, GCS, str(tmp_path / executor))
+        data = ex.scheme + "bkt/photos"  # the study's photos where its machines read them
+        p = remote.make_plan(study, "smoke", executor, cloud, data, str(tmp_path / executor))
         planned = {c.id for c in p.cells if c.id not in p.blocked}
         entries = {}
         for c in cells.expand(study, "smoke"):
             if c.part.command in ("train", "infer", "tune"):  # what a sweep file holds
                 try:
-                    entries[c.id] = remote.run_entry(c, cloud, GCS)
+                    entries[c.id] = remote.run_entry(c, cloud, data)
                 except core_errors.TpubenchError:
                     continue  # no entry the study could write: refused on both sides
         said = {}
