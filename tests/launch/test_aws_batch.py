@@ -157,3 +157,27 @@ def test_a_missing_aws_tool_is_one_line_and_a_dry_run_needs_none(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "$0.170" in out.stdout  # the catalog's aws:c5.xlarge row prices the preview
     assert f"aws_batch wait --job-file runs/sweeps/ab/logs/mlp-cpu/{JOB}.job.json" in out.stdout
+
+
+def test_check_cloud_asks_the_one_hosting_check_of_each_machine(tmp_path):
+    cloud = tmp_path / "c.yaml"
+    machines = '{"1 GPU": "aws:g4dn.xlarge", TPU: "gcp:tpu-v4-32", CPU: "gcp:n1-standard-8"}'
+    cloud.write_text(f"bucket: s3://b/tb\nmachines: {machines}\n")
+    argv = [sys.executable, "-m", "tpubench_launch.main", "executors", f"--check-cloud={cloud}"]
+    out = subprocess.run([*argv, "--json"], capture_output=True, text=True, check=True)
+    found = {e["name"]: e["machines"] for e in json.loads(out.stdout)}
+    assert found["aws_batch"]["1 GPU"] is None and found["gce"]["CPU"] is None
+    assert found["aws_batch"]["TPU"] == (
+        "--executor=aws_batch rents aws machines, not gcp:tpu-v4-32 (gcp); --executor=tpu-vm does"
+    )
+    assert found["gke"]["TPU"] == (
+        "--executor=gke runs single-host TPU slices, not gcp:tpu-v4-32 (4 hosts); "
+        "--executor=tpu-vm does"
+    )
+    assert set(found["local"].values()) == {None}  # this host: nothing rented
+    lines = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+    at = lines.index(next(x for x in lines if x.startswith("gce: ")))
+    assert lines[at + 1] == (
+        "  1 GPU: --executor=gce rents gcp machines, not aws:g4dn.xlarge (aws); "
+        "--executor=aws_batch does"
+    )
