@@ -5,7 +5,8 @@ reads the file, and `tpubench-launch executors --check-cloud=FILE` checks a
 `--cloud` file here, which is how `tpubench study run --cloud=FILE` asks.
 So one file is refused, or not, the same way by all three, in the same
 words: first a key no executor reads (with close matches and what is
-accepted), then the first value outside its format (cloud_names.py).  Every
+accepted), then the first value outside its format (cloud_names.py, and the
+rules an executor declares for its own keys: `setting_rules`).  Every
 piece of text from a file or a command line that a line shows (the file's
 name, `--prefix`, a key) is escaped: it cannot drive the terminal
 (docs/security.md, "Usage errors cost nothing").
@@ -45,7 +46,19 @@ def problem(raw: dict, where: str, extra: tuple[str, ...] = ()) -> str | None:
         cloud_names.check(raw, where)
     except errors.UsageError as e:
         return str(e)
+    for key, (pattern, rule) in _own_rules().items():  # an executor's own keys' formats
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not pattern.fullmatch(value)):
+            return f"{where}cloud.{key}={ascii(value)[:120]} is refused; accepted: {rule}"
     return None
+
+
+def _own_rules() -> dict:
+    """key -> (regex, what is accepted) of every registered executor's `setting_rules`."""
+    from tpubench_launch import executors
+
+    found = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
+    return {k: v for e in found for k, v in getattr(e, "setting_rules", {}).items()}
 
 
 def check(raw: dict, where: str, extra: tuple[str, ...] = ()) -> None:

@@ -9,7 +9,9 @@ the container image each GKE pod runs, the boot image each VM starts from.
 The rules are tpubench's own (tpubench/core/code_flags.py); this is their
 launcher spelling, and `CODE_SETTINGS` is the one list of such cloud keys
 (`tpubench study` reads it as each executor's `code_keys` in `tpubench-launch
-executors --json`).  sweep/file.load applies both to every file, whatever
+executors --json`), with the keys each executor declares as its own
+`code_settings` (aws_batch's job_definition names a container image):
+`code_settings()`.  sweep/file.load applies both to every file, whatever
 the executor.
 """
 
@@ -31,6 +33,14 @@ CODE_SETTINGS = {
 }
 
 
+def code_settings() -> dict[str, str]:
+    """CODE_SETTINGS and every registered executor's own (`Executor.code_settings`)."""
+    from tpubench_launch import executors  # the registry's executors import this module
+
+    found = [executors.REGISTRY.get(n) for n in executors.REGISTRY.names()]
+    return {**CODE_SETTINGS, **{k: v for e in found for k, v in e.code_settings.items()}}
+
+
 def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
     """UsageError for the first code-loading flag unless TRUSTED; else the warning lines."""
     try:
@@ -42,6 +52,8 @@ def check(path: str, where: str, flags: dict, trusted: bool) -> list[str]:
 def check_cloud(path: str, cloud: dict, trusted: bool) -> list[str]:
     """UsageError for the first cloud key that chooses code unless TRUSTED; else warnings."""
     try:
-        return code_flags.check_settings(path, "cloud.", cloud, CODE_SETTINGS, trusted, TRUST_FLAG)
+        return code_flags.check_settings(
+            path, "cloud.", cloud, code_settings(), trusted, TRUST_FLAG
+        )
     except core_errors.UsageError as e:
         raise errors.UsageError(str(e)) from None

@@ -169,11 +169,13 @@ CLOUD = {
     "tpu-vm": "cloud: {project: proj-42, zone: us-central2-b, bucket: gs://bkt/tb}",
     "gke": 'cloud: {bucket: gs://bkt/tb, image: "img:1"}',
     "skypilot": "cloud: {bucket: gs://bkt/tb}",
+    "aws_batch": "cloud: {bucket: s3://bkt/tb, job_queue: q1, job_definition: tb}",
 }
 
 
 def _sweep(tmp_path, executor: str) -> str:
     machine = "gcp:tpu-v5e-8" if executor == "tpu-vm" else "gcp:n1-standard-8"
+    machine = "aws:c5.xlarge" if executor == "aws_batch" else machine
     (tmp_path / "s.yaml").write_text(SWEEP.replace("MACHINE", machine) + CLOUD[executor])
     return "s.yaml"
 
@@ -228,6 +230,24 @@ for _e in ("gce", "tpu-vm", "gke"):
     covers(f"tpubench-launch sweep --executor={_e}")(
         test_sweep_cloud_executor_against_the_test_doubles
     )
+
+
+@covers("tpubench-launch sweep --executor=aws_batch")
+def test_sweep_aws_batch_against_the_aws_test_double(tmp_path):
+    _sweep(tmp_path, "aws_batch")
+    env = {
+        "PATH": f"{LAUNCH_DOUBLES}:{os.environ['PATH']}",
+        "AWS_DOUBLE_LOG": str(tmp_path / "aws.jsonl"),
+        "AWS_DOUBLE_STATE": str(tmp_path / "batch"),
+        "AWS_DOUBLE_BUCKETS": str(tmp_path / "buckets"),
+        "AWS_DOUBLE_STATUS": "SUCCEEDED",  # the job is not run here (tests/launch runs one)
+    }
+    argv = ("tpubench-launch", "sweep", "s.yaml", "--executor=aws_batch", "--trust-code")
+    out = ok(run(*argv, cwd=tmp_path, env=env))  # job_definition: the jobs' code
+    calls = _calls(tmp_path, "aws")
+    assert calls[1].startswith("aws batch submit-job --job-name=tpubench-sm-"), calls
+    assert calls[-1] == "aws s3 sync --only-show-errors s3://bkt/tb/records runs/sweeps/sm"
+    assert "done" in out
 
 
 @covers("tpubench-launch sweep --executor=skypilot")

@@ -2,14 +2,13 @@
 
 `sweep/run.run` drives any executor through these methods in this order:
 `settings` (the sweep file's `cloud:` mapping, checked before anything
-starts; for rented VMs also the package each installs), `code_lines` (what
-chooses the code the machines run, printed before the runs), `before_runs`
-(tools on PATH, records from earlier runs; skipped by a dry run), `plans`
-(one per configuration, all checked up front, so a bad configuration
-launches nothing), `vms`/`overhead_seconds`/`preview_title` (the cost
-preview), then `dry_run_lines` or `execute`.  `CloudExecutor` holds what
-every rented-machine executor shares: a `cloud.Plan` per configuration, run
-with its teardown always happening.
+starts; for rented VMs also the package each installs), `check_hosted` (what
+it declares it hosts), `before_runs` (tools on PATH, earlier records; not in
+a dry run), `code_lines` (what chooses the code the machines run), `plans`
+(one per configuration, all checked up front), `vms`/`overhead_seconds`/
+`preview_title` (the cost preview), then `dry_run_lines` or `execute`.
+`CloudExecutor` holds what every rented-machine executor shares: a
+`cloud.Plan` per configuration, its teardown always happening.
 """
 
 from __future__ import annotations
@@ -20,20 +19,20 @@ import os
 from typing import ClassVar
 
 from tpubench.children import command
+from tpubench.core import hosting
 from tpubench_launch import cloud_file, errors, package, tpus, trust
-from tpubench_launch.executors import cloud, shared
+from tpubench_launch.executors import cloud, rented, shared
 from tpubench_launch.sweep import resume
 
 
 class Executor(abc.ABC):
     """Where a sweep's configurations run.  Subclasses set `name` and what they host.
 
-    What an executor can host is data, published once by `tpubench-launch
-    executors --json` (tpubench's study reads it there): the device kinds a
-    configuration may train on, the TPU slices it rents (single- or multi-host,
-    and of which generations), the cluster
-    strategies it runs and whether their tasks span machines, the tpubench
-    subcommands it runs, and the `cloud:` keys it needs.
+    What an executor can host is data, published once by `tpubench-launch executors
+    --json` (tpubench's study reads it there): the device kinds a configuration may train
+    on, the TPU slices it rents (single- or multi-host, of which generations), the cluster
+    strategies it runs and whether their tasks span machines, the tpubench subcommands
+    it runs, and the `cloud:` keys it needs.
     """
 
     name: ClassVar[str]  # the --executor value
@@ -51,6 +50,10 @@ class Executor(abc.ABC):
     required: ClassVar[tuple[str, ...]] = ()  # the `cloud:` keys it cannot do without
     example: ClassVar[str] = ""  # those keys set, for the error line
     own_settings: ClassVar[tuple[str, ...]] = ()  # `cloud:` keys no other executor reads
+    # Its own keys that choose the code its machines run (key -> what), beside trust.py's.
+    code_settings: ClassVar[dict[str, str]] = {}
+    providers: ClassVar[tuple[str, ...]] = ()  # whose machines it rents (gcp, aws); () any
+    machine_example: ClassVar[str] = "gcp:n1-standard-8"  # a machine it rents, for errors
 
     def describe(self) -> dict:
         """What this executor hosts, as `tpubench-launch executors --json` prints it."""
@@ -59,6 +62,7 @@ class Executor(abc.ABC):
             "name": self.name,
             "title": self.title or self.name,
             "rents": self.rents,
+            "providers": list(self.providers),
             "devices": list(self.devices),
             "tpu_slices": list(self.tpu_slices),
             "tpu_generations": list(self.tpu_generations) if "tpu" in self.devices else [],
@@ -72,7 +76,7 @@ class Executor(abc.ABC):
             # what a study checks a --cloud file against: the keys this executor reads and,
             # of those, the ones that choose code (refused without --trust-code: trust.py)
             "settings": list(reads),
-            "code_keys": {k: v for k, v in trust.CODE_SETTINGS.items() if k in reads},
+            "code_keys": {k: v for k, v in trust.code_settings().items() if k in reads},
         }
 
     def cloud_keys(self) -> tuple[str, ...]:
@@ -84,7 +88,7 @@ class Executor(abc.ABC):
         refuses by its format, with WHERE first; None when it refuses none."""
         return None
 
-    def settings(self, sweep, dry_run: bool = False) -> cloud.Settings | None:
+    def settings(self, sweep, dry_run: bool = False) -> rented.Settings | None:
         """The sweep file's `cloud:` settings, checked; None where none are needed.
 
         DRY_RUN: nothing may be written (a wheel is built in a temporary folder).
@@ -97,6 +101,9 @@ class Executor(abc.ABC):
 
     def before_runs(self, sweep, settings, out) -> None:  # noqa: B027 - optional hook
         """Checks and fetches before real runs (never called by a dry run)."""
+
+    def check_hosted(self, configs) -> None:  # noqa: B027 - optional hook
+        """UsageError for the first of CONFIGS it does not host (before any tool runs)."""
 
     @abc.abstractmethod
     def plans(self, sweep, todo: list, settings, log_dir: str) -> list:
@@ -129,53 +136,45 @@ class Executor(abc.ABC):
 
 
 class CloudExecutor(Executor):
-    """A rented-machine executor: each configuration is a `cloud.Plan` of commands.
+    """A renting executor: each configuration is a `cloud.Plan` of commands.
 
-    Subclasses give `plan(config, sweep, settings, log_dir)` and `vms(config)`;
-    `tools` are the checks of programs the plans call.
+    Subclasses give `plan(config, sweep, settings, log_dir)` and `vms(config)`,
+    and own their settings (`settings_keys`, `required`, `example`,
+    `setting_rules`, `scheme`), their tools (`check_tools`) and their copy-back
+    (`copy_back`: the command that brings the bucket's records here).  What
+    they host is checked once, for all, by `plans` (tpubench/core/hosting.py).
     """
 
     machines: ClassVar[str] = "VM"  # what the preview prices
     setup: ClassVar[str] = "create, install and delete"
     rents = True
-    # The `cloud:` keys a VM executor cannot do without, shown set in EXAMPLE;
-    # the keys no other executor reads (own_settings) are refused for the others.
-    required = cloud.REQUIRED
-    example = cloud.EXAMPLE
-
+    # The `cloud:` keys it reads (rented.COMMON and its own); gcp.Gcp's for the GCP ones.
+    settings_keys: ClassVar[tuple[str, ...]] = rented.COMMON
+    # Formats of its own keys: key -> (compiled regex, what is accepted), for --check-cloud too.
+    setting_rules: ClassVar[dict] = {}
+    scheme: ClassVar[str] = "gs://"  # where its machines write records (its bucket's scheme)
     installs_package: ClassVar[bool] = True  # False: the machines bring tpubench (an image)
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # One set of checks for every rented-machine executor: a subclass says which
-        # `cloud:` keys it needs (`required`, `example`) and never replaces the checks.
-        for method in ("settings", "read_settings"):
-            if method in cls.__dict__:
-                raise TypeError(
-                    f"{cls.__name__}: a cloud executor does not override {method}(); set "
-                    "`required` and `example` (the shared checks of cloud.settings run for all)"
-                )
-
     def cloud_keys(self) -> tuple[str, ...]:
-        """cloud.SETTINGS less the keys only another executor reads (gke's image)."""
+        """settings_keys less the keys only another executor reads (gke's image)."""
         others = {k for e in cloud_executors() if e.name != self.name for k in e.own_settings}
-        return tuple(k for k in cloud.SETTINGS if k not in others - set(self.own_settings))
+        return tuple(k for k in self.settings_keys if k not in others - set(self.own_settings))
 
     def cloud_problem(self, raw: dict, where: str) -> str | None:
         """RAW's (a --cloud file's) first key no executor reads or value outside the
         launcher's formats: the one checker a sweep file's cloud: goes through too."""
         return cloud_file.problem(raw, where, cloud_file.STUDY_KEYS)
 
-    def read_settings(self, sweep) -> cloud.Settings:
-        """The `cloud:` mapping through cloud.settings: names, numbers, bucket, package, data."""
+    def read_settings(self, sweep) -> rented.Settings:
+        """The `cloud:` mapping through rented.read: names, numbers, bucket, package, data."""
         owned = {
             key: (other.name, other.title or other.name)
             for other in cloud_executors()
             for key in other.own_settings
         }
-        return cloud.settings(sweep, self.name, self.required, self.example, owned)
+        return rented.read(sweep, self, owned)
 
-    def settings(self, sweep, dry_run: bool = False) -> cloud.Settings:
+    def settings(self, sweep, dry_run: bool = False) -> rented.Settings:
         """read_settings, then the package every VM installs (package.py), chosen once per
         sweep run: the default wheel is built here once for all its VMs."""
         s = self.read_settings(sweep)
@@ -193,29 +192,45 @@ class CloudExecutor(Executor):
             )
         return lines
 
+    @abc.abstractmethod
     def check_tools(self) -> None:
-        cloud.check_gcloud()
+        """CloudError naming the first program its plans call that is not on PATH."""
+
+    @abc.abstractmethod
+    def copy_back(self, config, settings, results_dir: str) -> list[str]:
+        """The command copying the bucket's records (CONFIG's; None: every one) to RESULTS_DIR."""
 
     def before_runs(self, sweep, settings, out) -> None:
         self.check_tools()
         os.makedirs(sweep.results_dir, exist_ok=True)
         # Records of earlier runs, perhaps from another machine: resume needs them.
-        cloud.best_effort(["gcloud", "storage", "rsync", settings.records, sweep.results_dir], out)
+        cloud.best_effort(self.copy_back(None, settings, sweep.results_dir), out)
 
     @abc.abstractmethod
-    def plan(self, config, sweep, settings: cloud.Settings, log_dir: str) -> cloud.Plan:
+    def plan(self, config, sweep, settings: rented.Settings, log_dir: str) -> cloud.Plan:
         """CONFIG's commands: setup, tasks, collect, teardown."""
 
-    def plans(self, sweep, todo, settings, log_dir) -> list:
-        for c in todo:  # what it declares, checked once for every cloud executor
-            if c.one_machine and c.strategy not in self.one_machine_clusters:
-                hosts = [e.name for e in cloud_executors() if c.strategy in e.one_machine_clusters]
+    def need(self, config) -> hosting.Need:
+        """What CONFIG asks of an executor, from its machine, flags and strategy."""
+        return shared.need(config)
+
+    def check_hosted(self, configs) -> None:
+        """UsageError for the first of CONFIGS it does not host (what it declares, checked
+        once for every renting executor: before any tool is called, and by `plans`)."""
+        declared, everyone = self.describe(), [e.describe() for e in cloud_executors()]
+        for c in configs:
+            if not c.settings.get("machine"):
                 raise errors.UsageError(
-                    f"{c.id}: --executor={self.name} does not run a {c.strategy} cluster on one "
-                    f"machine (one_machine: true); "
-                    + (f"--executor={' or '.join(hosts)} does" if hosts else "no executor does")
+                    f"{c.id}: --executor={self.name} needs a machine (grid.machines), e.g. "
+                    f"{self.machine_example}"
                 )
+            line = hosting.refusal(declared, self.need(c), everyone)
+            if line:
+                raise errors.UsageError(f"{c.id}: {line}")
             shared.check_one_machine(c)  # bounded by its machine type, not by this host
+
+    def plans(self, sweep, todo, settings, log_dir) -> list:
+        self.check_hosted(todo)
         return [self.plan(c, sweep, settings, log_dir) for c in todo]
 
     def model_dir(self, config, settings, sweep) -> str | None:

@@ -1,7 +1,8 @@
-"""What GCE and TPU-VM runs share: settings, the `gcloud` runner, and the run plan engine.
+"""The run plan engine every renting executor shares, and the scripts its machines run.
 
 Each configuration becomes a `Plan`: set up (create VMs, install), run (one
-`gcloud ... ssh` per task, together), bring results back, tear down.
+command per task, together: `gcloud ... ssh`, `sky jobs launch`, a waiter),
+bring results back, tear down.
 `execute` always tears down: after a success, a failed command, a dead task,
 Ctrl-C or SIGTERM.  The dry run prints the same commands in the same order.
 """
@@ -10,10 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,134 +19,9 @@ import time
 
 from tpubench.children import command as child_command
 from tpubench.children import process as procs
-from tpubench_launch import cloud_file, commands, errors, package
+from tpubench_launch import errors, package
 
-SETTINGS = (
-    "project",
-    "zone",
-    "bucket",
-    "spot",
-    "package",
-    "package_index_version",
-    "package_sha256",
-    "image_family",
-    "image_project",
-    "tpu_runtime",
-    "boot_disk_gb",
-    "overhead_seconds",
-    "name_prefix",
-    "port",
-    "image",
-    "namespace",
-    "queue",
-)
-# What a VM executor cannot do without; an executor declares its own (base.CloudExecutor).
-REQUIRED = ("project", "zone", "bucket")
-EXAMPLE = "cloud: {project: my-project, zone: us-central1-a, bucket: gs://my-bucket/tb}"
 SSH_RETRIES = 5  # a new VM's sshd may need a minute
-
-
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    project: str
-    zone: str
-    bucket: str  # gs://... : records under records/, model dirs under model_dirs/
-    spot: bool = False
-    package: str | None = None  # a local wheel/sdist to install (package.py)
-    package_index_version: str | None = None  # or this tpubench release from the index
-    package_sha256: str | None = None  # the hash the installed file must have
-    image_family: str | None = None
-    image_project: str | None = None
-    tpu_runtime: str | None = None
-    boot_disk_gb: int = 100
-    overhead_seconds: float = 300.0
-    name_prefix: str = "tpubench"
-    port: int = 2222
-    image: str | None = None  # gke: a container image with tpubench installed
-    namespace: str | None = None  # gke: default kubectl's current namespace
-    queue: str | None = None  # gke: a Kueue LocalQueue
-    install: package.Package | None = None  # what each VM installs (base.CloudExecutor.settings)
-
-    @property
-    def records(self) -> str:
-        return self.bucket.rstrip("/") + "/records"
-
-    def model_dir(self, config_id: str) -> str:
-        return self.bucket.rstrip("/") + f"/model_dirs/{config_id}"
-
-    @property
-    def where(self) -> list[str]:
-        return [f"--zone={self.zone}", f"--project={self.project}"]
-
-    @property
-    def ssh(self) -> list[str]:
-        """Placement plus --quiet: ssh/scp must never wait for an answer (no stdin)."""
-        return [*self.where, "--quiet"]
-
-
-def settings(
-    sweep,
-    executor: str,
-    required: tuple[str, ...] = REQUIRED,
-    example: str = EXAMPLE,
-    owned: dict[str, tuple[str, str]] | None = None,
-) -> Settings:
-    """The sweep file's `cloud:` mapping, checked for EXECUTOR.
-
-    Args:
-      required: the keys EXECUTOR cannot do without; EXAMPLE shows them set.
-      owned: key -> (executor, what) for the keys only one executor reads
-        (`cloud.image` is GKE's): set for another executor, they are refused.
-
-    Raises:
-      UsageError: a missing or unknown key, another executor's key, or a
-        bucket that is not gs://.
-    """
-    raw = dict(sweep.cloud)
-    cloud_file.check(raw, f"{sweep.path}: ")  # what sweep/file.py checked: the one checker
-    missing = [k for k in required if not raw.get(k)]
-    if missing:
-        raise errors.UsageError(
-            f"{sweep.path}: --executor={executor} needs cloud.{', cloud.'.join(missing)} "
-            f"(e.g. {example})"
-        )
-    for key, (owner, what) in (owned or {}).items():
-        if raw.get(key) is not None and executor != owner:
-            raise errors.UsageError(
-                f"{sweep.path}: cloud.{key} is a {what} setting; it needs --executor={owner}"
-            )
-    if "spot" in raw and not isinstance(raw["spot"], bool):
-        raise errors.UsageError(f"{sweep.path}: cloud.spot={raw['spot']!r} must be true or false")
-    hint = commands.gs_typo_hint(raw["bucket"]) or commands.gs_problem(raw["bucket"])
-    if hint:
-        raise errors.UsageError(f"{sweep.path}: cloud.bucket={hint}")
-    if not str(raw["bucket"]).startswith("gs://"):
-        raise errors.UsageError(
-            f"{sweep.path}: cloud.bucket={raw['bucket']} must be a gs:// path (VMs write there)"
-        )
-    data_dir = sweep.configs[0].fixed_flags.get("data_dir") if sweep.configs else None
-    if data_dir and not str(data_dir).startswith("gs://"):
-        raise errors.UsageError(
-            f"{sweep.path}: flags.data_dir={data_dir} must be on gs:// for --executor={executor}"
-        )
-    raw.setdefault("project", "")
-    raw.setdefault("zone", "")
-    return Settings(**{k: v for k, v in raw.items() if v is not None})
-
-
-def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> str:
-    """A valid, deterministic GCE/TPU name: lowercase letters, digits, dashes, <= 63 chars."""
-    slug = re.sub(r"[^a-z0-9-]+", "-", sweep_name.lower()).strip("-") or "sweep"
-    # A grid id's own hex; a `runs:` label (any letters, '_' and '.') by its hash.
-    if re.match(r"^cfg-[0-9a-f]{8}", config_id):
-        short = config_id[4:12]
-    else:
-        short = hashlib.sha256(config_id.encode()).hexdigest()[:8]
-    tail = "-" + short + (f"-{suffix}" if suffix else "")
-    head = f"{s.name_prefix}-{slug}"[: 63 - len(tail)].rstrip("-")
-    if not head[:1].isalpha():
-        head = "t" + head[: 62 - len(tail)]
-    return head + tail
 
 
 # Every value that enters a remote shell goes through shlex (child_command.shell):
@@ -156,8 +29,9 @@ def vm_name(s: Settings, sweep_name: str, config_id: str, suffix: str = "") -> s
 # reach the VM as one word and run nothing.
 
 
-def install_script(s: Settings, extra: str) -> str:
-    """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it, as package.py installs it."""
+def install_script(s, extra: str) -> str:
+    """Shell run on each VM: a virtualenv with tpubench[EXTRA] in it, as package.py installs it
+    (S: rented.Settings, its package chosen)."""
     if s.install is None:  # every rented-VM executor resolves it in CloudExecutor.settings
         raise errors.UsageError("no tpubench package was chosen for the VMs (a launcher bug)")
     return package.install_script(s.install, extra)
@@ -181,12 +55,6 @@ def run_script(
     return f"set -o pipefail; cd ~; {env}{train} 2>&1 | tee ~/{child_command.shell([log_file])}"
 
 
-def rsync_records(config, s: Settings, results_dir: str) -> list[str]:
-    """Copies the bucket's records here; a tune's trials lie one folder down (tune-ID/)."""
-    deep = ["--recursive"] if config.command == "tune" else []
-    return ["gcloud", "storage", "rsync", *deep, s.records, results_dir]
-
-
 @dataclasses.dataclass
 class Plan:
     """Every gcloud command of one configuration, in order."""
@@ -202,14 +70,6 @@ class Plan:
 
     def commands(self) -> list[list[str]]:
         return [*self.setup, *(a for _, a in self.tasks), *self.collect, *self.teardown]
-
-
-def check_gcloud() -> None:
-    if shutil.which("gcloud") is None:
-        raise errors.CloudError(
-            "gcloud not found on PATH: install the Google Cloud CLI and run `gcloud auth "
-            "login`, or add --dry-run to print the commands"
-        )
 
 
 def show(argv: list[str], out) -> None:

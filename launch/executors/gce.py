@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from tpubench_launch import errors, executors, topology
-from tpubench_launch.executors import base, cloud, shared
+from tpubench_launch import executors, topology
+from tpubench_launch.executors import cloud, gcp, rented, shared
 
 IMAGES = {
     "gpu": ("common-cu124-debian-11-py310", "deeplearning-platform-release"),
@@ -22,27 +22,21 @@ IMAGES = {
 }
 
 
-def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
-    machine = config.settings.get("machine")
-    if not machine:
-        raise errors.UsageError(
-            f"{config.id}: --executor=gce needs a machine (grid.machines), e.g. gcp:n1-standard-8"
-        )
-    if config.strategy == "tpu":
-        raise errors.UsageError(f"{config.id}: strategy tpu needs --executor=tpu-vm")
-    mtype, gpu, count = shared.shape(machine)
+def plan(config, sweep, s: rented.Settings, log_dir: str) -> cloud.Plan:
+    # What gce hosts (no TPU, its clusters) was checked against its declaration (base.plans).
+    mtype, gpu, count = shared.shape(config.settings["machine"])
     has_gpu = bool(gpu) or mtype.startswith(shared.GPU_MACHINE_FAMILIES)
     family, project = IMAGES["gpu" if has_gpu else "cpu"]
     family, project = s.image_family or family, s.image_project or project
 
     if config.is_cluster and not config.one_machine:
         roles = topology.task_roles(config.workers, config.ps)
-        names = [cloud.vm_name(s, sweep.name, config.id, f"{r[0]}{i}") for r, i in roles]
+        names = [rented.vm_name(s, sweep.name, config.id, f"{r[0]}{i}") for r, i in roles]
         dns = [f"{n}.{s.zone}.c.{s.project}.internal" for n in names]
         tasks = topology.plan(config.workers, config.ps, hosts=dns, port=s.port)
         trainers = [names[tasks.index(t)] for t in topology.trainers(tasks)]
     else:
-        names, tasks = [cloud.vm_name(s, sweep.name, config.id)], [None]
+        names, tasks = [rented.vm_name(s, sweep.name, config.id)], [None]
         trainers = list(names)
 
     create = ["gcloud", "compute", "instances", "create", *names, *s.where]
@@ -86,7 +80,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         ["gcloud", "compute", "scp", f"{n}:~/{log_file}", f"{local_logs}/{n}.log", *s.ssh]
         for n in names
     ]
-    collect.append(cloud.rsync_records(config, s, sweep.results_dir))
+    collect.append(gcp.rsync_records(config, s, sweep.results_dir))
     teardown = [["gcloud", "compute", "instances", "delete", *names, *s.where, "--quiet"]]
     return cloud.Plan(config.id, setup, runs, trainers, collect, teardown)
 
@@ -102,7 +96,7 @@ def _tasks(config) -> int:
 
 
 @executors.REGISTRY.register
-class Gce(base.CloudExecutor):
+class Gce(gcp.Gcp):
     name = "gce"
     devices = ("cpu", "gpu")
     clusters = ("multi_worker", "parameter_server")  # one VM per task

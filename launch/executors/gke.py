@@ -21,7 +21,7 @@ import shutil
 
 from tpubench.children import command
 from tpubench_launch import engines, errors, executors, tpus
-from tpubench_launch.executors import base, cloud, shared
+from tpubench_launch.executors import cloud, gcp, rented, shared
 from tpubench_launch.k8s import objects, sizing, tpu
 
 SPOT_LABEL = "cloud.google.com/gke-spot"
@@ -36,7 +36,7 @@ def check_kubectl() -> None:
         )
 
 
-def object_name(s: cloud.Settings, sweep_name: str, config_id: str) -> str:
+def object_name(s: rented.Settings, sweep_name: str, config_id: str) -> str:
     """A valid, deterministic Kubernetes name (<= 40 characters: the builders add suffixes).
 
     A hash of the id, not the id itself: run labels may hold '_' and '.',
@@ -53,21 +53,9 @@ def _refuse(config, why: str) -> errors.UsageError:
     return errors.UsageError(f"{config.id}: {why}")
 
 
-def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
-    machine = config.settings.get("machine")
-    if not machine:
-        raise _refuse(
-            config,
-            "--executor=gke needs a machine, e.g. gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8",
-        )
-    if config.is_cluster:
-        raise _refuse(
-            config,
-            f"strategy {config.strategy} is not built for sweeps on GKE; use "
-            "`tpubench-launch gke --workers=N` (or --executor=gce)",
-        )
-    if config.command == "tune":
-        raise _refuse(config, "command tune is not built for GKE sweeps; use --executor=gce")
+def plan(config, sweep, s: rented.Settings, log_dir: str) -> cloud.Plan:
+    # No clusters, no tune, single-host v4+ slices: what gke declares, checked in base.plans.
+    machine = config.settings["machine"]
     name = object_name(s, sweep.name, config.id)
     # The builders add --tpu=local and --run_label themselves.
     flags = [
@@ -132,7 +120,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         setup=[[*kubectl, "apply", "-f", manifest]],
         tasks=[(name, waiter)],
         trainers=[name],
-        collect=[cloud.rsync_records(config, s, sweep.results_dir)],
+        collect=[gcp.rsync_records(config, s, sweep.results_dir)],
         teardown=[[*kubectl, "delete", "-f", manifest, "--ignore-not-found"]],
         notes=notes,
         files={manifest: text},
@@ -158,7 +146,7 @@ def vms(config) -> int:
 
 
 @executors.REGISTRY.register
-class Gke(base.CloudExecutor):
+class Gke(gcp.Gcp):
     name = "gke"
     title = "GKE"
     devices = ("cpu", "gpu", "tpu")
@@ -169,6 +157,7 @@ class Gke(base.CloudExecutor):
     required = ("bucket", "image")
     example = "cloud: {bucket: gs://my-bucket/tb, image: us-docker.pkg.dev/my-project/tb/tpubench}"
     own_settings = ("image", "namespace", "queue")
+    machine_example = "gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8"
     machines = "node"
     setup = "schedule, pull the image and delete"
     installs_package = False  # the image holds tpubench
@@ -177,7 +166,7 @@ class Gke(base.CloudExecutor):
         return [f"# every pod runs the container image {settings.image} (cloud.image)"]
 
     def check_tools(self) -> None:
-        cloud.check_gcloud()
+        gcp.check_gcloud()
         check_kubectl()
 
     plan = staticmethod(plan)

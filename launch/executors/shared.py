@@ -9,11 +9,11 @@ model dirs on the bucket, the configuration's record label.
 from __future__ import annotations
 
 from tpubench.children import command
-from tpubench.core import host_procs, machine_facts
+from tpubench.core import host_procs, hosting, machine_facts
 from tpubench.core.basis import Basis
-from tpubench_launch import errors
+from tpubench_launch import errors, tpus
 from tpubench_launch.cluster import local as local_cluster
-from tpubench_launch.executors import cloud
+from tpubench_launch.executors import rented
 from tpubench_launch.k8s import sizing
 
 # Catalog GPU name -> the GCE accelerator type attached to the VM (machine facts).
@@ -49,6 +49,45 @@ def shape(machine: str) -> tuple[str, str | None, int]:
     return host[4:], gpu, count
 
 
+def need(config) -> hosting.Need:
+    """What CONFIG asks of the executor renting its machine (tpubench/core/hosting.py): its
+    subcommand, device (its --device, else what the machine carries), TPU slice, cluster."""
+    flagged = config.train_flags().get("device")
+    return need_of(
+        str(config.settings.get("machine") or ""),
+        config.command,
+        "tpu" if config.strategy == "tpu" else flagged if flagged in hosting.DEVICES else None,
+        config.strategy if config.is_cluster else None,
+        config.one_machine,
+    )
+
+
+def need_of(machine: str, subcommand="train", device=None, cluster=None, one_machine=False):
+    """The hosting.Need of a run on MACHINE: its device is DEVICE, else what MACHINE carries
+    (a TPU slice; GPUs named after '+', or a machine type whose facts carry GPUs)."""
+    host = machine.split("+")[0].split("@")[0].strip().lower()
+    generation, hosts, kind = None, 1, "cpu"
+    if host.startswith("gcp:tpu-"):
+        t = tpus.parse(machine)
+        generation, hosts, kind = t.generation, t.hosts, "tpu"
+    elif (
+        "+" in machine
+        or host.removeprefix("gcp:").startswith(GPU_MACHINE_FAMILIES)
+        or getattr(machine_facts.shape(host), "accelerators", 0) > 0
+    ):
+        kind = "gpu"
+    return hosting.Need(
+        subcommand=subcommand,
+        device=device or kind,
+        machine=machine,
+        provider=hosting.provider_of(machine),
+        tpu_generation=generation,
+        tpu_hosts=hosts,
+        cluster=cluster,
+        one_machine=one_machine,
+    )
+
+
 def check_one_machine(config) -> None:
     """A one-machine cluster's tasks against what its machine type holds, where the type's
     vCPUs and memory are known (k8s/sizing.py); not against this host."""
@@ -68,7 +107,7 @@ def check_one_machine(config) -> None:
     )
 
 
-def remote_flags(config, s: cloud.Settings, extra: dict | None = None) -> list[str]:
+def remote_flags(config, s: rented.Settings, extra: dict | None = None) -> list[str]:
     """tpubench flags on a VM: results and model dir on gs://, the config's label."""
     flags = dict(config.train_flags())
     if s.spot and "pricing" not in flags:

@@ -18,7 +18,7 @@ import os
 
 from tpubench.children import command
 from tpubench_launch import errors, executors, tpus
-from tpubench_launch.executors import base, cloud, shared
+from tpubench_launch.executors import cloud, gcp, rented, shared
 
 # GCE accelerator type -> SkyPilot accelerator name.
 ACCELERATORS = {
@@ -34,35 +34,16 @@ ACCELERATORS = {
 }
 
 
-def resources(config, s: cloud.Settings) -> tuple[dict, str]:
-    """(SkyPilot resources, tpubench extra to install) for CONFIG's machine."""
-    machine = config.settings.get("machine")
-    if not machine:
-        raise errors.UsageError(
-            f"{config.id}: --executor=skypilot needs a machine (grid.machines), e.g. "
-            "gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8"
-        )
-    if config.is_cluster and config.ps:
-        raise errors.UsageError(
-            f"{config.id}: strategy {config.strategy} needs parameter servers that never exit, "
-            "and a SkyPilot job ends when every node's run does; --executor=skypilot runs "
-            "multi_worker clusters (use --executor=gce, or tpubench-launch gke, for this one)"
-        )
+def resources(config, s: rented.Settings) -> tuple[dict, str]:
+    """(SkyPilot resources, tpubench extra to install) for CONFIG's machine: one that
+    skypilot hosts (its declaration, checked in base.plans: no parameter servers, since a
+    SkyPilot job ends when every node's run does; single-host TPU slices)."""
+    machine = config.settings["machine"]
     out: dict = {"cloud": "gcp"}
     if s.zone:
         out["zone"] = s.zone
     if machine.lower().startswith("gcp:tpu-"):
-        if config.is_cluster:
-            raise errors.UsageError(
-                f"{config.id}: strategy {config.strategy} on a TPU slice: a slice is one "
-                "TPUStrategy run (strategy tpu), not a multi-worker cluster"
-            )
         t = tpus.parse(machine)
-        if t.is_pod:
-            raise errors.UsageError(
-                f"{config.id}: {machine} spans {t.hosts} hosts; --executor=skypilot runs "
-                "single-host slices (use --executor=tpu-vm for pods)"
-            )
         out["accelerators"] = f"tpu-{t.accelerator_type}"
         runtime = s.tpu_runtime or tpus.RUNTIMES[t.generation]
         out["accelerator_args"] = {"runtime_version": runtime, "tpu_vm": True}
@@ -78,7 +59,7 @@ def resources(config, s: cloud.Settings) -> tuple[dict, str]:
     return out, extra
 
 
-def task(config, sweep, s: cloud.Settings) -> dict:
+def task(config, sweep, s: rented.Settings) -> dict:
     """The SkyPilot task YAML (as a mapping) of one configuration."""
     res, extra = resources(config, s)
     is_tpu = "accelerator_args" in res
@@ -86,7 +67,7 @@ def task(config, sweep, s: cloud.Settings) -> dict:
     if config.is_cluster:
         extra_flags = {"strategy": "multi_worker"}
     flags = shared.remote_flags(config, s, extra_flags)
-    doc = {"name": cloud.vm_name(s, sweep.name, config.id)}
+    doc = {"name": rented.vm_name(s, sweep.name, config.id)}
     if config.is_cluster:
         doc["num_nodes"] = config.workers
     doc["resources"] = res
@@ -117,14 +98,14 @@ def tf_config_script(port: int) -> str:
     return f'export TF_CONFIG="$({python})"; '
 
 
-def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
+def plan(config, sweep, s: rented.Settings, log_dir: str) -> cloud.Plan:
     import yaml
 
     doc = task(config, sweep, s)
     path = os.path.join(sweep.results_dir, "skypilot", f"{config.id}.yaml")
     text = yaml.safe_dump(doc, sort_keys=False, width=1000)
     launch = ["sky", "jobs", "launch", "--yes", f"--name={doc['name']}", path]
-    collect = [["gcloud", "storage", "rsync", s.records, sweep.results_dir]]
+    collect = [gcp.rsync_records(config, s, sweep.results_dir)]
     return cloud.Plan(
         config.id,
         setup=[],
@@ -152,7 +133,7 @@ def check_sky() -> None:
 
 
 @executors.REGISTRY.register
-class SkyPilot(base.CloudExecutor):
+class SkyPilot(gcp.Gcp):
     name = "skypilot"
     devices = ("cpu", "gpu", "tpu")
     tpu_slices = ("single-host",)
@@ -161,9 +142,10 @@ class SkyPilot(base.CloudExecutor):
 
     required = ("bucket",)  # SkyPilot chooses the zone; the project is gcloud's
     example = "cloud: {bucket: gs://my-bucket/tb}"
+    machine_example = "gcp:n1-standard-8+1xgcp:t4 or gcp:tpu-v5e-8"
 
     def check_tools(self) -> None:
-        cloud.check_gcloud()
+        gcp.check_gcloud()
         check_sky()
 
     plan = staticmethod(plan)

@@ -10,22 +10,17 @@ from __future__ import annotations
 import os
 
 from tpubench_launch import errors, executors, tpus
-from tpubench_launch.executors import base, cloud, shared
+from tpubench_launch.executors import cloud, gcp, rented, shared
 
 
-def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
-    machine = config.settings.get("machine")
-    if not machine:
-        raise errors.UsageError(
-            f"{config.id}: --executor=tpu-vm needs a TPU slice machine (grid.machines), "
-            "e.g. gcp:tpu-v5e-8"
-        )
+def plan(config, sweep, s: rented.Settings, log_dir: str) -> cloud.Plan:
+    machine = config.settings["machine"]  # a TPU slice: checked against what tpu-vm declares
     if config.strategy not in (None, "auto", "tpu"):
         raise errors.UsageError(
             f"{config.id}: strategy {config.strategy} does not run on a TPU VM; accepted: tpu, auto"
         )
     tpu = tpus.parse(machine)
-    name = cloud.vm_name(s, sweep.name, config.id)
+    name = rented.vm_name(s, sweep.name, config.id)
     base = ["gcloud", "compute", "tpus", "tpu-vm"]
     runtime = s.tpu_runtime or tpus.RUNTIMES[tpu.generation]
     create = [*base, "create", name, *s.where, f"--accelerator-type={tpu.accelerator_type}"]
@@ -58,7 +53,7 @@ def plan(config, sweep, s: cloud.Settings, log_dir: str) -> cloud.Plan:
         ]
         for i in range(tpu.hosts)
     ]
-    collect.append(cloud.rsync_records(config, s, sweep.results_dir))
+    collect.append(gcp.rsync_records(config, s, sweep.results_dir))
     teardown = [[*base, "delete", name, *s.where, "--quiet"]]
     notes = [f"{tpu.accelerator_type}: {tpu.chips} chips on {tpu.hosts} host(s)"]
     return cloud.Plan(config.id, setup, [run], [name], collect, teardown, notes)
@@ -69,10 +64,11 @@ def vms(config) -> int:
 
 
 @executors.REGISTRY.register
-class TpuVm(base.CloudExecutor):
+class TpuVm(gcp.Gcp):
     name = "tpu-vm"
     devices = ("tpu",)
     tpu_slices = ("single-host", "multi-host")  # a pod runs --worker=all
+    machine_example = "gcp:tpu-v5e-8"
 
     plan = staticmethod(plan)
     vms = staticmethod(vms)

@@ -68,6 +68,7 @@ def run(
     _check_flag_names(sw, out)  # before any VM exists: a misspelt flag costs nothing
     ex = executors.REGISTRY.get(executor)
     settings = ex.settings(sw, dry_run=dry_run)
+    ex.check_hosted(sw.configs)  # what it hosts: refused before any tool or copy runs
     log_dir = os.path.join(sw.results_dir, "logs")
     if not dry_run:
         ex.before_runs(sw, settings, out)

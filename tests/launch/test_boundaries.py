@@ -94,7 +94,7 @@ def _launch_imports(path: pathlib.Path) -> set[str]:
 
 
 # The modules of a plug-in package that every plug-in may stand on.
-PLUGIN_BASES = {"engines": set(), "executors": {"base", "cloud", "shared"}}
+PLUGIN_BASES = {"engines": set(), "executors": {"base", "cloud", "shared", "rented", "gcp"}}
 
 
 def test_plug_ins_never_import_each_other():

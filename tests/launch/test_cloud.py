@@ -298,7 +298,11 @@ def test_cloud_settings_errors(tmp_path):
     out = _launch(
         tmp_path, "sweep", _sweep_file(tmp_path, tpu_on_gce), "--executor=gce", "--dry-run"
     )
-    assert out.returncode == 2 and "use --executor=tpu-vm" in out.stderr
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith(
+        "--executor=gce runs on cpu, gpu, not tpu (gcp:tpu-v5e-8); --executor=gke, "
+        "--executor=skypilot or --executor=tpu-vm does"
+    )
     out = _launch(
         tmp_path, "sweep", _sweep_file(tmp_path), "--executor=gce", env={"PATH": str(tmp_path)}
     )

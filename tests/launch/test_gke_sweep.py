@@ -184,9 +184,18 @@ def test_settings_and_kubectl_errors(tmp_path):
     assert "--executor=gke needs cloud.image (e.g. cloud: {bucket: gs://" in out.stderr
     multi = SWEEP.replace("flags: {model: mnist_mlp", "strategy: multi_worker, flags: {model: x")
     out = _launch(tmp_path, "--dry-run", text=multi)
-    assert out.returncode == 2 and "strategy multi_worker is not built for sweeps on GKE" in (
-        out.stderr
+    assert (
+        out.returncode == 2
+        and (
+            "--executor=gke runs no clusters across machines, not multi_worker; --executor=gce or "
+            "--executor=skypilot does"
+        )
+        in out.stderr.strip()
     )
+    tune = SWEEP.replace("{label: mlp-t4, machine", "{label: mlp-t4, command: tune, machine")
+    out = _launch(tmp_path, "--dry-run", text=tune)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "--executor=gke runs `train, infer`, not `tune`; --executor=gce" in out.stderr
     gcloud_only = tmp_path / "bin"
     gcloud_only.mkdir()
     (gcloud_only / "gcloud").symlink_to(BIN / "gcloud")

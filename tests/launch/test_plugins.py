@@ -49,7 +49,7 @@ def toys(monkeypatch):
 
 
 def test_the_shipped_executors_and_engines_are_registered():
-    assert executors.REGISTRY.names() == ("gce", "gke", "local", "skypilot", "tpu-vm")
+    assert executors.REGISTRY.names() == ("aws_batch", "gce", "gke", "local", "skypilot", "tpu-vm")
     assert engines.REGISTRY.names() == ("job", "jobset", "tfjob", "trainjob")
 
 
@@ -58,7 +58,10 @@ def test_a_registered_executor_is_an_accepted_value(toys, tmp_path, capsys, monk
     (tmp_path / "s.yaml").write_text(SWEEP)
     verbs = cli.parser()._subparsers._group_actions[0].choices  # noqa: SLF001
     sweep_help = " ".join(verbs["sweep"].format_help().split())
-    assert "--executor EXECUTOR local (default), gce, gke, skypilot, toy or tpu-vm" in sweep_help
+    assert (
+        "--executor EXECUTOR local (default), aws_batch, gce, gke, skypilot, toy or tpu-vm"
+        in sweep_help
+    )
     assert cli.main(["sweep", "s.yaml", "--executor=nope", "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "unknown --executor 'nope'" in err and "toy" in err  # the error lists it too
@@ -192,18 +195,18 @@ def test_executors_json_publishes_the_cloud_keys_each_reads_and_which_choose_cod
     import json
 
     from tpubench_launch import trust
-    from tpubench_launch.executors import cloud
+    from tpubench_launch.executors import gcp
 
     assert cli.main(["executors", "--json"]) == 0
     found = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
-    assert found["gke"]["settings"] == list(cloud.SETTINGS)
+    assert found["gke"]["settings"] == list(gcp.SETTINGS)
     assert found["gce"]["settings"] == [
-        k for k in cloud.SETTINGS if k not in found["gke"]["own_settings"]
+        k for k in gcp.SETTINGS if k not in found["gke"]["own_settings"]
     ]
     assert found["local"]["settings"] == [] and found["local"]["code_keys"] == {}
     assert found["gke"]["code_keys"] == trust.CODE_SETTINGS
     assert "image" not in found["tpu-vm"]["code_keys"] and "package" in found["tpu-vm"]["code_keys"]
-    assert found["gce"]["example"] == cloud.EXAMPLE and found["skypilot"]["required"] == ["bucket"]
+    assert found["gce"]["example"] == gcp.EXAMPLE and found["skypilot"]["required"] == ["bucket"]
     assert all("problem" not in e for e in found.values())  # only with --check-cloud
 
 

@@ -1,6 +1,7 @@
 """`tpubench-launch sweep --executor=skypilot`: one managed-job task per configuration,
 each task YAML accepted by SkyPilot's own task schema."""
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -23,6 +24,12 @@ flags: {train_steps: 2000, use_synthetic_data: true}
 estimate: {seconds: 600}
 cloud: {bucket: gs://my-bucket/tb, spot: true}
 """
+
+
+def _sweep(tmp_path, text=SWEEP):
+    path = tmp_path / "spot.yaml"
+    path.write_text(text)
+    return sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
 
 
 def _tasks(tmp_path, text=SWEEP):
@@ -109,20 +116,36 @@ def test_dry_run_prints_the_tasks_and_managed_job_launches(tmp_path):
 @pytest.mark.parametrize(
     "grid,expect",
     [
-        ("machines: [gcp:tpu-v4-32]", "single-host slices"),
+        (
+            "machines: [gcp:tpu-v4-32]",
+            r"--executor=skypilot runs single-host TPU slices, not gcp:tpu-v4-32 \(4 hosts\); "
+            "--executor=tpu-vm does$",
+        ),
         (
             "machines: [gcp:n1-standard-8]\n"
             "  strategies: [{strategy: parameter_server, workers: 2}]",
-            "runs multi_worker clusters",
+            "--executor=skypilot runs multi_worker clusters across machines, not "
+            "parameter_server; --executor=gce does$",
+        ),
+        (
+            "machines: [gcp:tpu-v5e-8]\n  strategies: [{strategy: multi_worker, workers: 2}]",
+            "runs a TPU slice as one TPUStrategy run, not a multi_worker cluster$",
         ),
     ],
 )
 def test_what_skypilot_does_not_run_is_one_line(tmp_path, grid, expect):
+    """What skypilot declares it does not host is refused by the one check (core/hosting.py),
+    before any plan: one line naming the value, what it runs, and who does."""
     text = SWEEP.replace(
         "machines: [gcp:n1-standard-8+2xgcp:v100, gcp:c2-standard-8, gcp:tpu-v5e-8]", grid
     )
-    with pytest.raises(errors.UsageError, match=expect):
-        _tasks(tmp_path, text)
+    path = tmp_path / "spot.yaml"
+    path.write_text(text)
+    sw = sweep_file.load(str(path), "skypilot", str(tmp_path / "runs"))
+    ex = executors.REGISTRY.get("skypilot")
+    with pytest.raises(errors.UsageError, match=expect) as e:
+        ex.plans(sw, list(sw.configs), ex.settings(sw, dry_run=True), str(tmp_path / "logs"))
+    assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize(
@@ -153,13 +176,33 @@ def test_data_off_gs_is_refused_for_skypilot_as_for_the_other_cloud_executors(tm
         _tasks(tmp_path, text)
 
 
-def test_a_cloud_executor_cannot_replace_the_shared_checks():
-    from tpubench_launch.executors import base
+def test_a_renting_executor_owns_its_settings_and_still_gets_the_shared_checks(tmp_path):
+    """A renting executor may read its own settings (the closed GCP list is gone), and its
+    bucket's scheme is its own: a gs:// bucket for an s3:// executor is refused in one line."""
+    from tpubench_launch.executors import base, rented
 
-    with pytest.raises(TypeError, match="does not override settings"):
+    class Lax(base.CloudExecutor):
+        name = "lax"
+        scheme = "s3://"
+        settings_keys = (*rented.COMMON, "site")
+        required = ("bucket", "site")
+        example = "cloud: {bucket: s3://b/tb, site: us-east-1}"
 
-        class Lax(base.CloudExecutor):  # noqa: F841 - defining it is the test
-            name = "lax"
+        def settings(self, sweep, dry_run=False):  # its own, on top of the shared checks
+            return self.read_settings(sweep)
 
-            def settings(self, sweep):
-                return None
+        def check_tools(self):
+            pass
+
+        def copy_back(self, config, settings, results_dir):
+            return ["true"]
+
+        def plan(self, config, sweep, settings, log_dir):
+            raise AssertionError("not reached")
+
+    sw = dataclasses.replace(_sweep(tmp_path), cloud={"bucket": "gs://b/tb", "site": "x"})
+    with pytest.raises(errors.UsageError, match=r"cloud.bucket=gs://b/tb must be a s3:// path"):
+        Lax().settings(sw)
+    sw = dataclasses.replace(sw, cloud={"bucket": "s3://b/tb", "site": "us-east-1"})
+    s = Lax().settings(sw)
+    assert s.own == {"site": "us-east-1"} and s.records == "s3://b/tb/records"

@@ -150,8 +150,8 @@ def test_tpu_vm_and_gke_dry_runs_pick_their_cells(tmp_path):
         (
             "tpu-vm",
             [
-                "1 GPU (1 cell(s)): needs --executor=gce, --executor=gke or "
-                "--executor=skypilot"  # every renting executor that declares GPUs
+                "1 GPU (1 cell(s)): --executor=tpu-vm runs on tpu, not gpu (gcp:n1-standard-8+1x"
+                "gcp:v100); --executor=gce, --executor=gke or --executor=skypilot does"
             ],
             1,
         ),
@@ -429,9 +429,9 @@ def test_a_gpu_parameter_server_cell_rents_one_machine_with_its_gpus(tmp_path, e
     assert proc.returncode == 0, proc.stdout + proc.stderr
     if executor == "skypilot":  # no cluster on one machine there: says which executor runs one
         assert (
-            "not runnable on skypilot: p · async, async_gpu (2 cell(s)): needs a parameter_server "
-            "cluster "
-            "on one machine (--executor=gce)"
+            "not runnable on skypilot: p · async, async_gpu (2 cell(s)): --executor=skypilot runs "
+            "no clusters on one machine (one_machine: true), not parameter_server; --executor=gce "
+            "does"
         ) in proc.stdout
         return
     assert (
@@ -496,16 +496,20 @@ V2 = CLOUD.replace("Cloud TPU: gcp:tpu-v5e-8", "Cloud TPU: gcp:tpu-v2-8")
         (
             "gke",
             V2,
-            "Cloud TPU (1 cell(s)): needs --executor=skypilot or --executor=tpu-vm (gke runs TPU "
-            "v4, v5e, v5p, v6e slices; gcp:tpu-v2-8 is a v2 slice)",
+            "Cloud TPU (1 cell(s)): --executor=gke runs TPU v4, v5e, v5p, v6e slices, not "
+            "gcp:tpu-v2-8; --executor=skypilot or --executor=tpu-vm does",
         ),
         # Without a machine for the TPU setup the study's own, the seed's v2-8, is rented.
-        ("gke", V2.replace("  Cloud TPU: gcp:tpu-v2-8\n", ""), "Cloud TPU (1 cell(s)): needs"),
+        (
+            "gke",
+            V2.replace("  Cloud TPU: gcp:tpu-v2-8\n", ""),
+            "Cloud TPU (1 cell(s)): --executor=gke runs TPU",
+        ),
         (
             "skypilot",
             CLOUD.replace("gcp:tpu-v5e-8", "gcp:tpu-v4-32"),
-            "Cloud TPU (1 cell(s)): needs --executor=tpu-vm (skypilot runs single-host TPU "
-            "slices; gcp:tpu-v4-32 spans 4 hosts)",
+            "Cloud TPU (1 cell(s)): --executor=skypilot runs single-host TPU slices, not "
+            "gcp:tpu-v4-32 (4 hosts); --executor=tpu-vm does",
         ),
         ("tpu-vm", V2, None),
     ],

@@ -30,6 +30,7 @@ class Executor:
 
     name: str
     rents: bool = True
+    providers: tuple[str, ...] = ()  # whose machines it rents (gcp, aws); (): any
     devices: tuple[str, ...] = ()
     tpu_slices: tuple[str, ...] = ()  # single-host, multi-host
     # The TPU generations whose slices it runs (v2 ... v6e); None: not declared (any).

@@ -29,7 +29,7 @@ import os
 import sys
 
 from tpubench.children import command, process
-from tpubench.core import code_flags, errors, host_procs, machine_facts, tpu_slices
+from tpubench.core import code_flags, errors, host_procs, hosting, machine_facts, tpu_slices
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -108,23 +108,12 @@ def shape(machine: str, where: str) -> tuple[str, int, str, int | None]:
 
 
 def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None:
-    """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs
-    (from what the executor declares it hosts: study/executors.py)."""
+    """None when EXECUTOR can run CELL on the machine --cloud gives it, else what it needs:
+    what the executor declares it hosts goes through the launcher's own check
+    (tpubench/core/hosting.py), so the plan never offers a cell the launcher refuses."""
     s, declared = cell.setup, executors.get(executor, cloud.path)
-    if cell.part.command not in declared.subcommands:  # data bench: the input pipeline here
-        return (
-            f"needs this host: `{cell.part.command}` cells run locally (--executor=local)"
-            if cell.part.command == "data_bench"
-            else f"needs an executor that runs `{cell.part.command}`"
-        )
-    if cell.cluster() and s.strategy not in declared.one_machine_clusters:
-        # A cell is one machine, as the seeds ran their parameter servers beside the GPUs.
-        hosts = sorted(
-            x.name for x in executors.renting(cloud.path) if s.strategy in x.one_machine_clusters
-        )
-        return f"needs a {s.strategy} cluster on one machine" + (
-            f" ({executors.either(hosts)})" if hosts else " (no renting executor runs one)"
-        )
+    if cell.part.command == "data_bench":  # the input pipeline of this host
+        return "needs this host: `data_bench` cells run locally (--executor=local)"
     rent = machine_of(cell, cloud)
     if not rent:
         return f"needs a machine for setup '{s.label}' in the --cloud file's machines:"
@@ -134,12 +123,22 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
         return f"needs a TPU slice machine (gcp:tpu-...); {rent} is not one"
     if device != "tpu" and kind == "tpu":
         return f"runs on {device}; {rent} is a TPU slice"
-    if device not in declared.devices:
-        return f"needs {executors.either(executors.hosting(device, cloud.path))}"
-    if device == "tpu":
-        why = _slice_needs(declared, rent, name.removeprefix("tpu-"), count, cloud)
-        if why:
-            return why
+    generation = name.removeprefix("tpu-") if device == "tpu" else None
+    need = hosting.Need(
+        subcommand=cell.part.command,
+        device=device,
+        machine=rent,
+        provider=hosting.provider_of(rent),
+        tpu_generation=generation,
+        tpu_hosts=tpu_slices.hosts(generation, count) if generation else 1,
+        # A cell is one machine, as the seeds ran their parameter servers beside the GPUs.
+        cluster=s.strategy if cell.cluster() else None,
+        one_machine=bool(cell.cluster()),
+    )
+    everyone = [dataclasses.asdict(x) for x in executors.renting(cloud.path)]
+    refused = hosting.refusal(dataclasses.asdict(declared), need, everyone)
+    if refused:
+        return refused
     if device == "gpu" and count < s.devices:
         return f"needs {s.devices} GPU(s); {rent} has {count}"
     if cell.cluster() and device == "gpu" and s.variables == "gpu" and count < s.devices + 1:
@@ -155,26 +154,6 @@ def needs(cell, executor: str, cloud: Cloud, gcs_data: str | None) -> str | None
             "read this host's prepared copy"
         )
     return None
-
-
-def _slice_needs(declared, rent: str, generation: str, chips: int, cloud: Cloud) -> str | None:
-    """What a TPU cell on slice RENT needs when DECLARED (an executor) does not run such a
-    slice (its generation, or its hosts), naming the executors that do; else None."""
-    hosts = tpu_slices.hosts(generation, chips)
-    if declared.hosts_slice(generation, hosts):
-        return None
-    others = sorted(
-        x.name for x in executors.renting(cloud.path) if x.hosts_slice(generation, hosts)
-    )
-    if declared.tpu_generations is not None and generation not in declared.tpu_generations:
-        runs = f"{declared.name} runs TPU {', '.join(declared.tpu_generations)} slices"
-        what = f"{rent} is a {generation} slice"
-    else:
-        runs = f"{declared.name} runs {', '.join(declared.tpu_slices)} TPU slices"
-        what = f"{rent} spans {hosts} hosts"
-    return (
-        f"needs {executors.either(others)}" if others else "needs an executor that runs it"
-    ) + f" ({runs}; {what})"
 
 
 def remote_host(machine: str, gcs_data: str | None, where: str) -> cells_lib.Host:
