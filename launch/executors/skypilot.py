@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from tpubench.children import command
+from tpubench.core import safe_yaml
 from tpubench_launch import errors, executors, tpus
 from tpubench_launch.executors import cloud, gcp, rented, shared
 
@@ -99,11 +100,10 @@ def tf_config_script(port: int) -> str:
 
 
 def plan(config, sweep, s: rented.Settings, log_dir: str) -> cloud.Plan:
-    import yaml
 
     doc = task(config, sweep, s)
     path = os.path.join(sweep.results_dir, "skypilot", f"{config.id}.yaml")
-    text = yaml.safe_dump(doc, sort_keys=False, width=1000)
+    text = safe_yaml.dumps(doc)
     launch = ["sky", "jobs", "launch", "--yes", f"--name={doc['name']}", path]
     collect = [gcp.rsync_records(config, s, sweep.results_dir)]
     return cloud.Plan(

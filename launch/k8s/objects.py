@@ -12,7 +12,7 @@ import shutil
 import subprocess
 
 from tpubench.children import command
-from tpubench.core import machine_facts
+from tpubench.core import machine_facts, safe_yaml
 from tpubench_launch import commands, errors
 from tpubench_launch.k8s import sizing
 
@@ -129,10 +129,9 @@ def gpu_placement(gpus: int, gpu_type: str | None) -> tuple[dict | None, dict | 
 
 
 def render(docs: list[dict], comments: list[str] = ()) -> str:
-    import yaml
 
     head = "".join(f"# {c}\n" for c in comments)
-    return head + yaml.safe_dump_all(docs, sort_keys=False, width=1000)
+    return head + safe_yaml.dumps(docs, all_docs=True)
 
 
 def apply(text: str) -> None:

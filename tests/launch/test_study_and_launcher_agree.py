@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tpubench.core import errors as core_errors
+from tpubench.core import safe_yaml
 from tpubench.study import api, cells, remote, spec
 from tpubench_launch import executors
 from tpubench_launch.executors import base
@@ -27,7 +28,10 @@ GCP_MACHINES = {
 
 def _machine(setup, ex) -> str:
     if ex.providers == ("aws",) and setup.device != "tpu":  # AWS machines for AWS Batch
-        return "aws:p4d.24xlarge" if (setup.devices or 0) > 1 else "aws:g4dn.xlarge"
+        if (setup.devices or 0) > 1:
+            return "aws:p4d.24xlarge"
+        sizes = {4: "xlarge", 8: "2xlarge", 16: "4xlarge", 32: "8xlarge", 96: "metal"}  # priced
+        return f"aws:g4dn.{sizes[min(n for n in sizes if n >= (setup.vcpus or 1))]}"
     if setup.machine:
         return setup.machine
     if setup.label in GCP_MACHINES:
@@ -58,7 +62,7 @@ def _launcher_accepts(tmp_path, ex, entries: dict, said: dict) -> set[str]:
     """The cell ids whose `runs:` entry EX plans without refusing it (SAID: id -> its line)."""
     doc = {"name": "agree", "runs": list(entries.values()), "cloud": _settings(ex)}
     path = tmp_path / f"sweep-{ex.name}.yaml"
-    path.write_text(yaml.safe_dump(doc))
+    path.write_text(safe_yaml.dumps(doc))  # as the study writes its sweep file
     sw = sweep_file.load(str(path), ex.name, str(tmp_path / "runs"), trust_code=True)
     settings = ex.settings(sw, dry_run=True)
     accepted = set()

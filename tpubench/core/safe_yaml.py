@@ -16,6 +16,7 @@ own one-line error.
 
 from __future__ import annotations
 
+import enum
 import re
 
 import yaml
@@ -140,3 +141,21 @@ def load(path: str):
     except UnicodeDecodeError:
         raise Refused(f"{path} is not UTF-8 text") from None
     return loads(text, str(path))
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper that writes a typed name (a StrEnum: a price basis) as its string."""
+
+
+_Dumper.add_multi_representer(enum.StrEnum, lambda d, v: d.represent_str(str(v)))
+
+
+def dumps(doc, *, all_docs: bool = False) -> str:
+    """DOC (or, with ALL_DOCS, a list of documents) as block YAML in the order written.
+
+    What tpubench writes for other programs (sweep files, manifests): typed
+    values such as core/basis.Basis become their plain strings, as in a record.
+    """
+    if all_docs:
+        return yaml.dump_all(doc, Dumper=_Dumper, sort_keys=False, width=1000)
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=1000)

@@ -29,7 +29,15 @@ import os
 import sys
 
 from tpubench.children import command, process
-from tpubench.core import code_flags, errors, host_procs, hosting, machine_facts, tpu_slices
+from tpubench.core import (
+    code_flags,
+    errors,
+    host_procs,
+    hosting,
+    machine_facts,
+    safe_yaml,
+    tpu_slices,
+)
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
@@ -218,7 +226,6 @@ def run_entry(cell, cloud: Cloud, gcs_data: str | None, repeat: int = 1, repeats
 def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: str) -> str:
     """RESULTS_DIR/launch/EXECUTOR.yaml: every cell EXECUTOR can run (recorded ones too:
     the launcher skips them and shows them as done)."""
-    import yaml
 
     runnable = [c for c in p.cells if c.id not in p.blocked]
     doc = {
@@ -235,7 +242,7 @@ def write_sweep(study, p, executor: str, cloud: Cloud, gcs_data, results_dir: st
     path = os.path.join(results_dir, "launch", f"{executor}.yaml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     head = f"# written by `tpubench study run {study.name} --executor={executor}` (each run)\n"
-    files.write_atomic(path, head + yaml.safe_dump(doc, sort_keys=False, width=1000))
+    files.write_atomic(path, head + safe_yaml.dumps(doc))
     return path
 
 
