@@ -73,7 +73,7 @@ ALLOWED = {
     ("tpubench/run/checkpoints.py", "check", "load_checkpoint"): (
         "the prefix's index and data files checked by check_files first"
     ),
-    ("tpubench/run/checkpoints.py", "holds_dropout_state", "list_variables"): (
+    ("tpubench/run/restoring.py", "holds_dropout_state", "list_variables"): (
         "the prefix choose() picked, its files checked by check() on the way"
     ),
     ("tpubench/run/infer/weights.py", "find_checkpoint", "latest_checkpoint"): (

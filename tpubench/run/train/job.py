@@ -16,7 +16,7 @@ import time
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.model import remembered
-from tpubench.run import checkpoints, interrupts, session
+from tpubench.run import interrupts, restoring, session
 from tpubench.run.train import assemble, describe, io_time, lock, planning, saver
 from tpubench.storage import inflight, records
 from tpubench.storage.run_dir import RunDir
@@ -186,12 +186,12 @@ class Job:
         return self.run_dir.worker_scratch(os.getpid())
 
     def _restore(self, total_steps: int) -> None:
-        self.manager, restored = checkpoints.restore(
+        self.manager, restored = restoring.restore(
             self.runner, self.run_dir.path, self._ckpt_dir(), self.is_chief, self.warn
         )
         self.record.update(restored)
         self.step = int(self.runner.global_step.numpy())
-        checkpoints.check_steps_left(self.step, total_steps, str(self.run_dir))
+        restoring.check_steps_left(self.step, total_steps, str(self.run_dir))
 
     # ------------------------------------------------------------ interrupts and the end
     def save_checkpoint(self, final: bool = True) -> int:
