@@ -41,7 +41,7 @@ ALLOWED = {
     ("launch/wheel.py", "build", "read_text"): (
         "the installed distribution's own metadata (importlib.metadata)"
     ),
-    ("tpubench/hardware/capped_child.py", "_pass_stderr", "os.fdopen"): (
+    ("tpubench/hardware/capped_stderr.py", "pass_stderr", "os.fdopen"): (
         "the read end of a pipe the parent just made (os.pipe), not a path"
     ),
     ("tpubench/run/infer/scenarios/harness.py", "run", "open"): (

@@ -1,8 +1,8 @@
-// What tpubench's batch norm and gradient kernels share (batch_norm_cpu.cc,
-// batch_norm_grad_cpu.cc, grads_cpu.cc): rows split into blocks run on the
-// op's intra-op threads, per-block sums added in double, a tensor's raw
-// elements, the batch norm's per-channel affine map and its channel-vector
-// shapes.
+// What tpubench's batch norm and gradient kernels share (batch_norm_forward.h,
+// batch_norm_backward.h, grads_cpu.h; registered in batch_norm_cpu.cc): rows
+// split into blocks run on the op's intra-op threads, per-block sums added in
+// double, a tensor's raw elements, the batch norm's per-channel affine map and
+// its channel-vector shapes.
 
 #ifndef TPUBENCH_MODEL_CPU_BLOCKS_H_
 #define TPUBENCH_MODEL_CPU_BLOCKS_H_

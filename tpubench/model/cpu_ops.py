@@ -1,16 +1,18 @@
 """tpubench's own CPU kernels: built from source on first use, loaded into TensorFlow.
 
-From the sources beside this file, into one library.  batch_norm_cpu.cc
-(forward) and batch_norm_grad_cpu.cc (backward): `TpubenchBatchNormTrain`
-and its gradient, a training batch norm for channels-last tensors that
-also applies the residual addition and the ReLU after it, in two passes
-over the activations each way.  grads_cpu.cc: `TpubenchAdd`, the sum of a
-residual block's two branch gradients (`fork`), and
+From two sources beside this file, into one library.  batch_norm_cpu.cc
+registers `TpubenchBatchNormTrain` (batch_norm_forward.h) and its gradient
+(batch_norm_backward.h), a training batch norm for channels-last tensors
+that also applies the residual addition and the ReLU after it, in two
+passes over the activations each way; and (grads_cpu.h) `TpubenchAdd`,
+the sum of a residual block's two branch gradients (`fork`), and
 `TpubenchBiasReluGrad`, the gradient of a convolution's or dense layer's
 bias and ReLU in one pass (`bias_relu`).  TensorFlow 2.21 has no such
 kernel on a CPU (its fused batch norm with a side input and activation is
 for GPUs only), and its own element-wise kernels are scalar code for
-bfloat16 (docs/cpu.md).  cpu_blocks.h: what those three share.
+bfloat16 (docs/cpu.md).  The kernels sit in headers by concern and
+compile as one translation unit, so TensorFlow's headers are parsed once
+per source.
 optim_cpu.cc: `TpubenchApplyAdadelta` and `TpubenchApplyRmsprop`, Adadelta's
 update and RMSprop's without momentum, each in one pass over the
 variable's arrays, where TensorFlow's kernels make several
@@ -40,12 +42,20 @@ import tensorflow as tf
 from tpubench.storage import cache
 
 SOURCES = tuple(
-    pathlib.Path(__file__).with_name(name)
-    for name in ("batch_norm_cpu.cc", "batch_norm_grad_cpu.cc", "grads_cpu.cc", "optim_cpu.cc")
+    pathlib.Path(__file__).with_name(name) for name in ("batch_norm_cpu.cc", "optim_cpu.cc")
 )
-# Included by the sources (fp32 and bf16 element access; blocks of rows, the
-# affine map): part of the library's key.
-HEADERS = tuple(pathlib.Path(__file__).with_name(n) for n in ("cpu_elements.h", "cpu_blocks.h"))
+# Included by the sources (element access; blocks of rows; the kernels that
+# batch_norm_cpu.cc registers): part of the library's key.
+HEADERS = tuple(
+    pathlib.Path(__file__).with_name(name)
+    for name in (
+        "cpu_elements.h",
+        "cpu_blocks.h",
+        "batch_norm_forward.h",
+        "batch_norm_backward.h",
+        "grads_cpu.h",
+    )
+)
 NAMES = ", ".join(s.name for s in SOURCES)
 
 

@@ -14,7 +14,7 @@ from tpubench.core import errors, host_load, money, safe_text
 from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
 from tpubench.report import record_checks, scenario_fields, skipped
-from tpubench.storage import liveness, record_results, record_view, records
+from tpubench.storage import liveness, record_results, record_text, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -114,8 +114,8 @@ def load(inputs: list[str], pricing: str = "on_demand") -> Loaded:
     runs, excluded, seen, shared = [], [], set(), {}
     for path, named in expand(list(inputs)):
         try:
-            # read_text refuses files over records.MAX_RECORD_BYTES
-            record = records.parse(records.read_text(path), path)
+            # read_text refuses files over record_text.MAX_RECORD_BYTES
+            record = records.parse(record_text.read_text(path), path)
         except errors.UsageError as e:
             if named:
                 raise

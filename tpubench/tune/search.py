@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
-from tpubench.tune import decide, numerics, rounds, space, trials
+from tpubench.tune import decide, numerics, outcomes, rounds, space, trials
 
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
@@ -143,7 +143,7 @@ class Search:
         fixed = max(0.0, o.wall_seconds - o.steps * per_step)
         return fixed + steps * per_step
 
-    def guard(self, o: trials.Outcome) -> str | None:
+    def guard(self, o: outcomes.Outcome) -> str | None:
         """Why O's numerics disqualify it (NaN, or a loss off from fp32's), else None.
 
         The reference is fp32 without XLA at O's batch size, over the same steps.
@@ -303,7 +303,7 @@ class Search:
             if o.numerics:
                 continue
             by.setdefault(s, []).append(o)
-        ranked = sorted(by, key=lambda s: trials.score(by[s], self.opts.objective), reverse=True)
+        ranked = sorted(by, key=lambda s: outcomes.score(by[s], self.opts.objective), reverse=True)
         return ranked[:n]
 
     def _searched(self, s: space.Setting) -> bool:

@@ -2,6 +2,10 @@
 // each one pass over its tensors: the sum of a residual block's two branch
 // gradients (TpubenchAdd) and a layer's bias and ReLU gradient
 // (TpubenchBiasReluGrad).
+// Registered in batch_norm_cpu.cc.
+
+#ifndef TPUBENCH_MODEL_GRADS_CPU_H_
+#define TPUBENCH_MODEL_GRADS_CPU_H_
 
 #include <cstdint>
 #include <vector>
@@ -110,36 +114,6 @@ class BiasReluGradOp : public OpKernel {
   }
 };
 
-REGISTER_OP("TpubenchAdd")
-    .Input("a: T")
-    .Input("b: T")
-    .Output("sum: T")
-    .Attr("T: {bfloat16, float}")
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(0));
-      return Status();
-    });
-
-REGISTER_OP("TpubenchBiasReluGrad")
-    .Input("dy: T")
-    .Input("y: T")
-    .Output("dz: T")
-    .Output("dbias: T")
-    .Attr("T: {bfloat16, float}")
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(1));
-      return VectorOfChannels(c, 1, c->input(1));
-    });
-
-REGISTER_KERNEL_BUILDER(Name("TpubenchAdd").Device(DEVICE_CPU).TypeConstraint<float>("T"),
-                        AddOp);
-REGISTER_KERNEL_BUILDER(
-    Name("TpubenchAdd").Device(DEVICE_CPU).TypeConstraint<::tensorflow::bfloat16>("T"), AddOp);
-REGISTER_KERNEL_BUILDER(
-    Name("TpubenchBiasReluGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"), BiasReluGradOp);
-REGISTER_KERNEL_BUILDER(Name("TpubenchBiasReluGrad")
-                            .Device(DEVICE_CPU)
-                            .TypeConstraint<::tensorflow::bfloat16>("T"),
-                        BiasReluGradOp);
-
 }  // namespace tpubench
+
+#endif  // TPUBENCH_MODEL_GRADS_CPU_H_

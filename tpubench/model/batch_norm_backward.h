@@ -1,8 +1,11 @@
-// The gradient of batch_norm_cpu.cc's training batch norm (with its ReLU and
+// The gradient of the training batch norm (batch_norm_forward.h) (with its ReLU and
 // residual addition): two passes over x and dy (the two sums, then dx and
 // dside), reading y too where a side input was added before the ReLU, all
-// arithmetic in fp32.  tpubench/model/cpu_ops.py registers it as
-// TpubenchBatchNormTrain's gradient.
+// arithmetic in fp32.  Registered in batch_norm_cpu.cc;
+// tpubench/model/cpu_ops.py makes it TpubenchBatchNormTrain's gradient.
+
+#ifndef TPUBENCH_MODEL_BATCH_NORM_BACKWARD_H_
+#define TPUBENCH_MODEL_BATCH_NORM_BACKWARD_H_
 
 #include <cstdint>
 #include <vector>
@@ -159,37 +162,6 @@ class BatchNormTrainGradOp : public OpKernel {
   bool relu_, has_side_;
 };
 
-REGISTER_OP("TpubenchBatchNormTrainGrad")
-    .Input("dy: T")
-    .Input("x: T")
-    .Input("y: T")
-    .Input("scale: float")
-    .Input("offset: float")
-    .Input("mean: float")
-    .Input("inv_std: float")
-    .Output("dx: T")
-    .Output("dscale: float")
-    .Output("doffset: float")
-    .Output("dside: T")
-    .Attr("T: {bfloat16, float}")
-    .Attr("relu: bool")
-    .Attr("has_side: bool")
-    .SetShapeFn([](InferenceContext* c) {
-      bool has_side;
-      TF_RETURN_IF_ERROR(c->GetAttr("has_side", &has_side));
-      c->set_output(0, c->input(1));
-      VectorOfChannels(c, 1, c->input(1)).IgnoreError();
-      VectorOfChannels(c, 2, c->input(1)).IgnoreError();
-      c->set_output(3, has_side ? c->input(1) : c->Vector(0));
-      return Status();
-    });
-
-REGISTER_KERNEL_BUILDER(
-    Name("TpubenchBatchNormTrainGrad").Device(DEVICE_CPU).TypeConstraint<float>("T"),
-    BatchNormTrainGradOp);
-REGISTER_KERNEL_BUILDER(Name("TpubenchBatchNormTrainGrad")
-                            .Device(DEVICE_CPU)
-                            .TypeConstraint<::tensorflow::bfloat16>("T"),
-                        BatchNormTrainGradOp);
-
 }  // namespace tpubench
+
+#endif  // TPUBENCH_MODEL_BATCH_NORM_BACKWARD_H_
