@@ -6,10 +6,10 @@ Builders like those of tables.py (which re-exports them), one per series kind.
 from __future__ import annotations
 
 from tpubench.core import durations
-from tpubench.report import compare, published, render, tables
+from tpubench.report import compare, published, render, scaling_curves, tables
 
 
-def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
+def scaling(series: list[scaling_curves.ScalingSeries]) -> tables.Table:
     columns = ["series", "count", "examples/sec", "interval", "ideal", "speedup", "efficiency"]
     rows, csv_rows = [], []
     for s in series:
@@ -63,7 +63,7 @@ def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
     )
 
 
-def efficiency_text(p: compare.ScalingPoint, base: compare.ScalingPoint) -> str:
+def efficiency_text(p: scaling_curves.ScalingPoint, base: scaling_curves.ScalingPoint) -> str:
     """'87.5% (80–93%)', '203.0% (95–310%: not significant)' or '203.0% (1 trial: not
     significant)'; the base point is 100% by definition."""
     text = f"{p.efficiency:.1f}%"
