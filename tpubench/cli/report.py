@@ -107,7 +107,7 @@ def build(cfg: ReportConfig) -> Report:
             "Throughput against the ideal line and scaling efficiency",
         )
     if batch_series:
-        t["batch"] = tables.batches(batch_series)
+        t["batch"] = series_tables.batches(batch_series)
         fig, series = series_plots.batches(batch_series, price_note)
         figures["batch"] = (
             fig,
