@@ -44,18 +44,9 @@ from tpubench.storage import cache
 SOURCES = tuple(
     pathlib.Path(__file__).with_name(name) for name in ("batch_norm_cpu.cc", "optim_cpu.cc")
 )
-# Included by the sources (element access; blocks of rows; the kernels that
+# Every header beside them (element access, blocks of rows, the kernels
 # batch_norm_cpu.cc registers): part of the library's key.
-HEADERS = tuple(
-    pathlib.Path(__file__).with_name(name)
-    for name in (
-        "cpu_elements.h",
-        "cpu_blocks.h",
-        "batch_norm_forward.h",
-        "batch_norm_backward.h",
-        "grads_cpu.h",
-    )
-)
+HEADERS = tuple(sorted(pathlib.Path(__file__).parent.glob("*.h")))
 NAMES = ", ".join(s.name for s in SOURCES)
 
 
