@@ -2,7 +2,7 @@
 
 `runner`: the Runner with the plan's spec, strategy, layout and kernels;
 `background_writes`: whether gs:// writes leave the training thread;
-`writer`: the run's metric writer with TensorBoard's HParams written.
+`writer`: the run's metric writer.
 """
 
 from __future__ import annotations
@@ -43,13 +43,8 @@ def background_writes(cfg: TrainConfig, p: planning.Plan, run_dir: RunDir) -> bo
     return cfg.async_remote_writes and run_dir.is_gcs and single
 
 
-def writer(
-    cfg: TrainConfig, p: planning.Plan, run_dir: RunDir, record: dict, step: int, background: bool
-):
-    """The metric writer from STEP on (the chief's; nothing elsewhere), HParams written."""
+def writer(p: planning.Plan, run_dir: RunDir, record: dict, step: int, background: bool):
+    """The metric writer from STEP on (the chief's; nothing elsewhere)."""
     from tpubench.run.train import loop
 
-    run_id = record.get("run_id")
-    out = loop.writer(run_dir, p.placement.is_chief, run_id, step, background)
-    out.write_hparams(loop.hparams(cfg, p, record), run_id or "")
-    return out
+    return loop.writer(run_dir, p.placement.is_chief, record.get("run_id"), step, background)

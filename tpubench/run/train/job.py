@@ -137,7 +137,8 @@ class Job:
         self.saver = saver.Saver(
             self.manager, background, last_whole=self.record.get("resumed_from_step")
         )
-        self.writer = assemble.writer(cfg, p, self.run_dir, self.record, self.step, background)
+        self.writer = assemble.writer(p, self.run_dir, self.record, self.step, background)
+        self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
         sampler = hostcpu.Sampler()
         start_step = self.step
         self.progress = progress_lib.Progress(p.total_steps, cfg.log_every_secs, self.is_chief)
