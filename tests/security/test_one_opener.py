@@ -131,7 +131,7 @@ def _reads(call: ast.Call) -> str | None:
         return None if name == "yaml.load" and _in_safe_yaml(call) else name
     if short in ("read_text", "read_bytes") and isinstance(call.func, ast.Attribute):
         owner = _name(call.func.value)
-        return None if owner in ("safe_files", "any_path", "records", "gcs") else short
+        return None if owner in ("safe_files", "any_path", "record_text", "gcs") else short
     if short == "GFile":
         return None if _writes(_mode(call, 1)) else "GFile"
     if short == "open" and isinstance(call.func, ast.Attribute):
