@@ -140,13 +140,13 @@ def test_an_efficiency_from_single_trials_is_tabled_and_drawn_as_not_significant
 
 
 def test_an_efficiency_interval_that_leaves_out_100_percent_is_significant():
-    from tpubench.report import compare
+    from tpubench.report import scaling_curves
 
-    p = compare.ScalingPoint(2, None, 200.0, 1.5, 75.0, 62.0, 85.0)
+    p = scaling_curves.ScalingPoint(2, None, 200.0, 1.5, 75.0, 62.0, 85.0)
     assert p.significant
-    p = compare.ScalingPoint(2, None, 200.0, 2.03, 203.0, 95.0, 310.0)
+    p = scaling_curves.ScalingPoint(2, None, 200.0, 2.03, 203.0, 95.0, 310.0)
     assert not p.significant
-    assert not compare.ScalingPoint(2, None, 200.0, 2.03, 203.0).significant  # no interval
+    assert not scaling_curves.ScalingPoint(2, None, 200.0, 2.03, 203.0).significant  # no interval
 
 
 def test_a_throughput_label_stands_clear_of_its_whisker_cap(tmp_path):

@@ -1,6 +1,6 @@
 """A model's randomness: every zoo model starts with weights and dropout seeds of its own, a
 model that repeats one is told on the console, and a resumed run continues its dropout masks
-(model/randomness.py, run/checkpoints.py)."""
+(model/randomness.py, run/restoring.py)."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def test_a_resumed_run_with_dropout_ends_where_the_uninterrupted_one_ends(tmp_pa
 def test_a_checkpoint_without_dropout_state_resumes_with_one_warning(tmp_path):
     """A checkpoint saved before the dropout state was kept still resumes: the network and
     optimizer are restored, and one line says the masks start again."""
-    from tpubench.run import checkpoints
+    from tpubench.run import restoring
     from tpubench.run import runner as runner_lib
 
     _train(tmp_path, 4, "new", "r_new")
@@ -176,7 +176,7 @@ def test_a_checkpoint_without_dropout_state_resumes_with_one_warning(tmp_path):
     runner = runner_lib.Runner(spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"))
     runner.checkpoint().restore(str(tmp_path / "new" / "checkpoints" / "ckpt-4"))
     assert int(runner.global_step.numpy()) == 4
-    old = tf.train.Checkpoint(**checkpoints.parts(runner, dropout_state=False))
+    old = tf.train.Checkpoint(**restoring.parts(runner, dropout_state=False))
     tf.train.CheckpointManager(old, str(tmp_path / "old" / "checkpoints"), 2).save(4)
     proc, record = _train(tmp_path, 8, "old", "r_old")
     assert record["resumed_from_step"] == 4 and record["status"] == "ok"

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import run_cli
 
-from tpubench.storage import record_limits, records
+from tpubench.storage import record_limits, record_text, records
 
 GOOD = sorted((pathlib.Path(__file__).parent / "fixtures" / "threads").glob("*.json"))[0]
 
@@ -50,7 +50,7 @@ def test_each_reader_skips_and_names_the_poisoned_record(tmp_path, poison):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("\nmeasured,") == 1  # the good run, reported
     if poison != "wrong_type.json":  # unreadable as JSON at all: refused where it is read
-        with pytest.raises(records.BadRecord):
+        with pytest.raises(record_text.BadRecord):
             records.read(str(tmp_path / poison))
 
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tpubench.run.train import lock
-from tpubench.storage import liveness, records, run_rows
+from tpubench.storage import liveness, record_text, records, run_rows
 
 
 def _dead_pid() -> int:
@@ -125,9 +125,11 @@ def test_a_planted_lock_never_turns_a_read_run_id_into_a_path_outside(tmp_path, 
 
 def test_a_record_whose_run_id_is_no_file_name_is_refused_by_readers_and_writers(tmp_path):
     (tmp_path / "evil.json").write_text(json.dumps(_record("../evil") | {"status": "ok"}))
-    with pytest.raises(records.BadRecord, match=r"field 'run_id' '\.\./evil' is not a run id"):
+    with pytest.raises(record_text.BadRecord, match=r"field 'run_id' '\.\./evil' is not a run id"):
         records.read(str(tmp_path / "evil.json"))
-    with pytest.raises(records.BadRecord, match="would name a file outside the results directory"):
+    with pytest.raises(
+        record_text.BadRecord, match="would name a file outside the results directory"
+    ):
         records.write(_record("a/../../b"), str(tmp_path))
     assert records.path_for(str(tmp_path), "20261128-084050-mnist_mlp-90f8d9").endswith(
         "/20261128-084050-mnist_mlp-90f8d9.json"

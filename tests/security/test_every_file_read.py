@@ -150,7 +150,7 @@ def test_a_childs_log_is_read_from_its_tail(tmp_path):
 
 
 def test_tunes_wall_time_and_loss_files_refuse_a_fifo(tmp_path):
-    from tpubench.tune import trials
+    from tpubench.tune import outcomes, trials
 
     (tmp_path / "logs").mkdir()
     fifo(tmp_path / "logs" / "t1.seconds")
@@ -160,7 +160,7 @@ def test_tunes_wall_time_and_loss_files_refuse_a_fifo(tmp_path):
         runner._wall("t1")
     fifo(tmp_path / "metrics.jsonl")
     with within(5), pytest.raises(errors.UsageError, match="metrics.jsonl is a FIFO"):
-        trials._losses({"config": {"model_dir": str(tmp_path)}})
+        outcomes._losses({"config": {"model_dir": str(tmp_path)}})
 
 
 def test_report_refuses_a_tune_summary_that_is_a_fifo(tmp_path):

@@ -41,7 +41,7 @@ ALLOWED = {
     ("launch/wheel.py", "build", "read_text"): (
         "the installed distribution's own metadata (importlib.metadata)"
     ),
-    ("tpubench/hardware/capped_child.py", "_pass_stderr", "os.fdopen"): (
+    ("tpubench/hardware/capped_stderr.py", "pass_stderr", "os.fdopen"): (
         "the read end of a pipe the parent just made (os.pipe), not a path"
     ),
     ("tpubench/run/infer/harness.py", "run", "open"): (
@@ -73,7 +73,7 @@ ALLOWED = {
     ("tpubench/run/checkpoints.py", "check", "load_checkpoint"): (
         "the prefix's index and data files checked by check_files first"
     ),
-    ("tpubench/run/checkpoints.py", "holds_dropout_state", "list_variables"): (
+    ("tpubench/run/restoring.py", "holds_dropout_state", "list_variables"): (
         "the prefix choose() picked, its files checked by check() on the way"
     ),
     ("tpubench/run/infer/weights.py", "find_checkpoint", "latest_checkpoint"): (
@@ -131,7 +131,7 @@ def _reads(call: ast.Call) -> str | None:
         return None if name == "yaml.load" and _in_safe_yaml(call) else name
     if short in ("read_text", "read_bytes") and isinstance(call.func, ast.Attribute):
         owner = _name(call.func.value)
-        return None if owner in ("safe_files", "any_path", "records", "gcs") else short
+        return None if owner in ("safe_files", "any_path", "record_text", "gcs") else short
     if short == "GFile":
         return None if _writes(_mode(call, 1)) else "GFile"
     if short == "open" and isinstance(call.func, ast.Attribute):

@@ -20,7 +20,7 @@ from conftest import one_line_error, run_cli
 
 from tpubench.children import labels
 from tpubench.core import errors, host_load
-from tpubench.tune import api, decide, results, search, serving, space, trials
+from tpubench.tune import api, decide, outcomes, results, search, serving, space, trials
 
 CPU_PLAIN = space.Host("cpu", 2, ("avx2",))
 CPU_AMX = space.Host("cpu", 16, ("avx2", "avx512f", "amx_bf16", "amx_tile"))
@@ -124,7 +124,7 @@ class Scripted:
         self.ran.append((s, steps, repeat))
         rate, loss = self.table(s, steps, repeat)
         status = "ok" if loss == loss else "invalid"  # NaN
-        return trials.Outcome(
+        return outcomes.Outcome(
             s,
             steps,
             repeat,
@@ -532,9 +532,11 @@ class Served:
         self.ran.append((p, repeat))
         q = self.qps(p)
         if q is None:
-            return trials.Outcome(p, 0, repeat, "failed", wall_seconds=30.0, reason="no QPS VALID")
+            return outcomes.Outcome(
+                p, 0, repeat, "failed", wall_seconds=30.0, reason="no QPS VALID"
+            )
         q *= self.rng.uniform(1 - self.noise, 1 + self.noise)
-        return trials.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=q, wall_seconds=30.0)
+        return outcomes.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=q, wall_seconds=30.0)
 
 
 def _serve(qps, budget=1e9, **kw):

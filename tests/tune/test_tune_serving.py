@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from tpubench.cli import tune_serving
-from tpubench.tune import decide, serving, trials
+from tpubench.tune import decide, outcomes, serving
 
 A, B, C = serving.Point(32, 8.0), serving.Point(32, 2.0), serving.Point(8, 0.5)
 
@@ -58,12 +58,12 @@ def test_the_answer_says_settled_only_when_the_interval_says_something(ratio, st
 
 def _outcome(p, repeat, rate):
     status = "ok" if rate else "failed"
-    return trials.Outcome(p, 0, repeat, status, batch=p.batch, rate=rate, reason="no QPS VALID")
+    return outcomes.Outcome(p, 0, repeat, status, batch=p.batch, rate=rate, reason="no QPS VALID")
 
 
 def test_the_table_starts_with_the_answer_even_below_anothers_median():
     # The paired rounds chose A; over every trial B's median is higher (a busy round).
-    outcomes = [
+    got = [
         _outcome(A, 0, 8663.9),
         _outcome(B, 0, 6349.1),
         _outcome(C, 0, 2053.0),
@@ -73,7 +73,7 @@ def test_the_table_starts_with_the_answer_even_below_anothers_median():
         _outcome(B, 2, 9500.0),
         _outcome(serving.Point(128, 0.5), 0, None),
     ]
-    result = serving.Result(outcomes=outcomes, winner=A)
+    result = serving.Result(outcomes=got, winner=A)
     rows = serving.rows(result)
     assert [r["point"] for r in rows] == [A, B, C, serving.Point(128, 0.5)]
     assert rows[0]["qps"] < rows[1]["qps"]
@@ -96,8 +96,8 @@ def test_a_failed_point_is_one_row_with_its_reason_below_the_table(cols, monkeyp
     the row says `failed [1]` and note [1] below the table holds the whole reason."""
     monkeypatch.setenv("COLUMNS", cols)
     bad = serving.Point(128, 0.5)
-    outcomes = [_outcome(A, 0, 8663.9), trials.Outcome(bad, 0, 0, "failed", reason=LONG)]
-    rows = serving.rows(serving.Result(outcomes=outcomes, winner=A))
+    got = [_outcome(A, 0, 8663.9), outcomes.Outcome(bad, 0, 0, "failed", reason=LONG)]
+    rows = serving.rows(serving.Result(outcomes=got, winner=A))
     table = tune_serving._table(rows, "p99 <= 50ms", A)
     lines = table.splitlines()
     row = [line for line in lines if line.startswith("│") and "failed" in line]
@@ -122,7 +122,7 @@ class _Tied:
     def run(self, p, steps, repeat, attempt=0):
         base = 1000.0 * (self.speedup if p == A else 1.0)
         rate = base * self.rng.lognormvariate(0.0, 0.03)
-        return trials.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=rate, wall_seconds=1.0)
+        return outcomes.Outcome(p, 0, repeat, "ok", batch=p.batch, rate=rate, wall_seconds=1.0)
 
 
 def _decided(speedup: float, tunes: int, seed: int) -> tuple[int, int]:

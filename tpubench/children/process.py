@@ -12,17 +12,16 @@ are its parts, for the launcher's cluster, which supervises several at once.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import functools
 import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 
+from tpubench.children import fork_side
 from tpubench.core import errors, safe_files
 
 # How long a stopped child has to record itself `interrupted` before SIGKILL.
@@ -78,7 +77,7 @@ def start(
     CPUS pins the child (and everything it starts) to those CPU ids before it
     execs, so thread-count studies see only that many cores.
     """
-    preexec = functools.partial(_in_child, cpus, os.getpid())
+    preexec = functools.partial(fork_side.prepare, cpus, os.getpid())
     if log_path is None:
         return _popen(
             argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True, preexec_fn=preexec
@@ -122,39 +121,6 @@ def start(
     proc._tee_thread = thread  # joined by wait_output()
     proc._muted = muted  # set by mute()
     return proc
-
-
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _libc_prctl():
-    """libc's prctl, looked up in the parent: a forked child must not load libraries."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _libc_prctl()
-
-
-def _in_child(cpus, parent: int) -> None:
-    """Runs in the child between fork and exec: its CPUs, and SIGTERM when the parent dies.
-
-    Its own session keeps the terminal's signals away from the child, so a
-    parent killed outright (SIGKILL, an OOM kill) would leave it training on
-    under PID 1; the kernel's parent-death signal makes it checkpoint and
-    record itself `interrupted` instead.  Children are started from the main
-    thread (the signal follows the thread that forked).
-    """
-    if cpus:
-        os.sched_setaffinity(0, cpus)
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the request: act on it now
-            os.kill(os.getpid(), signal.SIGTERM)
 
 
 # An error line or a TensorFlow C++ log line (E0000 00:00:...): held back a

@@ -15,15 +15,16 @@ from absl import flags
 
 from tpubench.cli import configs
 from tpubench.cli import flag_groups as groups
-from tpubench.core import columns, errors, money, safe_text
-from tpubench.core.basis import Basis
+from tpubench.core import columns, errors, safe_text
 from tpubench.core.config import ReportConfig
 from tpubench.report import (
+    caveats,
     compare,
     load,
     published,
     relative_table,
     render,
+    scaling_curves,
     series_tables,
     serving_table,
     tables,
@@ -42,7 +43,7 @@ class Report:
     groups: list[group_lib.Group]
     summaries: list[compare.Summary]
     relative: list[compare.Relative]
-    scaling: list[compare.ScalingSeries]
+    scaling: list[scaling_curves.ScalingSeries]
     batches: list[compare.BatchSeries]
     pareto: dict
     published: list[published.Figure]
@@ -68,7 +69,7 @@ def build(cfg: ReportConfig) -> Report:
     )
     several = {m for m in baselines if sum(g.model == m for g in groups) > 1}
     rel = compare.relative(summaries, {m: g for m, g in baselines.items() if m in several})
-    scale = compare.scaling(summaries)
+    scale = scaling_curves.scaling(summaries)
     batch_series = compare.batches(summaries)
     front = compare.pareto(summaries)
     front = {m: p for m, p in front.items() if len(p) > 1}
@@ -106,7 +107,7 @@ def build(cfg: ReportConfig) -> Report:
             "Throughput against the ideal line and scaling efficiency",
         )
     if batch_series:
-        t["batch"] = tables.batches(batch_series)
+        t["batch"] = series_tables.batches(batch_series)
         fig, series = series_plots.batches(batch_series, price_note)
         figures["batch"] = (
             fig,
@@ -150,55 +151,8 @@ def build(cfg: ReportConfig) -> Report:
         pub,
         t,
         figures,
-        _warnings(summaries, notes, loaded, cfg.pricing),
+        caveats.lines(summaries, notes, loaded, cfg.pricing),
     )
-
-
-def _warnings(summaries, notes, loaded, pricing: Basis = Basis.ON_DEMAND) -> list[str]:
-    out = list(notes)
-    dates = {d for s in summaries for d in s.price_dates}
-    if dates:  # every price used says how old it is
-        from tpubench.cost import catalog
-
-        out.append(f"costs use {money.prices_on(pricing)}, {catalog.age_note(dates)}")
-    unpriced = [r.run_id for r in loaded.runs if r.pricing is None]
-    if unpriced:
-        other = pricing.other
-        out.append(
-            f"{len(unpriced)} run(s) have no {money.basis(pricing)} price in their record, so "
-            f"their $ columns read n/a (--pricing={other} may price them): "
-            f"{', '.join(unpriced[:4])}{' …' if len(unpriced) > 4 else ''}"
-        )
-    single = [s.label for s in summaries if s.rate.n == 1]
-    if single:
-        out.append(
-            f"{len(single)} configuration(s) have a single trial and no interval (repeat the run "
-            f"to get one): {'; '.join(single[:4])}{' …' if len(single) > 4 else ''}"
-        )
-    few = [s for s in summaries if 2 <= s.rate.n < 6]
-    if few:
-        out.append(
-            f"{len(few)} configuration(s) have 2-5 trials: their interval is the range, at the "
-            "confidence shown (6 or more trials give 95%)"
-        )
-    versions = sorted({v for s in summaries for v in s.tf_versions})
-    if len(versions) > 1:
-        out.append(f"runs come from several TensorFlow versions: {', '.join(versions)}")
-    if any(s.group.dims["tiny"] for s in summaries):
-        out.append("--tiny variants: the figures measure small test networks, not the full models")
-    bound = [s.label for s in summaries if any(map(load.input_bound, s.input_verdicts))]
-    if bound:
-        out.append(f"input-bound runs: {'; '.join(bound)}")
-    if any("host's vCPU count" in (r.price_note or "") for s in summaries for r in s.group.runs):
-        out.append(
-            "CPU runs without --machine were measured on this host and priced as cloud VMs "
-            "with its vCPU count"
-        )
-    if loaded.excluded:
-        out.append(
-            f"{len(loaded.excluded)} record(s) excluded (see 'Records that are not results')"
-        )
-    return out
 
 
 def write(report: Report, output: str, title: str) -> list[str]:

@@ -1,7 +1,7 @@
 """One meaning of "epoch": the training split of the dataset the run read, named beside $/epoch.
 
 A run's epoch is the examples it draws from the training split it read
-(`run/session.examples_per_epoch`: the manifest's count, less records
+(`run/epochs.examples_per_epoch`: the manifest's count, less records
 --skip_corrupt leaves unread).  A run on synthetic batches read no dataset:
 its epoch is the size of the model's own dataset (`examples_per_epoch` of
 the model), and says so.  So mnist_mlp on the embedded digits has a

@@ -19,13 +19,12 @@ import ctypes
 import faulthandler
 import functools
 import os
-import re
 import resource
 import signal
 import sys
 
 from tpubench.core import errors
-from tpubench.hardware import memory_cap
+from tpubench.hardware import capped_stderr, memory_cap
 from tpubench.storage import records
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -60,7 +59,7 @@ def run_capped(
     os.close(write_end)
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: _forward(pid, signum))
-    held, spoke = _pass_stderr(read_end)
+    held, spoke = capped_stderr.pass_stderr(read_end)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
@@ -230,76 +229,6 @@ def mark_failed(pid: int, error: str, limit: int | None, results_dir: str) -> li
             record.setdefault("memory_limit_bytes", limit)
         marked.append(records.write(record, results_dir))
     return marked
-
-
-# What TensorFlow's C++ prints after a fatal check at the cap: a native stack.
-_NATIVE_STACK = re.compile(rb"^(\*\*\* Check failure stack trace|\s+@\s+0x)")
-
-
-def _pass_stderr(fd: int) -> tuple[bytes | None, bool]:
-    """Copies the child's stderr to this process's, line by line, without native stacks
-    (the cause line before them stays; the parent's own line follows).
-
-    The child's own error line at its cap is held back and returned: the parent
-    completes it with the record it leaves (the child may have had no memory
-    left to write one).  Python's complaints from a child at its cap ("Exception
-    ignored ..." and bare MemoryError lines, hundreds as objects fail to be
-    freed) are left out.  Also returned: whether the child printed a line of tpubench's own.
-    """
-    held = None
-    spoke = False
-    with os.fdopen(fd, "rb", buffering=0) as pipe:
-        pending = b""
-        while True:
-            chunk = pipe.read(65536)
-            if not chunk:
-                break
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            kept = []
-            for line in lines:
-                line = _without_noise(line)
-                if line is None:
-                    continue
-                spoke = spoke or line.startswith(b"tpubench ")
-                if line.startswith(b"tpubench ") and memory_cap.CAP_WORDS.encode() in line:
-                    held = line
-                    continue
-                kept.append(line + b"\n")
-            if kept:
-                os.write(2, b"".join(kept))
-        pending = _without_noise(pending) if pending else None
-        if pending:
-            spoke = spoke or pending.startswith(b"tpubench ")
-            os.write(2, pending)
-    return held, spoke
-
-
-def _without_noise(line: bytes) -> bytes | None:
-    """LINE as the user sees it, or None where it is only noise from a child at its cap."""
-    bare = _GLUED_NOISE.sub(b"", line)
-    if bare != line and not bare.strip():
-        return None
-    if _NATIVE_STACK.match(bare) or _EXIT_NOISE.match(bare):
-        return None
-    return bare
-
-
-# What Python and its allocators print from a child at its cap, line by line: complaints
-# that could not format their object (a bare ":"), CPython's object dump and lost stderr,
-# jemalloc's failed threads, faulthandler's stacks (a traceback's lines have ", in").
-_EXIT_NOISE = re.compile(
-    rb"^(Exception ignored .*|MemoryError:?|:|lost sys\.std(err|out)"
-    rb"|object (address|refcount|type|type name|repr)\s*: .*|<jemalloc>: .*"
-    rb"|Fatal Python error: .*|Python runtime state: .*|(Current thread|Thread) 0x[0-9a-f]+ .*"
-    rb"|  File \".*\", line \d+ in .*|Extension modules: .*)\s*$"
-)
-
-
-# Python's complaints with no memory left for their newline, glued to the next line.
-_GLUED_NOISE = re.compile(
-    rb"^(MemoryError|Exception ignored (on building|in) sys\.unraisablehook( arguments)?)+"
-)
 
 
 def _forward(pid: int, signum: int) -> None:

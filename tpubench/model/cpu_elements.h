@@ -1,4 +1,4 @@
-// Element access shared by tpubench's CPU kernels (batch_norm_cpu.cc,
+// Element access shared by tpubench's CPU kernels (batch_norm_cpu.cc and its headers,
 // optim_cpu.cc): fp32 as is; bf16 as its 16 bits, widened by a shift and
 // narrowed with round-to-nearest-even (NaN kept NaN), as TensorFlow rounds.
 

@@ -1,15 +1,18 @@
 """tpubench's own CPU kernels: built from source on first use, loaded into TensorFlow.
 
-From two sources beside this file, into one library.  batch_norm_cpu.cc:
-`TpubenchBatchNormTrain` and its gradient, a training batch norm for
-channels-last tensors that also applies the residual addition and the
-ReLU after it, in two passes over the activations each way;
-`TpubenchAdd`, the sum of a residual block's two branch gradients
-(`fork`); and `TpubenchBiasReluGrad`, the gradient of a convolution's or
-dense layer's bias and ReLU in one pass (`bias_relu`).  TensorFlow 2.21
-has no such kernel on a CPU (its fused batch norm with a side input and
-activation is for GPUs only), and its own element-wise kernels are scalar
-code for bfloat16 (docs/cpu.md).
+From two sources beside this file, into one library.  batch_norm_cpu.cc
+registers `TpubenchBatchNormTrain` (batch_norm_forward.h) and its gradient
+(batch_norm_backward.h), a training batch norm for channels-last tensors
+that also applies the residual addition and the ReLU after it, in two
+passes over the activations each way; and (grads_cpu.h) `TpubenchAdd`,
+the sum of a residual block's two branch gradients (`fork`), and
+`TpubenchBiasReluGrad`, the gradient of a convolution's or dense layer's
+bias and ReLU in one pass (`bias_relu`).  TensorFlow 2.21 has no such
+kernel on a CPU (its fused batch norm with a side input and activation is
+for GPUs only), and its own element-wise kernels are scalar code for
+bfloat16 (docs/cpu.md).  The kernels sit in headers by concern and
+compile as one translation unit, so TensorFlow's headers are parsed once
+per source.
 optim_cpu.cc: `TpubenchApplyAdadelta` and `TpubenchApplyRmsprop`, Adadelta's
 update and RMSprop's without momentum, each in one pass over the
 variable's arrays, where TensorFlow's kernels make several
@@ -41,8 +44,9 @@ from tpubench.storage import cache
 SOURCES = tuple(
     pathlib.Path(__file__).with_name(name) for name in ("batch_norm_cpu.cc", "optim_cpu.cc")
 )
-# Included by both sources (fp32 and bf16 element access): part of the library's key.
-HEADERS = (pathlib.Path(__file__).with_name("cpu_elements.h"),)
+# Every header beside them (element access, blocks of rows, the kernels
+# batch_norm_cpu.cc registers): part of the library's key.
+HEADERS = tuple(sorted(pathlib.Path(__file__).parent.glob("*.h")))
 NAMES = ", ".join(s.name for s in SOURCES)
 
 

@@ -13,9 +13,6 @@ import dataclasses
 from tpubench.report import group as group_lib
 from tpubench.report import stats
 
-# Count dimensions a scaling chart can run along, in order of preference.
-SCALING_DIMS = (("replicas", "devices (replicas)"), ("workers", "workers"), ("threads", "threads"))
-
 
 @dataclasses.dataclass
 class Summary:
@@ -142,56 +139,7 @@ def default_baselines(groups: list[group_lib.Group]) -> dict[str, group_lib.Grou
     return out
 
 
-@dataclasses.dataclass
-class ScalingPoint:
-    count: int
-    summary: Summary
-    ideal: float  # examples/sec if the smallest count's rate scaled linearly
-    speedup: float
-    efficiency: float  # percent of ideal
-    # The efficiency's interval from both rates' intervals (slow end over fast base and the
-    # reverse); None when either rate is one trial: then no interval, nothing significant.
-    efficiency_low: float | None = None
-    efficiency_high: float | None = None
-
-    @property
-    def significant(self) -> bool:
-        """The interval leaves out 100%: the distance from ideal is more than noise."""
-        lo, hi = self.efficiency_low, self.efficiency_high
-        return lo is not None and hi is not None and not lo <= 100.0 <= hi
-
-
-@dataclasses.dataclass
-class ScalingSeries:
-    name: str
-    dim: str
-    axis_label: str
-    points: list[ScalingPoint]
-
-
-def scaling(summaries: list[Summary]) -> list[ScalingSeries]:
-    """Per model, throughput against the first count dimension that varies.
-
-    A series holds configurations equal in everything but the count and what
-    follows it (a vCPU sweep prices each thread count as its own machine;
-    one device runs one_device and several mirrored).  The ideal is the
-    smallest count's median rate times count / that count.
-    """
-    out = []
-    for model in dict.fromkeys(s.group.model for s in summaries):
-        mine = [s for s in summaries if s.group.model == model]
-        for dim, axis in SCALING_DIMS:
-            if len({_count(s, dim) for s in mine}) < 2:
-                continue
-            loose = {dim, *_FOLLOWERS}
-            for part in _partition(mine, loose).values():
-                drop = {dim} | {d for d in _FOLLOWERS if _follows(part, dim, d)}
-                out += _series(_partition(part, drop).values(), dim, axis)
-            break
-    return out
-
-
-def _partition(summaries: list[Summary], ignore: set) -> dict[tuple, list[Summary]]:
+def partition(summaries: list[Summary], ignore: set) -> dict[tuple, list[Summary]]:
     """Summaries keyed by every dimension not in IGNORE."""
     out: dict[tuple, list[Summary]] = {}
     for s in summaries:
@@ -200,62 +148,8 @@ def _partition(summaries: list[Summary], ignore: set) -> dict[tuple, list[Summar
     return out
 
 
-def _series(candidates, dim: str, axis: str) -> list[ScalingSeries]:
-    out = []
-    for members in candidates:
-        if len({_count(s, dim) for s in members}) < 2:
-            continue
-        members = sorted(members, key=lambda s: _count(s, dim))
-        c0, base = _count(members[0], dim), members[0].rate
-        r0 = base.median
-        points = []
-        for s in members:
-            scale = _count(s, dim) / c0
-            ideal, low, high = r0 * scale, None, None
-            if s is not members[0] and s.rate.has_interval and base.has_interval:
-                low = 100.0 * s.rate.low / (base.high * scale)
-                high = 100.0 * s.rate.high / (base.low * scale)
-            eff = 100.0 * s.rate.median / ideal
-            points.append(
-                ScalingPoint(_count(s, dim), s, ideal, s.rate.median / r0, eff, low, high)
-            )
-        out.append(ScalingSeries(_series_name(members, dim), dim, axis, points))
-    return out
-
-
-def _count(s: Summary, dim: str) -> int:
-    value = s.group.dims[dim]
-    if dim == "threads" and not value:  # 0: TensorFlow's default, every core of the host
-        return s.group.runs[0].host_cores or 1
-    return int(value)
-
-
-# Dimensions that may change together with a count: a vCPU sweep prices each
-# thread count as its own machine, one device runs one_device and several
-# mirrored, and the global batch grows with replicas.
-_FOLLOWERS = (
-    "machine",
-    "threads",
-    "inter_threads",
-    "replicas",
-    "workers",
-    "strategy",
-    "all_reduce",
-    "batch",
-    "per_replica_batch",
-)
-
-
-def _follows(mine: list[Summary], dim: str, other: str) -> bool:
-    """True when each count of DIM comes with a single value of OTHER."""
-    values: dict[int, set] = {}
-    for s in mine:
-        values.setdefault(_count(s, dim), set()).add(repr(s.group.dims[other]))
-    return all(len(v) == 1 for v in values.values())
-
-
-def _series_name(members: list[Summary], dim: str) -> str:
-    # The label minus the parts that change along the series.
+def series_name(members: list[Summary], dim: str) -> str:
+    """The series' name: the members' label minus the parts that change along it."""
     parts = [p.split(" · ") for p in (s.label for s in members)]
     common = [p for p in parts[0] if all(p in other for other in parts[1:])]
     return " · ".join(common) or members[0].group.model
@@ -277,13 +171,13 @@ def batches(summaries: list[Summary]) -> list[BatchSeries]:
     per-replica batch that follows it); a series needs two batch sizes.
     """
     out = []
-    for members in _partition(summaries, {"batch", "per_replica_batch"}).values():
+    for members in partition(summaries, {"batch", "per_replica_batch"}).values():
         members = sorted(members, key=lambda s: s.group.dims["batch"] or 0)
         if len({s.group.dims["batch"] for s in members}) < 2:
             continue
         out.append(
             BatchSeries(
-                _series_name(members, "batch"), [s.group.dims["batch"] for s in members], members
+                series_name(members, "batch"), [s.group.dims["batch"] for s in members], members
             )
         )
     return out

@@ -13,8 +13,8 @@ import dataclasses
 from tpubench.core import basis, errors, host_load, money, safe_text
 from tpubench.cost import catalog_rows, measured_on
 from tpubench.model import model_api
-from tpubench.report import record_checks, scenario_fields, skipped
-from tpubench.storage import liveness, record_results, record_view, records
+from tpubench.report import displayable, record_checks, run_dims, scenario_fields, skipped
+from tpubench.storage import liveness, record_results, record_text, record_view, records
 
 # Model params the controller adds at run time: they describe the run, not
 # the network, and are compared on their own (batch) or not at all (seed).
@@ -114,8 +114,8 @@ def load(inputs: list[str], pricing: basis.Basis = basis.DEFAULT) -> Loaded:
     runs, excluded, seen, shared = [], [], set(), {}
     for path, named in expand(list(inputs)):
         try:
-            # read_text refuses files over records.MAX_RECORD_BYTES
-            record = records.parse(records.read_text(path), path)
+            # read_text refuses files over record_text.MAX_RECORD_BYTES
+            record = records.parse(record_text.read_text(path), path)
         except errors.UsageError as e:
             if named:
                 raise
@@ -134,7 +134,7 @@ def load(inputs: list[str], pricing: basis.Basis = basis.DEFAULT) -> Loaded:
                 _excluded(path, record["run_id"], _name_of(record), _status(record), reason)
             )
         else:
-            runs.append(_displayable(run, shared))
+            runs.append(displayable.shared_line(run, shared))
     if not runs and not excluded:
         raise errors.UsageError(f"no run records (*.json) found in {', '.join(inputs)}")
     return Loaded(runs, skipped.roll_up(excluded, _excluded), list(inputs))
@@ -143,56 +143,6 @@ def load(inputs: list[str], pricing: basis.Basis = basis.DEFAULT) -> Loaded:
 def _excluded(*fields) -> Excluded:
     # Record text reaches tables, charts and the console: one safe line each.
     return Excluded(*(safe_text.shown(f) for f in fields))
-
-
-def _displayable(run: Run, shared: dict) -> Run:
-    """RUN with every text it shows made one safe, bounded line (the record keeps all).
-
-    Only what readers use is kept (a machine's `raw` mapping is dropped), and a value
-    many runs repeat (a name, a price row, a date) is one object SHARED by all: 10,000
-    runs hold their numbers, not copies of their records (docs/reliability.md).
-    """
-
-    def clean(value):
-        if isinstance(value, str):
-            return _one(shared, safe_text.shown(value))
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):  # MachineCost
-            fields = [f.name for f in dataclasses.fields(value) if f.init]
-            kept = {f: {} if f == "raw" else clean(getattr(value, f)) for f in fields}
-            return _one(shared, dataclasses.replace(value, **kept))
-        if isinstance(value, dict):
-            return {clean(k): clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return _one(shared, type(value)(clean(v) for v in value))
-        return value
-
-    texts = ("path", "run_id", "pricing", "price_note", "tf_version", "finished", "input_verdict")
-    return dataclasses.replace(
-        run,
-        dims=clean(run.dims),
-        params=clean(run.params),
-        machines=clean(run.machines),
-        all_machines=clean(run.all_machines),
-        price_dates=clean(run.price_dates),
-        serving=clean(run.serving),
-        **{name: clean(getattr(run, name)) for name in texts},
-    )
-
-
-def _one(shared: dict, value):
-    """The object equal to VALUE that SHARED already holds (VALUE itself the first time).
-
-    Only texts, price rows and tuples of them are shared: their equality is
-    their identity (a machine's cost differs from run to run anyway, and
-    1 == 1.0 == True must never turn one record's number into another's).
-    """
-    if isinstance(value, tuple) and all(
-        isinstance(v, (str, record_results.PriceRow)) for v in value
-    ):
-        return shared.setdefault((tuple, value), value)
-    if type(value) is str or isinstance(value, record_results.PriceRow):
-        return shared.setdefault((type(value), value), value)
-    return value
 
 
 def _name_of(record: dict) -> str:
@@ -249,7 +199,7 @@ def from_record(record, path: str, pricing: basis.Basis = basis.DEFAULT) -> tupl
     run = Run(
         path=path,
         run_id=rec.run_id,
-        dims=_dims(rec, params, named),
+        dims=run_dims.of(rec, params, named),
         params=params,
         examples_per_sec=float(rate),
         step_time_p50=rec.results.step_time_p50,
@@ -265,7 +215,9 @@ def from_record(record, path: str, pricing: basis.Basis = basis.DEFAULT) -> tupl
         price_note=rec.cost.note,
         machines=priced,
         all_machines=rec.cost.machines,
-        not_measured=frozenset(measured_on.not_measured(rec.cost.machines, _ran(rec))),
+        not_measured=frozenset(
+            measured_on.not_measured(rec.cost.machines, run_dims.accelerators_ran(rec))
+        ),
         host_cores=cpu.affinity_cores or cpu.logical_cores,
         tf_version=rec.software.tensorflow,
         finished=rec.finished or rec.started,
@@ -284,67 +236,11 @@ def _chips(cost: record_results.MachineCost) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
-def _dims(rec: record_view.RunRecord, params: dict, first: record_results.MachineCost) -> dict:
-    """What defines a run's configuration (group.DIMENSIONS): placement, else the flags."""
-    hw, placement = rec.config.hardware, rec.placement
-    return {
-        "kind": rec.kind,
-        # Inference and training rates are different quantities: a non-train
-        # kind is its own "model", so no table, chart or advice mixes them.
-        "model": _model_key(rec.model.name or rec.config.model or "?", rec.kind, rec.scenario),
-        "machine": _machine_name(first, _ran(rec)),
-        "dataset": rec.data.name or "?",
-        "params": _params_text(params),
-        "tiny": bool(rec.config.tiny),
-        "batch": rec.global_batch_size,
-        "per_replica_batch": rec.per_replica_batch_size,
-        "precision": _or(rec.config.precision, "fp32"),
-        "optimizer": _or(rec.config.optimizer, "model"),
-        "xla": bool(rec.config.xla),
-        "accelerator": placement.accelerator or hw.accelerator,
-        "strategy": placement.strategy_text or hw.strategy,
-        "replicas": _or(placement.num_replicas, 1),
-        "workers": _or(placement.num_workers, 1),
-        "all_reduce": placement.all_reduce or hw.all_reduce,
-        "threads": _or(hw.num_intra_threads, 0),
-        "inter_threads": _or(hw.num_inter_threads, 0),
-        "cpu_kernels": _or(hw.cpu_kernels, "auto"),
-        "steps_per_loop": _or(rec.config.steps_per_loop, 1),
-        "latency_bound": scenario_fields.bound_text(rec),
-    }
-
-
-def _ran(rec: record_view.RunRecord):
-    return (rec.raw.get("hardware") or {}).get("accelerators")
-
-
-def _or(value, default):
-    """VALUE, or DEFAULT where an older record lacks it."""
-    return default if value is None else value
-
-
-def _model_key(name: str, kind: str, scenario: str | None) -> str:
-    if scenario:  # LoadGen's server QPS is not a closed-loop rate
-        kind = f"{kind} {scenario}"
-    return name if kind == "train" else f"{name} [{kind}]"
-
-
 def _dated(line: record_results.PriceRow) -> str:
 
     return catalog_rows.dated(line.as_of or "?", line.date_known)
 
 
-def _machine_name(cost: record_results.MachineCost, ran=None) -> str:
-    if cost.pricing == basis.Basis.OVERRIDE and not cost.machine:
-        return f"{money.usd(cost.usd_per_hour)}/h (--price_per_hour)"
-    away = bool(measured_on.not_measured((cost,), ran))  # marked: priced from other hardware
-    return measured_on.marked(cost.machine or "unpriced", away)
-
-
 def input_bound(verdict: str | None) -> bool:
     """True when `--compare_synthetic` judged the run input-bound (None: not checked)."""
     return (verdict or "").lower().replace("-", "_").replace(" ", "_") == "input_bound"
-
-
-def _params_text(params: dict) -> str:
-    return ",".join(f"{k}={params[k]}" for k in sorted(params))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import matplotlib
 
-from tpubench.report import compare, published
+from tpubench.report import compare, published, scaling_curves
 from tpubench.report.plots import (
     _COLORS,
     _strip_model,
@@ -17,7 +17,7 @@ from tpubench.report.plots import (
 )
 
 
-def scaling(series: list[compare.ScalingSeries], pub: list[published.Scaling]):
+def scaling(series: list[scaling_curves.ScalingSeries], pub: list[published.Scaling]):
     """Throughput against the count with each series' ideal line (dashed), and efficiency
     in %; one row per count dimension, published series in a row of their own."""
     rows: dict[str, list[dict]] = {}

@@ -1,15 +1,15 @@
-"""The report's tables of series: scaling curves, Pareto fronts and published figures.
+"""The report's tables of series: scaling curves, batch sizes, Pareto fronts, published figures.
 
-Builders like those of tables.py (which re-exports them), one per series kind.
+Builders like those of tables.py, one per series kind.
 """
 
 from __future__ import annotations
 
 from tpubench.core import durations
-from tpubench.report import compare, published, render, tables
+from tpubench.report import compare, published, render, scaling_curves, tables
 
 
-def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
+def scaling(series: list[scaling_curves.ScalingSeries]) -> tables.Table:
     columns = ["series", "count", "examples/sec", "interval", "ideal", "speedup", "efficiency"]
     rows, csv_rows = [], []
     for s in series:
@@ -63,7 +63,7 @@ def scaling(series: list[compare.ScalingSeries]) -> tables.Table:
     )
 
 
-def efficiency_text(p: compare.ScalingPoint, base: compare.ScalingPoint) -> str:
+def efficiency_text(p: scaling_curves.ScalingPoint, base: scaling_curves.ScalingPoint) -> str:
     """'87.5% (80–93%)', '203.0% (95–310%: not significant)' or '203.0% (1 trial: not
     significant)'; the base point is 100% by definition."""
     text = f"{p.efficiency:.1f}%"
@@ -178,4 +178,81 @@ def published_table(figures: list[published.Figure]) -> tables.Table:
         csv_rows,
         notes,
         lesser=("data", "batch/device", "note"),  # a narrow terminal keeps examples/sec
+    )
+
+
+def batches(series: list[compare.BatchSeries]) -> tables.Table:
+    """Throughput, cost and convergence of each series over its batch sizes."""
+    columns = [
+        "series",
+        "global batch",
+        "examples/sec",
+        "interval",
+        "$/M examples",
+        "to target (s)",
+        "$ to target",
+        "accuracy",
+        "step p50 (ms)",
+    ]
+    rows, csv_rows = [], []
+    for b in series:
+        for batch, s in zip(b.batches, b.points, strict=True):
+            target = (
+                f"{render.num(tables.median(s.target_seconds))} ({s.target_reached}) *"
+                if s.target_reached
+                else "n/a"
+            )
+            rows.append(
+                [
+                    b.name,
+                    str(batch),
+                    render.num(s.rate.median),
+                    render.span(s.rate),
+                    render.money(tables.median(s.usd_per_million)),
+                    target,
+                    f"{render.money(tables.median(s.usd_to_target))} *"
+                    if s.usd_to_target
+                    else "n/a",
+                    render.fixed(tables.median(s.accuracy), 4),
+                    render.num(tables.median(s.step_ms), 2),
+                ]
+            )
+            csv_rows.append(
+                [
+                    b.name,
+                    batch,
+                    *tables.interval_csv(s.rate),
+                    tables.median(s.step_ms),
+                    tables.median(s.usd_per_million),
+                    tables.median(s.accuracy),
+                    tables.median(s.target_seconds),
+                    tables.median(s.usd_to_target),
+                    s.target_reached,
+                ]
+            )
+    csv_columns = [
+        "series",
+        "batch",
+        "examples_per_sec_median",
+        "examples_per_sec_low",
+        "examples_per_sec_high",
+        "step_ms_p50_median",
+        "usd_per_million_examples_median",
+        "accuracy_median",
+        "seconds_to_target_median",
+        "usd_to_target_median",
+        "target_reached",
+    ]
+    notes = ["$/M examples: dollars per million training examples at the measured rate."]
+    if any(s.target_reached for b in series for s in b.points):
+        notes.append(tables.CONVERGENCE_NOTE)
+    return tables.Table(
+        "batch",
+        "Throughput and cost over batch size",
+        columns,
+        rows,
+        csv_columns,
+        csv_rows,
+        notes,
+        lesser=("accuracy", "step p50 (ms)"),
     )

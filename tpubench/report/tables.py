@@ -31,7 +31,8 @@ class Table:
     left: tuple[str, ...] = ()  # text columns aligned left like the first (figures: right)
 
 
-def _m(iv: stats.Interval | None):
+def median(iv: stats.Interval | None):
+    """An interval's median (None for none): the figure a cell shows."""
     return None if iv is None else iv.median
 
 
@@ -95,23 +96,23 @@ def summary(summaries: list[compare.Summary], pricing: Basis = Basis.ON_DEMAND) 
         g = s.group
         mark = " *" if g.model in marked else ""
         target = (
-            f"{render.num(_m(s.target_seconds))} ({s.target_reached}){mark}"
+            f"{render.num(median(s.target_seconds))} ({s.target_reached}){mark}"
             if s.target_reached
             else "n/a"
         )
-        usd_target = f"{render.money(_m(s.usd_to_target))}{mark}" if s.usd_to_target else "n/a"
+        usd_target = f"{render.money(median(s.usd_to_target))}{mark}" if s.usd_to_target else "n/a"
         rows.append(
             [
                 s.label,
                 str(s.rate.n),
                 render.num(s.rate.median),
                 render.span(s.rate),
-                render.num(_m(s.step_ms), 2),
-                durations.short(_m(s.epoch_seconds)),
-                render.money(_m(s.usd_per_hour)),
-                render.money(_m(s.usd_per_epoch)),
+                render.num(median(s.step_ms), 2),
+                durations.short(median(s.epoch_seconds)),
+                render.money(median(s.usd_per_hour)),
+                render.money(median(s.usd_per_epoch)),
                 render.span(s.usd_per_epoch, render.money),
-                render.fixed(_m(s.accuracy), 4),
+                render.fixed(median(s.accuracy), 4),
                 target,
                 usd_target,
                 ", ".join(s.tf_versions),
@@ -128,16 +129,16 @@ def summary(summaries: list[compare.Summary], pricing: Basis = Basis.ON_DEMAND) 
                 s.rate.n,
                 *interval_csv(s.rate),
                 round(s.rate.confidence, 4),
-                _m(s.step_ms),
-                _m(s.epoch_seconds),
-                _m(s.usd_per_hour),
-                _m(s.rate_per_chip),
-                _m(s.usd_per_chip_hour),
+                median(s.step_ms),
+                median(s.epoch_seconds),
+                median(s.usd_per_hour),
+                median(s.rate_per_chip),
+                median(s.usd_per_chip_hour),
                 *interval_csv(s.usd_per_epoch),
-                _m(s.usd_per_million),
-                _m(s.accuracy),
-                _m(s.target_seconds),
-                _m(s.usd_to_target),
+                median(s.usd_per_million),
+                median(s.accuracy),
+                median(s.target_seconds),
+                median(s.usd_to_target),
                 s.target_reached,
                 s.pricing,
                 " ".join(s.tf_versions),
@@ -161,7 +162,10 @@ def summary(summaries: list[compare.Summary], pricing: Basis = Basis.ON_DEMAND) 
         at = columns.index("$/hour") + 1
         columns[at:at] = ["ex/s per chip", "$/chip-hour"]
         for s, row in zip(summaries, rows, strict=True):
-            row[at:at] = [render.num(_m(s.rate_per_chip)), render.money(_m(s.usd_per_chip_hour))]
+            row[at:at] = [
+                render.num(median(s.rate_per_chip)),
+                render.money(median(s.usd_per_chip_hour)),
+            ]
         notes.append(CHIP_NOTE)
     brief = (
         "configuration",
@@ -227,81 +231,6 @@ def _batch_varies(summaries: list[compare.Summary]) -> set[str]:
         for m in models
         if group_lib.batch_differs([s.group for s in summaries if s.group.model == m])
     }
-
-
-def batches(series: list[compare.BatchSeries]) -> Table:
-    """Throughput, cost and convergence of each series over its batch sizes."""
-    columns = [
-        "series",
-        "global batch",
-        "examples/sec",
-        "interval",
-        "$/M examples",
-        "to target (s)",
-        "$ to target",
-        "accuracy",
-        "step p50 (ms)",
-    ]
-    rows, csv_rows = [], []
-    for b in series:
-        for batch, s in zip(b.batches, b.points, strict=True):
-            target = (
-                f"{render.num(_m(s.target_seconds))} ({s.target_reached}) *"
-                if s.target_reached
-                else "n/a"
-            )
-            rows.append(
-                [
-                    b.name,
-                    str(batch),
-                    render.num(s.rate.median),
-                    render.span(s.rate),
-                    render.money(_m(s.usd_per_million)),
-                    target,
-                    f"{render.money(_m(s.usd_to_target))} *" if s.usd_to_target else "n/a",
-                    render.fixed(_m(s.accuracy), 4),
-                    render.num(_m(s.step_ms), 2),
-                ]
-            )
-            csv_rows.append(
-                [
-                    b.name,
-                    batch,
-                    *interval_csv(s.rate),
-                    _m(s.step_ms),
-                    _m(s.usd_per_million),
-                    _m(s.accuracy),
-                    _m(s.target_seconds),
-                    _m(s.usd_to_target),
-                    s.target_reached,
-                ]
-            )
-    csv_columns = [
-        "series",
-        "batch",
-        "examples_per_sec_median",
-        "examples_per_sec_low",
-        "examples_per_sec_high",
-        "step_ms_p50_median",
-        "usd_per_million_examples_median",
-        "accuracy_median",
-        "seconds_to_target_median",
-        "usd_to_target_median",
-        "target_reached",
-    ]
-    notes = ["$/M examples: dollars per million training examples at the measured rate."]
-    if any(s.target_reached for b in series for s in b.points):
-        notes.append(CONVERGENCE_NOTE)
-    return Table(
-        "batch",
-        "Throughput and cost over batch size",
-        columns,
-        rows,
-        csv_columns,
-        csv_rows,
-        notes,
-        lesser=("accuracy", "step p50 (ms)"),
-    )
 
 
 def excluded(items: list[load.Excluded]) -> Table:

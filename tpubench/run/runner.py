@@ -23,7 +23,7 @@ from tpubench.model import (
     weight_copy,
 )
 from tpubench.model.model_api import Mode
-from tpubench.run import central_step, checkpoints
+from tpubench.run import central_step, clipping, evaluation, restoring
 
 
 class Runner:
@@ -127,38 +127,9 @@ class Runner:
 
     def _train_step(self, features, labels):
         loss, grads = self._grads_fn(features, labels)
-        grads = self._clip_reduced(grads)
+        grads = clipping.clip_reduced(grads, self.strategy, self.optimizer)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
         return loss
-
-    def _clip_reduced(self, grads):
-        """Clips the global gradient, not each replica's share of it.
-
-        Keras 3 clips (clipnorm, global_clipnorm, clipvalue) before its
-        cross-replica sum, so N replicas would clip N partial gradients and
-        train differently from one replica.  Here the gradient is summed
-        first, clipped once, and handed over divided by N: the optimizer's
-        own sum restores it, and its own clipping finds nothing left to clip.
-        """
-        n = self.strategy.num_replicas_in_sync
-        opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-        clips = [getattr(opt, k, None) for k in ("global_clipnorm", "clipnorm", "clipvalue")]
-        if n == 1 or not any(clips):
-            return grads
-        present = [i for i, g in enumerate(grads) if g is not None]
-        dense = [tf.convert_to_tensor(grads[i]) for i in present]  # embeddings: IndexedSlices
-        dense = tf.distribute.get_replica_context().all_reduce("sum", dense)
-        global_norm, norm, value = clips
-        if global_norm:
-            dense, _ = tf.clip_by_global_norm(dense, global_norm)
-        if norm:
-            dense = [tf.clip_by_norm(g, norm) for g in dense]
-        if value:
-            dense = [tf.clip_by_value(g, -value, value) for g in dense]
-        out = list(grads)
-        for i, g in zip(present, dense, strict=True):
-            out[i] = g / n
-        return out
 
     def make_train_loop(self, next_batch):
         """Returns f(num_steps) -> (last_loss, mean_loss) running num_steps steps.
@@ -293,19 +264,10 @@ class Runner:
 
     # ------------------------------------------------------------------ eval
     def _eval_replica(self, features, labels):
-        """Per-replica sums packed in one vector: [loss, count, *metrics].
-
-        One stacked tensor (not a dict) because MultiWorkerMirroredStrategy's
-        reduce rejects nested structures of scalars.
-        """
-        out = self._model_fn(features, labels, Mode.EVAL)
-        self._metric_names = sorted(out.metrics)
-        sums = [
-            tf.reduce_sum(out.per_example_loss),
-            tf.cast(tf.shape(out.per_example_loss)[0], tf.float32),
-        ]
-        sums += [tf.reduce_sum(tf.cast(out.metrics[k], tf.float32)) for k in self._metric_names]
-        return tf.stack(sums)
+        self._metric_names, sums = evaluation.replica_sums(
+            self._model_fn(features, labels, Mode.EVAL)
+        )
+        return sums
 
     def evaluate(self, dataset, max_steps: int | None = None) -> dict:
         """Mean of every per-example metric (and loss) over the eval data."""
@@ -320,24 +282,9 @@ class Runner:
         return self._accumulate(dataset, max_steps)
 
     def _accumulate(self, dataset, max_steps):
-        total = None
-        for i, (features, labels) in enumerate(dataset):
-            if max_steps is not None and i >= max_steps:
-                break
-            sums = self._eval_step(features, labels).numpy()
-            total = sums if total is None else total + sums
-        if total is None or not total[1]:
-            return {"examples": 0}
-        count = float(total[1])
-        result = {"loss": float(total[0]) / count}
-        result.update(
-            {k: float(v) / count for k, v in zip(self._metric_names, total[2:], strict=True)}
-        )
-        if self.spec.derived_metrics is not None:
-            result.update(self.spec.derived_metrics(result))
-        result["examples"] = int(count)
-        return result
+        totals = evaluation.summed(self._eval_step, dataset, max_steps)
+        return evaluation.means(totals, self._metric_names, self.spec.derived_metrics)
 
     def checkpoint(self, dropout_state: bool = True):
-        """What a checkpoint holds (run/checkpoints.py's `parts`)."""
-        return tf.train.Checkpoint(**checkpoints.parts(self, dropout_state))
+        """What a checkpoint holds (run/restoring.py's `parts`)."""
+        return tf.train.Checkpoint(**restoring.parts(self, dropout_state))

@@ -19,12 +19,13 @@ import os
 import re
 import secrets
 
-from tpubench.core import errors, safe_files
+from tpubench.core import errors
 from tpubench.storage import (
     files,
     gcs,
     record_limits,
     record_migrations,
+    record_text,
     record_view,
     redaction,
 )
@@ -52,9 +53,10 @@ def now_iso() -> str:
 def checked_run_id(run_id, where: str = "run id") -> str:
     """RUN_ID when it is one safe file-name word, else a BadRecord naming it."""
     if not isinstance(run_id, str) or not record_limits.RUN_ID.fullmatch(run_id):
-        raise BadRecord(
-            f"{where} {short(run_id)} is not a run id (1-200 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit); it would name a file outside the results directory"
+        raise record_text.BadRecord(
+            f"{where} {record_text.short(run_id)} is not a run id (1-200 letters, digits, '.', "
+            "'_' or '-', starting with a letter or digit); it would name a file outside the "
+            "results directory"
         )
     return run_id
 
@@ -161,76 +163,15 @@ def find(location: str) -> list[str]:
     return found
 
 
-class BadRecord(errors.UsageError):
-    """A run record that cannot be used: too large, or fields of the wrong type."""
-
-
-# A record holds per-loop timings: a million loops is ~40 MB of JSON.  Anything
-# larger is not a record, and reading it whole would only exhaust memory.
-MAX_RECORD_BYTES = 64 * 2**20
-
-
-def short(value) -> str:
-    """VALUE as an error message shows it: repr, cut to 40 characters; a huge int by its size."""
-    if isinstance(value, int) and value.bit_length() > 64:  # repr of 2**20000 raises
-        return f"an integer of {value.bit_length():,} bits"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def read_text(path: str) -> str:
-    """The text of one record file (local or gs://), refusing anything over MAX_RECORD_BYTES."""
-    limit, local = MAX_RECORD_BYTES, not gcs.is_gcs(path)
-    what = f"a run record is at most {limit >> 20} MiB"
-    try:
-        if local:  # only a regular file: a FIFO or device named *.json would block or never end
-            data = safe_files.read_bytes(path, "", limit, what)
-        else:
-            data = gcs.read_bytes(path, limit=limit)
-    except safe_files.Unreadable as e:
-        raise errors.UsageError(f"cannot read run record {path}: {e.error.strerror or e}") from None
-    except errors.UsageError as e:
-        if local or "more than" in str(e):  # not a regular file, or too large
-            raise BadRecord(str(e) + ("" if local else f"; {what}")) from None
-        raise
-    except OSError as e:
-        raise errors.UsageError(f"cannot read run record {path}: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise BadRecord(
-            f"{path} is larger than {limit // 2**20} MiB, more than any run record; not loaded"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise errors.UsageError(f"{path} is not a run record (not UTF-8 text)") from None
-
-
 def read(path: str) -> dict:
     """Reads one record; a missing, unreadable, oversized or malformed file is a UsageError."""
-    return parse(read_text(path), path)
+    return parse(record_text.read_text(path), path)
 
 
 def parse(text: str, path: str) -> dict:
-    """A record from JSON TEXT, migrated to the current schema; anything else a UsageError.
-
-    Whatever the file holds: invalid JSON, a number too long for Python to
-    convert (over 4,300 digits), nesting too deep to parse.  One such file
-    must not stop a reader of the whole results directory.
-    """
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise errors.UsageError(f"{path} is not a run record (invalid JSON: {e.msg})") from None
-    except RecursionError:
-        raise BadRecord(f"{path} is not a run record (JSON nested too deeply to read)") from None
-    except ValueError as e:  # an integer of thousands of digits
-        raise BadRecord(f"{path} is not a run record ({str(e).split(';')[0]})") from None
-    if record_limits.depth(record) > record_limits.MAX_DEPTH:  # readers walk records recursively
-        raise BadRecord(
-            f"{path} nests deeper than {record_limits.MAX_DEPTH} levels, more than any run "
-            "record; not loaded"
-        )
-    return migrate(record, path)
+    """A record from JSON TEXT, migrated to the current schema; anything else a UsageError
+    (record_text.loads says which texts are no record)."""
+    return migrate(record_text.loads(text, path), path)
 
 
 # Forward migrations: MIGRATIONS[n] turns a schema-n record into schema n+1.
@@ -249,7 +190,9 @@ def migrate(record, path: str = "record") -> dict:
     if not isinstance(record, dict) or "schema_version" not in record or "run_id" not in record:
         raise errors.UsageError(f"{path} is not a tpubench run record (no schema_version/run_id)")
     if not isinstance(record["run_id"], str) or not record["run_id"]:
-        raise BadRecord(f"{path}: field 'run_id' is {short(record['run_id'])}, not a string")
+        raise record_text.BadRecord(
+            f"{path}: field 'run_id' is {record_text.short(record['run_id'])}, not a string"
+        )
     checked_run_id(record["run_id"], f"{path}: field 'run_id'")
     version = record["schema_version"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from tpubench.core import errors
-from tpubench.storage import liveness, records
+from tpubench.storage import liveness, record_text, records
 
 # (field, accepted types, what the message calls them) for what `tpubench runs` shows.
 _ROW_FIELDS = (
@@ -31,7 +31,7 @@ def summary_rows(locations: list[str], warn=None) -> list[dict]:
         for path in records.find(location):
             try:
                 rows.append(_summary_row(records.read(path), path))
-            except records.BadRecord as e:
+            except record_text.BadRecord as e:
                 if warn:
                     warn(f"skipped {e}")
             except errors.TpubenchError:
@@ -43,7 +43,9 @@ def _summary_row(r: dict, path: str) -> dict:
     res = r.get("results") or {}
     model = r.get("model") or None
     if not isinstance(res, dict):
-        raise records.BadRecord(f"{path}: field 'results' is {records.short(res)}, not a mapping")
+        raise record_text.BadRecord(
+            f"{path}: field 'results' is {record_text.short(res)}, not a mapping"
+        )
     row = {
         "run_id": r["run_id"],
         "kind": r.get("kind", "train"),
@@ -60,8 +62,8 @@ def _summary_row(r: dict, path: str) -> dict:
     for field, types, what in _ROW_FIELDS:
         value = row[field]
         if not isinstance(value, types) or isinstance(value, bool):
-            raise records.BadRecord(
-                f"{path}: field {field!r} is {records.short(value)}, not {what}"
+            raise record_text.BadRecord(
+                f"{path}: field {field!r} is {record_text.short(value)}, not {what}"
             )
     row["examples_per_sec"] = _rate(row["examples_per_sec"])  # shown as "-" when unfit
     return row

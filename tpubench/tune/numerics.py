@@ -43,7 +43,7 @@ def late_mean(losses, ref_losses) -> tuple[float, float, int, int] | None:
 
 
 def check(precision: str, outcome, reference) -> str | None:
-    """Why OUTCOME's loss is off from REFERENCE's (both trials.Outcome), else None.
+    """Why OUTCOME's loss is off from REFERENCE's (both outcomes.Outcome), else None.
 
     Falls back to the final losses when a run logged no loss curve.
     """

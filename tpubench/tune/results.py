@@ -16,7 +16,7 @@ import dataclasses
 import statistics
 
 from tpubench.children import command
-from tpubench.tune import search, space, trials
+from tpubench.tune import outcomes, search, space
 
 OBJECTIVES = ("throughput", "cost")
 
@@ -42,7 +42,7 @@ class Row:
 
 def rows(result: search.Result, default: space.Setting, objective: str) -> list[Row]:
     """Every setting tried: measured ones ranked best first, then the rest with why."""
-    by: dict[space.Setting, list[trials.Outcome]] = {}
+    by: dict[space.Setting, list[outcomes.Outcome]] = {}
     for o in result.outcomes:
         if not o.numerics:
             by.setdefault(o.setting, []).append(o)

@@ -15,7 +15,7 @@
    at the leaders' ratio settles it (decide.py: 95% over all the looks),
    the last planned round, or the end of the budget.
 
-Every short trial's numerics are checked against fp32 (`guard`,
+Every short trial's numerics are checked against fp32 (guard.py,
 numerics.py), on real data (guard_data.py: the model's own, or for an image
 model without any the embedded digits, resized); a trial on a busy host
 (core/host_load.BUSY_PERCENT) is run again once and, if still busy, kept and
@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 
 from tpubench.core import errors
-from tpubench.tune import decide, numerics, rounds, space, trials
+from tpubench.tune import decide, guard, outcomes, rounds, space, trials
 
 LONGER = 3
 SHORT_SHARE = 0.5  # of the budget, for the short round: the rest decides between the leaders
@@ -72,7 +72,7 @@ class Search:
     def __init__(self, sp: space.Space, host: space.Host, opts: Options, runner, say):
         self.space, self.host, self.opts, self.runner, self.say = sp, host, opts, runner, say
         self.result = Result()
-        self._checked: dict = {}  # numerics key -> reason or None
+        self.checked: dict = {}  # numerics key -> reason or None (tune/guard.py)
         self.batch_apart = True
 
     # -- one trial ---------------------------------------------------------
@@ -118,7 +118,7 @@ class Search:
         number = len(r.outcomes)  # the guard's own runs come after it
         if r.default_batch is None and s == self.space.default:
             r.default_batch = o.batch  # the model's default (x replicas), from the record
-        why = None if check or stage == "fp32 reference" else self.guard(o)
+        why = None if check or stage == "fp32 reference" else guard.check(self, o)
         if why and s not in r.disqualified:
             r.disqualified[s] = why
         self.say(f"[{number}] {stage} {steps} steps: {self.name(s)}: {o.said(why)}")
@@ -142,45 +142,6 @@ class Search:
         per_step = o.batch / o.rate
         fixed = max(0.0, o.wall_seconds - o.steps * per_step)
         return fixed + steps * per_step
-
-    def guard(self, o: trials.Outcome) -> str | None:
-        """Why O's numerics disqualify it (NaN, or a loss off from fp32's), else None.
-
-        The reference is fp32 without XLA at O's batch size, over the same steps.
-        With `numerics_apart` both are their own runs on real data, one per
-        (batch, precision, XLA): the axes that change the arithmetic; the
-        others (threads, layout, steps per loop) only reorder fp32 sums."""
-        if o.status == "invalid":
-            return f"NaN/inf loss ({o.reason or 'training diverged'})"
-        if o.status != "ok" or o.steps != self.opts.trial_steps:
-            return None
-        s, d = o.setting, self.space.default
-        ref_s = dataclasses.replace(d, batch_size=s.batch_size, precision="fp32", xla=False)
-        apart = self.opts.numerics_apart
-        key = dataclasses.replace(ref_s, precision=s.precision, xla=s.xla) if apart else s
-        if key == ref_s:
-            return None
-        if key in self._checked:
-            return self._checked[key]
-        ref = self.trial(ref_s, o.steps, 0, "fp32 reference", check=apart)
-        cand = o
-        if apart:
-            cand = None if ref is None else self.trial(key, o.steps, 0, "numerics", check=True)
-        ran = cand is not None and cand.status in ("ok", "invalid")
-        if ref is None or ref.status != "ok" or not ran:
-            # Not carried on: a setting whose numerics are unknown is not a way to train faster.
-            missing = "the budget had no room" if ref is None or cand is None else "a run failed"
-            return f"numerics not checked ({missing} for the fp32 comparison on {self._data()})"
-        why = numerics.check(s.precision, cand, ref)
-        self._checked[key] = why
-        line = f"REJECTED: {why}" if why else f"ok: {numerics.agreement(cand, ref)}"
-        data = self._data()
-        self.result.checks.append((key, f"numerics of {self.name(key)} on {data}: {line}"))
-        self.say(self.result.checks[-1][1])
-        return why
-
-    def _data(self) -> str:
-        return "real data" if self.opts.numerics_apart else "the trials' data"
 
     # -- the search ----------------------------------------------------------
     def run(self) -> Result:
@@ -239,7 +200,7 @@ class Search:
             r.spent_seconds += got.wall_seconds
             r.outcomes[r.outcomes.index(o)] = got
             r.busy.append(o)
-            why = self.guard(got)
+            why = guard.check(self, got)
             if why and o.setting not in r.disqualified:
                 r.disqualified[o.setting] = why
             self.say(f"[again] {steps} steps: {self.name(o.setting)}: {got.said(why)}")
@@ -303,7 +264,7 @@ class Search:
             if o.numerics:
                 continue
             by.setdefault(s, []).append(o)
-        ranked = sorted(by, key=lambda s: trials.score(by[s], self.opts.objective), reverse=True)
+        ranked = sorted(by, key=lambda s: outcomes.score(by[s], self.opts.objective), reverse=True)
         return ranked[:n]
 
     def _searched(self, s: space.Setting) -> bool:

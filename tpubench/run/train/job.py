@@ -15,11 +15,10 @@ import time
 
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.hardware import central_storage
 from tpubench.model import remembered
-from tpubench.run import checkpoints, efficiency, interrupts, session
-from tpubench.run.train import io_time, lock, planning, saver
-from tpubench.storage import gcs, inflight, records
+from tpubench.run import interrupts, restoring, session
+from tpubench.run.train import assemble, describe, io_time, lock, planning, saver
+from tpubench.storage import inflight, records
 from tpubench.storage.run_dir import RunDir
 
 
@@ -70,27 +69,18 @@ class Job:
             return
         self.is_chief = p.placement.is_chief
         self.plan = p
-        # What ran: an unset --xla is resolved by the plan.  (A run inside a run, such
-        # as --compare_synthetic's, starts from an empty record with no config.)
-        self.record.setdefault("config", {})["xla"] = p.xla
-        if p.xla_reason:
-            self.record["xla_default"] = p.xla_reason
-        prices = self._describe(p)
+        prices = describe.planned(self.record, self.cfg, p)
         if self.is_chief and self.write_records:
-            self._lock()
+            self.lock = lock.for_run(
+                self.run_dir.path,
+                self.record,
+                self.cfg.results_dir,
+                self.cfg.wait_for_lock,
+                session.say,
+            )
+            remembered.write(self.run_dir.path, self.cfg)  # infer, tune, rerun need no model flags
             records.write(self.record, self.cfg.results_dir)  # "running", replaced at the end
         self._train(p, prices)
-
-    def _lock(self) -> None:
-        """One run per model_dir: taken before any checkpoint is read or written."""
-        path = records.path_for(self.cfg.results_dir, self.record["run_id"])
-        holder = {
-            "run_id": self.record["run_id"],
-            "since": self.record["started"],
-            "record": path if gcs.is_gcs(path) else os.path.abspath(path),
-        }
-        self.lock = lock.acquire(self.run_dir.path, holder, self.cfg.wait_for_lock, session.say)
-        remembered.write(self.run_dir.path, self.cfg)  # infer, tune, rerun need no model flags
 
     def check_signals(self) -> None:
         """The StopOnSignal action: a signal TensorFlow swallowed, or stdout closed, stops here.
@@ -130,55 +120,24 @@ class Job:
             pass
         self.heartbeat_seconds += time.perf_counter() - t0
 
-    def _describe(self, p: planning.Plan) -> cost_runs.Prices:
-        """The record's model, placement, data and hardware sections; the prices of what ran."""
-        self.record.update(planning.describe(p))
-        self.record.update(session.probe(p.placement, self.cfg.precision))
-        # Price what ran: with no --machine, the probed accelerators choose the machine.
-        hardware = self.record["hardware"]
-        return cost_runs.prices(self.cfg.cost, hardware["accelerators"], hardware.get("cpu"))
-
     # ------------------------------------------------------------ training
     def _train(self, p: planning.Plan, prices: cost_runs.Prices) -> None:
         from tpubench.hardware import hostcpu
-        from tpubench.model import optimizer_choice, randomness
         from tpubench.run import progress as progress_lib
-        from tpubench.run import runner as runner_lib
         from tpubench.run import stopping
         from tpubench.run.train import loop
 
         cfg = self.cfg
-        ps = p.placement.strategy == "parameter_server"
-        self.runner = runner_lib.Runner(
-            p.spec,
-            p.params,
-            p.strategy,
-            cfg.precision,
-            p.xla,
-            step_batch=p.params["per_replica_batch_size"] if ps else None,
-            data_format=p.data_format,
-            optimizer=cfg.optimizer,
-            pointwise_matmul=p.pointwise_matmul,
-            own_batch_norm=p.own_batch_norm,
-        )
-        model = self.record["model"]
-        model["optimizer"] = optimizer_choice.describe(cfg.optimizer, self.runner.optimizer)
-        model["bf16_weight_copies"] = len(self.runner.bf16_copies)  # model/weight_copy.py
-        self.record["placement"] |= central_storage.recorded(p.placement, self.runner.model)
-        for line in randomness.repeats(self.runner.model):  # as built: model/randomness.py
-            self.warn(f"{p.spec.name}: {line}")
-        if self.runner.xla_scope:  # what --xla compiled: the whole step, or each replica's pass
-            self.record["xla_scope"] = self.runner.xla_scope
+        self.runner = assemble.runner(cfg, p)
+        describe.built(self.record, cfg, p, self.runner, self.warn)
         if stopping.needed(p.placement):
             self.agree = stopping.agreement(p.strategy)
         self._restore(p.total_steps)
-        background = self._background_writes(p)
+        background = assemble.background_writes(cfg, p, self.run_dir)
         self.saver = saver.Saver(
             self.manager, background, last_whole=self.record.get("resumed_from_step")
         )
-        self.writer = loop.writer(
-            self.run_dir, self.is_chief, self.record.get("run_id"), self.step, background
-        )
+        self.writer = assemble.writer(p, self.run_dir, self.record, self.step, background)
         self.writer.write_hparams(loop.hparams(cfg, p, self.record), self.record.get("run_id", ""))
         sampler = hostcpu.Sampler()
         start_step = self.step
@@ -187,13 +146,8 @@ class Job:
         built = loop.build(self._wiring(p, sampler), self.step)
         self.controller, self.profile = built.controller, built.profile
         self.record["startup_seconds"] = round(time.perf_counter() - p.started, 3)
-        sampler.start()
         self.path_start = time.perf_counter()
-        result = self.controller.run()
-        host_cpu = sampler.stop()
-        self.progress.close()
-        if self.profile is not None:
-            self.profile.close()
+        result, host_cpu = loop.run(built, sampler, self.progress)
         self.step = result.final_step
         t0 = time.perf_counter()
         # Metrics on storage before the checkpoint that ends them; a failure here is
@@ -202,23 +156,10 @@ class Job:
             self.writer.flush(wait=True)
         self.save_checkpoint()
         self.final_io_seconds += time.perf_counter() - t0
-        self.record["results"] = results = loop.results(cfg, p, result, host_cpu)
-        if self.profile is not None:
-            results["profile"] = self.profile.section()
-        rnn = efficiency.recurrent(self.runner, p.placement.accelerator)
-        if rnn is not None:
-            self.record["recurrent"] = rnn
-        self.record["mfu"] = planning.mfu_section(cfg, p, results)
+        ended = describe.Ended(result, host_cpu, self.profile, self.runner)
+        results = describe.measured(self.record, cfg, p, ended, prices)
         batch = p.batch.global_size
         loop.write_mfu(self.writer, results, self.record["mfu"], batch, start_step)
-        self.record["cost"] = planning.cost_section(p, results, prices)
-
-    def _background_writes(self, p: planning.Plan) -> bool:
-        """gs:// writes off the training path: asked for, on gs://, and one process
-        writing (workers of a cluster save together; their copies are removed at once)."""
-
-        single = p.placement.num_workers == 1 and p.placement.strategy != "parameter_server"
-        return self.cfg.async_remote_writes and self.run_dir.is_gcs and single
 
     def _wiring(self, p: planning.Plan, sampler):
         """What the loop is built from: parts of this job, and the calls back into it;
@@ -246,12 +187,12 @@ class Job:
         return self.run_dir.worker_scratch(os.getpid())
 
     def _restore(self, total_steps: int) -> None:
-        self.manager, restored = checkpoints.restore(
+        self.manager, restored = restoring.restore(
             self.runner, self.run_dir.path, self._ckpt_dir(), self.is_chief, self.warn
         )
         self.record.update(restored)
         self.step = int(self.runner.global_step.numpy())
-        checkpoints.check_steps_left(self.step, total_steps, str(self.run_dir))
+        restoring.check_steps_left(self.step, total_steps, str(self.run_dir))
 
     # ------------------------------------------------------------ interrupts and the end
     def save_checkpoint(self, final: bool = True) -> int:
@@ -268,23 +209,12 @@ class Job:
         self.stop_step = step  # what an abandoned save (run/train/deadlines.py) reports
         if self.saver is None:
             self.saver = saver.Saver(self.manager, False)
+        failures = saver.Failures(self.record, self._ckpt_dir(), self.warn)
         why = None
         for failure in self.saver.save(step, final):  # an earlier async save's failure too
-            reason = self._save_failed(failure)
+            reason = failures.note(failure)
             why = reason if failure.step == step else why
         return step, why
-
-    def _save_failed(self, failure: saver.Failure) -> str:
-        """Records (and, the first time, warns) that FAILURE's save failed; returns why."""
-        ckpt_dir = self._ckpt_dir()
-        why = checkpoints.save_failed(ckpt_dir, failure.step, failure.error)
-        failed = self.record.setdefault("checkpoints_not_saved", [])
-        first = not failed
-        if failure.step not in failed:
-            failed.append(failure.step)
-        if first:
-            self.warn(saver.failure_warning(ckpt_dir, failure.step, why))
-        return why
 
     def warn(self, message: str, console: bool = True) -> None:
         """A warning in the record's `warnings` and, from the chief, on the console."""
@@ -321,8 +251,9 @@ class Job:
         if self.progress is not None:
             self.progress.close()
         if self.saver is not None:  # an async save still in flight (a failure on the way out)
+            failures = saver.Failures(self.record, self._ckpt_dir(), self.warn)
             for failure in self.saver.sync():
-                self._save_failed(failure)
+                failures.note(failure)
         if self.writer is not None:
             self._close_writer()
 

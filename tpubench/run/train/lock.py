@@ -63,6 +63,17 @@ class Lock:
             os.unlink(self.path)
 
 
+def for_run(model_dir: str, record: dict, results_dir: str, wait: bool, say) -> Lock:
+    """The lock on MODEL_DIR for the run of RECORD, whose record goes to RESULTS_DIR."""
+    path = records.path_for(results_dir, record["run_id"])
+    holder = {
+        "run_id": record["run_id"],
+        "since": record["started"],
+        "record": path if gcs.is_gcs(path) else os.path.abspath(path),
+    }
+    return acquire(model_dir, holder, wait, say)
+
+
 def acquire(model_dir: str, holder: dict, wait: bool, say, sleep=time.sleep) -> Lock:
     """Takes the lock on MODEL_DIR for HOLDER (run_id, record, since; pid/host added).
 

@@ -215,6 +215,18 @@ def build(w: Wiring, start_step: int, clock=time.perf_counter) -> Built:
     return Built(ctl, profile)
 
 
+def run(built: Built, sampler, progress: Progress) -> tuple[controller_lib.LoopResult, dict]:
+    """Runs BUILT's loops with SAMPLER sampling the host CPU; (their result, the samples).
+    PROGRESS and the profiler are closed once the loops end."""
+    sampler.start()
+    result = built.controller.run()
+    host_cpu = sampler.stop()
+    progress.close()
+    if built.profile is not None:
+        built.profile.close()
+    return result, host_cpu
+
+
 def partial(loops: list, cfg: TrainConfig, replicas: int, final_step: int) -> dict:
     """The record's `results` after an interrupt: the loops that ran, honestly labelled."""
     out = timing.summarize(loops, cfg.warmup_loops, replicas)

@@ -16,7 +16,7 @@ from tpubench.core import bounds, errors
 from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
-from tpubench.run import conv_grads, efficiency, interrupts, layout, session
+from tpubench.run import conv_grads, efficiency, epochs, interrupts, layout, session
 
 if TYPE_CHECKING:
     import tensorflow as tf
@@ -147,8 +147,8 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         readable = resolve.readable_records(manifest)
         params["readable_records"] = readable["readable_records"]
         skipped = readable["summary"]
-    epochs = session.examples_per_epoch(spec, manifest, params)
-    steps = total_steps(cfg, epochs, batch.global_size)
+    per_epoch = epochs.examples_per_epoch(spec, manifest, params)
+    steps = total_steps(cfg, per_epoch, batch.global_size)
     own_bn, bn_note = conv_grads.own_batch_norm(cfg.batch_norm_kernel, placement, xla)
     if bn_note and placement.is_chief:
         session.say(bn_note)
@@ -159,7 +159,7 @@ def plan(cfg: TrainConfig, model_dir: str, started: float | None = None):
         placement,
         manifest,
         steps,
-        epochs,
+        per_epoch,
         batch,
         prices,
         started,

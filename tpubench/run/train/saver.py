@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 
 from tpubench.storage import inflight
 
@@ -143,6 +144,29 @@ def section(saver: Saver | None, every_secs: float | None, every_steps: int | No
         "background_seconds": round(saver.background_seconds, 3) if saver is not None else 0.0,
         "in_throughput": False,
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class Failures:
+    """Where a run notes its failed saves: RECORD's `checkpoints_not_saved` lists each
+    step, and WARN(line) tells the first one (saves under CKPT_DIR)."""
+
+    record: dict
+    ckpt_dir: str
+    warn: Callable[[str], None]
+
+    def note(self, failure: Failure) -> str:
+        """Records FAILURE's step (warned the first time); returns why it failed."""
+        from tpubench.run import checkpoints
+
+        why = checkpoints.save_failed(self.ckpt_dir, failure.step, failure.error)
+        failed = self.record.setdefault("checkpoints_not_saved", [])
+        first = not failed
+        if failure.step not in failed:
+            failed.append(failure.step)
+        if first:
+            self.warn(failure_warning(self.ckpt_dir, failure.step, why))
+        return why
 
 
 def failure_warning(ckpt_dir: str, step: int, why: str) -> str:
