@@ -9,7 +9,7 @@ import pytest
 
 from tpubench.core import errors, vocab
 from tpubench.study import executors as study_executors
-from tpubench.study import validate
+from tpubench.study.spec import validate
 from tpubench_launch import executors
 from tpubench_launch.sweep import grid as sweep
 

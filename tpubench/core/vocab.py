@@ -1,6 +1,6 @@
 """The enumerations a user types: one spelling each, for flags, records, study and sweep files.
 
-Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
+Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec/spec.py`),
 error messages and the price columns read these tuples; none spells the
 values again, the launcher's sweep files (`launch/sweep/grid.py`) included.
 """

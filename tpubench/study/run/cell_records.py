@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tpubench.hardware import memory_cap
 from tpubench.storage import record_match, records
-from tpubench.study import cells as cells_lib
+from tpubench.study.run import cells as cells_lib
 
 # Flags set by where a cell runs, not by the cell: never compared, allowed on its command line.
 WHERE = ("results_dir", "model_dir", "run_label", "machine", "tpu")
