@@ -18,10 +18,9 @@ def _imports(path: pathlib.Path):
             yield from ((node.lineno, a.name) for a in node.names)
 
 
-def test_the_study_package_holds_only_its_subpackages_api_and_the_moving_modules():
+def test_the_study_package_holds_only_its_subpackages_and_api():
     loose = sorted(p.name for p in STUDY.glob("*.py"))
-    # executors, remote and remote_run move into run/ once their rewrite lands.
-    assert set(loose) <= {"__init__.py", "api.py", "executors.py", "remote.py", "remote_run.py"}
+    assert set(loose) == {"__init__.py", "api.py"}
     assert {p.name for p in STUDY.iterdir() if (p / "__init__.py").exists()} >= set(ORDER)
 
 

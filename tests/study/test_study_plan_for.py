@@ -10,9 +10,8 @@ from __future__ import annotations
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.study import remote
 from tpubench.study.report import findings, forms
-from tpubench.study.run import cells, plan
+from tpubench.study.run import cells, plan, remote
 from tpubench.study.spec import spec
 
 GCS = "gs://bkt/photos"  # the photos' gs:// copy, so the local-vs-gs:// cells can plan

@@ -11,9 +11,8 @@ import pytest
 from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
-from tpubench.study import remote
 from tpubench.study.report import findings, forms, report
-from tpubench.study.run import cells, measured
+from tpubench.study.run import cells, measured, remote
 from tpubench.study.spec import spec
 
 FINDING = "preprocessing is I/O bound (local NVMe 25% faster than an SSD cloud disk)"

@@ -16,10 +16,9 @@ import os
 from typing import TextIO
 
 from tpubench.core import columns, errors, safe_text
-from tpubench.study import executors, remote
 from tpubench.study.report import findings, forms
 from tpubench.study.report import report as study_report
-from tpubench.study.run import cells, execute, measured, plan, this_host
+from tpubench.study.run import cells, execute, executors, measured, plan, remote, this_host
 from tpubench.study.spec import file_rules, spec, validate
 
 ACTIONS = ("list", "run", "report")
@@ -53,7 +52,7 @@ def check(action: str, args: list[str], options: Options) -> None:
         raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
     local = options.executor == executors.LOCAL
     if not local:  # one of tpubench-launch's renting executors; asked with the --cloud file
-        # a run reads (the one answer remote.load_cloud reads it from: study/executors.py)
+        # a run reads (the one answer remote.load_cloud reads it from: study/run/executors.py)
         executors.get(options.executor, options.cloud if action == "run" else None)
     if action == "run" and not local and not options.cloud:
         raise errors.UsageError(
@@ -118,7 +117,7 @@ def run(study: spec.Study, options: Options, out: TextIO) -> int:
     where = results_dir(study, options)
     host = _host(options)
     if options.executor != executors.LOCAL:
-        from tpubench.study import remote_run
+        from tpubench.study.run import remote_run
 
         return remote_run.run(study, host, where, options, _reporter(options, out), out)
     p = plan.make(study, options.scale, host, where)

@@ -6,7 +6,7 @@ precision, strategy, devices, threads, params, data, the scale's flags) and
 measured what they set; any other is named in one line and left out of the
 resume count and of every figure.  What depends on where a cell ran is not
 compared: its results and model directories, the machine it is priced as and
-the TPU a rented slice names (the launcher's, study/remote.py), the pricing
+the TPU a rented slice names (the launcher's, study/run/remote.py), the pricing
 basis a spot VM adds, and the path of its data (its kind is: set, or on gs://).
 A setup of `device: auto` is the GPU or the CPU, whichever the record ran on.
 """

@@ -34,9 +34,8 @@ from tpubench.core import code_flags, errors, host_procs, tpu_slices
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
-from tpubench.study import executors
 from tpubench.study.run import cells as cells_lib
-from tpubench.study.run import plan
+from tpubench.study.run import executors, plan
 from tpubench.study.spec import spec
 
 # Not tpubench flags on a rented machine: the launcher places records, model
