@@ -62,7 +62,9 @@ import time
 import yaml
 
 from tpubench.core import errors
-from tpubench.study import api, cell_records, cells, execute, plan, spec, validate
+from tpubench.study import api
+from tpubench.study.run import cell_records, execute, plan, this_host
+from tpubench.study.spec import spec, validate
 
 # Seconds of --seconds kept back: a stopped run writing its record, then the report.
 RESERVE = 15
@@ -247,7 +249,7 @@ def run(args: dict, out) -> int:
         print(f"study {args['name']}: no cell selected ({_said(args)})", file=out)
         return 3
     study = api.load(path, api.Options(), run=True)
-    host = cells.probe()
+    host = this_host.probe()
     full = plan.make(study, scale, host, where)
     needed = study.runs_per_cell(scale)
     aim = min(args.get("repeats") or needed, needed)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from tpubench.core import safe_text, safe_yaml
 from tpubench_launch import cloud_names, errors
 
-# A study's --cloud file also maps its setups to machines (tpubench/study/remote.py).
+# A study's --cloud file also maps its setups to machines (tpubench/study/run/remote.py).
 STUDY_KEYS = ("machines",)
 
 

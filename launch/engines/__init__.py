@@ -19,7 +19,7 @@ from typing import ClassVar
 from tpubench_launch import errors, plugins
 from tpubench_launch.k8s import sizing
 
-REGISTRY = plugins.Registry(__name__, __path__, "--engine")
+REGISTRY = plugins.of_classes(__name__, "--engine")
 
 
 @dataclasses.dataclass(frozen=True)

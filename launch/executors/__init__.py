@@ -10,5 +10,5 @@ from __future__ import annotations
 
 from tpubench_launch import plugins
 
-REGISTRY = plugins.Registry(__name__, __path__, "--executor")
+REGISTRY = plugins.of_classes(__name__, "--executor")
 DEFAULT = "local"

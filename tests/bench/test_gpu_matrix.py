@@ -158,7 +158,8 @@ def test_the_knee_step_selects_the_1_to_16_vcpu_cells_of_one_gpu(tmp_path):
     # The finding it answers is kept; the study's repeats stay what a verdict needs.
     assert [f["check"]["kind"] for f in small["findings"]] == ["knee"]
     assert "repeats" not in small or small["repeats"] >= 2
-    from tpubench.study import api, cells
+    from tpubench.study import api
+    from tpubench.study.run import cells
 
     study = api.load(str(out), api.Options(), run=True)
     assert len(cells.expand(study, "full")) == 10

@@ -57,9 +57,11 @@ def _smoke_record(tmp_path):
     import pathlib
 
     from tpubench.children import command
-    from tpubench.study import cell_records, cells, findings, report, spec
+    from tpubench.study.report import findings, forms
+    from tpubench.study.run import cell_records, cells
+    from tpubench.study.spec import spec
 
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     cell = next(
         c for c in cells.expand(study, "smoke") if c.setup.label == "1 vCPU"
     )  # mnist_mlp, the smoke scale's one model
@@ -161,9 +163,11 @@ def test_a_throughput_label_stands_clear_of_its_whisker_cap(tmp_path):
 def test_a_study_of_ideal_cell_says_when_it_is_not_significant():
     import dataclasses
 
-    from tpubench.study import cells, findings, measured, report, spec
+    from tpubench.study.report import findings, forms, report
+    from tpubench.study.run import cells, measured
+    from tpubench.study.spec import spec
 
-    study = spec.load("cnn_scaling", report.FORMS, findings.CHECKS)
+    study = spec.load("cnn_scaling", forms.FORMS, findings.CHECKS)
     host = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
     all_cells = cells.expand(study, "full")
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from tpubench.core import basis, errors, vocab
-from tpubench.study import executors as study_executors
-from tpubench.study import validate
+from tpubench.study.run import executors as study_executors
+from tpubench.study.spec import validate
 from tpubench_launch import executors
 from tpubench_launch.sweep import grid as sweep
 

@@ -47,7 +47,8 @@ def _validate(args: list[str]) -> None:
         configs.data_options()
     if SUB == "study":
         from tpubench.cli import study
-        from tpubench.study import api, spec
+        from tpubench.study import api
+        from tpubench.study.spec import spec
 
         api.check(args[0], args[1:], study.options())
         if args[1:] and args[1] in spec.shipped():

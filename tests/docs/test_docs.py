@@ -136,7 +136,7 @@ def test_data_list_descriptions_stand_on_their_own():
 def test_studies_md_says_what_each_seed_ran_for_every_setup_of_every_study():
     """docs/studies.md's seed-vs-tpubench tables cover each shipped study and name every
     setup label of its file, so a study that gains a setup gains a row."""
-    from tpubench.study import spec
+    from tpubench.study.spec import spec
 
     text = (ROOT / "docs" / "studies.md").read_text()
     section = text.split("## What each seed ran, and what tpubench runs for it", 1)[1]

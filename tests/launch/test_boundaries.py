@@ -65,7 +65,7 @@ def test_tpubench_asks_the_launcher_for_its_cloud_rules_as_a_process(tmp_path):
     import pytest
 
     from tpubench.core import errors
-    from tpubench.study import executors
+    from tpubench.study.run import executors
 
     cloud = tmp_path / "c.yaml"
     cloud.write_text("project: Bad_Project\nzone: us-central1-a\n")

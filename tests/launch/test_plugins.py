@@ -7,6 +7,7 @@ import pathlib
 import pytest
 import smoke
 
+from tpubench.testing import registries
 from tpubench_launch import cli, engines, executors
 from tpubench_launch.executors import base
 
@@ -39,13 +40,9 @@ class _ToyEngine(engines.Engine):
 
 
 @pytest.fixture
-def toys(monkeypatch):
-    executors.REGISTRY.names()  # the shipped ones first, as a fresh process finds them
-    engines.REGISTRY.names()
-    monkeypatch.setattr(executors.REGISTRY, "_found", dict(executors.REGISTRY._found))
-    monkeypatch.setattr(engines.REGISTRY, "_found", dict(engines.REGISTRY._found))
-    executors.REGISTRY.register(_Toy)
-    engines.REGISTRY.register(_ToyEngine)
+def toys():
+    with registries.added(executors.REGISTRY, _Toy), registries.added(engines.REGISTRY, _ToyEngine):
+        yield
 
 
 def test_the_shipped_executors_and_engines_are_registered():

@@ -95,7 +95,7 @@ def test_control_and_bidi_characters_in_values_are_refused(tmp_path, value):
 
 def test_study_files_go_through_the_same_loader(tmp_path):
     from tpubench.core import errors as tpubench_errors
-    from tpubench.study import spec
+    from tpubench.study.spec import spec
 
     path = tmp_path / "mine.yaml"
     path.write_text("title: a\ntitle: b\nparts: []\n")

@@ -11,7 +11,8 @@ from conftest import one_line_error, run_cli
 
 from tpubench.core import vocab
 from tpubench.model import optim, optimizer_choice
-from tpubench.study import cells, spec
+from tpubench.study.run import cells
+from tpubench.study.spec import spec
 
 
 def _steps(opt, steps=2, loss_scale=False):

@@ -24,7 +24,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from tpubench.core.config import ReportConfig
 from tpubench.report import plots
-from tpubench.study import cells, charts, findings, measured, report, spec
+from tpubench.study.report import charts, findings, forms
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import spec
 
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -211,7 +213,7 @@ HOST = cells.Host(cores=tuple(range(64)), gpus=8, gpu_name="H100", tpu=False)
 
 def _study_results(name: str, scale: str) -> measured.Results:
     """Every cell of study NAME measured, with rates that differ by setup."""
-    study = spec.load(name, report.FORMS, findings.CHECKS)
+    study = spec.load(name, forms.FORMS, findings.CHECKS)
     every = cells.expand(study, scale)
     got = {}
     for i, c in enumerate(every):
@@ -234,7 +236,7 @@ def _study_results(name: str, scale: str) -> measured.Results:
     return measured.Results(study, scale, HOST, "runs", tuple(every), got, {})
 
 
-STUDIES = sorted(p.stem for p in (pathlib.Path(spec.__file__).parent / "studies").glob("*.yaml"))
+STUDIES = sorted(p.stem for p in spec.shipped_dir().glob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", STUDIES)

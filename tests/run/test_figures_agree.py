@@ -14,7 +14,7 @@ from conftest import run_cli  # noqa: E402
 
 from tpubench.cli import report_text  # noqa: E402
 from tpubench.report import plots  # noqa: E402
-from tpubench.study import charts  # noqa: E402
+from tpubench.study.report import charts  # noqa: E402
 
 REAL = pathlib.Path(__file__).parents[1] / "report" / "fixtures" / "real" / "mnist_mlp.json"
 

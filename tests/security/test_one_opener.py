@@ -25,7 +25,7 @@ ALLOWED = {
     ("tpubench/core/safe_files.py", "open_regular", "os.open"): "the opener itself",
     ("tpubench/core/safe_files.py", "open_regular", "os.fdopen"): "the opener itself",
     ("tpubench/core/bounds.py", "available_memory", "open"): "/proc/meminfo: the kernel's",
-    ("tpubench/study/execute.py", "_host_cpu_seconds", "open"): "/proc/stat: the kernel's",
+    ("tpubench/study/run/execute.py", "_host_cpu_seconds", "open"): "/proc/stat: the kernel's",
     ("tpubench/hardware/probe.py", "_proc_cpuinfo", "open"): "/proc/cpuinfo: the kernel's",
     ("tpubench/model/cpu_ops.py", "_cpu_flags", "read_text"): "/proc/cpuinfo: the kernel's",
     ("tpubench/model/cpu_ops.py", "library_path", "read_bytes"): (

@@ -15,7 +15,8 @@ from conftest import WRITTEN_RECORD
 
 from tpubench.children import command
 from tpubench.storage import record_match
-from tpubench.study import cell_records, data_bench
+from tpubench.study.run import cell_records
+from tpubench.study.spec import data_bench
 
 
 def record(cell, run_id: str, rate: float | None, status: str = "ok", accelerator=None) -> dict:

@@ -1,4 +1,4 @@
-"""Each study agrees with its seed on the seed's own numbers (study/seeds.py): fed the
+"""Each study agrees with its seed on the seed's own numbers (study/report/seeds.py): fed the
 rows a perfect rerun of the seed's experiment would give, every seed finding holds."""
 
 from __future__ import annotations
@@ -7,13 +7,15 @@ import pytest
 
 from tpubench.core.basis import Basis
 from tpubench.report import published as published_lib
-from tpubench.study import bands, cells, findings, measured, report, seed_rows, seeds, spec
+from tpubench.study.report import bands, findings, forms, report, seeds
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import seed_rows, spec
 
 CASES = [(name, v.name) for name, seed in seeds.SEEDS.items() for v in seed.variants]
 
 
 def _load(name_or_path):
-    return spec.load(str(name_or_path), report.FORMS, findings.CHECKS)
+    return spec.load(str(name_or_path), forms.FORMS, findings.CHECKS)
 
 
 def _verdicts(study, variant_name: str) -> dict:

@@ -6,7 +6,9 @@ import pytest
 from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
-from tpubench.study import bands, cells, findings, measured, report, spec
+from tpubench.study.report import bands, findings, forms
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import spec
 
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=1, gpu_name="H100", tpu=False)
 TRAIN_KNEE = "one GPU needs about 4 vCPUs to train image models"
@@ -16,7 +18,7 @@ SLOW_DISK = (
 
 
 def _load(name):
-    return spec.load(name, report.FORMS, findings.CHECKS)
+    return spec.load(name, forms.FORMS, findings.CHECKS)
 
 
 def _results(name, runs: dict, host=HOST):
@@ -125,7 +127,7 @@ def _with_finding(tmp_path, check: str):
 )
 def test_a_band_that_passes_most_outcomes_or_a_bare_control_is_refused(tmp_path, check, words):
     with pytest.raises(errors.UsageError) as e:
-        spec.load(str(_with_finding(tmp_path, check)), report.FORMS, findings.CHECKS)
+        spec.load(str(_with_finding(tmp_path, check)), forms.FORMS, findings.CHECKS)
     assert words in str(e.value) and "\n" not in str(e.value)
 
 

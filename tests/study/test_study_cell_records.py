@@ -1,4 +1,4 @@
-"""A study cell's result is taken only from a record of that cell (study/cell_records.py).
+"""A study cell's result is taken only from a record of that cell (study/run/cell_records.py).
 
 docs/security.md, "A result only from a record of that run": a record carrying a cell's id as
 its run_label, but of another precision, strategy, device count, model or batch (a colleague's
@@ -15,7 +15,9 @@ import pytest
 import study_records
 from conftest import run_cli
 
-from tpubench.study import cells, findings, report, spec
+from tpubench.study.report import findings, forms
+from tpubench.study.run import cells
+from tpubench.study.spec import spec
 
 STUDY = """
 title: two cells
@@ -35,7 +37,7 @@ parts:
 def _cells(tmp_path, text, name="s.yaml") -> dict:
     path = tmp_path / name
     path.write_text(text)
-    study = spec.load(str(path), report.FORMS, findings.CHECKS)
+    study = spec.load(str(path), forms.FORMS, findings.CHECKS)
     return {c.setup.label: c for c in cells.expand(study, "smoke")}
 
 

@@ -7,7 +7,9 @@ import dataclasses
 
 from test_study_verdicts import _m
 
-from tpubench.study import cells, findings, measured, report, spec
+from tpubench.study.report import findings, forms, report
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import spec
 
 HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
 MACHINES = {"1 vCPU": "gcp:n1-standard-1", "2 vCPU": "gcp:n1-highcpu-2"}
@@ -16,7 +18,7 @@ MACHINES = {"1 vCPU": "gcp:n1-standard-1", "2 vCPU": "gcp:n1-highcpu-2"}
 def _cpu_vs_gpu(scale: str, runs: int, busy: bool, usd_hour=(0.0131, 0.0197)):
     """cpu_vs_gpu at SCALE with mnist_mlp on 1 and 2 vCPUs, RUNS runs each (BUSY: every one
     on a busy host), priced spot as the study prices them."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, scale)
     got = {}
     for c in all_cells:
@@ -64,7 +66,7 @@ def test_with_the_repeats_the_cost_lines_print_marked_when_the_host_was_busy():
 
 
 def test_a_cost_finding_s_flip_notes_wait_with_its_verdict():
-    study = spec.load("tpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("tpu_vs_gpu", forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, "full")
     got = {
         c.id: _m(c, [3000.0 if c.setup.label == "Cloud TPU" else 1000.0], 4.5, "on_demand", "m")
@@ -79,7 +81,7 @@ def test_a_cost_finding_s_flip_notes_wait_with_its_verdict():
 
 def _infer(scale: str, runs: int, busy: bool = False):
     """gpu_host_sizing's inference knee at 1-8 vCPUs: the rate stops gaining at 2."""
-    study = spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    study = spec.load("gpu_host_sizing", forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, scale)
     rates = {"1 vCPU": 16.0, "2 vCPU": 29.0, "4 vCPU": 29.5, "8 vCPU": 29.2}
     got = {

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tpubench.core.basis import Basis
-from tpubench.study import cells, findings, measured, report, spec
+from tpubench.study.report import findings, forms, report
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import spec
 
 HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
@@ -11,7 +13,7 @@ GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False
 
 def _results(name: str, rates: dict, host=HOST, usd: dict | None = None):
     """Results where the cell (part, model, data, setup label) measured RATES[...]."""
-    study = spec.load(name, report.FORMS, findings.CHECKS)
+    study = spec.load(name, forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, "full")
     got = {}
     for c in all_cells:
@@ -162,14 +164,14 @@ def test_a_published_device_of_several_chips_is_also_given_per_chip():
 def test_cell_ids_survive_setup_keys_added_later():
     """A key added to setups (here `variables`) leaves the ids of cells that do not set it
     as they were, so their records still count as done (this id was recorded before)."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     ids = {(c.model.model, c.setup.label): c.id for c in cells.expand(study, "full")}
     assert ids[("mnist_mlp", "1 vCPU")] == "cpu_vs_gpu-3f02ab3a33"
 
 
 def test_a_short_epoch_prints_its_seconds_not_zero():
     """cpu_vs_gpu's smoke printed `s/epoch` 0 for a 0.43 s epoch: small times keep 2 digits."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     by = {c.setup.label: c for c in cells.expand(study, "smoke") if c.model.model == "mnist_mlp"}
     got = {}
     for label, sec in (("1 vCPU", 0.43), ("2 vCPU", 0.0043), ("4 vCPU", 2.5028), ("8 vCPU", 45.1)):

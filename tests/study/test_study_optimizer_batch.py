@@ -6,7 +6,9 @@ import pytest
 
 from tpubench.core import errors
 from tpubench.core.basis import Basis
-from tpubench.study import cells, findings, report, spec
+from tpubench.study.report import findings, forms, report
+from tpubench.study.run import cells
+from tpubench.study.spec import spec
 
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
 
@@ -30,7 +32,7 @@ parts:
 def _cells(tmp_path, text=STUDY, scale="full"):
     path = tmp_path / "mine.yaml"
     path.write_text(text)
-    return cells.expand(spec.load(str(path), report.FORMS, findings.CHECKS), scale)
+    return cells.expand(spec.load(str(path), forms.FORMS, findings.CHECKS), scale)
 
 
 def _flags(cs, label, model):
@@ -80,7 +82,7 @@ def test_cells_without_the_key_keep_their_ids(tmp_path):
 
 def test_shipped_tf_cnn_benchmarks_seeds_train_with_sgd():
     for name in ("strategies", "cnn_scaling"):
-        s = spec.load(name, report.FORMS, findings.CHECKS)
+        s = spec.load(name, forms.FORMS, findings.CHECKS)
         assert {c.optimizer() for c in cells.expand(s, "full")} == {"sgd"}, name
 
 
@@ -97,9 +99,9 @@ def test_an_unknown_optimizer_is_refused_naming_the_choices(tmp_path, where):
 
 def test_tpu_vs_gpu_report_gives_per_chip_figures_for_accelerator_cells():
     """A v2-8 (4 chips, $4.50/h) and one GPU ($3.00/h) compare per chip; the CPU row has none."""
-    from tpubench.study import measured
+    from tpubench.study.run import measured
 
-    study = spec.load("tpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("tpu_vs_gpu", forms.FORMS, findings.CHECKS)
     by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "resnet50"}
     got = {}
     for label, rate, usd, chips in (

@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 from conftest import one_line_error, run_cli
 
-from tpubench.study import cells, findings, plan, remote, report, spec
+from tpubench.study.report import findings, forms
+from tpubench.study.run import cells, plan, remote
+from tpubench.study.spec import spec
 
 GCS = "gs://bkt/photos"  # the photos' gs:// copy, so the local-vs-gs:// cells can plan
 GPU8, TPU, CPU64 = "gcp:a3-highgpu-8g", "gcp:tpu-v5e-8", "gcp:n1-standard-64"
@@ -35,7 +37,7 @@ def test_the_simulated_hosts_are_the_machines_they_name():
 
 @pytest.mark.parametrize("name", spec.shipped())
 def test_every_cell_of_a_shipped_study_plans_on_the_machine_with_what_it_asks(name, tmp_path):
-    study = spec.load(name, report.FORMS, findings.CHECKS)
+    study = spec.load(name, forms.FORMS, findings.CHECKS)
     plans = {m: plan.make(study, "full", h, str(tmp_path)) for m, h in HOSTS.items()}
     every = cells.expand(study, "full")
     assert every and all(len(p.cells) == len(every) for p in plans.values())

@@ -11,7 +11,9 @@ import pytest
 from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
-from tpubench.study import cells, findings, measured, remote, report, spec
+from tpubench.study.report import findings, forms, report
+from tpubench.study.run import cells, measured, remote
+from tpubench.study.spec import spec
 
 FINDING = "preprocessing is I/O bound (local NVMe 25% faster than an SSD cloud disk)"
 LOCAL, EMULATOR, SSD, STANDARD = (
@@ -21,7 +23,7 @@ LOCAL, EMULATOR, SSD, STANDARD = (
 
 
 def _study():
-    return spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    return spec.load("gpu_host_sizing", forms.FORMS, findings.CHECKS)
 
 
 def _results(rates: dict, scale="full"):
@@ -119,7 +121,7 @@ def test_a_data_bench_part_refuses_what_needs_a_model_step(tmp_path, part, words
         f"form: {{kind: knee, part: p}}\nparts:\n  - {part}, scale: {{smoke: {{}}, full: {{}}}}}}\n"
     )
     with pytest.raises(errors.UsageError) as e:
-        spec.load(str(path), report.FORMS, findings.CHECKS)
+        spec.load(str(path), forms.FORMS, findings.CHECKS)
     assert words in str(e.value)
 
 
@@ -132,7 +134,7 @@ def test_a_data_bench_part_flag_is_checked_against_data_bench(tmp_path):
     )
     known = {"data_bench": {"batches", "batch_size"}}
     with pytest.raises(errors.UsageError) as e:
-        spec.load(str(path), report.FORMS, findings.CHECKS, known)
+        spec.load(str(path), forms.FORMS, findings.CHECKS, known)
     assert "unknown `tpubench data bench` flag" in str(e.value) and "train_steps" in str(e.value)
 
 

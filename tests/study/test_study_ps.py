@@ -9,14 +9,16 @@ import sys
 
 import pytest
 
-from tpubench.study import bands, cells, findings, report, spec
+from tpubench.study.report import bands, findings, forms
+from tpubench.study.run import cells
+from tpubench.study.spec import spec
 
 CPU_HOST = cells.Host(cores=(0, 1), gpus=0, gpu_name="", tpu=False)
 GPU_HOST = cells.Host(cores=tuple(range(16)), gpus=8, gpu_name="H100", tpu=False)
 
 
 def _cell(label: str, model: str = "resnet50", study: str = "strategies") -> cells.Cell:
-    s = spec.load(study, report.FORMS, findings.CHECKS)
+    s = spec.load(study, forms.FORMS, findings.CHECKS)
     return next(
         c for c in cells.expand(s, "full") if c.setup.label == label and c.model.model == model
     )
@@ -63,7 +65,7 @@ def test_tf2_async_parameter_servers_are_a_labelled_local_cluster():
 
 @pytest.mark.parametrize("study", ["strategies", "cnn_scaling"])
 def test_every_full_scale_cell_runs_on_one_8_gpu_host(study):
-    s = spec.load(study, report.FORMS, findings.CHECKS)
+    s = spec.load(study, forms.FORMS, findings.CHECKS)
     full = cells.expand(s, "full")
     assert {c.setup.label: c.needs(GPU_HOST) for c in full if c.needs(GPU_HOST)} == {}
     ps_gpu_8 = [c for c in full if c.setup.devices == 8 and bands.method(c.setup) == "ps_gpu"]
@@ -71,7 +73,7 @@ def test_every_full_scale_cell_runs_on_one_8_gpu_host(study):
 
 
 def test_cnn_scaling_uses_each_model_s_published_configuration():
-    s = spec.load("cnn_scaling", report.FORMS, findings.CHECKS)
+    s = spec.load("cnn_scaling", forms.FORMS, findings.CHECKS)
     by_model: dict = {}
     for c in cells.expand(s, "full"):
         if c.setup.devices > 1:
@@ -132,7 +134,7 @@ def test_the_launcher_hands_each_task_its_gpus():
 )
 def test_an_amx_setup_runs_only_where_amx_is_usable(amx, needs):
     """cpu_vs_gpu's c3/n4 bf16 cells, priced as AMX machines, never measure another CPU."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     host = cells.Host(cores=tuple(range(16)), gpus=0, gpu_name="", tpu=False, amx=amx)
     amx_cells = [c for c in cells.expand(study, "full") if c.setup.cpu == "amx"]
     assert {c.setup.label for c in amx_cells} == {"8 vCPU c3 bf16", "8 vCPU n4 bf16"}
@@ -148,7 +150,7 @@ def test_a_setup_cpu_other_than_amx_is_one_line(tmp_path):
     path = tmp_path / "mine.yaml"
     path.write_text(text)
     with pytest.raises(errors.UsageError, match=r"cpu in .*'avx'.*amx"):
-        spec.load(str(path), report.FORMS, findings.CHECKS)
+        spec.load(str(path), forms.FORMS, findings.CHECKS)
 
 
 @pytest.mark.parametrize(
@@ -164,7 +166,7 @@ def test_a_setup_cpu_other_than_amx_is_one_line(tmp_path):
 )
 def test_a_setup_runs_only_on_a_cpu_whose_bf16_path_it_names(amx, path, amd_needs, amx_runs):
     """cpu_vs_gpu's AMD setups (c3d, c4d) are gated by the bf16 path, not by a vendor name."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     host = cells.Host(
         cores=tuple(range(16)), gpus=0, gpu_name="", tpu=False, amx=amx, bf16_path=path
     )

@@ -9,7 +9,9 @@ import pathlib
 import pytest
 from conftest import run_cli
 
-from tpubench.study import cells, spec, studies
+from tpubench.study import studies
+from tpubench.study.run import cells
+from tpubench.study.spec import spec
 
 STUDY_FILES = sorted(pathlib.Path(studies.__file__).parent.glob("*.yaml"))
 GCS = "gs://bucket/photos"

@@ -462,7 +462,8 @@ def test_a_study_run_asks_the_launcher_once_before_it_launches(tmp_path, monkeyp
     import io
     import subprocess
 
-    from tpubench.study import api, executors, remote
+    from tpubench.study import api
+    from tpubench.study.run import executors, remote
 
     cloud = str(_file(tmp_path, "cloud.yaml", CLOUD))
     asked, launched, real = [], [], subprocess.run

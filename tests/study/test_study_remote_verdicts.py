@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import study_records
 
-from tpubench.study import cells, findings, measured, report, spec
+from tpubench.study.report import findings, forms
+from tpubench.study.run import cells, measured
+from tpubench.study.spec import spec
 
 BILSTM = "the GPU trains the bidirectional LSTM at most 0.6x as fast as any CPU machine"
 EVERY = ("1 GPU", "8 vCPU", "16 vCPU", "32 vCPU", "64 vCPU")
@@ -13,7 +15,7 @@ EVERY = ("1 GPU", "8 vCPU", "16 vCPU", "32 vCPU", "64 vCPU")
 
 def test_records_of_a_remote_cells_repeats_give_it_a_verdict(tmp_path):
     """What the launcher copies home (3 records per label) is judged like local runs."""
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, "full")
     host = cells.Host((0, 1), 0, "", False)  # this host runs none of them
 

@@ -16,7 +16,8 @@ import pytest
 from conftest import one_line_error, run_cli
 
 from tpubench.core import tpu_slices
-from tpubench.study import cells, ran_on, spec
+from tpubench.study.run import cells, ran_on
+from tpubench.study.spec import spec
 
 GPU = "gcp:a3-highgpu-1g"
 STUDIES = pathlib.Path(spec.shipped_dir())

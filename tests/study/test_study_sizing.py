@@ -12,7 +12,9 @@ from test_study_verdicts import HOST, _m
 
 from tpubench.core import errors
 from tpubench.storage import records
-from tpubench.study import cell_records, cells, execute, findings, measured, report, spec
+from tpubench.study.report import findings, forms, report
+from tpubench.study.run import cell_records, cells, execute, measured
+from tpubench.study.spec import spec
 
 LSTM = "PTB LSTM training needs about 2 vCPUs and 1 GB of memory"
 GRID = [(v, m) for v in (1, 2, 4) for m in ("512 MiB", "1 GiB", "2 GiB", "4 GiB")]
@@ -21,7 +23,7 @@ GRID = [(v, m) for v in (1, 2, 4) for m in ("512 MiB", "1 GiB", "2 GiB", "4 GiB"
 def _results(tmp_path, rates: dict, capped=(), repeats=3):
     """gpu_host_sizing at full scale: RATES maps (vcpus, memory label) -> mean rate; the
     CAPPED cells have a record that failed at its memory cap."""
-    study = spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    study = spec.load("gpu_host_sizing", forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, "full")
     got = {}
     for c in all_cells:
@@ -110,7 +112,7 @@ def test_a_2_vcpu_host_says_what_it_measured_and_needs_only_the_4_vcpu_cells(tmp
 
 
 def test_a_run_at_its_cap_is_a_result_the_study_does_not_rerun(tmp_path):
-    study = spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    study = spec.load("gpu_host_sizing", forms.FORMS, findings.CHECKS)
     one, two = [c for c in cells.expand(study, "full") if c.setup.memory][:2]
     cap = "the run reached its memory cap of 512 MiB (--memory_limit, RLIMIT_DATA): ..."
     for cell, run_id, error in ((one, "r1", cap), (two, "r2", "NotFoundError: gone")):
@@ -122,7 +124,7 @@ def test_a_run_at_its_cap_is_a_result_the_study_does_not_rerun(tmp_path):
 
 
 def test_setups_carry_the_memory_cap_and_the_read_rate_as_flags():
-    study = spec.load("gpu_host_sizing", report.FORMS, findings.CHECKS)
+    study = spec.load("gpu_host_sizing", forms.FORMS, findings.CHECKS)
     by_label = {c.setup.label: c for c in cells.expand(study, "full")}
     lstm = by_label["2 vCPU 1 GiB"].flags(HOST, "out", None)
     assert lstm["memory_limit"] == "1GiB" and lstm["num_intra_threads"] == 2
@@ -149,5 +151,5 @@ def test_bad_memory_or_read_rate_in_a_study_file(tmp_path, setup, words):
         "    scale: {smoke: {train_steps: 2}, full: {train_steps: 2}}\n"
     )
     with pytest.raises(errors.UsageError) as e:
-        spec.load(str(path), report.FORMS, findings.CHECKS)
+        spec.load(str(path), forms.FORMS, findings.CHECKS)
     assert words in str(e.value)

@@ -8,7 +8,9 @@ import types
 import pytest
 
 from tpubench.core.basis import Basis
-from tpubench.study import cells, execute, findings, measured, report, spec
+from tpubench.study.report import findings, forms
+from tpubench.study.run import cells, execute, measured
+from tpubench.study.spec import spec
 
 HOST = cells.Host(cores=tuple(range(64)), gpus=8, gpu_name="H100", tpu=False)
 BILSTM = "the GPU trains the bidirectional LSTM at most 0.6x as fast as any CPU machine"
@@ -41,7 +43,7 @@ def _m(cell, runs: list[float], usd_hour=0.1, pricing=Basis.SPOT, machine="?", s
 
 def _results(name, runs: dict, scale="full", **kw):
     """cpu_vs_gpu-like results: RUNS maps (model, setup label) -> rates of its runs."""
-    study = spec.load(name, report.FORMS, findings.CHECKS)
+    study = spec.load(name, forms.FORMS, findings.CHECKS)
     all_cells = cells.expand(study, "full")
     got = {}
     for c in all_cells:
@@ -110,12 +112,12 @@ def test_slowest_and_cheapest_judge_only_among_the_named_setups():
 
 
 def test_a_cost_verdict_prints_what_would_flip_it_from_the_catalog():
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "mnist_mlp"}
     # 16 vCPU (spot $0.12653/h in the catalog) 100 s/epoch; 8 vCPU 250 s/epoch at $0.06327/h.
     w = _m(by["16 vCPU"], [600.0] * 3, 0.12653, "spot", "gcp:n1-highcpu-16", sec_epoch=100)
     r = _m(by["8 vCPU"], [240.0] * 3, 0.06327, "spot", "gcp:n1-highcpu-8", sec_epoch=250)
-    from tpubench.study import flips
+    from tpubench.study.report import flips
 
     lines = flips.flip_lines({"16 vCPU": w, "8 vCPU": r})
     # Ties when 100 s x P = 250 s x $0.06327/h: P = $0.158/h; the discount on the
@@ -131,9 +133,9 @@ def test_a_cost_verdict_prints_what_would_flip_it_from_the_catalog():
 
 
 def test_the_price_basis_that_moves_the_verdict_is_named():
-    from tpubench.study import flips
+    from tpubench.study.report import flips
 
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "mnist_mlp"}
     cpu = _m(by["16 vCPU"], [600.0] * 3, 0.12653, "spot", "gcp:n1-highcpu-16", sec_epoch=100)
     # A GPU on demand at $0.50/h, 30 s/epoch: $0.00417 vs the CPU's $0.00351 on spot,
@@ -179,9 +181,9 @@ def test_the_neighbours_share_of_the_host_while_a_cell_ran(monkeypatch):
 
 
 def test_a_cheapest_whose_cost_interval_overlaps_the_next_is_said_to_be_noise():
-    from tpubench.study import flips
+    from tpubench.study.report import flips
 
-    study = spec.load("cpu_vs_gpu", report.FORMS, findings.CHECKS)
+    study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     by = {c.setup.label: c for c in cells.expand(study, "full") if c.model.model == "mnist_mlp"}
     w = _m(by["1 vCPU"], [300.0, 600.0, 900.0], 0.0105, "spot", "gcp:n1-standard-1")
     r = _m(by["2 vCPU"], [800.0, 820.0, 840.0], 0.01582, "spot", "gcp:n1-highcpu-2")

@@ -77,7 +77,7 @@ FLAGS: dict[str, tuple[float, float, str]] = {
     "max_cells": (1, 10**7, "cells"),
     "max_repeats": (1, 1000, "rounds"),
     "serving_min_queries": (1, 10**7, "queries"),
-    # Numbers of study files (study/validate.py) and sweep files (launch/sweep/grid.py).
+    # Numbers of study files (study/spec/file_rules.py) and sweep files (launch/sweep/grid.py).
     "batch_per_device": (1, 1 << 20, "examples per device"),
     "devices": (1, 4096, "devices"),
     "vcpus": (1, 4096, "vCPUs"),

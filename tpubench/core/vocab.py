@@ -1,9 +1,9 @@
 """The enumerations a user types: one spelling each, for flags, records, study and sweep files.
 
-Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec.py`),
+Flag enums (`cli/flag_groups.py`), the study file's checks (`study/spec/spec.py`),
 and error messages read these tuples; none spells the values again, the
 launcher's sweep files (`launch/sweep/grid.py`) included.  The price basis
-and the precision are typed values of their own (core/basis.py, core/precision.py).
+is a typed value of its own (core/basis.py), as is the precision (core/precision.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ module that is not installed.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import math
@@ -25,37 +24,40 @@ import sys
 
 from tpubench.core import errors, installed
 from tpubench.core import names as names_lib
+from tpubench.core import registry as registry_lib
 from tpubench.model import shipped
 from tpubench.model.model_api import RUNTIME_PARAMS, ModelSpec
-
-_REGISTRY: dict[str, ModelSpec] = {}
-_LOADED = False
-
-
-@functools.cache  # the installed packages do not change while a command runs
-def plugin_names() -> dict[str, object]:
-    """{model name: entry point} that installed packages declare under installed.MODELS (no import);
-    a distribution in the working directory is no installed package (core/installed.py)."""
-    found = {}
-    for entry in installed.entry_points(installed.MODELS)[0]:
-        if names_lib.is_model_name(entry.name):
-            found.setdefault(entry.name, entry)
-    return found
-
-
-def plugin_package(name: str) -> str | None:
-    """'acme-models 1.2', the installed package whose plug-in model NAME is; None if none."""
-    entry = plugin_names().get(name)
-    return _package(entry) if entry is not None else None
-
 
 # Every unknown-model line ends with the way to a model of one's own.
 OWN_MODEL_HINT = "; or load your own with --model_module=FILE.py"
 
+# The models: the modules of tpubench_models (each named as its model) and the installed
+# packages' entry points under installed.MODELS, whose object may be the ModelSpec itself.
+MODELS = registry_lib.Registry(
+    "model",
+    package=names_lib.BUILTIN_MODELS,
+    group=installed.MODELS,
+    plugin=lambda obj: isinstance(obj, ModelSpec),
+    valid=names_lib.is_model_name,  # checked before any import (core/names.py)
+    listed=shipped.names,
+    hint=OWN_MODEL_HINT,
+)
+
+
+def plugin_names() -> dict[str, object]:
+    """{model name: entry point} that installed packages declare under installed.MODELS (no import);
+    a distribution in the working directory is no installed package (core/installed.py)."""
+    return MODELS.entries()
+
+
+def plugin_package(name: str) -> str | None:
+    """'acme-models 1.2', the installed package whose plug-in model NAME is; None if none."""
+    return MODELS.entry_package(name)
+
 
 def unknown_name(name: str, known) -> errors.UsageError:
     """The unknown-model error: close matches, the accepted names, then --model_module."""
-    return errors.UsageError(f"{errors.unknown('model', name, sorted(known))}{OWN_MODEL_HINT}")
+    return MODELS.unknown(name, known)
 
 
 def unknown_model(name: str, known) -> errors.UsageError:
@@ -65,37 +67,9 @@ def unknown_model(name: str, known) -> errors.UsageError:
     return errors.UsageError(f"{e}{note}") if note else e
 
 
-def _load_plugin(name: str, entry) -> None:
-    """Imports the entry point NAME; its module registers the model, or it is the spec."""
-    where = f"model {name!r} of the installed package {_package(entry)} (entry point {entry.value})"
-    try:
-        loaded = entry.load()
-    except Exception as e:  # noqa: BLE001 - a plug-in's import is its own code: one line
-        raise errors.UsageError(f"{where} failed to import: {errors.describe(e, 200)}") from None
-    if isinstance(loaded, ModelSpec) and loaded.name not in _REGISTRY:
-        register(loaded)
-    if name not in _REGISTRY:
-        raise errors.UsageError(
-            f"{where} registered no model of that name (its module must call "
-            "tpubench.model.registry.register, or the entry point name the ModelSpec)"
-        )
-
-
 def register(spec: ModelSpec) -> ModelSpec:
     """Adds a model; a second spec under the same name is a programming error."""
-    if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
-        raise ValueError(f"model {spec.name!r} registered twice")
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def _load_builtin() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    for name in names_lib.builtin_models():
-        importlib.import_module(f"{names_lib.BUILTIN_MODELS}.{name}")
-    _LOADED = True
+    return MODELS.register(spec)
 
 
 def load_module(name_or_path: str) -> None:
@@ -126,33 +100,14 @@ def load_module(name_or_path: str) -> None:
         ) from None
 
 
-def _package(entry) -> str:
-    dist = getattr(entry, "dist", None)
-    return f"{dist.name} {dist.version}" if dist is not None else "(unknown)"
-
-
 def names() -> list[str]:
     """Registered model names (installed packages' entry points loaded too), sorted."""
-    _load_builtin()
-    for name, entry in plugin_names().items():
-        if name not in _REGISTRY:
-            _load_plugin(name, entry)
-    return sorted(_REGISTRY)
+    return list(MODELS.names())
 
 
 def get(name: str) -> ModelSpec:
     """The spec for `name`; an unknown name is a UsageError listing the models."""
-    if not names_lib.is_model_name(name):  # checked before any import (core/names.py)
-        known = set(_REGISTRY) | set(shipped.names()) | set(plugin_names())
-        raise unknown_name(name, known)  # no note: never a plug-in's name
-    _load_builtin()
-    if name not in _REGISTRY:  # an installed package's, or unknown
-        plugins = plugin_names()
-        if name in plugins:
-            _load_plugin(name, plugins[name])
-        if name not in _REGISTRY:
-            raise unknown_model(name, set(_REGISTRY) | set(plugins))
-    return _REGISTRY[name]
+    return MODELS.get(name)
 
 
 def resolve_params(spec: ModelSpec, overrides: dict, tiny: bool = False) -> dict:

@@ -16,18 +16,10 @@ import os
 from typing import TextIO
 
 from tpubench.core import columns, errors, safe_text
-from tpubench.study import (
-    cells,
-    execute,
-    executors,
-    findings,
-    measured,
-    plan,
-    remote,
-    spec,
-    validate,
-)
-from tpubench.study import report as study_report
+from tpubench.study.report import findings, forms
+from tpubench.study.report import report as study_report
+from tpubench.study.run import cells, execute, executors, measured, plan, remote, this_host
+from tpubench.study.spec import file_rules, spec, validate
 
 ACTIONS = ("list", "run", "report")
 USAGE = "usage: tpubench study list | run NAME_OR_FILE | report NAME_OR_FILE"
@@ -60,7 +52,7 @@ def check(action: str, args: list[str], options: Options) -> None:
         raise errors.UsageError(f"{USAGE} (one study; `tpubench study list` names them)")
     local = options.executor == executors.LOCAL
     if not local:  # one of tpubench-launch's renting executors; asked with the --cloud file
-        # a run reads (the one answer remote.load_cloud reads it from: study/executors.py)
+        # a run reads (the one answer remote.load_cloud reads it from: study/run/executors.py)
         executors.get(options.executor, options.cloud if action == "run" else None)
     if action == "run" and not local and not options.cloud:
         raise errors.UsageError(
@@ -84,16 +76,16 @@ def check(action: str, args: list[str], options: Options) -> None:
 def load(name: str, options: Options, run: bool = False) -> spec.Study:
     """The study file NAME (shipped name or path), checked; RUN: as `run` checks it (its flags
     against tpubench's, the code it names against --trust_code)."""
-    rules = validate.Rules(
+    rules = file_rules.Rules(
         options.max_cells, run, options.trust_code, options.executor == executors.LOCAL
     )
     known = validate.known_flags() if run else None
-    return spec.load(name, study_report.FORMS, findings.CHECKS, known, rules)
+    return spec.load(name, forms.FORMS, findings.CHECKS, known, rules)
 
 
 def listing(out: TextIO) -> None:
     """The shipped studies: cells at full scale, how many run here, title."""
-    host = cells.probe()
+    host = this_host.probe()
     print(f"{'study':<16} {'cells':>5} {'here':>5}  title", file=out)
     for name in spec.shipped():
         study = load(name, Options())
@@ -125,7 +117,7 @@ def run(study: spec.Study, options: Options, out: TextIO) -> int:
     where = results_dir(study, options)
     host = _host(options)
     if options.executor != executors.LOCAL:
-        from tpubench.study import remote_run
+        from tpubench.study.run import remote_run
 
         return remote_run.run(study, host, where, options, _reporter(options, out), out)
     p = plan.make(study, options.scale, host, where)
@@ -166,7 +158,7 @@ def report(study: spec.Study, options: Options, out: TextIO) -> None:
 def _host(options: Options) -> cells.Host:
     """This host, or --plan_for's catalog machine as a Host (its GPUs, TPU and vCPUs)."""
     if options.plan_for is None:
-        return cells.probe(options.gcs_data)
+        return this_host.probe(options.gcs_data)
     return remote.remote_host(options.plan_for.strip(), options.gcs_data, "--plan_for")
 
 
@@ -185,7 +177,7 @@ def _dry_run(p, host, where: str, jpeg, out: TextIO) -> None:
 
 def _report_scale(study: spec.Study, options: Options, where: str, out: TextIO) -> str:
     """options.scale when given; else full, or smoke when only smoke cells are recorded."""
-    from tpubench.study import cell_records
+    from tpubench.study.run import cell_records
 
     if options.scale_given:
         return options.scale
@@ -219,7 +211,7 @@ def write_report(
 ) -> None:
     """The report's Markdown and charts under WHERE/report; the console gets the tables drawn."""
     from tpubench.storage import files
-    from tpubench.study import charts  # matplotlib: only once a report is written
+    from tpubench.study.report import charts  # matplotlib: only once a report is written
 
     scale = scale or options.scale
     results = measured.collect(

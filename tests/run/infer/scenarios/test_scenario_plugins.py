@@ -23,6 +23,7 @@ from tpubench.report import scenario_fields
 from tpubench.run.infer import loadgen_conf, loadgen_log, loadgen_memory, scenarios, user_conf
 from tpubench.storage import record_migrations, records
 from tpubench.storage.record_results import LoadGenTraits, MachineCost
+from tpubench.testing import registries
 
 # The whole toy scenario: one file, with a flag of its own and a user.conf key range.
 TOY = '''"""burst: LoadGen's SingleStream, sized for queries --burst_factor times faster."""
@@ -87,15 +88,12 @@ BUILT_INS = ("single_stream", "multi_stream", "server", "offline")
 @pytest.fixture
 def toy(tmp_path):
     """The toy module, loaded from its file; the registry as it was afterwards."""
-    scenarios.names()  # the built-ins, discovered before the toy joins
-    before = dict(scenarios.REGISTRY)
-    path = tmp_path / "burst.py"
-    path.write_text(TOY)
-    spec = importlib.util.spec_from_file_location("burst", path)
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    yield path
-    scenarios.REGISTRY.clear()
-    scenarios.REGISTRY.update(before)
+    with registries.added(scenarios.REGISTRY):  # the toy's module registers it itself
+        path = tmp_path / "burst.py"
+        path.write_text(TOY)
+        spec = importlib.util.spec_from_file_location("burst", path)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        yield path
 
 
 def test_the_built_ins_are_registered_in_mlperfs_order():

@@ -32,15 +32,11 @@ What a scenario decides (docs/architecture.md, "Adding a scenario"):
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
 from collections.abc import Callable
 
-from tpubench.core import config, errors
+from tpubench.core import config
+from tpubench.core import registry as registry_lib
 from tpubench.run.infer import loadgen_memory, scenario_knobs
-
-REGISTRY: dict[str, Scenario] = {}  # name -> the scenario, filled by register
-_discovered = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,27 +219,31 @@ class Scenario:
         return f"{self.name}: latency p50 / p90 / p99 {lats} ms ({rate} samples/sec)"
 
 
-def register(cls: type[Scenario]) -> type[Scenario]:
-    """Class decorator: CLS (with a `name`) becomes a value of `--scenario`."""
+def _instance(cls: type[Scenario]) -> Scenario:
+    """The one instance of scenario class CLS, once it names itself and LoadGen's scenario."""
     if not cls.name or not cls.loadgen_name:
         raise ValueError(f"scenario {cls.__name__} needs a name and a loadgen_name")
-    REGISTRY[cls.name] = cls()
-    return cls
+    return cls()
+
+
+# `--scenario`'s plug-ins: this package's modules, listed in their `order` (then by name).
+REGISTRY = registry_lib.Registry(
+    "--scenario",
+    package=__name__,
+    make=_instance,
+    order=lambda name, scenario: (scenario.order, name),
+    hint=f"; a new one is a module of {__name__}",
+)
+
+
+def register(cls: type[Scenario]) -> type[Scenario]:
+    """Class decorator: CLS (with a `name`) becomes a value of `--scenario`."""
+    return REGISTRY.register(cls)
 
 
 def names() -> tuple[str, ...]:
     """Every registered scenario's name, in their `order` (then by name)."""
-    global _discovered
-    if not _discovered:
-        _discovered = True
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
-    return tuple(sorted(REGISTRY, key=lambda n: (REGISTRY[n].order, n)))
-
-
-def choices() -> tuple[str, ...]:
-    """`--scenario`'s values: the closed loop (no LoadGen), then every scenario."""
-    return (config.CLOSED_LOOP, *names())
+    return REGISTRY.names()
 
 
 def get(name: str) -> Scenario:
@@ -252,7 +252,9 @@ def get(name: str) -> Scenario:
     Raises:
       UsageError: no scenario has that name (the error lists the accepted ones).
     """
-    known = names()
-    if name not in known:
-        raise errors.unknown("--scenario", name, known)
-    return REGISTRY[name]
+    return REGISTRY.get(name)
+
+
+def choices() -> tuple[str, ...]:
+    """`--scenario`'s values: the closed loop (no LoadGen), then every scenario."""
+    return (config.CLOSED_LOOP, *names())

@@ -2,26 +2,26 @@
 
 Every check returns what was measured and a verdict: `holds`, `does not
 hold here`, `within noise` (the 95% interval spans an edge of the finding's
-band, study/bands.py), `not judged (...)` (smoke scale, or fewer runs than
+band, study/report/bands.py), `not judged (...)` (smoke scale, or fewer runs than
 the study's repeats) or `not measured (needs ...)`, naming what the missing
 cells need (a GPU, more vCPUs, a gs:// copy of the data).  A check that
 names setups (`among`, the knee's vCPU sizes) judges only when all of them
 are measured.  A verdict on a stand-in (an emulated disk, a memory cap)
-says so and names its control (study/standins.py).  Only measured cells are
+says so and names its control (study/spec/standins.py).  Only measured cells are
 used; published figures never decide a verdict: what the finding's seed saw
-is printed beside the measured figure (study/seeds.py), never mixed into it.
+is printed beside the measured figure (study/report/seeds.py), never mixed into it.
 The checks across device counts (scaling, data_ratio, best_method) are in
-study/device_checks.py.
+study/report/device_checks.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import errors
 from tpubench.cost import epoch
-from tpubench.study import bands, device_checks, flips, seeds, sizing, standins
-from tpubench.study import judge as J
+from tpubench.study.report import bands, check_keys, device_checks, flips, seeds, sizing
+from tpubench.study.report import judge as J
+from tpubench.study.spec import standins
 
 HOLDS, FAILS = J.HOLDS, J.FAILS
 
@@ -227,21 +227,6 @@ def _unmeasurable(_r, c):
     return "no cell of this study measures it", f"not measured (needs {c['needs']})"
 
 
-# -- validation of each kind's keys -------------------------------------------
-
-_KEYS = {
-    "knee": (("part", "band"), ("among",)),
-    "ratio": (("part", "a", "b", "band"), ("model",)),
-    "about_equal": (("part", "a", "b", "band"), ("model",)),
-    "cheapest": (("part", "setup", "band"), ("among",)),
-    "slowest": (("part", "setup", "model", "band"), ("among",)),
-    "fastest": (("part", "setup", "band"), ("among",)),
-    "scaling": (("part", "band"), ("device", "models", "data")),
-    "data_ratio": (("part", "a", "b", "band"), ("except", "device", "models", "devices")),
-    "best_method": (("part", "expect"), ("device", "devices", "models", "except")),
-    "sizing": (("part", "band"), ()),
-    "unmeasurable": (("needs",), ()),
-}
 _EVAL = {
     "knee": _knee,
     "ratio": _ratio,
@@ -257,52 +242,7 @@ _EVAL = {
 }
 
 
-def _validate(check: dict, parts, where: str) -> None:
-    required, optional = _KEYS[check["kind"]]
-    for key in required:
-        if key not in check:
-            raise errors.UsageError(f"{where}: kind {check['kind']} needs '{key}'")
-    for key in check:
-        if key not in ("kind", *required, *optional):
-            raise errors.unknown(
-                f"key in {where} (kind {check['kind']}):", key, required + optional
-            )
-    part = next((p for p in parts if p.name == check.get("part")), None)
-    labels = [s.label for s in part.setups] if part else []
-    uses_labels = check["kind"] in ("ratio", "about_equal", "cheapest", "slowest", "fastest")
-    for key in ("a", "b", "setup") if uses_labels else ():
-        if key in check and check[key] not in labels:
-            raise errors.unknown(f"setup label in {where}.{key}:", str(check[key]), labels)
-    for label in check.get("among") or []:
-        if label not in labels:
-            raise errors.unknown(f"setup label in {where}.among:", str(label), labels)
-    if "models" in check and (not isinstance(check["models"], list) or not check["models"]):
-        raise errors.UsageError(f"{where}.models={check['models']!r} must be a list of models")
-    models = [m.model for m in part.models] if part else []
-    for model in [check.get("model")] + list(check.get("models") or []):
-        if model and model not in models:
-            raise errors.unknown(f"model in {where}:", str(model), models)
-    if part:
-        _validate_counts(check, part, where)
-        bands.validate(check, part, where)
-        standins.validate(check, part, where)
-
-
-def _validate_counts(check: dict, part, where: str) -> None:
-    """`devices` (one count or a list) are device counts and `data` data kinds of PART."""
-    counts = sorted({s.devices for s in part.setups})
-    for n in bands.each(check.get("devices")) if "devices" in check else ():
-        if not isinstance(n, int) or isinstance(n, bool) or n not in counts:
-            raise errors.UsageError(
-                f"{where}.devices={check['devices']!r}: {n!r} is not a device count of part "
-                f"{part.name} (accepted: {', '.join(map(str, counts))}, or a list of them)"
-            )
-    for kind in bands.each(check.get("data")) if "data" in check else ():
-        if kind not in part.data:
-            raise errors.unknown(f"data kind in {where}.data:", str(kind), part.data)
-
-
-CHECKS = {kind: _validate for kind in _KEYS}
+CHECKS = {kind: check_keys.validate for kind in check_keys.KEYS}  # spec.load checks each
 
 
 def check_all(results) -> list[Verdict]:

@@ -7,13 +7,13 @@ particular models and GPU counts (tf_cnn_benchmarks: the parameter-server
 models scale to 8 GPUs, AlexNet's real data saturates the pipeline), so a
 finding that pools every model would judge a claim the seed never made.
 
-Each returns (what was measured, its verdict) as study/findings.py's checks do.
+Each returns (what was measured, its verdict) as study/report/findings.py's checks do.
 """
 
 from __future__ import annotations
 
-from tpubench.study import bands
-from tpubench.study import judge as J
+from tpubench.study.report import bands
+from tpubench.study.report import judge as J
 
 
 def picked(r, m, c) -> bool:

@@ -1,7 +1,7 @@
 """What a study has measured: each cell's records, as the mean of its runs with a 95% interval.
 
 Only `ok` records of this study's cells count: found by their run_label,
-and only those that measured what their cell asks (study/cell_records.py;
+and only those that measured what their cell asks (study/run/cell_records.py;
 the others are named in the report and left out);
 published figures never enter here, so they never enter a mean.  Runs the
 neighbours made busy (execute.host_load) are left out when enough quiet ones
@@ -18,8 +18,8 @@ import statistics
 from tpubench.core.basis import Basis
 from tpubench.hardware import memory_cap
 from tpubench.report import load
-from tpubench.study import cell_records, execute, ran_on
-from tpubench.study import cells as cells_lib
+from tpubench.study.run import cell_records, execute, ran_on
+from tpubench.study.run import cells as cells_lib
 
 # Student's t at 97.5% for 1..10 degrees of freedom (a two-sided 95% interval).
 _T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)

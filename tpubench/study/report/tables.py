@@ -1,43 +1,36 @@
-"""A study's report in the study's own form, beside its published figures.
+"""The measured tables of a study's report, one function per report form (study/report/forms.py).
 
-Forms: `relative` (time and cost against a baseline machine, the CPU-vs-GPU
-study's charts), `devices` ($/hour, examples/s and $/epoch per device, and per GPU or TPU chip),
-`knee` (rate against host vCPUs), `scaling` (images/s per device count
-against ideal) and `strategies` (rate per gradient method and device
-count).  Published rows sit in their own labelled table and never enter a
-measured figure.  A line that reads like a verdict (the cheapest machine,
-what price would flip it, which basis moves it, the knee) waits for the
-evidence a finding waits for (judge.gate: full scale, the study's repeats)
-and says why it is not judged until then; from a busy host it is marked.
+Each form's function is named after it and gives its part's Markdown table:
+`relative` (time and cost against a baseline machine), `devices` ($/hour,
+examples/s and $/epoch per device, and per GPU or TPU chip), `knee` (rate
+against host vCPUs), `scaling` (images/s per device count against ideal) and
+`strategies` (rate per gradient method and device count).  A line that reads
+like a verdict waits for the evidence a finding waits for (judge.gate).
 """
 
 from __future__ import annotations
 
-import os
-
 from tpubench.core import basis, durations, money
-from tpubench.study import bands, data_bench, flips, plan, published, ran_on
-from tpubench.study import findings as findings_lib
-from tpubench.study import judge as J
-
-FORMS = ("relative", "devices", "knee", "scaling", "strategies")
+from tpubench.study.report import bands, flips
+from tpubench.study.report import judge as J
+from tpubench.study.spec import data_bench
 
 
-def _rate(x) -> str:
+def rate(x) -> str:
     if x is None:
         return "—"
     return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
 
 
-def _usd(x) -> str:
+def usd(x) -> str:
     return money.usd(x) if x is not None else "—"
 
 
-def _rate_ci(m) -> str:
+def rate_ci(m) -> str:
     """The mean rate with its 95% interval and a busy-host mark."""
-    text = _rate(m.rate)
+    text = rate(m.rate)
     if m.rate_ci:  # a rate is never below 0, whatever a wide interval says
-        text += f" ({_rate(max(0.0, m.rate_ci[0]))}–{_rate(m.rate_ci[1])})"
+        text += f" ({rate(max(0.0, m.rate_ci[0]))}–{rate(m.rate_ci[1])})"
     return text + (" ⚠busy" if m.busy else "")
 
 
@@ -52,7 +45,7 @@ PINNED_NOTE = (
 )
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     return out + ["| " + " | ".join(r) + " |" for r in rows]
 
@@ -63,7 +56,7 @@ def _setups(results, part):
     return [s for s in part.setups if s.label in seen]
 
 
-def _relative(results, part, form) -> list[str]:
+def relative(results, part, form) -> list[str]:
     out = []
     for item in part.models:
         ms = {m.cell.setup.label: m for m in results.of(part.name, model=item.model)}
@@ -81,11 +74,11 @@ def _relative(results, part, form) -> list[str]:
                 [
                     label,
                     str(m.trials),
-                    _rate_ci(m),
+                    rate_ci(m),
                     durations.figure(m.sec_epoch) if m.sec_epoch else "—",
-                    f"{_usd(m.usd_hour)} {_basis(m)}",
-                    _usd(m.usd_epoch),
-                    _usd(flips.usd_epoch(m, other)) + f" {other.label}",
+                    f"{usd(m.usd_hour)} {_basis(m)}",
+                    usd(m.usd_epoch),
+                    usd(flips.usd_epoch(m, other)) + f" {other.label}",
                     f"{t:.2f}x",
                     f"{c:.2f}x" if c else "—",
                 ]
@@ -101,7 +94,7 @@ def _relative(results, part, form) -> list[str]:
             "time",
             "cost",
         ]
-        out += _table(header, rows) + [""]
+        out += markdown(header, rows) + [""]
         lines = _cost_lines(results, ms)
         out += [f"- {x}" for x in lines] + ([""] if lines else [])
     if out and any(s.vcpus for s in part.setups):
@@ -128,7 +121,7 @@ def _precision(part) -> str:
     return "—" if part.command == data_bench.COMMAND else "fp32"
 
 
-def _devices(results, part, _form) -> list[str]:
+def devices(results, part, _form) -> list[str]:
     measured = [
         (s, m) for s in _setups(results, part) for m in results.of(part.name, setup=s.label)
     ]
@@ -140,19 +133,16 @@ def _devices(results, part, _form) -> list[str]:
             m.cell.model.model,
             str(m.batch or "default"),
             m.cell.model.precision or s.precision or _precision(part),
-            _usd(m.usd_hour),
-            _rate_ci(m),
-            *(
-                [str(m.chips or "—"), _rate(m.per_chip(m.rate)), _usd(m.per_chip(m.usd_hour))]
-                * chips
-            ),
-            _usd(m.usd_epoch),
+            usd(m.usd_hour),
+            rate_ci(m),
+            *([str(m.chips or "—"), rate(m.per_chip(m.rate)), usd(m.per_chip(m.usd_hour))] * chips),
+            usd(m.usd_epoch),
         ]
         for s, m in measured
     ]
     header = ["setup", "model", "global batch", "precision", "$/hour", "examples/s"]
     header += ["chips", "examples/s per chip", "$/chip-hour"] * chips + ["$/epoch"]
-    return _table(header, rows) + [""] if rows else []
+    return markdown(header, rows) + [""] if rows else []
 
 
 def by_vcpus(part) -> bool:
@@ -160,13 +150,13 @@ def by_vcpus(part) -> bool:
     return len({s.vcpus for s in part.setups if s.vcpus}) > 1
 
 
-def _knee(results, part, _form) -> list[str]:
+def knee(results, part, _form) -> list[str]:
     setups = [s for s in part.setups if s.vcpus]
     groups: dict = {}
     for m in results.of(part.name):
         groups.setdefault((m.cell.model.model, m.cell.data), {})[m.cell.setup.label] = m
     if not groups or not by_vcpus(part):
-        return _devices(results, part, _form)
+        return devices(results, part, _form)
     capped = {
         (c.model.model, c.data, c.setup.label)
         for c in results.cells
@@ -188,7 +178,7 @@ def _knee(results, part, _form) -> list[str]:
             [
                 f"{model} · {data} · {on}",
                 *[
-                    _rate_ci(ms[s.label])
+                    rate_ci(ms[s.label])
                     if s.label in ms
                     else "died at its cap"
                     if (model, data, s.label) in capped
@@ -204,11 +194,11 @@ def _knee(results, part, _form) -> list[str]:
         "5% of the best",
         "",
     ]
-    table = _table(["model · data · device", *[s.label for s in setups], "knee"], rows)
+    table = markdown(["model · data · device", *[s.label for s in setups], "knee"], rows)
     return out + table + ["", PINNED_NOTE, ""]
 
 
-def _scaling(results, part, _form) -> list[str]:
+def scaling(results, part, _form) -> list[str]:
     setups = _setups(results, part)
     groups: dict = {}
     for m in results.of(part.name):
@@ -224,13 +214,13 @@ def _scaling(results, part, _form) -> list[str]:
         rows.append(
             [
                 f"{model} · {data}",
-                *[_rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
+                *[rate_ci(ms[s.label]) if s.label in ms else "—" for s in setups],
                 eff or "—",
             ]
         )
     if not rows:
         return []
-    return _table(["images/s", *[s.label for s in setups], "of ideal"], rows) + [""]
+    return markdown(["images/s", *[s.label for s in setups], "of ideal"], rows) + [""]
 
 
 def _of_ideal(base, top) -> str:
@@ -247,7 +237,7 @@ def _of_ideal(base, top) -> str:
     return f"{text} ({span})" if not low <= 100 <= high else f"{text} ({span}: not significant)"
 
 
-def _strategies(results, part, _form) -> list[str]:
+def strategies(results, part, _form) -> list[str]:
     methods = list(dict.fromkeys(bands.method(s) for s in part.setups if bands.method(s)))
     groups: dict = {}
     for m in results.of(part.name):
@@ -257,94 +247,10 @@ def _strategies(results, part, _form) -> list[str]:
         [
             model,
             f"{n} {device}",
-            *[_rate_ci(ms[x]) if x in ms else "—" for x in ["one device", *methods]],
+            *[rate_ci(ms[x]) if x in ms else "—" for x in ["one device", *methods]],
         ]
         for (model, device, n), ms in groups.items()
     ]
     if not rows:
         return []
-    return _table(["model", "devices", "one device", *methods], rows) + [""]
-
-
-_FORMS = {
-    "relative": _relative,
-    "devices": _devices,
-    "knee": _knee,
-    "scaling": _scaling,
-    "strategies": _strategies,
-}
-
-
-def _published(study) -> list[str]:
-    figs = published.rows(study)
-    if not figs:
-        return []
-    counts = sorted({f.devices for f in figs})
-    # A device of several chips (RiseML's v2-8) also per chip, to compare with per-chip rows.
-    per_chip = any(f.chips_per_device > 1 for f in figs)
-    series: dict = {}
-    for f in figs:
-        key = (f"published: {f.hardware}", f.model, f.data, str(f.batch_per_device), f.note)
-        series.setdefault(key, {})[f.devices] = f
-    rows = [
-        [
-            *key[:4],
-            *[_rate(v[n].examples_per_sec if n in v else None) for n in counts],
-            *[_rate(v[n].examples_per_sec_per_chip if n in v else None) for n in counts] * per_chip,
-            key[4],
-        ]
-        for key, v in series.items()
-    ]
-    sources = ", ".join(dict.fromkeys(f.source for f in figs))
-    out = [
-        "## Published (labelled; never in a measured figure or mean)",
-        "",
-        f"examples/s by device count, as printed by {sources}.",
-        "",
-    ]
-    header = ["hardware", "model", "data", "batch/device", *[f"{n} dev" for n in counts]]
-    header += [f"{n} dev, per chip" for n in counts] * per_chip + ["note"]
-    return out + _table(header, rows) + [""]
-
-
-def render(results, charts: list[str]) -> str:
-    """The report as Markdown: measured tables, published rows, findings, cells."""
-    study = results.study
-    lines = [
-        f"# {study.name}: {study.title}",
-        "",
-        (f"Reruns: {study.source}. " if study.source else "")
-        + f"Host: {results.host.describe()}. Scale: {results.scale}. "
-        f"Records: {results.results_dir}.",
-        "",
-    ]
-    if study.question:
-        lines += [f"Question: {study.question}", ""]
-    lines += ["## Measured (mean of each cell's ok runs; 95% interval in brackets)", ""]
-    if results.pricing:
-        lines += [f"Dollar figures on {money.prices_on(results.pricing)}.", ""]
-    else:
-        lines += [
-            "Dollar figures on each setup's own basis, as the seed priced it (named beside "
-            "each $/hour); `--pricing=on_demand` or `--pricing=spot` puts them all on one.",
-            "",
-        ]
-    body = []
-    for part in study.parts:
-        table = _FORMS[study.form["kind"]](results, part, study.form)
-        if table:
-            body += [f"### {part.name} (`{data_bench.shown(part.command)}`)", "", *table]
-    lines += body or ["No cell measured yet.", ""]
-    lines += ran_on.section(results)  # what each setup ran on beside what it is priced as
-    lines += _published(study)
-    lines += ["## Findings", ""]
-    lines += [v.line() for v in findings_lib.check_all(results)] + [""]
-    lines += plan.cells_section(results)
-    if charts:
-        lines += [
-            "## Charts",
-            "",
-            *[f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in charts],
-            "",
-        ]
-    return "\n".join(lines)
+    return markdown(["model", "devices", "one device", *methods], rows) + [""]

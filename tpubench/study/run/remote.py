@@ -41,8 +41,9 @@ from tpubench.core import (
 from tpubench.cost import catalog
 from tpubench.cost import machine as machines
 from tpubench.storage import files
-from tpubench.study import cells as cells_lib
-from tpubench.study import executors, plan, spec
+from tpubench.study.run import cells as cells_lib
+from tpubench.study.run import executors, plan
+from tpubench.study.spec import spec
 
 # Not tpubench flags on a rented machine: the launcher places records, model
 # dirs and labels; the run's machine is what is rented; the executor names the TPU.

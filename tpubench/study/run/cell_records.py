@@ -6,7 +6,7 @@ precision, strategy, devices, threads, params, data, the scale's flags) and
 measured what they set; any other is named in one line and left out of the
 resume count and of every figure.  What depends on where a cell ran is not
 compared: its results and model directories, the machine it is priced as and
-the TPU a rented slice names (the launcher's, study/remote.py), the pricing
+the TPU a rented slice names (the launcher's, study/run/remote.py), the pricing
 basis a spot VM adds, and the path of its data (its kind is: set, or on gs://).
 A setup of `device: auto` is the GPU or the CPU, whichever the record ran on.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tpubench.hardware import memory_cap
 from tpubench.storage import record_match, records
-from tpubench.study import cells as cells_lib
+from tpubench.study.run import cells as cells_lib
 
 # Flags set by where a cell runs, not by the cell: never compared, allowed on its command line.
 WHERE = ("results_dir", "model_dir", "run_label", "machine", "tpu")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from tpubench.core import errors
-from tpubench.study import plan, remote
+from tpubench.study.run import plan, remote
 
 
 def run(study, host, results_dir: str, options, report, out: TextIO) -> int:

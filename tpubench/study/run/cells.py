@@ -1,7 +1,7 @@
 """A study's cells: every model x data x setup of every part, and what each needs.
 
 A cell is one `tpubench train`, `tpubench infer` or `tpubench data bench`
-process (study/data_bench.py).  Its id is a
+process (study/spec/data_bench.py).  Its id is a
 stable hash of the study, the part, its settings and the scale; it is passed
 as `--run_label`, so a finished record carrying it marks the cell done (the
 resume rule of tpubench-launch's sweeps, with the study's own ids).
@@ -10,15 +10,13 @@ resume rule of tpubench-launch's sweeps, with the study's own ids).
 from __future__ import annotations
 
 import dataclasses
-import os
 import shlex
 
 from tpubench.children import command, labels
 from tpubench.core import host_procs
 from tpubench.hardware import amx as amx_lib
-from tpubench.hardware import placement
-from tpubench.hardware import probe as host_probe
-from tpubench.study import data_bench, spec, validate
+from tpubench.study.spec import data_bench, spec, validate
+from tpubench.study.spec import parts as parts_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,35 +46,14 @@ class Host:
         return ", ".join(parts)
 
 
-def probe(gcs_data: str | None = None) -> Host:
-    """This host, without importing TensorFlow: affinity cores, nvidia-smi, /dev/accel*."""
-    cores = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
-    if not cores:
-        cores = tuple(range(os.cpu_count() or 1))
-    names = [name for name, _ in host_probe.gpus()]  # nvidia-smi: no TensorFlow, no CUDA context
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:  # what TensorFlow in the cells will see, not what nvidia-smi lists
-        names = names[: len([x for x in visible.split(",") if x.strip()])]
-    cpu = host_probe.cpu()
-    return Host(
-        cores,
-        len(names),
-        names[0] if names else "",
-        placement.on_tpu_vm(),
-        gcs_data,
-        amx=cpu.get("amx"),
-        bf16_path=amx_lib.bf16_path(cpu),
-    )
-
-
 @dataclasses.dataclass(frozen=True)
 class Cell:
     id: str
     study: str
-    part: spec.Part
-    model: spec.ModelItem
+    part: parts_lib.Part
+    model: parts_lib.ModelItem
     data: str
-    setup: spec.Setup
+    setup: parts_lib.Setup
     scale: str
 
     def describe(self) -> str:

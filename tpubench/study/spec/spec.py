@@ -3,7 +3,7 @@
     name: cnn_scaling                    # default: the file's stem
     title: ...                           # one line
     source: ...                          # the study it reruns
-    form: {kind: scaling}                # how its report looks (report.FORMS)
+    form: {kind: scaling}                # how its report looks (forms.FORMS)
     published: [tf-dgx1]                 # report/published.py sets shown beside
     repeats: 5                           # runs per cell at --scale=full (default 3)
     parts:                               # each part is a grid of cells
@@ -20,7 +20,7 @@
           full: {train_steps: 110}
     findings:
       - text: ...
-        check: {kind: scaling, part: train, band: at least 90% of ideal}   # study/bands.py
+        check: {kind: scaling, part: train, band: at least 90% of ideal}   # study/report/bands.py
 
 Every key is checked: an unknown key or a bad value is one UsageError that
 names the key and what is accepted.  Read by core/safe_yaml.py: a study file is data,
@@ -32,8 +32,9 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from tpubench.core import basis, errors, safe_yaml
-from tpubench.study import data_bench, fields, validate
+from tpubench.core import errors, safe_yaml
+from tpubench.study.spec import fields, file_rules
+from tpubench.study.spec import parts as parts_lib
 
 TOP_KEYS = (
     "name",
@@ -49,82 +50,6 @@ TOP_KEYS = (
 # Runs per cell at --scale=full unless the file says more: a verdict needs an
 # interval, and an interval needs repeats.  --scale=smoke runs each cell once.
 REPEATS = 3
-PART_KEYS = ("name", "command", "models", "data", "setups", "optimizer", "flags", "scale")
-SETUP_KEYS = (
-    "label",
-    "device",
-    "devices",
-    "vcpus",
-    "machine",
-    "pricing",
-    "batch_size",
-    "batch_per_device",
-    "precision",
-    "optimizer",
-    "strategy",
-    "all_reduce",
-    "variables",
-    "memory",
-    "read_mb_per_s",
-    "cpu",
-    "models",
-    "params",
-)
-MODEL_KEYS = ("model", "batch_size", "batch_per_device", "precision", "optimizer")
-COMMANDS = tuple(data_bench.WORDS)  # train, infer, data_bench (the input pipeline alone)
-DATA = ("synthetic", "real", "jpeg", "jpeg_gs")
-SCALES = ("smoke", "full")
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    """One machine of a part: a label and what it runs on."""
-
-    label: str
-    device: str = "cpu"
-    devices: int = 1
-    vcpus: int | None = None  # pinned cores and thread pools
-    machine: str | None = None  # priced as; default tpubench's own choice
-    pricing: basis.Basis | None = None
-    batch_size: int | None = None
-    batch_per_device: int | None = None
-    precision: str | None = None
-    optimizer: str | None = None  # --optimizer (None: the part's, else the model's own)
-    strategy: str | None = None
-    all_reduce: str | None = None
-    variables: str | None = None  # parameter servers: variables on the cpu or a gpu
-    memory: str | None = None  # --memory_limit: a cap on the run's memory, "1GiB"
-    read_mb_per_s: float | None = None  # --read_mb_per_s: an emulated disk's read rate
-    cpu: str | None = None  # a bf16 path (amx, avx512_bf16): runs only on a CPU with it
-    models: tuple[str, ...] = ()  # only these models (default all)
-    # Model hyperparameters on this setup, by model: ((model, ((name, value), ...)), ...),
-    # passed as that model's cells' --params (validate.params).
-    params: tuple = ()
-
-    def params_for(self, model: str) -> dict:
-        """MODEL's hyperparameters on this setup ({} when it sets none)."""
-        return next((dict(pairs) for name, pairs in self.params if name == model), {})
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelItem:
-    model: str
-    batch_size: int | None = None
-    batch_per_device: int | None = None
-    precision: str | None = None
-    optimizer: str | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Part:
-    name: str
-    command: str
-    models: tuple[ModelItem, ...]
-    data: tuple[str, ...]
-    setups: tuple[Setup, ...]
-    flags: dict
-    scale: dict  # scale name -> {flag: value, jpeg_examples: N}
-    optimizer: str | None = None  # every train cell's --optimizer, unless a setup or model says
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,12 +67,12 @@ class Study:
     question: str
     form: dict
     published: tuple[str, ...]
-    parts: tuple[Part, ...]
+    parts: tuple[parts_lib.Part, ...]
     findings: tuple[Finding, ...]
     repeats: int = REPEATS
     said: tuple[str, ...] = ()  # lines to print before it runs: the code it names
 
-    def part(self, name: str) -> Part:
+    def part(self, name: str) -> parts_lib.Part:
         return next(p for p in self.parts if p.name == name)
 
     def runs_per_cell(self, scale: str) -> int:
@@ -155,7 +80,7 @@ class Study:
 
 
 def shipped_dir() -> pathlib.Path:
-    return pathlib.Path(__file__).resolve().parent / "studies"
+    return pathlib.Path(__file__).resolve().parents[1] / "studies"
 
 
 def shipped() -> list[str]:
@@ -189,13 +114,13 @@ def load(
     forms=(),
     checks=(),
     known_flags: dict | None = None,
-    rules: validate.Rules | None = None,
+    rules: file_rules.Rules | None = None,
 ) -> Study:
     """Reads and checks a study file (a shipped name or a path): every check a file gets.
 
     Args:
       name_or_path: `cnn_scaling` or `my_study.yaml`.
-      forms: the report forms a study may name (report.FORMS).
+      forms: the report forms a study may name (forms.FORMS).
       checks: the finding kinds a study may name: {kind: validate(check, parts, where)}.
       known_flags: {command: flag names} to check `flags`/`scale` against.
       rules: what the whole file is held to (its size; for `run`, the code it names).
@@ -213,7 +138,7 @@ def load(
     if forms and form.get("kind") not in forms:
         raise errors.unknown(f"form.kind in {where}:", str(form.get("kind")), forms)
     parts = tuple(
-        _part(p, f"{where}: parts[{i}]", known_flags)
+        parts_lib.read(p, f"{where}: parts[{i}]", known_flags)
         for i, p in enumerate(fields.nonempty_list(doc.get("parts"), f"{where}: parts"))
     )
     names = [p.name for p in parts]
@@ -243,78 +168,8 @@ def load(
         findings=findings,
         repeats=repeats,
     )
-    said = validate.whole(study, rules or validate.Rules())
+    said = file_rules.whole(study, rules or file_rules.Rules())
     return dataclasses.replace(study, said=tuple(said)) if said else study
-
-
-def _part(doc, where: str, known_flags) -> Part:
-    doc = fields.mapping(doc, where)
-    fields.keys(doc, PART_KEYS, where)
-    name = fields.text(doc.get("name"), f"{where}.name")
-    where = f"{where} ({name})"
-    command = doc.get("command", "train")
-    if command not in COMMANDS:
-        raise errors.unknown(f"command in {where}:", str(command), COMMANDS)
-    listed = fields.nonempty_list(doc.get("models"), f"{where}.models")
-    models = tuple(_model(m, f"{where}.models") for m in listed)
-    data = tuple(fields.nonempty_list(doc.get("data", ["synthetic"]), f"{where}.data"))
-    for d in data:
-        if d not in DATA:
-            raise errors.unknown(f"data in {where}:", str(d), DATA)
-    listed = fields.nonempty_list(doc.get("setups"), f"{where}.setups")
-    names = [m.model for m in models]
-    setups = tuple(_setup(s, f"{where}.setups", names) for s in listed)
-    labels = [s.label for s in setups]
-    if len(set(labels)) != len(labels):
-        raise errors.UsageError(f"{where}.setups: two setups share a label ({', '.join(labels)})")
-    if command == data_bench.COMMAND:
-        data_bench.check_part(data, listed, models, where)
-    flags = _flags(doc.get("flags"), f"{where}.flags", command, known_flags, ())
-    scale = fields.mapping(doc.get("scale"), f"{where}.scale")
-    fields.keys(scale, SCALES, f"{where}.scale")
-    scales = {
-        s: _flags(scale.get(s), f"{where}.scale.{s}", command, known_flags, validate.SCALE_KEYS)
-        for s in SCALES
-    }
-    for s, values in scales.items():
-        for m in values.get("models", []):
-            if m not in names:
-                raise errors.unknown(f"model in {where}.scale.{s}.models:", m, names)
-        for label in values.get("setups", []):
-            if label not in labels:
-                raise errors.unknown(f"setup label in {where}.scale.{s}.setups:", label, labels)
-    validate.values({k: doc[k] for k in ("optimizer",) if k in doc}, where)  # train cells take it
-    return Part(name, command, models, data, setups, flags, scales, doc.get("optimizer"))
-
-
-def _model(item, where: str) -> ModelItem:
-    part = dict(item) if isinstance(item, dict) else {"model": item}
-    fields.keys(part, MODEL_KEYS, where)
-    fields.text(part.get("model"), f"{where}.model")
-    validate.values(part, where)
-    return ModelItem(**part)
-
-
-def _setup(item, where: str, part_models: list[str]) -> Setup:
-    doc = dict(fields.mapping(item, where))
-    fields.keys(doc, SETUP_KEYS, where)
-    label = fields.text(doc.get("label"), f"{where}.label")
-    validate.setup(doc, f"{where} ({label})")
-    if "pricing" in doc:  # the setup's price basis, typed from here on
-        doc["pricing"] = basis.parse(doc["pricing"], f"{where} ({label}).pricing")
-    models = doc.pop("models", None) or []
-    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
-        raise errors.UsageError(f"{where} ({label}).models must be a list of model names")
-    params = validate.params(
-        doc.pop("params", None), f"{where} ({label}).params", models or part_models
-    )
-    return Setup(**doc, models=tuple(models), params=params)
-
-
-def _flags(doc, where: str, command: str, known_flags, extra: tuple) -> dict:
-    doc = fields.mapping(doc, where)
-    validate.flags(doc, where, command, known_flags, extra)
-    return doc
 
 
 def _finding(doc, where: str, checks, parts) -> Finding:

@@ -14,7 +14,7 @@ import functools
 from tpubench.core import errors, money
 from tpubench.core.basis import Basis
 from tpubench.cost import catalog, pricing
-from tpubench.study import judge as J
+from tpubench.study.report import judge as J
 
 
 @functools.lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ cells only:
   at their cap (the record's error names it) counts as a cap too small;
   that is a measurement, not a missing cell.
 
-The finding's band names both (`band: 2 vCPUs, 1GiB`, study/bands.py); the
+The finding's band names both (`band: 2 vCPUs, 1GiB`, study/report/bands.py); the
 verdict holds when both answers lie in it; when the 95% intervals could move
 either answer across an edge of it, it is within noise.
 """
@@ -19,8 +19,8 @@ either answer across an edge of it, it is within noise.
 from __future__ import annotations
 
 from tpubench.hardware import memory_cap
-from tpubench.study import bands
-from tpubench.study import judge as J
+from tpubench.study.report import bands
+from tpubench.study.report import judge as J
 
 NEAR_BEST = 0.95
 

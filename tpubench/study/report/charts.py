@@ -1,4 +1,4 @@
-"""A study's charts, one per part, in the form its report takes.
+"""A study's charts, one per part, in the form its report takes (forms.py: one function each).
 
 Built like the report's charts (a bare matplotlib Figure, the plotted series
 embedded in the PNG by `plots.save`); published figures are drawn apart,
@@ -8,11 +8,12 @@ hatched or dotted and named "published: ...".
 from __future__ import annotations
 
 import os
+import sys
 
 from tpubench.report import plots
 from tpubench.report import published as published_lib
-from tpubench.study import bands, data_bench, published
-from tpubench.study import report as report_lib
+from tpubench.study.report import bands, forms, tables
+from tpubench.study.spec import data_bench, published
 
 
 def _fig(results, title: str, ylabel: str, log: bool = False):
@@ -76,7 +77,7 @@ def _bars(
     ax.legend(fontsize=7)
 
 
-def _relative(results, part):
+def relative(results, part):
     ms = results.of(part.name)
     models = list(dict.fromkeys(m.cell.model.model for m in ms))
     base_label = results.study.form.get("baseline")
@@ -109,7 +110,7 @@ def _scale_note(results) -> str:
     return " (--scale=smoke: tiny models, not comparable)" if results.scale == "smoke" else ""
 
 
-def _devices(results, part):
+def devices(results, part):
     ms = results.of(part.name)
     models = list(dict.fromkeys(m.cell.model.model for m in ms))
     series: dict = {}
@@ -141,9 +142,9 @@ def _devices(results, part):
     return fig, series
 
 
-def _knee(results, part):
-    if not report_lib.by_vcpus(part):  # setups that differ in the disk, not the vCPUs: bars
-        return _devices(results, part)
+def knee(results, part):
+    if not tables.by_vcpus(part):  # setups that differ in the disk, not the vCPUs: bars
+        return devices(results, part)
     fig, ax = _fig(
         results,
         f"{part.name}: {'serving' if part.command == 'infer' else 'training'} rate by host vCPUs",
@@ -166,7 +167,7 @@ def _knee(results, part):
     return fig, {k: {str(x): y for x, y in v.items()} for k, v in series.items()}
 
 
-def _scaling(results, part):
+def scaling(results, part):
     fig, ax = _fig(results, f"{part.name}: images/s by device count", "images/s", True)
     series: dict = {}
     for m in results.of(part.name):
@@ -193,7 +194,7 @@ def _scaling(results, part):
     return fig, {k: {str(x): y for x, y in v.items()} for k, v in series.items()}
 
 
-def _strategies(results, part):
+def strategies(results, part):
     ms = results.of(part.name)
     series: dict = {}
     groups = []
@@ -204,21 +205,12 @@ def _strategies(results, part):
         series.setdefault(how, {})[group] = m.rate
     groups = list(dict.fromkeys(groups))
     rates = [v for values in series.values() for v in values.values() if v]
-    wide = bool(rates) and max(rates) > 20 * min(rates)  # as _devices: else bars from zero
+    wide = bool(rates) and max(rates) > 20 * min(rates)  # as devices: else bars from zero
     fig, ax = _fig(results, f"{part.name}: examples/s by gradient method", "examples/s", wide)
     _bars(ax, groups, series)
     if not wide:
         ax.set_ylim(bottom=0)
     return fig, series
-
-
-_FORMS = {
-    "relative": _relative,
-    "devices": _devices,
-    "knee": _knee,
-    "scaling": _scaling,
-    "strategies": _strategies,
-}
 
 
 def write(results, out_dir: str) -> list[str]:
@@ -227,7 +219,7 @@ def write(results, out_dir: str) -> list[str]:
     for part in results.study.parts:
         if not results.of(part.name):
             continue
-        fig, series = _FORMS[results.study.form["kind"]](results, part)
+        fig, series = forms.drawer(sys.modules[__name__], results.study.form["kind"])(results, part)
         path = os.path.join(out_dir, f"{results.study.name}-{part.name}-{results.scale}.png")
         paths.append(plots.save(fig, path, series))
     return paths

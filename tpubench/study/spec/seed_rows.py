@@ -1,7 +1,7 @@
-"""Each seed's own numbers as rows on the cells of its study: what study/seeds.py checks
+"""Each seed's own numbers as rows on the cells of its study: what study/report/seeds.py checks
 the study's findings against.
 
-Only study/seeds.py reads these, to build a Results for that self-check;
+Only study/report/seeds.py reads these, to build a Results for that self-check;
 measured.collect reads run records alone, so no row enters a measured mean.
 How each seed published its numbers, and so what its rows are:
 
@@ -34,7 +34,7 @@ import dataclasses
 
 from tpubench.core.basis import Basis
 from tpubench.report import published as published_lib
-from tpubench.study import published
+from tpubench.study.spec import published
 
 FROM_THE_TEXT = "from the text"
 WINS, REST = 2.0, 1.0  # an order from the text: the one it names fastest, the others

@@ -5,7 +5,7 @@ none is judged: tiny models say nothing about the published figures).  A
 figure whose 95% interval spans an edge of the finding's band is `within
 noise`, not `holds` or `does not hold here`.  The same gate holds back every
 other line that reads like a verdict: the cost lines (cheapest, what price
-would flip it, which basis moves it) and the knee column (study/report.py).
+would flip it, which basis moves it) and the knee column (study/report/report.py).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def at_most(x: float, ci: tuple | None, threshold: float) -> str:
 
 
 def in_band(x: float, ci: tuple | None, band) -> str:
-    """x inside BAND (study/bands.Band), judged over its interval CI at each edge it has."""
+    """x inside BAND (study/report/bands.Band), judged over its interval CI at each edge it has."""
     verdicts = [] if band.lo is None else [at_least(x, ci, band.lo)]
     return combine(verdicts + ([] if band.hi is None else [at_most(x, ci, band.hi)]))
 

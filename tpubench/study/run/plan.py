@@ -6,8 +6,8 @@ import dataclasses
 
 from tpubench.core import basis, durations, errors, money, safe_text
 from tpubench.cost import catalog, pricing
-from tpubench.study import cell_records, execute
-from tpubench.study import cells as cells_lib
+from tpubench.study.run import cell_records, execute
+from tpubench.study.run import cells as cells_lib
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Running a study's cells on this host: one tpubench process per cell, resumable.
 
 A cell is done when as many records as the study's repeats carry its id as
-`run_label`, measured what the cell asks (study/cell_records.py) and have
+`run_label`, measured what the cell asks (study/run/cell_records.py) and have
 status ok (or invalid: a NaN loss is a result too, and running it again
 would give the same; so is a run that failed at its --memory_limit).
 Failed and interrupted runs run again next time.  Each cell runs through
@@ -30,7 +30,7 @@ from tpubench.core import errors, safe_files
 from tpubench.core import host_load as busy_rule
 from tpubench.hardware import memory_cap
 from tpubench.storage import files, records
-from tpubench.study import cell_records
+from tpubench.study.run import cell_records
 
 DONE = (*records.DONE_STATUSES, "capped")  # capped: a run's status, never a record's (below)
 # Others' CPU use while a cell ran, as a share of the host's cores, that marks

@@ -1,7 +1,7 @@
 """A rerun's self-check: each study's findings, fed their seed's own numbers, hold.
 
 A finding restates what its seed claimed.  Fed the seed's own numbers (a
-perfect rerun of the seed's experiment, study/seed_rows.py), it must read
+perfect rerun of the seed's experiment, study/spec/seed_rows.py), it must read
 `holds`: `results(study, variant)` builds a Results from one set of a seed's
 rows and findings.check_all judges it like measured cells (tests/study/
 test_seed_findings.py expects every claim below to hold on its variants).
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.study import cells as cells_lib
-from tpubench.study import measured
-from tpubench.study import seed_rows as R
-from tpubench.study.seed_rows import FROM_THE_TEXT, Row, Variant
+from tpubench.study.run import cells as cells_lib
+from tpubench.study.run import measured
+from tpubench.study.spec import seed_rows as R
+from tpubench.study.spec.seed_rows import FROM_THE_TEXT, Row, Variant
 
 
 @dataclasses.dataclass(frozen=True)

@@ -58,7 +58,7 @@ def check_part(data: tuple, setups: list, models: tuple, where: str) -> None:
 
 def flags(cell, results_dir: str, data_dir: str | None) -> dict:
     """The `tpubench data bench` flags of CELL, in order: model, data, setup, part, scale."""
-    from tpubench.study import validate
+    from tpubench.study.spec import validate
 
     s = cell.setup
     out: dict = {"model": cell.model.model, "data_dir": data_dir}

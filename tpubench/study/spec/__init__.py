@@ -1,0 +1,1 @@
+"""What a study is: its file read and checked, its setups, published figures, seeds' rows."""
