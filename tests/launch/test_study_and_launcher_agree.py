@@ -1,6 +1,6 @@
 """Every shipped study on every renting executor: the study's plan and the launcher agree.
 
-The study planner (tpubench/study/remote.py) says which cells an executor can
+The study planner (tpubench/study/run/remote.py) says which cells an executor can
 run; the launcher (`tpubench-launch sweep`) refuses the configurations its
 executor does not host.  Both ask the one check (tpubench/core/hosting.py) of
 what the executor declares, so for each (study, executor) pair the cells the

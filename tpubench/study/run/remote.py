@@ -11,7 +11,7 @@ then work as for local cells (a record's run_label is its cell id).
 
 The --cloud file is the sweep's `cloud:` mapping plus `machines:`, setup
 label -> machine to rent (default: the setup's own `machine:`).  Which cells
-an executor can host is what it declares (study/executors.py: the devices,
+an executor can host is what it declares (study/run/executors.py: the devices,
 the TPU slices and their generations, and the subcommands it hosts; auto is
 the GPU when the machine has one), on a machine with the GPUs or the TPU
 slice the cell needs, so that the plan never offers a cell the launcher
@@ -69,7 +69,7 @@ def load_cloud(path: str, executor: str, trust_code: bool = False) -> Cloud:
     doc = spec.read_yaml(path, "--cloud file", refused_prefix=f"--cloud={path}: ")
     if not isinstance(doc, dict):
         raise errors.UsageError(f"--cloud={path}: a mapping of cloud settings and machines:")
-    # The launcher's one answer, asked with this file (study/executors.py): what each
+    # The launcher's one answer, asked with this file (study/run/executors.py): what each
     # executor reads, needs and counts as code, and the file's first value it refuses.
     declared = executors.get(executor, path)
     # Its keys and formats: the launcher's one cloud-file checker (launch/cloud_file.py).

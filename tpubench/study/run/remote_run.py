@@ -1,7 +1,7 @@
 """A study's cells on a rented executor (`--executor=gce|tpu-vm|gke --cloud=FILE`).
 
 The cells the executor can run go to tpubench-launch as a sweep file
-(study/remote.py), then the report is written as for local cells.
+(study/run/remote.py), then the report is written as for local cells.
 """
 
 from __future__ import annotations
