@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from tpubench.core import config, errors, precision, vocab
+from tpubench.core import config, errors, precision
 from tpubench.report import load
 from tpubench.storage import records
 from tpubench.storage.run_dir import RunDir
@@ -82,7 +82,7 @@ def test_each_precision_knows_its_policy_dtypes_loss_scaling_and_peak_row(
     assert (p.policy, p.compute_dtype, p.variable_dtype) == (policy, compute, "float32")
     assert p.loss_scaling is scaled and p == name and p.value == name
     assert precision.parse(p) is p
-    assert precision.ALL == tuple(precision.Precision) and precision.ALL == ("fp32", "bf16", "fp16")
+    assert tuple(precision.Precision) == precision.ALL and precision.ALL == ("fp32", "bf16", "fp16")
 
 
 def test_an_unknown_precision_is_one_line_naming_what_is_accepted():

@@ -29,7 +29,7 @@ def of(rec: record_view.RunRecord, params: dict, first: record_results.MachineCo
         "tiny": bool(rec.config.tiny),
         "batch": rec.global_batch_size,
         "per_replica_batch": rec.per_replica_batch_size,
-        "precision": _or(rec.config.precision, precision.DEFAULT),
+        "precision": precision.recorded(rec.config.precision) or rec.config.precision,
         "optimizer": _or(rec.config.optimizer, "model"),
         "xla": bool(rec.config.xla),
         "accelerator": placement.accelerator or hw.accelerator,
