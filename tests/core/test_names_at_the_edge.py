@@ -203,7 +203,7 @@ def test_a_typed_precision_writes_the_records_string_and_reads_back(tmp_path):
 def test_a_study_setups_precision_is_typed_and_a_bad_one_is_refused(tmp_path):
     study = spec.load("cpu_vs_gpu", forms.FORMS, findings.CHECKS)
     given = {s.precision for p in study.parts for s in p.setups} - {None}
-    assert given == {Precision.BF16}, given
+    assert given == {Precision.BF16} and all(type(p) is Precision for p in given), given
     (shipped,) = (ROOT / "tpubench").rglob("cpu_vs_gpu.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text(shipped.read_text().replace("precision: bf16", "precision: fp8", 1))
