@@ -34,7 +34,8 @@ import itertools
 import re
 
 from tpubench.children import labels
-from tpubench.core import bounds, vocab
+from tpubench.core import bounds, precision, vocab
+from tpubench.core import errors as core_errors
 from tpubench_launch import errors
 
 AXES = {
@@ -235,8 +236,8 @@ def check_keys(part: dict, where: str) -> None:
             raise errors.UsageError(
                 f"{where}: {k}={v!r} must be a whole number from {low:,} to {high:,}"
             )
-        if k == "precision" and v not in vocab.PRECISIONS:
-            raise errors.unknown(f"precision in {where}:", v, vocab.PRECISIONS)
+        if k == "precision":
+            _precision(v, where)
         if k == "strategy" and v not in vocab.STRATEGIES:
             raise errors.unknown(f"strategy in {where}:", v, vocab.STRATEGIES)
         if k in ("model", "machine") and (not isinstance(v, str) or not v.strip()):
@@ -282,3 +283,11 @@ def clash_of(settings: dict, fixed: dict) -> str | None:
             if f in fixed:
                 return f
     return None
+
+
+def _precision(value, where: str) -> None:
+    """VALUE as a precision (core/precision.parse, the one parser); the launcher's UsageError."""
+    try:
+        precision.parse(value, f"{where}: precision")
+    except core_errors.UsageError as e:
+        raise errors.UsageError(str(e)) from None

@@ -6,6 +6,7 @@ import platform
 
 import pytest
 
+from tpubench.core.precision import Precision
 from tpubench.hardware import amx, probe
 from tpubench.run import session
 
@@ -61,9 +62,9 @@ def test_a_cpu_bf16_run_says_in_one_line_why_it_will_be_slow(monkeypatch, capsys
     monkeypatch.setattr(probe, "cpu", lambda: {**cpu, "model": "test CPU"})
     monkeypatch.setattr(probe, "accelerators", lambda placement: [])
     monkeypatch.setattr(probe, "software", lambda: {})
-    record = session.probe(Placement(), "bf16")
+    record = session.probe(Placement(), Precision.BF16)
     assert record["hardware"]["cpu"]["amx"] == cpu["amx"]
     said = capsys.readouterr().err.strip()
     assert said == (f"tpubench: note: {expected}" if expected else "")
-    session.probe(Placement(), "fp32")  # fp32 is never slowed by it
+    session.probe(Placement(), Precision.FP32)  # fp32 is never slowed by it
     assert capsys.readouterr().err == ""

@@ -19,6 +19,7 @@ import pytest
 from conftest import run_cli
 
 from tpubench.cli import report_text
+from tpubench.core.precision import Precision
 from tpubench.hardware import mfu, peaks, probe
 from tpubench.run.train import diagnosis
 from tpubench.storage import cache
@@ -65,7 +66,7 @@ def _cached_flops(threads: int) -> float:
 def test_a_busy_reprobe_never_replaces_a_quiet_cached_peak(own_cache, monkeypatch):
     _seed({2: 5e12})
     monkeypatch.setattr(peaks, "busy_percent", lambda *a, **k: 80.0)
-    got = peaks.cpu_peak(CPU, 2, "fp32", reprobe=True, n=64, trials=2)
+    got = peaks.cpu_peak(CPU, 2, Precision.FP32, reprobe=True, n=64, trials=2)
     assert got["flops"] == 5e12, got  # the quiet peak, not the busy probe
     assert got["cached"] is True and "busy" in got["note"] and "80%" in got["note"]
     assert _cached_flops(2) == 5e12
@@ -74,7 +75,7 @@ def test_a_busy_reprobe_never_replaces_a_quiet_cached_peak(own_cache, monkeypatc
 def test_a_lower_reprobe_never_lowers_a_quiet_cached_peak(own_cache, monkeypatch):
     _seed({2: 5e12})  # far above what a 64^3 matmul reaches
     monkeypatch.setattr(peaks, "busy_percent", lambda *a, **k: 0.0)
-    got = peaks.cpu_peak(CPU, 2, "fp32", reprobe=True, n=64, trials=2)
+    got = peaks.cpu_peak(CPU, 2, Precision.FP32, reprobe=True, n=64, trials=2)
     assert _cached_flops(2) == 5e12
     assert got["flops"] == 5e12 and "kept the cached" in got["note"], got
 
@@ -82,7 +83,7 @@ def test_a_lower_reprobe_never_lowers_a_quiet_cached_peak(own_cache, monkeypatch
 def test_an_inconsistent_cache_is_not_reprobed_on_a_busy_machine(own_cache, monkeypatch):
     _seed({1: 4e10, 2: 2e10})  # falls as threads rise: one of them is suspect
     monkeypatch.setattr(peaks, "busy_percent", lambda *a, **k: 70.0)
-    got = peaks.cpu_peak(CPU, 2, "fp32", n=64, trials=2)
+    got = peaks.cpu_peak(CPU, 2, Precision.FP32, n=64, trials=2)
     assert got["flops"] == 2e10 and got["cached"] is True, got
     assert "tpubench peak --reprobe" in got["note"]
     assert _cached_flops(1) == 4e10 and _cached_flops(2) == 2e10
@@ -91,7 +92,7 @@ def test_an_inconsistent_cache_is_not_reprobed_on_a_busy_machine(own_cache, monk
 def test_a_quiet_higher_probe_does_replace_the_cache(own_cache, monkeypatch):
     _seed({2: 1.0})  # absurdly low: any real probe beats it
     monkeypatch.setattr(peaks, "busy_percent", lambda *a, **k: 0.0)
-    got = peaks.cpu_peak(CPU, 2, "fp32", reprobe=True, n=64, trials=2)
+    got = peaks.cpu_peak(CPU, 2, Precision.FP32, reprobe=True, n=64, trials=2)
     assert got["cached"] is False and got["flops"] > 1.0
     assert _cached_flops(2) == got["flops"]
 
@@ -100,7 +101,7 @@ def _hardware_peak(monkeypatch, threads=2):
     monkeypatch.setattr(probe, "cpu", lambda: {"model": CPU, "isa": []})
     real = peaks.cpu_peak
     monkeypatch.setattr(peaks, "cpu_peak", lambda *a, **k: real(*a, **k, n=64, trials=2))
-    return mfu.hardware_peak(types.SimpleNamespace(accelerator="cpu"), "fp32", threads)
+    return mfu.hardware_peak(types.SimpleNamespace(accelerator="cpu"), Precision.FP32, threads)
 
 
 def test_mfu_names_a_cached_quiet_peak(own_cache, monkeypatch):

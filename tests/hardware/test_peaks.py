@@ -6,6 +6,7 @@ import types
 
 import pytest
 
+from tpubench.core.precision import Precision
 from tpubench.hardware import matmul_probe, mfu, peaks
 
 
@@ -92,7 +93,7 @@ def test_mfu_against_the_measured_gpu_peak_too():
 
 def test_peak_flops_override_wins():
     placement = types.SimpleNamespace(accelerator="cpu", num_replicas=1)
-    out = mfu.hardware_peak(placement, "fp32", 2, peak_flops_override=5e11)
+    out = mfu.hardware_peak(placement, Precision.FP32, 2, peak_flops_override=5e11)
     assert out == {"peak_flops": 5e11, "peak_source": "--peak_flops (given)"}
 
 
@@ -100,7 +101,7 @@ def test_gpu_probe_runs_where_a_gpu_is_visible():
     tf = pytest.importorskip("tensorflow")
     if not tf.config.list_physical_devices("GPU"):
         pytest.skip("no GPU visible: the GPU matmul probe runs on a GPU machine")
-    for precision in ("fp32", "bf16", "fp16"):
+    for precision in Precision:
         measured = matmul_probe.gpu(precision, n=4096, iters=10)
         name = tf.config.experimental.get_device_details(
             tf.config.list_physical_devices("GPU")[0]

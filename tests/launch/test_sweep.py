@@ -71,7 +71,7 @@ def test_grid_expands_to_every_combination_with_stable_ids(tmp_path):
     "text, message",
     [
         ("grid: {gpus: [1]}", "unknown grid axis in"),
-        ("grid: {precisions: [fp8]}", "unknown precision in"),
+        ("grid: {precisions: [fp8]}", "precision=fp8: not a precision"),
         ("grid: {batch_sizes: []}", "grid.batch_sizes must be a non-empty list"),
         ("grid: {batch_sizes: [0]}", "batch_size=0 must be a whole number from 1 to 1,048,576"),
         ("grid: {models: [a]}\nflags: {model: b}", "flags.model is also set by the grid"),

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tpubench.core.precision import Precision
 from tpubench.model import cpu_ops, layers, own_kernels
 
 pytestmark = pytest.mark.skipif(not cpu_ops.available()[0], reason="no C++ compiler here")
@@ -157,7 +158,7 @@ def _mnist_cnn_curve(own: bool, steps: int):
     params = registry.resolve_params(spec, {}, tiny=True)
     params.update(per_replica_batch_size=32, global_batch_size=32, seed=3)
     runner = runner_lib.Runner(
-        spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"), "bf16", own_batch_norm=own
+        spec, params, tf.distribute.OneDeviceStrategy("/cpu:0"), Precision.BF16, own_batch_norm=own
     )
     images, labels = digits.load_arrays()["train"]
     x = tf.image.resize(tf.constant(images[:256], tf.float32), (28, 28)) / 16.0

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 from conftest import run_cli
 
+from tpubench.core.precision import Precision
 from tpubench.model import cpu_ops, layers, optim, own_kernels, weight_copy
 
 pytestmark = pytest.mark.skipif(not cpu_ops.available()[0], reason="no C++ compiler here")
@@ -92,7 +93,7 @@ def _runner(copies: bool, seed: int = 3):
         optim.Adadelta.writes_bf16_copy = lambda self, variable: False
     try:
         strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-        return runner_lib.Runner(spec, params, strategy, "bf16", own_batch_norm=True)
+        return runner_lib.Runner(spec, params, strategy, Precision.BF16, own_batch_norm=True)
     finally:
         optim.Adadelta.writes_bf16_copy = before
 

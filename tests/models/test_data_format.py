@@ -17,6 +17,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
+from tpubench.core.precision import Precision
 from tpubench.model import batch_norm, layers, registry
 
 LAYOUT_NETS = [
@@ -101,7 +102,7 @@ def test_auto_chooses_by_accelerator_and_precision(
     from tpubench.run import layout
 
     spec = registry.get(model)
-    assert layout.resolve(requested, spec, accelerator, precision) == expected
+    assert layout.resolve(requested, spec, accelerator, Precision(precision)) == expected
 
 
 @pytest.mark.cpu_nchw

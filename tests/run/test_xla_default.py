@@ -7,6 +7,7 @@ import types
 import pytest
 
 from tpubench.core.config import TrainConfig
+from tpubench.core.precision import Precision
 from tpubench.run.train import planning
 
 
@@ -20,7 +21,7 @@ def _placement(accelerator="gpu", replicas=1, strategy="one_device"):
 )
 def test_unset_xla_is_on_for_bf16_on_a_gpu_only(precision, accelerator, expected):
     xla, reason = planning.resolve_xla(
-        TrainConfig(precision=precision), _placement(accelerator), synced=False
+        TrainConfig(precision=Precision(precision)), _placement(accelerator), synced=False
     )
     assert xla is expected
     assert (reason is not None) is expected
@@ -30,14 +31,14 @@ def test_unset_xla_is_on_for_bf16_on_a_gpu_only(precision, accelerator, expected
 
 @pytest.mark.parametrize("given", [True, False])
 def test_xla_or_noxla_on_the_command_line_wins(given):
-    cfg = TrainConfig(precision="bf16", xla=given, xla_given=True)
+    cfg = TrainConfig(precision=Precision.BF16, xla=given, xla_given=True)
     assert planning.resolve_xla(cfg, _placement("gpu"), synced=False) == (given, None)
-    cfg = TrainConfig(precision="fp32", xla=given, xla_given=True)
+    cfg = TrainConfig(precision=Precision.FP32, xla=given, xla_given=True)
     assert planning.resolve_xla(cfg, _placement("cpu"), synced=False) == (given, None)
 
 
 def test_no_default_xla_where_xla_cannot_compile_the_step():
-    cfg = TrainConfig(precision="bf16")
+    cfg = TrainConfig(precision=Precision.BF16)
     assert planning.resolve_xla(cfg, _placement(replicas=2), synced=True) == (False, None)
     assert planning.resolve_xla(cfg, _placement(replicas=1), synced=True)[0] is True
     ps = _placement(strategy="parameter_server")

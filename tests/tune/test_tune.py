@@ -766,8 +766,8 @@ def test_docs_give_each_precisions_tune_loss_tolerance():
 
     root = pathlib.Path(__file__).resolve().parents[2]
     quoted = ", ".join(
-        f"{p.name} {p.tune_loss_tolerance:.0%}"
-        for p in (precision.FP32, precision.FP16, precision.BF16)
+        f"{p} {p.tune_loss_tolerance:.0%}"
+        for p in (precision.Precision.FP32, precision.Precision.FP16, precision.Precision.BF16)
     )
     for doc in ("tune.md", "architecture.md"):
         text = " ".join((root / "docs" / doc).read_text().split())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from absl import flags
 
 from tpubench.cli import scenario_flags, values
-from tpubench.core import basis, config, errors
+from tpubench.core import basis, config, errors, precision
 
 FLAGS = flags.FLAGS
 
@@ -40,7 +40,7 @@ def train_config() -> config.TrainConfig:
         eval_steps=FLAGS.eval_steps,
         target_accuracy=FLAGS.target_accuracy,
         stop_at_target=FLAGS.stop_at_target,
-        precision=FLAGS.precision,
+        precision=precision.parse(FLAGS.precision),
         optimizer=FLAGS.optimizer,
         xla=FLAGS.xla,
         xla_given=FLAGS["xla"].present,
@@ -148,7 +148,7 @@ def infer_config() -> config.InferConfig:
         num_batches=FLAGS.num_batches,
         num_warmup_batches=FLAGS.num_warmup_batches,
         max_seconds=FLAGS.max_seconds,
-        precision=FLAGS.precision,
+        precision=precision.parse(FLAGS.precision),
         xla=FLAGS.xla,
         data_format=FLAGS.data_format,
         seed=FLAGS.seed,

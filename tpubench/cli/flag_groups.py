@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from absl import flags
 
-from tpubench.core import basis, bounds, vocab
+from tpubench.core import basis, bounds, precision, vocab
 
 MAX_SEED = bounds.FLAGS["seed"][1]  # 2**31 - 1: what every TensorFlow and Keras seed accepts
 
@@ -32,8 +32,8 @@ def define_model_flags():
     f.DEFINE_bool("tiny", False, "Use the model's tiny variant (for tests and smoke runs).")
     f.DEFINE_enum(
         "precision",
-        "fp32",
-        list(vocab.PRECISIONS),
+        precision.DEFAULT.value,
+        [p.value for p in precision.ALL],
         "Numeric precision (Keras mixed precision; fp16 adds loss scaling in training).",
     )
     f.DEFINE_bool(

@@ -13,7 +13,8 @@ import os
 from absl import flags
 
 from tpubench.cli import tflog
-from tpubench.core import errors, safe_text, vocab
+from tpubench.core import errors, safe_text
+from tpubench.core import precision as precision_lib
 from tpubench.hardware import matmul_probe, peaks, probe
 from tpubench.storage import cache
 
@@ -47,7 +48,7 @@ def collect(reprobe: bool = False, threads: int | None = None) -> dict:
         sheet_rows = []
         for precision, sheet in peaks.DATASHEET.get(key or "", {}).items():
             measured = None
-            if precision in vocab.PRECISIONS and not gpus:  # probe the first GPU
+            if precision in precision_lib.ALL and not gpus:  # probe the first GPU
                 measured = (matmul_probe.gpu(precision) or {}).get("flops")
             sheet_rows.append(
                 {"precision": precision, "datasheet_tflops": sheet.tflops, "math": sheet.math,

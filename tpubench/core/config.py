@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tpubench.core.basis import Basis
+from tpubench.core.precision import Precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +78,7 @@ class TrainConfig:
     eval_steps: int | None = None
     target_accuracy: float | None = None
     stop_at_target: bool = True
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     optimizer: str = "model"  # the model's own, or vocab.OPTIMIZERS (model/optimizer_choice.py)
     xla: bool = False
     # --xla or --noxla was given; if not, the precision may turn XLA on for a GPU
@@ -199,7 +200,7 @@ class InferConfig:
     num_batches: int = 100
     num_warmup_batches: int = 5
     max_seconds: float | None = None
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     xla: bool = False
     data_format: str = "auto"
     seed: int = 42

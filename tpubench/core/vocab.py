@@ -8,8 +8,6 @@ is a typed value of its own (core/basis.py), as is the precision (core/precision
 
 from __future__ import annotations
 
-from tpubench.core import precision
-
 # --accelerator: the device kind a run uses ("auto": TPU, then GPU, then CPU).
 ACCELERATORS = ("auto", "cpu", "gpu", "tpu")
 # --optimizer: the model's own, or one of these (tf_cnn_benchmarks trains with plain SGD;
@@ -33,8 +31,6 @@ ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_c
 MIRRORED_ALL_REDUCE = ("auto", "nccl", "hierarchical_copy", "reduce_to_one", "reduce_to_cpu")
 # --parameter_device: where central_storage keeps the variables (gpu: spread over the GPUs).
 PARAMETER_DEVICES = ("cpu", "gpu")
-# --precision: the names of core/precision.py's Precision values.
-PRECISIONS = tuple(p.name for p in precision.ALL)
 # --data_format: how image tensors are laid out in a network that can choose.
 DATA_FORMATS = ("auto", "channels_last", "channels_first")
 # --pointwise_weight_grad: how 1x1 convolutions take their weight gradient (run/conv_grads.py).

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from tpubench.core import precision as precision_lib
+from tpubench.core.precision import Precision
 
 
 def cpu(tf, n: int, trials: int, precision: str) -> dict:
@@ -21,7 +21,7 @@ def cpu(tf, n: int, trials: int, precision: str) -> dict:
     On a 2-vCPU AMX Xeon the batch of bf16 products ran at about 1.41
     TFLOP/s against 1.26 for one 2048^3; in fp32 the two were level.
     """
-    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
+    dtype = tf.as_dtype(precision.compute_dtype)
 
     def shape(size: int, count: int):
         lhs = tf.cast(tf.random.normal([count, size, size] if count > 1 else [size, size]), dtype)
@@ -47,7 +47,7 @@ def cpu(tf, n: int, trials: int, precision: str) -> dict:
     }
 
 
-def gpu(precision: str = "bf16", n: int = 8192, iters: int = 20) -> dict | None:
+def gpu(precision: Precision = Precision.BF16, n: int = 8192, iters: int = 20) -> dict | None:
     """Measured matmul FLOP/s on the first visible GPU at `precision`; None without a GPU.
 
     fp32 runs TF's default math (TF32 on Ampere and later).  Timed over
@@ -57,7 +57,7 @@ def gpu(precision: str = "bf16", n: int = 8192, iters: int = 20) -> dict | None:
 
     if not tf.config.list_physical_devices("GPU"):
         return None
-    dtype = tf.as_dtype(precision_lib.of(precision).compute_dtype)
+    dtype = tf.as_dtype(precision.compute_dtype)
     with tf.device("/GPU:0"):
         a = tf.cast(tf.random.normal([n, n]), dtype)
         b = tf.cast(tf.random.normal([n, n]), dtype)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from tpubench.core import precision as precision_lib
+from tpubench.core.precision import Precision
 
 
 def accelerator_key(device_name: str) -> str | None:
@@ -20,17 +20,17 @@ def accelerator_key(device_name: str) -> str | None:
     return peaks.accelerator_key(device_name)
 
 
-def peak_flops(key: str, precision: str) -> float | None:
+def peak_flops(key: str, precision: Precision) -> float | None:
     """Datasheet FLOP/s of `key` at `precision` (dense, TF's default math), None if unknown."""
     from tpubench.hardware import peaks
 
-    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key)
+    sheet = peaks.datasheet(key, precision)
     return sheet.tflops * 1e12 if sheet else None
 
 
 def hardware_peak(
     placement,
-    precision: str,
+    precision: Precision,
     num_intra_threads: int,
     machines=(),
     *,
@@ -58,7 +58,7 @@ def hardware_peak(
         cpu = probe.cpu()
         threads = num_intra_threads or len(os.sched_getaffinity(0))
         native = peaks.cpu_precisions(cpu.get("isa", []))
-        which = precision if precision in native else "fp32"
+        which = precision if precision in native else Precision.FP32
         peak = peaks.cpu_peak(cpu["model"], threads, which, reprobe=reprobe)
         emulated = "" if which == precision else f"; no native {precision} on this CPU"
         kind = peak.get("kind", "quiet probe")
@@ -76,7 +76,7 @@ def hardware_peak(
         return out
     names = [a["name"] for a in probe.accelerators(placement)] + list(machines)
     key = next((k for k in map(accelerator_key, names) if k), None)
-    sheet = peaks.datasheet(key, precision_lib.of(precision).peak_key) if key else None
+    sheet = peaks.datasheet(key, precision) if key else None
     out = {
         "peak_flops": sheet.tflops * 1e12 * placement.num_replicas if sheet else None,
         "peak_source": f"datasheet: {key} {precision}, {sheet.math} ({sheet.source})"

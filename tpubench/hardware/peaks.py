@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import time
 
+from tpubench.core.precision import Precision
 from tpubench.hardware import matmul_probe
 from tpubench.storage import cache as cache_lib
 
@@ -41,61 +42,65 @@ _NV = "NVIDIA {} datasheet"
 # Dense TFLOP/s per chip/GPU.  "fp32" is what an fp32 run's matmuls use under
 # TensorFlow's defaults: TF32 tensor cores on Ampere and later (TF32 is on by
 # default), plain FP32 before.  "fp32_plain" is the CUDA-core rate.
-DATASHEET: dict[str, dict[str, Sheet]] = {
+DATASHEET: dict[str, dict[Precision | str, Sheet]] = {
     "h100-sxm": {
-        "fp32": Sheet(494.7, "TF32 tensor cores, dense", _NV.format("H100 SXM")),
+        Precision.FP32: Sheet(494.7, "TF32 tensor cores, dense", _NV.format("H100 SXM")),
         "fp32_plain": Sheet(66.9, "FP32 CUDA cores", _NV.format("H100 SXM")),
-        "bf16": Sheet(989.4, "BF16 tensor cores, dense", _NV.format("H100 SXM")),
-        "fp16": Sheet(989.4, "FP16 tensor cores, dense", _NV.format("H100 SXM")),
+        Precision.BF16: Sheet(989.4, "BF16 tensor cores, dense", _NV.format("H100 SXM")),
+        Precision.FP16: Sheet(989.4, "FP16 tensor cores, dense", _NV.format("H100 SXM")),
         "fp8": Sheet(1978.9, "FP8 tensor cores, dense", _NV.format("H100 SXM")),
     },
     "h100-pcie": {
-        "fp32": Sheet(378.0, "TF32 tensor cores, dense", _NV.format("H100 PCIe")),
+        Precision.FP32: Sheet(378.0, "TF32 tensor cores, dense", _NV.format("H100 PCIe")),
         "fp32_plain": Sheet(51.2, "FP32 CUDA cores", _NV.format("H100 PCIe")),
-        "bf16": Sheet(756.5, "BF16 tensor cores, dense", _NV.format("H100 PCIe")),
-        "fp16": Sheet(756.5, "FP16 tensor cores, dense", _NV.format("H100 PCIe")),
+        Precision.BF16: Sheet(756.5, "BF16 tensor cores, dense", _NV.format("H100 PCIe")),
+        Precision.FP16: Sheet(756.5, "FP16 tensor cores, dense", _NV.format("H100 PCIe")),
         "fp8": Sheet(1513.0, "FP8 tensor cores, dense", _NV.format("H100 PCIe")),
     },
     "a100": {
-        "fp32": Sheet(156.0, "TF32 tensor cores, dense", _NV.format("A100")),
+        Precision.FP32: Sheet(156.0, "TF32 tensor cores, dense", _NV.format("A100")),
         "fp32_plain": Sheet(19.5, "FP32 CUDA cores", _NV.format("A100")),
-        "bf16": Sheet(312.0, "BF16 tensor cores, dense", _NV.format("A100")),
-        "fp16": Sheet(312.0, "FP16 tensor cores, dense", _NV.format("A100")),
+        Precision.BF16: Sheet(312.0, "BF16 tensor cores, dense", _NV.format("A100")),
+        Precision.FP16: Sheet(312.0, "FP16 tensor cores, dense", _NV.format("A100")),
     },
     "l4": {
-        "fp32": Sheet(60.0, "TF32 tensor cores, dense (120 sparse)", _NV.format("L4")),
+        Precision.FP32: Sheet(60.0, "TF32 tensor cores, dense (120 sparse)", _NV.format("L4")),
         "fp32_plain": Sheet(30.3, "FP32 CUDA cores", _NV.format("L4")),
-        "bf16": Sheet(121.0, "BF16 tensor cores, dense (242 sparse)", _NV.format("L4")),
-        "fp16": Sheet(121.0, "FP16 tensor cores, dense (242 sparse)", _NV.format("L4")),
+        Precision.BF16: Sheet(121.0, "BF16 tensor cores, dense (242 sparse)", _NV.format("L4")),
+        Precision.FP16: Sheet(121.0, "FP16 tensor cores, dense (242 sparse)", _NV.format("L4")),
         "fp8": Sheet(242.0, "FP8 tensor cores, dense (485 sparse)", _NV.format("L4")),
     },
     "a10g": {
-        "fp32": Sheet(62.5, "TF32 tensor cores, dense (A10 figure)", _NV.format("A10")),
+        Precision.FP32: Sheet(62.5, "TF32 tensor cores, dense (A10 figure)", _NV.format("A10")),
         "fp32_plain": Sheet(31.2, "FP32 CUDA cores (A10 figure)", _NV.format("A10")),
-        "bf16": Sheet(125.0, "BF16 tensor cores, dense (A10 figure)", _NV.format("A10")),
-        "fp16": Sheet(125.0, "FP16 tensor cores, dense (A10 figure)", _NV.format("A10")),
+        Precision.BF16: Sheet(125.0, "BF16 tensor cores, dense (A10 figure)", _NV.format("A10")),
+        Precision.FP16: Sheet(125.0, "FP16 tensor cores, dense (A10 figure)", _NV.format("A10")),
     },
     "v100": {
-        "fp32": Sheet(15.7, "FP32 CUDA cores (no TF32 before Ampere)", _NV.format("V100 SXM2")),
-        "fp16": Sheet(125.0, "FP16 tensor cores", _NV.format("V100 SXM2")),
+        Precision.FP32: Sheet(
+            15.7, "FP32 CUDA cores (no TF32 before Ampere)", _NV.format("V100 SXM2")
+        ),
+        Precision.FP16: Sheet(125.0, "FP16 tensor cores", _NV.format("V100 SXM2")),
     },
     "t4": {
-        "fp32": Sheet(8.1, "FP32 CUDA cores", _NV.format("T4")),
-        "fp16": Sheet(65.0, "FP16 tensor cores", _NV.format("T4")),
+        Precision.FP32: Sheet(8.1, "FP32 CUDA cores", _NV.format("T4")),
+        Precision.FP16: Sheet(65.0, "FP16 tensor cores", _NV.format("T4")),
     },
     "p100": {
-        "fp32": Sheet(9.3, "FP32 (PCIe card)", _NV.format("P100 PCIe")),
-        "fp16": Sheet(18.7, "FP16 (PCIe card; no tensor cores)", _NV.format("P100 PCIe")),
+        Precision.FP32: Sheet(9.3, "FP32 (PCIe card)", _NV.format("P100 PCIe")),
+        Precision.FP16: Sheet(18.7, "FP16 (PCIe card; no tensor cores)", _NV.format("P100 PCIe")),
     },
-    "k80": {"fp32": Sheet(4.37, "FP32, one GK210 (half a K80 board), boost", _NV.format("K80"))},
+    "k80": {
+        Precision.FP32: Sheet(4.37, "FP32, one GK210 (half a K80 board), boost", _NV.format("K80"))
+    },
 }
 _TPU = {"tpu-v2": 45.0, "tpu-v3": 123.0, "tpu-v4": 275.0, "tpu-v5e": 197.0, "tpu-v5p": 459.0,
         "tpu-v6e": 918.0}  # fmt: skip
 for _name, _bf16 in _TPU.items():
     _src = f"Google Cloud TPU {_name.removeprefix('tpu-')} system architecture page"
     DATASHEET[_name] = {
-        "bf16": Sheet(_bf16, "BF16 MXU, per chip", _src),
-        "fp32": Sheet(_bf16, "fp32 inputs in one bf16 MXU pass (the TPU default)", _src),
+        Precision.BF16: Sheet(_bf16, "BF16 MXU, per chip", _src),
+        Precision.FP32: Sheet(_bf16, "fp32 inputs in one bf16 MXU pass (the TPU default)", _src),
     }
 DATASHEET["h200"] = DATASHEET["h100-sxm"]  # same Hopper compute; more memory
 
@@ -116,22 +121,22 @@ def accelerator_key(device_name: str) -> str | None:
     return ident
 
 
-def datasheet(key: str, precision: str) -> Sheet | None:
-    """The row an MFU at `precision` is measured against ('fp32' = TF's default math)."""
+def datasheet(key: str, precision: Precision) -> Sheet | None:
+    """The row an MFU at `precision` is measured against (FP32 = TF's default math)."""
     return DATASHEET.get(key, {}).get(precision)
 
 
 # --------------------------------------------------------------------- CPU
 
 
-def cpu_precisions(isa: list[str]) -> list[str]:
+def cpu_precisions(isa: list[str]) -> list[Precision]:
     """Precisions this CPU computes natively: fp32; bf16 with AMX or AVX512-BF16; fp16 with
     AMX-FP16 or AVX512-FP16."""
-    out = ["fp32"]
+    out = [Precision.FP32]
     if {"amx_bf16", "avx512_bf16"} & set(isa):
-        out.append("bf16")
+        out.append(Precision.BF16)
     if {"amx_fp16", "avx512_fp16"} & set(isa):
-        out.append("fp16")
+        out.append(Precision.FP16)
     return out
 
 
@@ -141,7 +146,7 @@ def consistent(peaks_by_threads: dict[int, float]) -> bool:
     return all(b >= 0.95 * a for a, b in itertools.pairwise(ordered))
 
 
-def _key(cpu_model: str, threads: int, precision: str, tf_version: str, n: int) -> str:
+def _key(cpu_model: str, threads: int, precision: Precision, tf_version: str, n: int) -> str:
     raw = f"{cpu_model}|{threads}|{precision}|{tf_version}|{n}"
     return hashlib.sha1(raw.encode()).hexdigest()[:16]
 
@@ -176,7 +181,7 @@ def busy_percent(interval: float = 0.5, since: _BusyMeter | None = None) -> floa
 def cpu_peak(
     cpu_model: str,
     threads: int,
-    precision: str = "fp32",
+    precision: Precision = Precision.FP32,
     *,
     reprobe: bool = False,
     n: int = 2048,

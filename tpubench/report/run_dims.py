@@ -8,7 +8,7 @@ report/load.py calls `of` for each run it loads.
 
 from __future__ import annotations
 
-from tpubench.core import money
+from tpubench.core import money, precision
 from tpubench.core.basis import Basis
 from tpubench.cost import measured_on
 from tpubench.report import scenario_fields
@@ -29,7 +29,7 @@ def of(rec: record_view.RunRecord, params: dict, first: record_results.MachineCo
         "tiny": bool(rec.config.tiny),
         "batch": rec.global_batch_size,
         "per_replica_batch": rec.per_replica_batch_size,
-        "precision": _or(rec.config.precision, "fp32"),
+        "precision": precision.recorded(rec.config.precision) or rec.config.precision,
         "optimizer": _or(rec.config.optimizer, "model"),
         "xla": bool(rec.config.xla),
         "accelerator": placement.accelerator or hw.accelerator,

@@ -6,6 +6,8 @@ import dataclasses
 import resource
 from typing import Any
 
+from tpubench.core.precision import Precision
+
 
 @dataclasses.dataclass(frozen=True)
 class Efficiency:
@@ -82,7 +84,7 @@ def measure(spec, params: dict, placement, hw_view, unfitted: dict | None = None
 class PeakView:
     """What the peak depends on, taken from a run's config."""
 
-    precision: str
+    precision: Precision
     threads: int
     machines: tuple
     skip_peak_without_flops: bool = False  # train's record has only the note then

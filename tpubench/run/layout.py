@@ -10,6 +10,7 @@ checkpoint trained in one restores in the other.
 from __future__ import annotations
 
 from tpubench.core import errors
+from tpubench.core.precision import Precision
 
 
 def check(requested: str, spec) -> None:
@@ -24,7 +25,7 @@ def check(requested: str, spec) -> None:
         )
 
 
-def resolve(requested: str, spec, accelerator: str, precision: str) -> str:
+def resolve(requested: str, spec, accelerator: str, precision: Precision) -> str:
     """The layout SPEC's network is built in.
 
     auto: channels-first for fp32 on a GPU, where cuDNN's float32
@@ -38,7 +39,7 @@ def resolve(requested: str, spec, accelerator: str, precision: str) -> str:
     if not spec.channels_first:
         return "channels_last"
     if requested == "auto":
-        fp32_gpu = accelerator == "gpu" and precision == "fp32"
+        fp32_gpu = accelerator == "gpu" and precision is Precision.FP32
         return "channels_first" if fp32_gpu else "channels_last"
     return requested
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from tpubench.core import precision as precision_lib
+from tpubench.core.precision import Precision
 from tpubench.data import pipeline, synthetic
 from tpubench.model import (
     layers,
@@ -56,7 +56,7 @@ class Runner:
         spec: model_api.ModelSpec,
         params,
         strategy,
-        precision="fp32",
+        precision: Precision = Precision.FP32,
         xla=False,
         step_batch: int | None = None,
         train: bool = True,
@@ -68,7 +68,7 @@ class Runner:
         self.spec = spec
         self.params = model_api.RunParams(params)
         self.strategy = strategy
-        self.precision = precision_lib.of(precision)
+        self.precision = precision
         self.data_format = data_format
         self.global_batch_size = int(params["global_batch_size"])
         self.step_batch = int(step_batch or self.global_batch_size)

@@ -15,6 +15,7 @@ from typing import Any
 
 from tpubench.core import errors
 from tpubench.core.config import DataConfig
+from tpubench.core.precision import Precision
 from tpubench.hardware import memory_cap
 from tpubench.run import epochs
 from tpubench.storage import liveness, records, redaction
@@ -239,13 +240,13 @@ def build_strategy(hw) -> tuple[Any, Any]:
     return strategy.build(hw)
 
 
-def probe(placement, precision: str = "fp32") -> dict:
+def probe(placement, precision: Precision = Precision.FP32) -> dict:
     """The record's `hardware` and `software` sections; a note when bf16 on this CPU is slow."""
     from tpubench.hardware import amx
     from tpubench.hardware import probe as probe_lib
 
     cpu = probe_lib.cpu()
-    if precision == "bf16" and placement.accelerator == "cpu":
+    if precision is Precision.BF16 and placement.accelerator == "cpu":
         slow = amx.slow_bf16(cpu)
         if slow:
             say(slow)

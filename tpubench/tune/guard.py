@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core.precision import Precision
 from tpubench.tune import numerics, outcomes
 
 
@@ -25,7 +26,7 @@ def check(search, o: outcomes.Outcome) -> str | None:
     if o.status != "ok" or o.steps != search.opts.trial_steps:
         return None
     s, d = o.setting, search.space.default
-    ref_s = dataclasses.replace(d, batch_size=s.batch_size, precision="fp32", xla=False)
+    ref_s = dataclasses.replace(d, batch_size=s.batch_size, precision=Precision.FP32, xla=False)
     apart = search.opts.numerics_apart
     key = dataclasses.replace(ref_s, precision=s.precision, xla=s.xla) if apart else s
     if key == ref_s:

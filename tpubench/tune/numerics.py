@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from tpubench.core import precision as precision_lib
+from tpubench.core.precision import Precision
 
 FLOOR = 0.05  # of the reference's first logged loss: the least scale a loss is judged on
 
@@ -42,7 +42,7 @@ def late_mean(losses, ref_losses) -> tuple[float, float, int, int] | None:
     )
 
 
-def check(precision: str, outcome, reference) -> str | None:
+def check(precision: Precision, outcome, reference) -> str | None:
     """Why OUTCOME's loss is off from REFERENCE's (both outcomes.Outcome), else None.
 
     Falls back to the final losses when a run logged no loss curve.
@@ -60,7 +60,7 @@ def check(precision: str, outcome, reference) -> str | None:
         return None  # nothing to compare: said by the caller
     if not (math.isfinite(mine) and math.isfinite(ref)):
         return f"NaN/inf loss ({what})"
-    tol = precision_lib.of(precision).tune_loss_tolerance
+    tol = precision.tune_loss_tolerance
     first = reference.losses[0][1] if reference.losses else reference.first_loss
     scale = max(abs(ref), FLOOR * abs(first or 0.0))
     off = abs(mine - ref)

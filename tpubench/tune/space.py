@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from tpubench.core.precision import Precision
+
 AXES = (
     "batch_size",
     "steps_per_loop",
@@ -68,7 +70,7 @@ class Setting:
     """One point of the space; None means train's default for that flag."""
 
     batch_size: int | None = None
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     xla: bool = False
     data_format: str = "auto"
     intra: int = 0
@@ -173,31 +175,31 @@ def _batch(host, default, batch_sizes, channels_first, steps, skipped):
 
 
 def _precision(host, default, batch_sizes, channels_first, steps, skipped):
-    values, once = ["fp32"], []
+    values, once = [Precision.FP32], []
     if host.accelerator == "tpu":
-        values.append("bf16")
+        values.append(Precision.BF16)
         skipped.append(("precision=fp16", "TPUs have no fp16 path (bf16 is their native type)"))
     elif host.accelerator == "gpu":
         cc = min((c for _, c in host.gpus if c is not None), default=None)
         if cc is not None and cc >= BF16_TENSOR_CORES:
-            values.append("bf16")
+            values.append(Precision.BF16)
         else:
             skipped.append(("precision=bf16", f"no bf16 tensor cores (compute capability {cc})"))
         if cc is not None and cc >= FP16_TENSOR_CORES:
-            values.append("fp16")
+            values.append(Precision.FP16)
         else:
             skipped.append(("precision=fp16", f"no tensor cores (compute capability {cc})"))
     else:
         if any(f in host.isa for f in CPU_BF16_ISA):
-            values.append("bf16")
+            values.append(Precision.BF16)
         else:
-            values.append("bf16")
-            once.append("bf16")
+            values.append(Precision.BF16)
+            once.append(Precision.BF16)
             skipped.append(
                 ("precision=bf16 after one short trial", "no AMX or AVX512-BF16: bf16 is emulated")
             )
         if any(f in host.isa for f in CPU_FP16_ISA):
-            values.append("fp16")
+            values.append(Precision.FP16)
         else:
             skipped.append(("precision=fp16", "no AMX-FP16: CPUs have no fast fp16 path"))
     return Axis("precision", tuple(values), tuple(once))

@@ -13,7 +13,6 @@ import time
 from typing import TYPE_CHECKING
 
 from tpubench.core import bounds, errors
-from tpubench.core import precision as precision_lib
 from tpubench.core.config import TrainConfig
 from tpubench.cost import runs as cost_runs
 from tpubench.run import conv_grads, efficiency, epochs, interrupts, layout, session
@@ -184,16 +183,15 @@ def resolve_xla(cfg: TrainConfig, placement, synced: bool) -> tuple[bool, str | 
     """
     if cfg.xla_given:
         return cfg.xla, None
-    prec = precision_lib.of(cfg.precision)
     several = synced and placement.num_replicas > 1
     if (
-        prec.gpu_xla
+        cfg.precision.gpu_xla
         and placement.accelerator == "gpu"
         and not several
         and placement.strategy not in ("parameter_server", "central_storage")
     ):
         return True, (
-            f"{prec.name} on a GPU compiles with XLA unless --noxla: without it TensorFlow "
+            f"{cfg.precision} on a GPU compiles with XLA unless --noxla: without it TensorFlow "
             "leaves batch norm, ReLU and residual additions unfused for bf16 (docs/gpu.md)"
         )
     return cfg.xla, None

@@ -10,7 +10,7 @@ like a verdict waits for the evidence a finding waits for (judge.gate).
 
 from __future__ import annotations
 
-from tpubench.core import basis, durations, money
+from tpubench.core import basis, durations, money, precision
 from tpubench.study.report import bands, flips
 from tpubench.study.report import judge as J
 from tpubench.study.spec import data_bench
@@ -118,7 +118,7 @@ def _cost_lines(results, ms: dict) -> list[str]:
 
 def _precision(part) -> str:
     """What a row's precision is when no setup names one: none without a model step."""
-    return "—" if part.command == data_bench.COMMAND else "fp32"
+    return "—" if part.command == data_bench.COMMAND else precision.DEFAULT
 
 
 def devices(results, part, _form) -> list[str]:

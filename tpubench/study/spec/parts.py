@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tpubench.core import basis, errors
+from tpubench.core import basis, errors, precision
 from tpubench.study.spec import data_bench, fields, validate
 
 PART_KEYS = ("name", "command", "models", "data", "setups", "optimizer", "flags", "scale")
@@ -51,7 +51,7 @@ class Setup:
     pricing: basis.Basis | None = None
     batch_size: int | None = None
     batch_per_device: int | None = None
-    precision: str | None = None
+    precision: precision.Precision | None = None
     optimizer: str | None = None  # --optimizer (None: the part's, else the model's own)
     strategy: str | None = None
     all_reduce: str | None = None
@@ -74,7 +74,7 @@ class ModelItem:
     model: str
     batch_size: int | None = None
     batch_per_device: int | None = None
-    precision: str | None = None
+    precision: precision.Precision | None = None
     optimizer: str | None = None
 
 

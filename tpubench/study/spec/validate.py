@@ -13,7 +13,7 @@ import math
 import re
 import subprocess
 
-from tpubench.core import bounds, errors, vocab
+from tpubench.core import bounds, errors, precision, vocab
 from tpubench.hardware import memory_cap
 from tpubench.model.model_api import RUNTIME_PARAMS
 from tpubench.study.spec import data_bench
@@ -67,8 +67,8 @@ def values(doc: dict, where: str) -> None:
             raise errors.UsageError(f"{where}: {k}={v!r} must be a whole number >= 1")
     if doc.get("batch_size") and doc.get("batch_per_device"):
         raise errors.UsageError(f"{where}: give batch_size or batch_per_device, not both")
-    if doc.get("precision", "fp32") not in vocab.PRECISIONS:
-        raise errors.unknown(f"precision in {where}:", str(doc.get("precision")), vocab.PRECISIONS)
+    if "precision" in doc:  # typed from here on
+        doc["precision"] = precision.parse(doc["precision"], f"{where}: precision")
     if doc.get("optimizer", "model") not in vocab.OPTIMIZERS:
         raise errors.unknown(f"optimizer in {where}:", str(doc.get("optimizer")), vocab.OPTIMIZERS)
     for k in ("machine", "model"):
