@@ -32,6 +32,8 @@ import sys
 import time
 
 from tpubench.children import command
+from tpubench.core import errors as core_errors
+from tpubench.core import safe_files
 from tpubench_launch import errors, executors
 from tpubench_launch.executors import base, cloud, rented, shared
 
@@ -231,10 +233,9 @@ def wait(job_file: str, region: str, submit: list[str], poll: float = POLL_SECON
 def terminate(job_file: str, region: str) -> int:
     """terminate-job for the job JOB_FILE names unless it succeeded (none submitted: nothing)."""
     try:
-        with open(job_file) as f:
-            job = json.load(f)
-    except (OSError, ValueError):
-        return 0  # nothing was submitted
+        job = json.loads(safe_files.read_text(job_file, "job file", 1 << 16, "a job id file"))
+    except (OSError, ValueError, core_errors.TpubenchError):
+        return 0  # nothing was submitted (or no readable job file: nothing to terminate)
     if job.get("status") == "SUCCEEDED":
         return 0
     where = [f"--region={region}"] if region else []

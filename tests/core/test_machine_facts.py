@@ -11,7 +11,7 @@ import pytest
 
 from tpubench.core import machine_facts, tpu_slices
 from tpubench.cost import catalog, machine
-from tpubench.study import remote
+from tpubench.study.run import remote
 from tpubench_launch import tpus
 from tpubench_launch.k8s import sizing
 from tpubench_launch.k8s import tpu as k8s_tpu

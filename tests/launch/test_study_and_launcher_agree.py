@@ -14,7 +14,9 @@ import yaml
 
 from tpubench.core import errors as core_errors
 from tpubench.core import safe_yaml
-from tpubench.study import api, cells, remote, spec
+from tpubench.study import api
+from tpubench.study.run import cells, remote
+from tpubench.study.spec import spec
 from tpubench_launch import executors
 from tpubench_launch.executors import base
 from tpubench_launch.sweep import file as sweep_file

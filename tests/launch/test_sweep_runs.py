@@ -213,8 +213,8 @@ def test_an_executor_that_runs_no_cluster_on_one_machine_says_which_does(tmp_pat
         out.stderr.strip()
         .splitlines()[-1]
         .endswith(
-            "ps-2gpu: --executor=skypilot does not run a parameter_server cluster on one machine "
-            "(one_machine: true); --executor=gce does"
+            "ps-2gpu: --executor=skypilot runs no clusters on one machine (one_machine: true), "
+            "not parameter_server; --executor=gce does"
         )
     )
 

@@ -38,6 +38,9 @@ ALLOWED = {
     ("tpubench/cost/catalog_diff.py", "load", "read_text"): (
         "`prices diff shipped`: the price catalog shipped inside the package (importlib.resources)"
     ),
+    ("tpubench/core/machine_facts.py", "_rows", "read_text"): (
+        "the machine facts' CSV tables shipped inside the package (importlib.resources)"
+    ),
     ("launch/wheel.py", "build", "read_text"): (
         "the installed distribution's own metadata (importlib.metadata)"
     ),

@@ -44,7 +44,9 @@ def _numeric_flags() -> list[tuple[str, str]]:
 
 def test_every_numeric_flag_has_an_entry_in_the_one_range_table():
     flags = _numeric_flags()
-    assert len(flags) > 60  # the walk finds them (tpubench's and the launcher's)
+    # The walk finds them (tpubench's and the launcher's); a scenario plug-in's own flags are
+    # declared with their ranges by the plug-in (tests/infer's scenario plug-in tests).
+    assert len(flags) > 50
     missing = sorted({f"{where}: --{name}" for where, name in flags if name not in bounds.FLAGS})
     assert not missing, "numeric flags without a range in core/bounds.FLAGS:\n" + "\n".join(missing)
 

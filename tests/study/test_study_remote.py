@@ -291,8 +291,8 @@ def test_gce_study_run_trains_on_the_stand_in_vm_and_resumes(tmp_path):
         (["--executor=gce"], "--executor=gce needs --cloud=FILE.yaml"),
         (
             ["--cloud={cloud}"],
-            "--cloud={cloud} is for a renting executor (--executor=gce, --executor=gke, "
-            "--executor=skypilot or --executor=tpu-vm); local cells run here",
+            "--cloud={cloud} is for a renting executor (--executor=aws_batch, --executor=gce, "
+            "--executor=gke, --executor=skypilot or --executor=tpu-vm); local cells run here",
         ),
         (["--executor=gcee"], "unknown --executor 'gcee' (did you mean gce"),
         (["--executor=gke", "--cloud={tmp}/none.yaml"], "cannot read --cloud file"),
