@@ -68,6 +68,7 @@ def traced_nodes(args, precision: str) -> list:
     """Every NodeDef of the traced train loop for PRECISION, nested functions included."""
     import tensorflow as tf
 
+    from tpubench.core import precision as precision_lib
     from tpubench.model import registry
     from tpubench.run import runner as runner_lib
 
@@ -76,7 +77,12 @@ def traced_nodes(args, precision: str) -> list:
     params.update(batch_size=args.batch_size, global_batch_size=args.batch_size, seed=1)
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     runner = runner_lib.Runner(
-        spec, params, strategy, precision, False, data_format=args.data_format
+        spec,
+        params,
+        strategy,
+        precision_lib.parse(precision, "--precisions"),
+        False,
+        data_format=args.data_format,
     )
     batch = runner.synthetic_inputs(seed=1)
     loop = runner.make_train_loop(lambda: batch)

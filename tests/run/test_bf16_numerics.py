@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from tpubench.core.precision import Precision
 from tpubench.data import digits
 from tpubench.model import registry
 from tpubench.run import runner as runner_lib
@@ -42,7 +43,7 @@ def _runner(precision: str, xla: bool, pointwise_matmul: bool = False):
         spec,
         params,
         tf.distribute.OneDeviceStrategy("/cpu:0"),
-        precision,
+        Precision(precision),  # typed, as the CLI edge hands it on
         xla,
         pointwise_matmul=pointwise_matmul,
     )

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 from conftest import one_line_error, run_cli
 
+from tpubench.core.precision import Precision
 from tpubench.model import registry
 from tpubench.run import runner as runner_lib
 
@@ -22,7 +23,7 @@ def _losses(name, precision, strategy, xla):
     # No dropout: XLA draws its masks with other random kernels.
     params = registry.resolve_params(spec, NO_DROPOUT.get(name, {}), tiny=True)
     params.update(global_batch_size=16, per_replica_batch_size=16, seed=3)
-    runner = runner_lib.Runner(spec, params, strategy, precision, xla=xla)
+    runner = runner_lib.Runner(spec, params, strategy, Precision(precision), xla=xla)
     features, labels = spec.element_spec(params)
     x = tf.random.stateless_normal([16, *features.shape], seed=[1, 2])
     y = tf.random.stateless_uniform([16], seed=[3, 4], maxval=10, dtype=labels.dtype)
